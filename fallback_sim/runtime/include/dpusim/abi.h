@@ -1,0 +1,222 @@
+/*
+ * The contract between a simulated DPU kernel, the worker harness that runs it and the host.
+ *
+ * A simulated DPU binary is a native executable with the DPU's memory map:
+ *   - WRAM: one 64 KiB window at DPUSIM_WRAM_BASE holding the kernel's rodata, data, __host variables and bss,
+ *     then the nominal tasklet stacks, then the mem_alloc heap (exactly the SDK linker script's order);
+ *   - MRAM: the DPU's own window at DPUSIM_MRAM_BASE (0x08000000) holding __mram and __mram_noinit variables,
+ *     then the MRAM heap from __sys_used_mram_end;
+ *   - native tasklet stacks below 4 GiB at DPUSIM_STACK_BASE, so that (uint32_t) casts of stack addresses work.
+ * The worker maps DPU d's slice of the shared WRAM and MRAM files over the windows before running it.
+ *
+ * Everything named __dpusim_* is internal: kernels use the SDK headers beside this directory.
+ * The host mirrors the shared-memory structures below in Rust (upmem-sim `layout` module); a test compares
+ * their sizes and offsets with this header.
+ */
+#ifndef DPUSIM_ABI_H
+#define DPUSIM_ABI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- Memory map --------------------------------------------------------------------------------------- */
+
+#define DPUSIM_WRAM_BASE 0x00100000u
+#define DPUSIM_WRAM_WINDOW (1u << 20)         /* reserved around WRAM so out-of-range accesses fault */
+#define DPUSIM_MRAM_BASE 0x08000000u
+#define DPUSIM_MRAM_WINDOW (64u << 20)
+#define DPUSIM_STACK_BASE 0x0C000000u
+#define DPUSIM_NATIVE_STACK_SIZE (1u << 20)   /* native stack per tasklet; the DPU's nominal stack is smaller */
+#define DPUSIM_STACK_GUARD (64u << 10)        /* PROT_NONE below each native stack */
+#define DPUSIM_MAX_TASKLETS 24
+#define DPUSIM_WRAM_SIZE (64u << 10)
+#define DPUSIM_MRAM_SIZE (64u << 20)
+#define DPUSIM_DMA_MAX 2048u
+
+/* The DPU's clock and the DMA cost model of the UPMEM PrIM measurements: cycles = alpha + bytes / 2. */
+#define DPUSIM_CLOCK_HZ 350000000u
+#define DPUSIM_DMA_READ_ALPHA 77u
+#define DPUSIM_DMA_WRITE_ALPHA 61u
+/* Estimate for everything but DMA: a host core retires about 3.5 instructions per nanosecond of the kernel's
+ * native run time, each counted as one DPU instruction; a DPU issues one instruction per cycle once at least
+ * 11 tasklets fill its pipeline, and a tasklet can issue only every 11 cycles. */
+#define DPUSIM_INSTRUCTIONS_PER_NS_X2 7u
+#define DPUSIM_PIPELINE_DEPTH 11u
+
+/* ---- What the kernel object tells the harness ---------------------------------------------------------- */
+
+struct dpusim_kernel_info {
+    uint32_t magic;                                 /* DPUSIM_KERNEL_MAGIC */
+    uint32_t abi_version;                           /* DPUSIM_ABI_VERSION */
+    uint32_t nr_tasklets;                           /* NR_TASKLETS the kernel was built with */
+    uint32_t stdout_capacity;                       /* STDOUT_BUFFER_INIT, or the SDK's 1 MiB default */
+    uint32_t stack_sizes[DPUSIM_MAX_TASKLETS];      /* nominal WRAM stack per tasklet (0 = inactive) */
+};
+
+#define DPUSIM_KERNEL_MAGIC 0x44505553u /* "DPUS" */
+#define DPUSIM_ABI_VERSION 1u
+
+/* Defined in the kernel object (the runtime's part); kept global when the kernel's other symbols are hidden. */
+extern const struct dpusim_kernel_info __dpusim_kernel_info;
+int __dpusim_kernel_main(void);
+
+/* Defined by the linker script: the kernel's static WRAM (rodata, data, __host, bss) and the MRAM heap start. */
+extern char __dpusim_wram_begin[], __dpusim_wram_static_end[];
+extern char __sys_used_mram_end[];
+
+/* ---- Services of the harness (defined in harness.c, called by the runtime headers) ---------------------- */
+
+/* The running tasklet's id, 0..NR_TASKLETS-1. */
+extern uint32_t __dpusim_tasklet_id;
+
+enum dpusim_fault_kind {
+    DPUSIM_FAULT_NONE = 0,
+    DPUSIM_FAULT_DMA = 1,              /* mram_read/mram_write: size, alignment or range */
+    DPUSIM_FAULT_MEMORY = 2,           /* a load or store outside WRAM/MRAM */
+    DPUSIM_FAULT_HEAP_FULL = 3,        /* runtime fault 1 */
+    DPUSIM_FAULT_DIVISION_BY_ZERO = 4, /* runtime fault 2 */
+    DPUSIM_FAULT_ASSERT = 5,           /* runtime fault 3 */
+    DPUSIM_FAULT_HALT = 6,             /* runtime fault 4 */
+    DPUSIM_FAULT_PRINTF_OVERFLOW = 7,  /* runtime fault 5 */
+    DPUSIM_FAULT_WRONG_ALIGNMENT = 8,  /* runtime fault 8 (mram_write_unaligned) */
+    DPUSIM_FAULT_DEADLOCK = 9,         /* every live tasklet blocked */
+    DPUSIM_FAULT_TIMEOUT = 10,         /* ran past the hang limit */
+    DPUSIM_FAULT_STACK_OVERFLOW = 11,  /* a tasklet ran off its native stack */
+    DPUSIM_FAULT_SIGNAL = 12,          /* any other signal (illegal instruction, trap, abort, ...) */
+    DPUSIM_FAULT_SYNC_MISUSE = 13,     /* strict mode: unlocking a free mutex, waiting on a bad handshake id */
+    DPUSIM_FAULT_TOO_MANY_TASKLETS = 14,
+    DPUSIM_FAULT_WRAM_OVERFLOW = 15,   /* globals + nominal stacks do not fit in WRAM */
+    DPUSIM_FAULT_ABORT = 16,           /* the kernel called abort() or exit() with a non-zero status */
+    DPUSIM_FAULT_WORKER_LOST = 17,     /* the worker process died without saying why (host-side) */
+};
+
+/* Puts the DPU in fault and never returns. address/value give what was wrong (an address, a size, ...). */
+__attribute__((noreturn, format(printf, 4, 5))) void
+__dpusim_fault(uint32_t kind, uint64_t address, uint64_t value, const char *format, ...);
+
+/* The first byte of the mem_alloc heap: static WRAM, then the nominal stacks of every tasklet. */
+void *__dpusim_heap_start(void);
+
+/* Is strict mode on (fault on what the documentation forbids but the hardware tolerates)? */
+bool __dpusim_strict(void);
+
+/* DMA between MRAM and WRAM, with the DPU's checks and the cost model. */
+void __dpusim_mram_read(const void *mram, void *wram, uint32_t size);
+void __dpusim_mram_write(const void *wram, void *mram, uint32_t size);
+
+/* Synchronisation. Keys are arbitrary pointer values: equal values are the same lock (NULL included). */
+void __dpusim_mutex_lock(const void *key);
+bool __dpusim_mutex_trylock(const void *key);
+void __dpusim_mutex_unlock(const void *key);
+/* barrier: the SDK's 4-byte barrier_t {wait_queue, count, initial_count, lock}. */
+void __dpusim_barrier_wait(void *barrier);
+/* semaphore: the SDK's 4-byte sem_t, same layout; count is a signed byte. */
+void __dpusim_sem_take(void *semaphore);
+void __dpusim_sem_give(void *semaphore);
+void __dpusim_handshake_notify(void);
+int __dpusim_handshake_wait_for(uint32_t notifier);
+
+/* The DPU's one performance counter (modelled cycles or instructions, see above). */
+uint64_t __dpusim_perfcounter_config(uint32_t config, bool reset);
+uint64_t __dpusim_perfcounter_get(void);
+
+/* Appends to the DPU's log (what the host reads with dpu_log_read). */
+void __dpusim_log_write(const char *text, size_t length);
+
+/* Ends the calling tasklet normally (what returning from main does). */
+__attribute__((noreturn)) void __dpusim_tasklet_exit(void);
+
+/* Lets the other tasklets run (the DPU interleaves them; the simulator switches at synchronisation points). */
+void __dpusim_yield(void);
+
+/* ---- Shared memory between the host and the workers ------------------------------------------------------ */
+
+enum dpusim_dpu_state {
+    DPUSIM_DPU_IDLE = 0,
+    DPUSIM_DPU_QUEUED = 1,
+    DPUSIM_DPU_RUNNING = 2,
+    DPUSIM_DPU_DONE = 3,
+    DPUSIM_DPU_FAULT = 4,
+};
+
+#define DPUSIM_NO_TASKLET 0xFFFFFFFFu
+#define DPUSIM_NO_DPU 0xFFFFFFFFu
+#define DPUSIM_MESSAGE_SIZE 256
+
+struct dpusim_fault {
+    uint32_t kind;     /* enum dpusim_fault_kind */
+    uint32_t tasklet;  /* DPUSIM_NO_TASKLET when no tasklet was running */
+    uint64_t address;  /* the offending address, or 0 */
+    uint64_t value;    /* the offending size/value, or 0 */
+    uint64_t pc;       /* native program counter, when a signal gave one */
+    int32_t signal;    /* the signal number, or 0 */
+    uint32_t reserved;
+    char message[DPUSIM_MESSAGE_SIZE];
+};
+
+struct dpusim_tasklet_stats {
+    uint64_t dma_read_ops;
+    uint64_t dma_read_bytes;
+    uint64_t dma_write_ops;
+    uint64_t dma_write_bytes;
+    uint64_t sync_waits;  /* times the tasklet blocked at a barrier, mutex, semaphore or handshake */
+    uint64_t native_ns;   /* native run time of the tasklet */
+};
+
+struct dpusim_dpu_record {
+    uint32_t state;        /* enum dpusim_dpu_state */
+    uint32_t nr_tasklets;  /* tasklets of the last launch */
+    uint64_t launches;     /* completed launches since the machine was made */
+    uint64_t cycles;       /* modelled cycles of the last launch */
+    uint64_t dma_cycles;   /* of which DMA */
+    uint64_t log_length;   /* bytes written to the log in the last launch (the log keeps the last capacity) */
+    uint64_t log_capacity; /* the ring's size for the last launch */
+    struct dpusim_fault fault;
+    struct dpusim_tasklet_stats tasklets[DPUSIM_MAX_TASKLETS];
+};
+
+struct dpusim_worker_slot {
+    int32_t pid;
+    uint32_t current_dpu; /* DPUSIM_NO_DPU when idle */
+    uint64_t dpus_run;
+};
+
+#define DPUSIM_CONTROL_MAGIC 0x444d4953554d4953ull /* "SIMUSIMD" */
+#define DPUSIM_FLAG_STRICT 1u
+#define DPUSIM_FLAG_YIELD_ON_DMA 2u
+#define DPUSIM_MAX_WORKERS 256
+
+/* The first page of the control file; the job list, worker slots and DPU records follow at the offsets given. */
+struct dpusim_control {
+    uint64_t magic;
+    uint32_t abi_version;
+    uint32_t nr_dpus;
+    uint64_t wram_size;       /* per DPU, bytes */
+    uint64_t mram_size;       /* per DPU, bytes */
+    uint64_t log_size;        /* per DPU, bytes */
+    uint32_t flags;           /* DPUSIM_FLAG_* */
+    uint32_t hang_limit_ms;   /* 0: none */
+    uint64_t job_list_offset; /* uint32_t dpu ids, nr_dpus of them */
+    uint64_t workers_offset;  /* struct dpusim_worker_slot[DPUSIM_MAX_WORKERS] */
+    uint64_t records_offset;  /* struct dpusim_dpu_record[nr_dpus] */
+    uint64_t record_size;     /* sizeof(struct dpusim_dpu_record), checked by the worker */
+    uint64_t job_generation;
+    uint32_t job_count;
+    uint32_t job_next;        /* claimed with an atomic fetch-and-add by the workers */
+};
+
+/* The worker's command line and file descriptors. */
+#define DPUSIM_WORKER_FLAG "--dpusim-worker"
+#define DPUSIM_FD_CONTROL 3
+#define DPUSIM_FD_WRAM 4
+#define DPUSIM_FD_MRAM 5
+#define DPUSIM_FD_LOG 6
+#define DPUSIM_FD_CHANNEL 7
+/* Bytes on the channel: the host sends RUN, the worker answers DONE when the job list is exhausted. */
+#define DPUSIM_CMD_RUN 'R'
+#define DPUSIM_REPLY_READY 'Y'
+#define DPUSIM_REPLY_DONE 'D'
+#define DPUSIM_EXIT_FAULT 70
+
+#endif

@@ -1,0 +1,22 @@
+/*
+ * stdio.h: the C library's <stdio.h>, plus the DPU runtime's STDOUT_BUFFER_INIT. printf, vprintf, puts and
+ * putchar keep their libc prototypes; the simulator's runtime defines them so that they append to the DPU's
+ * log (what dpu_log_read prints), which is cleared at every launch. A single message larger than the buffer
+ * (1 MiB unless STDOUT_BUFFER_INIT says otherwise) is runtime fault 5 (Printf Overflow).
+ */
+#include_next <stdio.h>
+
+#ifndef DPUSIM_STDIO_H
+#define DPUSIM_STDIO_H
+
+#include <stdint.h>
+
+/* The log capacity in bytes: 1 MiB by default (a weak definition in the runtime). */
+extern const uint32_t __dpusim_stdout_capacity;
+
+/* Sets the log capacity (bytes, a positive multiple of 8). Use once, at file scope. */
+#define STDOUT_BUFFER_INIT(_size)                                                                                     \
+    _Static_assert((_size) > 0 && (_size) % 8 == 0, "the stdout buffer size must be a positive multiple of 8");    \
+    __attribute__((used)) const uint32_t __dpusim_stdout_capacity = (_size)
+
+#endif /* DPUSIM_STDIO_H */

@@ -1,0 +1,67 @@
+/*
+ * State shared by the pieces of the worker harness. One worker process runs one DPU at a time; these globals
+ * describe the DPU being run and live in the worker's private memory (never in the DPU's WRAM window).
+ */
+#ifndef DPUSIM_HARNESS_INTERNAL_H
+#define DPUSIM_HARNESS_INTERNAL_H
+
+#include <dpusim/abi.h>
+
+enum tasklet_state {
+    TASKLET_UNSTARTED,
+    TASKLET_RUNNABLE,
+    TASKLET_BLOCKED,
+    TASKLET_DONE,
+};
+
+/* What a blocked tasklet waits for; the key identifies the object (barrier, mutex, semaphore, notifier). */
+enum wait_kind {
+    WAIT_NONE,
+    WAIT_BARRIER,
+    WAIT_MUTEX,
+    WAIT_SEMAPHORE,
+    WAIT_HANDSHAKE_NOTIFY,
+    WAIT_HANDSHAKE_WAIT,
+};
+
+struct tasklet {
+    void *saved_sp;
+    enum tasklet_state state;
+    enum wait_kind wait;
+    const void *wait_key;
+    uint64_t wait_ticket; /* arrival order, for FIFO hand-over of mutexes and semaphores */
+    char *stack_low;      /* lowest usable byte of the native stack */
+    char *stack_high;     /* one past the highest */
+};
+
+struct run_state {
+    uint32_t dpu;
+    uint32_t nr_tasklets;
+    struct dpusim_dpu_record *record;
+    struct tasklet tasklets[DPUSIM_MAX_TASKLETS];
+    void *scheduler_sp;
+    bool faulted;
+    uint64_t started_ns;      /* when the running tasklet was switched in */
+    uint64_t dma_cycles;
+    uint64_t perfcounter_base;
+    uint32_t perfcounter_mode;
+    uint64_t perfcounter_frozen;
+    char *log;                /* this DPU's log ring */
+    uint64_t log_capacity;
+};
+
+extern struct run_state run;
+extern struct dpusim_control *control;
+
+/* tasklets.c */
+void tasklets_run(uint32_t dpu, struct dpusim_dpu_record *record, char *log, uint64_t log_capacity);
+void tasklets_allocate_stacks(void);
+uint64_t monotonic_ns(void);
+/* Records a fault in the DPU's record; does not switch. Safe to call from a signal handler. */
+void fault_record(uint32_t kind, uint64_t address, uint64_t value, uint64_t pc, int signal, const char *message);
+
+/* Context switch (switch_*.S or the ucontext fallback). */
+void dpusim_switch(void **save_sp, void *load_sp);
+void *dpusim_prepare_stack(char *stack_high, void (*entry)(void));
+
+#endif

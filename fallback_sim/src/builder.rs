@@ -1,0 +1,346 @@
+//! Builds simulated DPU binaries from unchanged DPU C sources with the host C compiler.
+//!
+//! 1. The kernel sources are compiled against the SDK-named runtime headers, with the DPU compiler's defaults
+//!    (`NR_TASKLETS=1`, `STACK_SIZE_DEFAULT=1024`) unless the caller defines them, and the runtime's C files
+//!    with the same tasklet and stack settings.
+//! 2. Kernel and runtime objects are combined into one relocatable object, `dpu_kernel.o`; `main` becomes the
+//!    tasklets' entry point and every other global of the kernel is made local, so kernel names never bind to
+//!    the C library's or the harness's (and never the reverse).
+//! 3. That object is linked with the worker harness by the linker script `dpusim.ld`, which puts its WRAM
+//!    sections in the 64 KiB window at 0x00100000 and its MRAM sections at the DPU's MRAM window 0x08000000.
+//!    The executable's own code and the C library live above 0x10000000.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::{env, fs, thread};
+
+use object::{Object, ObjectSymbol};
+
+use crate::layout::{DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE};
+use crate::program::Program;
+use crate::runtime;
+use crate::SimError;
+
+/// Where the executable's code starts: above the DPU windows and the tasklet stacks.
+const TEXT_SEGMENT: &str = "0x10000000";
+/// Symbols of the kernel object that stay global: what the harness calls or reads.
+const KERNEL_EXPORTS: [&str; 3] = ["__dpusim_kernel_main", "__dpusim_kernel_info", "__dpusim_stdout_capacity"];
+/// Flags every simulated kernel is compiled with: fixed addresses, DPU-like floating point (no FMA
+/// contraction), no fortified libc calls, and no warnings for the 32-bit MRAM address casts DPU code makes.
+const KERNEL_FLAGS: [&str; 7] = [
+    "-fno-pie",
+    "-fno-pic",
+    "-fno-common",
+    "-ffp-contract=off",
+    "-fno-stack-protector",
+    "-U_FORTIFY_SOURCE",
+    "-D__DPUSIM__",
+];
+const CAST_WARNINGS_OFF: [&str; 2] = ["-Wno-pointer-to-int-cast", "-Wno-int-to-pointer-cast"];
+
+/// Why a kernel could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// No source files were given.
+    #[error("no DPU source files given")]
+    NoSources,
+    /// A tool the build needs is missing.
+    #[error("`{tool}` was not found: {hint}")]
+    ToolNotFound {
+        /// The command.
+        tool: String,
+        /// How to get it.
+        hint: &'static str,
+    },
+    /// A compiler, linker or objcopy run failed.
+    #[error("{step} failed ({status}):\n  $ {command}\n{output}")]
+    CommandFailed {
+        /// What was being done.
+        step: String,
+        /// The command line.
+        command: String,
+        /// Its exit status.
+        status: String,
+        /// What it printed.
+        output: String,
+    },
+    /// The sources define no `main`.
+    #[error("the DPU program has no main() (sources: {0})")]
+    NoMain(String),
+    /// Reading or writing a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The binary was built but is not a valid DPU program (for example, its WRAM overflows).
+    #[error(transparent)]
+    Invalid(#[from] SimError),
+}
+
+impl BuildError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        BuildError::Io { path: path.to_path_buf(), source }
+    }
+}
+
+/// Compiles DPU C sources into a simulated DPU binary, from a build script or a command line.
+///
+/// ```no_run
+/// let binary = upmem_sim::KernelBuilder::new()
+///     .source("dpu/kernel.c")
+///     .define("NR_TASKLETS", Some("16"))
+///     .flag("-O2")
+///     .build("target/kernel.dpusim")?;
+/// # Ok::<(), upmem_sim::BuildError>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct KernelBuilder {
+    sources: Vec<PathBuf>,
+    defines: Vec<(String, Option<String>)>,
+    include_dirs: Vec<PathBuf>,
+    flags: Vec<String>,
+    compiler: Option<PathBuf>,
+    work_dir: Option<PathBuf>,
+    cargo_metadata: bool,
+}
+
+impl KernelBuilder {
+    /// A builder with no sources.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a C source file.
+    pub fn source(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.sources.push(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Defines a preprocessor macro (`-DNAME` or `-DNAME=VALUE`), e.g. `NR_TASKLETS`.
+    pub fn define(&mut self, name: &str, value: Option<&str>) -> &mut Self {
+        self.defines.push((name.to_owned(), value.map(str::to_owned)));
+        self
+    }
+
+    /// Sets `NR_TASKLETS`.
+    pub fn nr_tasklets(&mut self, nr_tasklets: u32) -> &mut Self {
+        self.define("NR_TASKLETS", Some(&nr_tasklets.to_string()))
+    }
+
+    /// Adds an include directory (`-I`).
+    pub fn include(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        self.include_dirs.push(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Adds a compiler flag for the kernel sources (`-O2`, `-g`, `-Wall`, `-std=c11`, ...).
+    pub fn flag(&mut self, flag: &str) -> &mut Self {
+        self.flags.push(flag.to_owned());
+        self
+    }
+
+    /// The C compiler to use (default: `$CC`, else `cc`).
+    pub fn compiler(&mut self, compiler: impl AsRef<Path>) -> &mut Self {
+        self.compiler = Some(compiler.as_ref().to_path_buf());
+        self
+    }
+
+    /// Keeps intermediate files in `dir` (default: a temporary directory removed after the build).
+    pub fn work_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        self.work_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Prints `cargo:rerun-if-changed` for every source and `cargo:rerun-if-env-changed=CC` (for build.rs).
+    pub fn cargo_metadata(&mut self, enabled: bool) -> &mut Self {
+        self.cargo_metadata = enabled;
+        self
+    }
+
+    fn defined(&self, name: &str) -> bool {
+        self.defines.iter().any(|(defined, _)| defined == name)
+    }
+
+    fn compiler_command(&self) -> PathBuf {
+        self.compiler.clone().or_else(|| env::var_os("CC").map(PathBuf::from)).unwrap_or_else(|| "cc".into())
+    }
+
+    /// Builds the binary at `output` and checks that it is a loadable DPU program. Returns `output`.
+    pub fn build(&self, output: impl AsRef<Path>) -> Result<PathBuf, BuildError> {
+        let output = output.as_ref();
+        if self.sources.is_empty() {
+            return Err(BuildError::NoSources);
+        }
+        if self.cargo_metadata {
+            println!("cargo:rerun-if-env-changed=CC");
+            for source in &self.sources {
+                println!("cargo:rerun-if-changed={}", source.display());
+            }
+        }
+        let temporary;
+        let dir = match &self.work_dir {
+            Some(dir) => dir.clone(),
+            None => {
+                temporary = tempfile::tempdir().map_err(|error| BuildError::io(&env::temp_dir(), error))?;
+                temporary.path().to_path_buf()
+            }
+        };
+        fs::create_dir_all(&dir).map_err(|error| BuildError::io(&dir, error))?;
+        let runtime_dir = dir.join("runtime");
+        runtime::extract(&runtime_dir)?;
+        let include = runtime_dir.join("include");
+
+        let (tasklet_defines, kernel_args) = self.kernel_arguments(&include);
+        let mut jobs: Vec<(PathBuf, PathBuf, Vec<OsString>)> = Vec::new();
+        for (index, source) in self.sources.iter().enumerate() {
+            let object = dir.join(format!("kernel{index}-{}.o", stem(source)));
+            jobs.push((source.clone(), object, kernel_args.clone()));
+        }
+        let mut runtime_args = tasklet_defines;
+        runtime_args.extend(["-O2", "-std=gnu11", "-Wall", "-I"].map(OsString::from));
+        runtime_args.push(include.clone().into());
+        for relative in runtime::sources("src/dpurt/", &[".c"]) {
+            let source = runtime_dir.join(relative);
+            jobs.push((source.clone(), dir.join(format!("dpurt-{}.o", stem(&source))), runtime_args.clone()));
+        }
+        let harness_args: Vec<OsString> =
+            ["-O2", "-std=gnu11", "-fno-pie", "-Wall", "-I"].map(OsString::from).into_iter().chain([include.into()]).collect();
+        let mut harness_objects = Vec::new();
+        for relative in runtime::sources("src/harness/", &[".c", ".S"]) {
+            let source = runtime_dir.join(relative);
+            let object = dir.join(format!("harness-{}.o", stem(&source)));
+            harness_objects.push(object.clone());
+            jobs.push((source, object, harness_args.clone()));
+        }
+        self.compile_all(&jobs)?;
+
+        let kernel_objects: Vec<PathBuf> =
+            jobs.iter().filter(|(_, object, _)| !harness_objects.contains(object)).map(|(_, object, _)| object.clone()).collect();
+        let kernel_object = dir.join("dpu_kernel.o");
+        let mut combine = Command::new(self.compiler_command());
+        combine.args(["-r", "-nostdlib", "-o"]).arg(&kernel_object).args(&kernel_objects);
+        run("combining the kernel objects", &mut combine, "a C compiler (set CC)")?;
+        self.check_main(&kernel_object)?;
+        let objcopy = env::var_os("OBJCOPY").unwrap_or_else(|| "objcopy".into());
+        let mut hide = Command::new(objcopy);
+        hide.arg("--redefine-sym=main=__dpusim_kernel_main");
+        for export in KERNEL_EXPORTS {
+            hide.arg(format!("--keep-global-symbol={export}"));
+        }
+        hide.arg(&kernel_object);
+        run("hiding the kernel's symbols", &mut hide, "objcopy from GNU binutils (set OBJCOPY)")?;
+
+        if let Some(parent) = output.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+            fs::create_dir_all(parent).map_err(|error| BuildError::io(parent, error))?;
+        }
+        let mut link = Command::new(self.compiler_command());
+        link.args(["-no-pie", &format!("-Wl,-Ttext-segment={TEXT_SEGMENT}"), "-T"])
+            .arg(runtime_dir.join("dpusim.ld"))
+            .args(&harness_objects)
+            .arg(&kernel_object)
+            .args(["-lm", "-o"])
+            .arg(output);
+        run("linking the simulated DPU binary", &mut link, "a C compiler (set CC)")?;
+        Program::from_file(output)?.check_fits(DEFAULT_WRAM_SIZE, DEFAULT_MRAM_SIZE)?;
+        Ok(output.to_path_buf())
+    }
+
+    /// The tasklet/stack defines (shared with the runtime) and the full argument list for kernel sources.
+    fn kernel_arguments(&self, include: &Path) -> (Vec<OsString>, Vec<OsString>) {
+        let mut tasklet_defines: Vec<OsString> = KERNEL_FLAGS.map(OsString::from).to_vec();
+        if !self.defined("NR_TASKLETS") {
+            tasklet_defines.push("-DNR_TASKLETS=1".into());
+        }
+        if !self.defined("STACK_SIZE_DEFAULT") {
+            tasklet_defines.push("-DSTACK_SIZE_DEFAULT=1024".into());
+        }
+        for (name, value) in &self.defines {
+            if name == "NR_TASKLETS" || name.starts_with("STACK_SIZE_") {
+                tasklet_defines.push(define_argument(name, value.as_deref()));
+            }
+        }
+        let mut kernel = tasklet_defines.clone();
+        for (name, value) in self.defines.iter().filter(|(name, _)| name != "NR_TASKLETS" && !name.starts_with("STACK_SIZE_")) {
+            kernel.push(define_argument(name, value.as_deref()));
+        }
+        kernel.push("-I".into());
+        kernel.push(include.into());
+        for dir in &self.include_dirs {
+            kernel.push("-I".into());
+            kernel.push(dir.into());
+        }
+        kernel.extend(self.flags.iter().map(OsString::from));
+        kernel.extend(CAST_WARNINGS_OFF.map(OsString::from));
+        (tasklet_defines, kernel)
+    }
+
+    fn compile_all(&self, jobs: &[(PathBuf, PathBuf, Vec<OsString>)]) -> Result<(), BuildError> {
+        let parallelism = thread::available_parallelism().map_or(1, usize::from);
+        for chunk in jobs.chunks(parallelism) {
+            thread::scope(|scope| {
+                let handles: Vec<_> = chunk
+                    .iter()
+                    .map(|(source, object, args)| {
+                        scope.spawn(move || {
+                            let mut compile = Command::new(self.compiler_command());
+                            compile.args(args).arg("-c").arg(source).arg("-o").arg(object);
+                            run(&format!("compiling {}", source.display()), &mut compile, "a C compiler (set CC)")
+                        })
+                    })
+                    .collect();
+                handles.into_iter().try_for_each(|handle| handle.join().expect("compiler thread panicked"))
+            })?;
+        }
+        Ok(())
+    }
+
+    fn check_main(&self, kernel_object: &Path) -> Result<(), BuildError> {
+        let bytes = fs::read(kernel_object).map_err(|error| BuildError::io(kernel_object, error))?;
+        let has_main = object::File::parse(&*bytes)
+            .map(|file| file.symbols().any(|symbol| symbol.is_definition() && symbol.name() == Ok("main")))
+            .unwrap_or(false);
+        if has_main {
+            Ok(())
+        } else {
+            let sources: Vec<String> = self.sources.iter().map(|source| source.display().to_string()).collect();
+            Err(BuildError::NoMain(sources.join(", ")))
+        }
+    }
+}
+
+fn define_argument(name: &str, value: Option<&str>) -> OsString {
+    match value {
+        Some(value) => format!("-D{name}={value}").into(),
+        None => format!("-D{name}").into(),
+    }
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem().map_or_else(|| "source".into(), |stem| stem.to_string_lossy().into_owned())
+}
+
+fn run(step: &str, command: &mut Command, tool_hint: &'static str) -> Result<(), BuildError> {
+    let output = command.output().map_err(|error| {
+        if error.kind() == std::io::ErrorKind::NotFound {
+            BuildError::ToolNotFound { tool: command.get_program().to_string_lossy().into_owned(), hint: tool_hint }
+        } else {
+            BuildError::io(Path::new(command.get_program()), error)
+        }
+    })?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let printed = String::from_utf8_lossy(&output.stderr).into_owned() + &String::from_utf8_lossy(&output.stdout);
+    let line = std::iter::once(command.get_program())
+        .chain(command.get_args())
+        .map(|argument| argument.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    Err(BuildError::CommandFailed { step: step.to_owned(), command: line, status: output.status.to_string(), output: printed })
+}

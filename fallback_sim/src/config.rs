@@ -1,0 +1,140 @@
+//! The simulated machine's shape and behaviour.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use crate::error::{Result, SimError};
+use crate::layout::{DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE, MAX_WORKERS, MRAM_WINDOW};
+
+/// Ranks, DPUs per rank and the disabled DPUs of a simulated server, with each DPU's memory sizes.
+///
+/// DPUs are numbered rank by rank: DPU `d` is member `d % dpus_per_rank` of rank `d / dpus_per_rank`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Topology {
+    /// Number of ranks.
+    pub nr_ranks: u32,
+    /// DPUs per rank: 64 on UPMEM DIMMs, 1 in the SDK's own simulator.
+    pub dpus_per_rank: u32,
+    /// DPUs that exist but cannot be used, as faulty DPUs on real servers.
+    pub disabled: BTreeSet<u32>,
+    /// WRAM per DPU in bytes (64 KiB on UPMEM v1A).
+    pub wram_size: u64,
+    /// MRAM per DPU in bytes (64 MiB).
+    pub mram_size: u64,
+}
+
+impl Topology {
+    /// `nr_ranks` ranks of `dpus_per_rank` DPUs with UPMEM's memory sizes and no disabled DPU.
+    pub fn new(nr_ranks: u32, dpus_per_rank: u32) -> Self {
+        Topology {
+            nr_ranks,
+            dpus_per_rank,
+            disabled: BTreeSet::new(),
+            wram_size: DEFAULT_WRAM_SIZE,
+            mram_size: DEFAULT_MRAM_SIZE,
+        }
+    }
+
+    /// A full UPMEM server: 40 ranks of 64 DPUs (2,560 DPUs).
+    pub fn full_server() -> Self {
+        Self::new(40, 64)
+    }
+
+    /// The same topology with these DPUs disabled.
+    pub fn with_disabled(mut self, dpus: impl IntoIterator<Item = u32>) -> Self {
+        self.disabled.extend(dpus);
+        self
+    }
+
+    /// All DPUs, enabled or not.
+    pub fn nr_dpus(&self) -> u32 {
+        self.nr_ranks * self.dpus_per_rank
+    }
+
+    /// DPUs that can be used.
+    pub fn nr_enabled_dpus(&self) -> u32 {
+        self.nr_dpus() - self.disabled.len() as u32
+    }
+
+    /// Whether DPU `dpu` exists and is enabled.
+    pub fn is_enabled(&self, dpu: u32) -> bool {
+        dpu < self.nr_dpus() && !self.disabled.contains(&dpu)
+    }
+
+    /// The enabled DPUs in order.
+    pub fn enabled_dpus(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.nr_dpus()).filter(|dpu| !self.disabled.contains(dpu))
+    }
+
+    pub(crate) fn validate(&self) -> Result<()> {
+        let invalid = |message: String| Err(SimError::InvalidConfig(message));
+        if self.nr_ranks == 0 || self.dpus_per_rank == 0 {
+            return invalid(format!("{} ranks of {} DPUs: need at least one DPU", self.nr_ranks, self.dpus_per_rank));
+        }
+        if self.dpus_per_rank > 64 {
+            return invalid(format!("{} DPUs per rank: a rank has at most 64", self.dpus_per_rank));
+        }
+        if u64::from(self.nr_ranks) * u64::from(self.dpus_per_rank) > 1 << 16 {
+            return invalid(format!("{} ranks of {} DPUs: at most 65,536 DPUs", self.nr_ranks, self.dpus_per_rank));
+        }
+        if let Some(&dpu) = self.disabled.iter().find(|&&dpu| dpu >= self.nr_dpus()) {
+            return invalid(format!("disabled DPU {dpu} does not exist: there are {} DPUs", self.nr_dpus()));
+        }
+        if self.wram_size == 0 || self.wram_size % 4096 != 0 || self.wram_size > 1 << 20 {
+            return invalid(format!("WRAM size {}: must be a multiple of 4096 up to 1 MiB", self.wram_size));
+        }
+        if self.mram_size == 0 || self.mram_size % 4096 != 0 || self.mram_size > MRAM_WINDOW {
+            return invalid(format!("MRAM size {}: must be a multiple of 4096 up to 64 MiB", self.mram_size));
+        }
+        Ok(())
+    }
+}
+
+/// How the simulator runs DPUs.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    /// The machine's shape.
+    pub topology: Topology,
+    /// Worker processes per program (default: one per host core).
+    pub workers: usize,
+    /// A DPU still running after this long is stopped and put in fault ([`crate::FaultKind::Timeout`]).
+    /// `None` waits forever.
+    pub hang_limit: Option<Duration>,
+    /// Fault on what the documentation forbids but the hardware tolerates (unaligned or 0-byte DMA, unlocking
+    /// a free mutex, bad handshake ids).
+    pub strict: bool,
+    /// Switch tasklets at every DMA as well as at synchronisation points, so that races show up.
+    pub yield_on_dma: bool,
+    /// Capacity of each DPU's log in bytes (the SDK's default stdout buffer is 1 MiB).
+    pub log_size: u64,
+}
+
+impl SimConfig {
+    /// Default behaviour on the given topology.
+    pub fn new(topology: Topology) -> Self {
+        SimConfig {
+            topology,
+            workers: std::thread::available_parallelism().map_or(1, usize::from),
+            hang_limit: Some(Duration::from_secs(60)),
+            strict: false,
+            yield_on_dma: false,
+            log_size: 1 << 20,
+        }
+    }
+
+    pub(crate) fn validate(&self) -> Result<()> {
+        self.topology.validate()?;
+        if self.workers == 0 || self.workers > MAX_WORKERS {
+            return Err(SimError::InvalidConfig(format!("{} workers: must be 1..={MAX_WORKERS}", self.workers)));
+        }
+        if self.log_size == 0 || self.log_size % 4096 != 0 {
+            return Err(SimError::InvalidConfig(format!("log size {}: must be a positive multiple of 4096", self.log_size)));
+        }
+        if let Some(limit) = self.hang_limit {
+            if limit.as_millis() == 0 || limit.as_millis() > u128::from(u32::MAX) {
+                return Err(SimError::InvalidConfig(format!("hang limit {limit:?}: must be 1 ms to 49 days")));
+            }
+        }
+        Ok(())
+    }
+}

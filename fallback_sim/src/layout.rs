@@ -1,0 +1,141 @@
+//! The memory map of a simulated DPU and the shared-memory records exchanged with the workers.
+//!
+//! These mirror `runtime/include/dpusim/abi.h`; the `abi_layout` test compiles a C probe against that header
+//! and compares every size and offset with the ones here.
+
+/// Where a simulated DPU binary links and maps its WRAM.
+pub const WRAM_BASE: u64 = 0x0010_0000;
+/// Where MRAM lives, the DPU's own MRAM window: MRAM addresses in kernels are the DPU's.
+pub const MRAM_BASE: u64 = 0x0800_0000;
+/// The DPU's MRAM window size (64 MiB); an MRAM smaller than that leaves the rest unmapped.
+pub const MRAM_WINDOW: u64 = 64 << 20;
+/// WRAM of a UPMEM DPU (v1A): 64 KiB.
+pub const DEFAULT_WRAM_SIZE: u64 = 64 << 10;
+/// MRAM of a UPMEM DPU: 64 MiB.
+pub const DEFAULT_MRAM_SIZE: u64 = 64 << 20;
+/// Hardware threads of a DPU (v1A).
+pub const MAX_TASKLETS: usize = 24;
+/// The largest single DMA transfer.
+pub const DMA_MAX: u32 = 2048;
+/// The modelled DPU clock, what `CLOCKS_PER_SEC` says on the simulator.
+pub const CLOCK_HZ: u64 = 350_000_000;
+
+pub(crate) const CONTROL_MAGIC: u64 = 0x444d_4953_554d_4953;
+pub(crate) const ABI_VERSION: u32 = 1;
+pub(crate) const KERNEL_MAGIC: u32 = 0x4450_5553;
+pub(crate) const FLAG_STRICT: u32 = 1;
+pub(crate) const FLAG_YIELD_ON_DMA: u32 = 2;
+pub(crate) const MAX_WORKERS: usize = 256;
+pub(crate) const NO_TASKLET: u32 = u32::MAX;
+pub(crate) const MESSAGE_SIZE: usize = 256;
+
+pub(crate) const WORKER_FLAG: &str = "--dpusim-worker";
+pub(crate) const FD_CONTROL: i32 = 3;
+pub(crate) const FD_WRAM: i32 = 4;
+pub(crate) const FD_MRAM: i32 = 5;
+pub(crate) const FD_LOG: i32 = 6;
+pub(crate) const FD_CHANNEL: i32 = 7;
+pub(crate) const CMD_RUN: u8 = b'R';
+pub(crate) const REPLY_READY: u8 = b'Y';
+pub(crate) const REPLY_DONE: u8 = b'D';
+
+/// `enum dpusim_dpu_state` (0 is idle: a zeroed record).
+pub(crate) mod state {
+    pub const QUEUED: u32 = 1;
+    pub const RUNNING: u32 = 2;
+    pub const DONE: u32 = 3;
+    pub const FAULT: u32 = 4;
+}
+
+/// `struct dpusim_fault`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct FaultRecord {
+    pub kind: u32,
+    pub tasklet: u32,
+    pub address: u64,
+    pub value: u64,
+    pub pc: u64,
+    pub signal: i32,
+    pub reserved: u32,
+    pub message: [u8; MESSAGE_SIZE],
+}
+
+/// `struct dpusim_tasklet_stats`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TaskletStatsRecord {
+    pub dma_read_ops: u64,
+    pub dma_read_bytes: u64,
+    pub dma_write_ops: u64,
+    pub dma_write_bytes: u64,
+    pub sync_waits: u64,
+    pub native_ns: u64,
+}
+
+/// `struct dpusim_dpu_record`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct DpuRecord {
+    pub state: u32,
+    pub nr_tasklets: u32,
+    pub launches: u64,
+    pub cycles: u64,
+    pub dma_cycles: u64,
+    pub log_length: u64,
+    pub log_capacity: u64,
+    pub fault: FaultRecord,
+    pub tasklets: [TaskletStatsRecord; MAX_TASKLETS],
+}
+
+/// `struct dpusim_worker_slot`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WorkerSlot {
+    pub pid: i32,
+    pub current_dpu: u32,
+    pub dpus_run: u64,
+}
+
+/// `struct dpusim_control`, the first page of the control file.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ControlHeader {
+    pub magic: u64,
+    pub abi_version: u32,
+    pub nr_dpus: u32,
+    pub wram_size: u64,
+    pub mram_size: u64,
+    pub log_size: u64,
+    pub flags: u32,
+    pub hang_limit_ms: u32,
+    pub job_list_offset: u64,
+    pub workers_offset: u64,
+    pub records_offset: u64,
+    pub record_size: u64,
+    pub job_generation: u64,
+    pub job_count: u32,
+    pub job_next: u32,
+}
+
+/// `struct dpusim_kernel_info`, read from the binary's `.dpusim.info` section.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KernelInfo {
+    pub magic: u32,
+    pub abi_version: u32,
+    pub nr_tasklets: u32,
+    pub stdout_capacity: u32,
+    pub stack_sizes: [u32; MAX_TASKLETS],
+}
+
+/// Offsets of the parts of the control file for `nr_dpus` DPUs: (job list, worker slots, records, total).
+pub(crate) fn control_layout(nr_dpus: u32) -> (usize, usize, usize, usize) {
+    let page = 4096;
+    let round = |n: usize| n.div_ceil(page) * page;
+    let job_list = round(std::mem::size_of::<ControlHeader>());
+    let workers = job_list + round(nr_dpus as usize * 4);
+    let records = workers + round(MAX_WORKERS * std::mem::size_of::<WorkerSlot>());
+    let total = records + round(nr_dpus as usize * std::mem::size_of::<DpuRecord>());
+    (job_list, workers, records, total)
+}

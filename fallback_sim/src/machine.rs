@@ -1,0 +1,644 @@
+//! A simulated UPMEM server: DPU memories in shared memory, programs, launches, faults, logs and statistics.
+
+use std::collections::VecDeque;
+use std::ptr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::config::SimConfig;
+use crate::error::{Result, SimError};
+use crate::fault::{Fault, FaultKind};
+use crate::layout::{
+    self, control_layout, state, ControlHeader, DpuRecord, WorkerSlot, ABI_VERSION, CONTROL_MAGIC, FLAG_STRICT,
+    FLAG_YIELD_ON_DMA, MAX_WORKERS, MESSAGE_SIZE,
+};
+use crate::memory::SharedFile;
+use crate::program::{MemoryKind, Program, Symbol};
+use crate::stats::{DpuStats, TaskletStats};
+use crate::worker::{describe_exit, SharedFds, WorkerPool};
+
+/// Where a DPU is in its life cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DpuState {
+    /// Never launched since its program was loaded.
+    Idle,
+    /// Part of a launch, not started yet.
+    Queued,
+    /// Running.
+    Running,
+    /// Its last launch completed.
+    Done,
+    /// Its last launch faulted; [`Machine::fault`] says why.
+    Fault,
+}
+
+/// DPUs of one program within a launch: workers of one pool run them.
+struct Group {
+    pool: usize,
+    dpus: Vec<u32>,
+}
+
+struct Launch {
+    dpus: Vec<u32>,
+    pending: VecDeque<Group>,
+    running: Option<usize>,
+}
+
+/// A simulated UPMEM server.
+///
+/// Every DPU's WRAM and MRAM live in shared memory (sparse: untouched pages cost nothing), so host reads and
+/// writes are plain memory copies, and worker processes map a DPU's memories in place to run it.
+///
+/// ```no_run
+/// use upmem_sim::{Machine, Program, SimConfig, Topology};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut machine = Machine::new(SimConfig::new(Topology::new(2, 64)))?;
+/// let program = std::sync::Arc::new(Program::from_file("kernel.dpusim")?);
+/// let dpus: Vec<u32> = machine.topology().enabled_dpus().collect();
+/// machine.load(&dpus, &program)?;
+/// machine.write_symbol(0, "input", 0, &42u64.to_le_bytes())?;
+/// machine.launch(&dpus)?;
+/// let mut output = [0u8; 8];
+/// machine.read_symbol(0, "output", 0, &mut output)?;
+/// # Ok(()) }
+/// ```
+pub struct Machine {
+    config: SimConfig,
+    control: SharedFile,
+    wram: SharedFile,
+    mram: SharedFile,
+    log: SharedFile,
+    loaded: Vec<Option<Arc<Program>>>,
+    pools: Vec<WorkerPool>,
+    pool_slots: Vec<usize>,
+    launch: Option<Launch>,
+}
+
+impl Machine {
+    /// Creates a machine: its memories are allocated (sparse, zeroed); no worker runs until a launch.
+    pub fn new(config: SimConfig) -> Result<Machine> {
+        if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+            return Err(SimError::UnsupportedPlatform(std::env::consts::ARCH));
+        }
+        config.validate()?;
+        let topology = &config.topology;
+        let nr_dpus = topology.nr_dpus();
+        let (job_list, workers, records, total) = control_layout(nr_dpus);
+        let control = SharedFile::new("control", total)?;
+        let wram = SharedFile::new("wram", (topology.wram_size * u64::from(nr_dpus)) as usize)?;
+        let mram = SharedFile::new("mram", (topology.mram_size * u64::from(nr_dpus)) as usize)?;
+        let log = SharedFile::new("log", (config.log_size * u64::from(nr_dpus)) as usize)?;
+        let mut flags = 0;
+        if config.strict {
+            flags |= FLAG_STRICT;
+        }
+        if config.yield_on_dma {
+            flags |= FLAG_YIELD_ON_DMA;
+        }
+        let header = ControlHeader {
+            magic: CONTROL_MAGIC,
+            abi_version: ABI_VERSION,
+            nr_dpus,
+            wram_size: topology.wram_size,
+            mram_size: topology.mram_size,
+            log_size: config.log_size,
+            flags,
+            hang_limit_ms: config.hang_limit.map_or(0, |limit| limit.as_millis() as u32),
+            job_list_offset: job_list as u64,
+            workers_offset: workers as u64,
+            records_offset: records as u64,
+            record_size: std::mem::size_of::<DpuRecord>() as u64,
+            job_generation: 0,
+            job_count: 0,
+            job_next: 0,
+        };
+        // SAFETY: the control file is at least one page, page-aligned, and no worker maps it yet.
+        unsafe { ptr::write(control.ptr().cast::<ControlHeader>(), header) };
+        log::info!(
+            "simulated UPMEM machine: {} ranks x {} DPUs ({} enabled), {} KiB WRAM and {} MiB MRAM per DPU, {} workers",
+            topology.nr_ranks,
+            topology.dpus_per_rank,
+            topology.nr_enabled_dpus(),
+            topology.wram_size >> 10,
+            topology.mram_size >> 20,
+            config.workers
+        );
+        Ok(Machine {
+            loaded: vec![None; nr_dpus as usize],
+            config,
+            control,
+            wram,
+            mram,
+            log,
+            pools: Vec::new(),
+            pool_slots: Vec::new(),
+            launch: None,
+        })
+    }
+
+    /// The machine's shape.
+    pub fn topology(&self) -> &crate::Topology {
+        &self.config.topology
+    }
+
+    /// The configuration the machine was made with.
+    pub fn config(&self) -> &SimConfig {
+        &self.config
+    }
+
+    // ---- Records in the control file ---------------------------------------------------------------------
+
+    fn header(&self) -> *mut ControlHeader {
+        self.control.ptr().cast()
+    }
+
+    fn record(&self, dpu: u32) -> *mut DpuRecord {
+        let (_, _, records, _) = control_layout(self.topology().nr_dpus());
+        // SAFETY: dpu < nr_dpus (checked by callers), so the record lies within the control file.
+        unsafe { self.control.ptr().add(records).cast::<DpuRecord>().add(dpu as usize) }
+    }
+
+    fn worker_slot(&self, index: usize) -> *mut WorkerSlot {
+        let (_, workers, _, _) = control_layout(self.topology().nr_dpus());
+        assert!(index < MAX_WORKERS);
+        // SAFETY: index < MAX_WORKERS, so the slot lies within the control file's slot array.
+        unsafe { self.control.ptr().add(workers).cast::<WorkerSlot>().add(index) }
+    }
+
+    fn state_cell(&self, dpu: u32) -> &AtomicU32 {
+        // SAFETY: `state` is an aligned u32 in shared memory that lives as long as self; the workers write it
+        // with atomic stores, so it is only ever accessed atomically.
+        unsafe { AtomicU32::from_ptr(ptr::addr_of_mut!((*self.record(dpu)).state)) }
+    }
+
+    fn job_next(&self) -> &AtomicU32 {
+        // SAFETY: as for state_cell: an aligned u32 of the header, claimed by workers with atomic adds.
+        unsafe { AtomicU32::from_ptr(ptr::addr_of_mut!((*self.header()).job_next)) }
+    }
+
+    fn read_record(&self, dpu: u32) -> DpuRecord {
+        // SAFETY: the record is plain old data within the control file; a copy is taken while no worker runs
+        // the DPU (callers check the state first) or for statistics, where a torn read is harmless.
+        unsafe { ptr::read_volatile(self.record(dpu)) }
+    }
+
+    // ---- Checks ------------------------------------------------------------------------------------------
+
+    fn check_dpu(&self, dpu: u32) -> Result<()> {
+        let topology = self.topology();
+        if dpu >= topology.nr_dpus() {
+            return Err(SimError::NoSuchDpu { dpu, nr_dpus: topology.nr_dpus() });
+        }
+        if topology.disabled.contains(&dpu) {
+            return Err(SimError::DpuDisabled(dpu));
+        }
+        Ok(())
+    }
+
+    fn check_idle(&self, dpu: u32) -> Result<()> {
+        self.check_dpu(dpu)?;
+        match self.state_cell(dpu).load(Ordering::Acquire) {
+            state::QUEUED | state::RUNNING => Err(SimError::DpuRunning(dpu)),
+            _ => Ok(()),
+        }
+    }
+
+    /// The state of a DPU.
+    pub fn dpu_state(&self, dpu: u32) -> Result<DpuState> {
+        self.check_dpu(dpu)?;
+        Ok(match self.state_cell(dpu).load(Ordering::Acquire) {
+            state::QUEUED => DpuState::Queued,
+            state::RUNNING => DpuState::Running,
+            state::DONE => DpuState::Done,
+            state::FAULT => DpuState::Fault,
+            _ => DpuState::Idle,
+        })
+    }
+
+    // ---- Programs ----------------------------------------------------------------------------------------
+
+    /// Loads `program` into `dpus`: their WRAM is reset to the program's initial image (globals initialised,
+    /// the rest zero) and its `__mram` variables are written; the rest of MRAM is kept, as on hardware.
+    pub fn load(&mut self, dpus: &[u32], program: &Arc<Program>) -> Result<()> {
+        let topology = self.topology();
+        program.check_fits(topology.wram_size, topology.mram_size)?;
+        for &dpu in dpus {
+            self.check_idle(dpu)?;
+        }
+        let wram_size = topology.wram_size as usize;
+        let mram_size = topology.mram_size as usize;
+        for &dpu in dpus {
+            let wram_offset = dpu as usize * wram_size;
+            self.wram.discard(wram_offset, wram_size)?;
+            // SAFETY: the image fits in WRAM (check_fits) and the DPU is idle, so no worker writes it.
+            unsafe { copy_into(&self.wram, wram_offset, program.wram_image()) };
+            // SAFETY: as above, for the MRAM variables' image.
+            unsafe { copy_into(&self.mram, dpu as usize * mram_size, program.mram_image()) };
+            self.reset_record(dpu);
+            self.loaded[dpu as usize] = Some(Arc::clone(program));
+        }
+        self.drop_unused_pools();
+        Ok(())
+    }
+
+    /// Returns `dpus` to their state after allocation: no program, WRAM and MRAM zeroed.
+    pub fn reset(&mut self, dpus: &[u32]) -> Result<()> {
+        for &dpu in dpus {
+            self.check_idle(dpu)?;
+        }
+        let wram_size = self.topology().wram_size as usize;
+        let mram_size = self.topology().mram_size as usize;
+        for &dpu in dpus {
+            self.wram.discard(dpu as usize * wram_size, wram_size)?;
+            self.mram.discard(dpu as usize * mram_size, mram_size)?;
+            self.reset_record(dpu);
+            self.loaded[dpu as usize] = None;
+        }
+        self.drop_unused_pools();
+        Ok(())
+    }
+
+    fn reset_record(&self, dpu: u32) {
+        let record = self.record(dpu);
+        // SAFETY: the DPU is idle, so no worker touches its record; all-zero is a valid record (IDLE).
+        unsafe { ptr::write_bytes(record, 0, 1) };
+    }
+
+    /// The program loaded in a DPU.
+    pub fn program(&self, dpu: u32) -> Result<&Arc<Program>> {
+        self.check_dpu(dpu)?;
+        self.loaded[dpu as usize].as_ref().ok_or(SimError::NoProgramLoaded(dpu))
+    }
+
+    fn drop_unused_pools(&mut self) {
+        let loaded = &self.loaded;
+        let mut index = 0;
+        while index < self.pools.len() {
+            let program = self.pools[index].program();
+            if loaded.iter().flatten().any(|other| Arc::ptr_eq(other, program)) {
+                index += 1;
+            } else {
+                self.pools.swap_remove(index);
+                self.pool_slots.swap_remove(index);
+            }
+        }
+    }
+
+    fn pool_for(&mut self, program: &Arc<Program>) -> Result<usize> {
+        if let Some(index) = self.pools.iter().position(|pool| Arc::ptr_eq(pool.program(), program)) {
+            return Ok(index);
+        }
+        let workers = self.config.workers;
+        let first_slot = (0..=MAX_WORKERS - workers)
+            .step_by(workers)
+            .find(|slot| !self.pool_slots.contains(slot))
+            .ok_or_else(|| SimError::InvalidConfig(format!("more than {MAX_WORKERS} workers across loaded programs")))?;
+        let fds = SharedFds { control: self.control.fd(), wram: self.wram.fd(), mram: self.mram.fd(), log: self.log.fd() };
+        self.pools.push(WorkerPool::start(Arc::clone(program), fds, first_slot, workers)?);
+        self.pool_slots.push(first_slot);
+        Ok(self.pools.len() - 1)
+    }
+
+    // ---- Memories ----------------------------------------------------------------------------------------
+
+    fn memory(&self, kind: MemoryKind) -> (&SharedFile, u64, &'static str) {
+        match kind {
+            MemoryKind::Wram => (&self.wram, self.topology().wram_size, "WRAM"),
+            MemoryKind::Mram => (&self.mram, self.topology().mram_size, "MRAM"),
+        }
+    }
+
+    fn check_range(&self, what: &'static str, memory: String, offset: u64, length: usize, size: u64) -> Result<()> {
+        let length = length as u64;
+        if offset.checked_add(length).is_none_or(|end| end > size) {
+            return Err(SimError::OutOfBounds { what, memory, offset, length, size });
+        }
+        Ok(())
+    }
+
+    /// Writes `data` into a DPU's WRAM or MRAM at a byte offset.
+    pub fn write(&self, dpu: u32, memory: MemoryKind, offset: u64, data: &[u8]) -> Result<()> {
+        self.check_idle(dpu)?;
+        let (file, size, name) = self.memory(memory);
+        self.check_range("write", format!("{name} of DPU {dpu}"), offset, data.len(), size)?;
+        // SAFETY: the range is within this DPU's slice of the file (checked) and the DPU is idle.
+        unsafe { copy_into(file, (u64::from(dpu) * size + offset) as usize, data) };
+        Ok(())
+    }
+
+    /// Reads from a DPU's WRAM or MRAM at a byte offset.
+    pub fn read(&self, dpu: u32, memory: MemoryKind, offset: u64, out: &mut [u8]) -> Result<()> {
+        self.check_idle(dpu)?;
+        let (file, size, name) = self.memory(memory);
+        self.check_range("read", format!("{name} of DPU {dpu}"), offset, out.len(), size)?;
+        // SAFETY: the range is within this DPU's slice of the file (checked) and the DPU is idle.
+        unsafe { copy_from(file, (u64::from(dpu) * size + offset) as usize, out) };
+        Ok(())
+    }
+
+    /// Looks a symbol up in the program loaded in `dpu`.
+    pub fn symbol(&self, dpu: u32, name: &str) -> Result<Symbol> {
+        let program = self.program(dpu)?;
+        program
+            .symbol(name, self.topology().mram_size)
+            .ok_or_else(|| SimError::UnknownSymbol { program: program.path().to_path_buf(), symbol: name.to_owned() })
+    }
+
+    /// Writes `data` at `offset` bytes into a symbol of the DPU's program.
+    pub fn write_symbol(&self, dpu: u32, name: &str, offset: u64, data: &[u8]) -> Result<()> {
+        let symbol = self.symbol(dpu, name)?;
+        self.check_range("write", format!("symbol `{name}`"), offset, data.len(), u64::from(symbol.size))?;
+        self.write(dpu, symbol.memory, symbol.offset() + offset, data)
+    }
+
+    /// Reads `out.len()` bytes at `offset` bytes into a symbol of the DPU's program.
+    pub fn read_symbol(&self, dpu: u32, name: &str, offset: u64, out: &mut [u8]) -> Result<()> {
+        let symbol = self.symbol(dpu, name)?;
+        self.check_range("read", format!("symbol `{name}`"), offset, out.len(), u64::from(symbol.size))?;
+        self.read(dpu, symbol.memory, symbol.offset() + offset, out)
+    }
+
+    // ---- Launches ----------------------------------------------------------------------------------------
+
+    /// Runs `dpus` to completion. Every DPU runs even if others fault; then the first fault is returned.
+    pub fn launch(&mut self, dpus: &[u32]) -> Result<()> {
+        self.launch_async(dpus)?;
+        self.wait()
+    }
+
+    /// Starts `dpus` and returns at once; [`Machine::wait`] or [`Machine::poll`] finish the launch.
+    pub fn launch_async(&mut self, dpus: &[u32]) -> Result<()> {
+        if self.launch.is_some() {
+            return Err(SimError::LaunchInProgress);
+        }
+        let mut groups: Vec<(Arc<Program>, Vec<u32>)> = Vec::new();
+        for &dpu in dpus {
+            self.check_idle(dpu)?;
+            let program = self.program(dpu)?;
+            match groups.iter_mut().find(|(other, _)| Arc::ptr_eq(other, program)) {
+                Some((_, members)) => members.push(dpu),
+                None => groups.push((Arc::clone(program), vec![dpu])),
+            }
+        }
+        let mut pending = VecDeque::with_capacity(groups.len());
+        for (program, members) in groups {
+            let pool = self.pool_for(&program)?;
+            pending.push_back(Group { pool, dpus: members });
+        }
+        for &dpu in dpus {
+            self.state_cell(dpu).store(state::QUEUED, Ordering::Release);
+        }
+        self.launch = Some(Launch { dpus: dpus.to_vec(), pending, running: None });
+        self.progress(Some(Duration::ZERO))?;
+        Ok(())
+    }
+
+    /// Waits for the launch in progress. Returns the first fault if any DPU faulted.
+    pub fn wait(&mut self) -> Result<()> {
+        self.progress(None)?;
+        let Some(launch) = self.launch.take() else { return Ok(()) };
+        let faults: Vec<u32> =
+            launch.dpus.iter().copied().filter(|&dpu| self.state_cell(dpu).load(Ordering::Acquire) == state::FAULT).collect();
+        match faults.first() {
+            None => Ok(()),
+            Some(&first) => {
+                let fault = self.fault(first)?.expect("a DPU in fault has a fault record");
+                Err(SimError::DpuFault { count: faults.len(), first: Box::new(fault) })
+            }
+        }
+    }
+
+    /// Advances the launch in progress without blocking; returns whether it has finished (or none is running).
+    pub fn poll(&mut self) -> Result<bool> {
+        self.progress(Some(Duration::ZERO))
+    }
+
+    /// Whether every DPU of `dpus` has finished, and whether any is in fault (`dpu_status`).
+    pub fn status(&mut self, dpus: &[u32]) -> Result<(bool, bool)> {
+        self.poll()?;
+        let mut done = true;
+        let mut fault = false;
+        for &dpu in dpus {
+            match self.dpu_state(dpu)? {
+                DpuState::Queued | DpuState::Running => done = false,
+                DpuState::Fault => fault = true,
+                DpuState::Idle | DpuState::Done => {}
+            }
+        }
+        Ok((done, fault))
+    }
+
+    /// Drives the launch: starts groups one after the other and reaps their workers.
+    fn progress(&mut self, timeout: Option<Duration>) -> Result<bool> {
+        loop {
+            let Some(launch) = self.launch.as_mut() else { return Ok(true) };
+            let pool_index = match launch.running {
+                Some(pool) => pool,
+                None => match launch.pending.pop_front() {
+                    None => {
+                        self.fault_unfinished();
+                        return Ok(true);
+                    }
+                    Some(group) => {
+                        launch.running = Some(group.pool);
+                        self.start_job(group.pool, &group.dpus);
+                        group.pool
+                    }
+                },
+            };
+            let header = self.header();
+            let job_left = || job_left(header);
+            let (finished, casualties) = self.pools[pool_index].collect(timeout, &job_left)?;
+            for casualty in casualties {
+                let exit = describe_exit(casualty.status);
+                if !self.record_casualty(casualty.index, &exit) {
+                    return Err(self.abandon_launch(pool_index, exit));
+                }
+            }
+            if !finished {
+                return Ok(false);
+            }
+            if let Some(launch) = self.launch.as_mut() {
+                launch.running = None;
+            }
+        }
+    }
+
+    fn start_job(&mut self, pool: usize, dpus: &[u32]) {
+        let header = self.header();
+        let (job_list, _, _, _) = control_layout(self.topology().nr_dpus());
+        // SAFETY: no worker reads the job list or counters between jobs; the list has room for every DPU and
+        // `dpus` holds distinct DPUs of this machine. The send in start_job publishes the writes.
+        unsafe {
+            let list = self.control.ptr().add(job_list).cast::<u32>();
+            ptr::copy_nonoverlapping(dpus.as_ptr(), list, dpus.len());
+            (*header).job_count = dpus.len() as u32;
+            (*header).job_generation += 1;
+        }
+        self.job_next().store(0, Ordering::Release);
+        self.pools[pool].start_job();
+    }
+
+    /// A worker died: the DPU it was running is in fault (the worker's signal handler usually said why).
+    /// Returns false if it died outside any DPU, which no kernel can cause.
+    fn record_casualty(&self, slot_index: usize, exit: &str) -> bool {
+        let slot = self.worker_slot(slot_index);
+        // SAFETY: the worker that owned the slot is dead, so nobody else writes it.
+        let dpu = unsafe { ptr::replace(ptr::addr_of_mut!((*slot).current_dpu), u32::MAX) };
+        if dpu >= self.topology().nr_dpus() {
+            return false;
+        }
+        if self.state_cell(dpu).load(Ordering::Acquire) != state::FAULT {
+            self.write_worker_lost(dpu, &format!("the worker running this DPU ended ({exit})"));
+        }
+        log::debug!("DPU {dpu} faulted and its worker ended ({exit})");
+        true
+    }
+
+    /// Ends a launch whose workers fail by themselves: its unfinished DPUs are put in fault.
+    fn abandon_launch(&mut self, pool: usize, exit: String) -> SimError {
+        self.pools[pool].kill_busy();
+        self.fault_unfinished();
+        self.launch = None;
+        SimError::Worker {
+            program: self.pools[pool].program().path().to_path_buf(),
+            reason: format!("a worker ended outside any DPU ({exit}); see its messages above"),
+        }
+    }
+
+    /// Puts every DPU of the finished launch that never completed in fault (a worker died before it said
+    /// which DPU it had claimed).
+    fn fault_unfinished(&mut self) {
+        let Some(launch) = self.launch.as_ref() else { return };
+        for &dpu in &launch.dpus {
+            if matches!(self.state_cell(dpu).load(Ordering::Acquire), state::QUEUED | state::RUNNING) {
+                self.write_worker_lost(dpu, "the DPU never completed: its worker ended");
+            }
+        }
+    }
+
+    fn write_worker_lost(&self, dpu: u32, message: &str) {
+        let record = self.record(dpu);
+        let mut text = [0u8; MESSAGE_SIZE];
+        let length = message.len().min(MESSAGE_SIZE - 1);
+        text[..length].copy_from_slice(&message.as_bytes()[..length]);
+        // SAFETY: the worker that ran this DPU is dead, so the record is ours to write.
+        unsafe {
+            (*record).fault = layout::FaultRecord {
+                kind: FaultKind::raw_worker_lost(),
+                tasklet: layout::NO_TASKLET,
+                address: 0,
+                value: 0,
+                pc: 0,
+                signal: 0,
+                reserved: 0,
+                message: text,
+            };
+        }
+        self.state_cell(dpu).store(state::FAULT, Ordering::Release);
+    }
+
+    // ---- Outcomes ----------------------------------------------------------------------------------------
+
+    /// Why a DPU is in fault, or `None` if it is not.
+    pub fn fault(&self, dpu: u32) -> Result<Option<Fault>> {
+        if self.dpu_state(dpu)? != DpuState::Fault {
+            return Ok(None);
+        }
+        Ok(Some(Fault::from_record(dpu, &self.read_record(dpu).fault)))
+    }
+
+    /// Faults of every DPU currently in fault, by DPU.
+    pub fn faults(&self) -> Vec<Fault> {
+        self.topology()
+            .enabled_dpus()
+            .filter_map(|dpu| self.fault(dpu).ok().flatten())
+            .collect()
+    }
+
+    /// What the DPU printed during its last launch (the last `log_capacity` bytes, like the SDK's ring buffer).
+    pub fn log(&self, dpu: u32) -> Result<Vec<u8>> {
+        self.check_idle(dpu)?;
+        let record = self.read_record(dpu);
+        let capacity = record.log_capacity.min(self.config.log_size);
+        if capacity == 0 {
+            return Ok(Vec::new());
+        }
+        let length = record.log_length;
+        let base = dpu as usize * self.config.log_size as usize;
+        let mut text = vec![0u8; length.min(capacity) as usize];
+        if length <= capacity {
+            // SAFETY: within this DPU's log slice; the DPU is idle.
+            unsafe { copy_from(&self.log, base, &mut text) };
+        } else {
+            let start = (length % capacity) as usize;
+            let first = capacity as usize - start;
+            // SAFETY: both ranges are within this DPU's log slice of `capacity` bytes; the DPU is idle.
+            unsafe {
+                copy_from(&self.log, base + start, &mut text[..first]);
+                copy_from(&self.log, base, &mut text[first..]);
+            }
+        }
+        Ok(text)
+    }
+
+    /// Statistics of the DPU's last launch.
+    pub fn stats(&self, dpu: u32) -> Result<DpuStats> {
+        self.check_dpu(dpu)?;
+        let record = self.read_record(dpu);
+        let tasklets = record.tasklets[..(record.nr_tasklets as usize).min(layout::MAX_TASKLETS)]
+            .iter()
+            .map(TaskletStats::from_record)
+            .collect();
+        Ok(DpuStats {
+            nr_tasklets: record.nr_tasklets,
+            launches: record.launches,
+            cycles: record.cycles,
+            dma_cycles: record.dma_cycles,
+            tasklets,
+        })
+    }
+}
+
+impl Drop for Machine {
+    fn drop(&mut self) {
+        if self.launch.is_some() {
+            for pool in &mut self.pools {
+                pool.kill_busy();
+            }
+        }
+        // Dropping the pools ends the workers before the shared files go away.
+        self.pools.clear();
+    }
+}
+
+/// Whether DPUs of the current job are still unclaimed.
+fn job_left(header: *mut ControlHeader) -> bool {
+    // SAFETY: the header lives in the control file, which outlives every job; job_next is an aligned u32
+    // that workers update atomically, and job_count is written by the host before the job starts.
+    unsafe {
+        let next = AtomicU32::from_ptr(ptr::addr_of_mut!((*header).job_next)).load(Ordering::Acquire);
+        next < (*header).job_count
+    }
+}
+
+/// Copies `data` into the shared file at `offset`.
+///
+/// # Safety
+/// `offset + data.len()` must be within the file, and no worker may be writing that range.
+unsafe fn copy_into(file: &SharedFile, offset: usize, data: &[u8]) {
+    debug_assert!(offset + data.len() <= file.size());
+    // SAFETY: guaranteed by the caller; the mapping is valid for the file's size.
+    unsafe { ptr::copy_nonoverlapping(data.as_ptr(), file.ptr().add(offset), data.len()) };
+}
+
+/// Copies from the shared file at `offset` into `out`.
+///
+/// # Safety
+/// `offset + out.len()` must be within the file, and no worker may be writing that range.
+unsafe fn copy_from(file: &SharedFile, offset: usize, out: &mut [u8]) {
+    debug_assert!(offset + out.len() <= file.size());
+    // SAFETY: guaranteed by the caller; the mapping is valid for the file's size.
+    unsafe { ptr::copy_nonoverlapping(file.ptr().add(offset), out.as_mut_ptr(), out.len()) };
+}

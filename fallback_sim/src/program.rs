@@ -1,0 +1,240 @@
+//! A simulated DPU program: the ELF file built by [`crate::KernelBuilder`], its memory images and symbols.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::Write as _;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+
+use object::{Object, ObjectSection, ObjectSymbol};
+
+use crate::error::{Result, SimError};
+use crate::layout::{KernelInfo, ABI_VERSION, KERNEL_MAGIC, MAX_TASKLETS, MRAM_BASE, MRAM_WINDOW, WRAM_BASE};
+
+/// ELF machine number of real DPU binaries.
+const EM_DPU: u16 = 245;
+/// The symbol that marks the start of the MRAM heap (`DPU_MRAM_HEAP_POINTER_NAME`).
+pub const MRAM_HEAP_SYMBOL: &str = "__sys_used_mram_end";
+
+/// Which DPU memory a symbol lives in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemoryKind {
+    /// WRAM (`__host` variables and other globals); DPU addresses start at 0.
+    Wram,
+    /// MRAM (`__mram`, `__mram_noinit`, the MRAM heap); DPU addresses start at 0x08000000.
+    Mram,
+}
+
+/// A DPU symbol: where it is in the DPU's address space, as `dpu_get_symbol` reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Symbol {
+    /// The DPU address: a WRAM byte address, or 0x08000000 plus the MRAM offset.
+    pub address: u32,
+    /// Its size in bytes. The MRAM heap symbol extends to the end of MRAM (see [`Program::symbol`]).
+    pub size: u32,
+    /// The memory it lives in.
+    pub memory: MemoryKind,
+}
+
+impl Symbol {
+    /// The byte offset in its memory.
+    pub fn offset(&self) -> u64 {
+        match self.memory {
+            MemoryKind::Wram => u64::from(self.address),
+            MemoryKind::Mram => u64::from(self.address) - MRAM_BASE,
+        }
+    }
+}
+
+/// A program built for the simulator, ready to be loaded into DPUs.
+#[derive(Debug)]
+pub struct Program {
+    path: PathBuf,
+    /// Keeps a program loaded from memory on disk (workers execute the file) until the program is dropped.
+    _temporary: Option<tempfile::TempPath>,
+    wram_image: Vec<u8>,
+    mram_image: Vec<u8>,
+    mram_used: u64,
+    symbols: HashMap<String, Symbol>,
+    nr_tasklets: u32,
+    stack_sizes: Vec<u32>,
+    static_wram: u64,
+}
+
+impl Program {
+    /// Reads a simulated DPU binary.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Program> {
+        let path = path.as_ref();
+        let bytes = fs::read(path).map_err(|error| SimError::os(format!("reading {}", path.display()), error))?;
+        let absolute = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        Self::parse(absolute, None, &bytes)
+    }
+
+    /// Reads a simulated DPU binary held in memory (written to a temporary executable for the workers).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Program> {
+        let temporary = write_temporary_executable(bytes)?;
+        let path = temporary.to_path_buf();
+        Self::parse(path, Some(temporary), bytes)
+    }
+
+    fn parse(path: PathBuf, temporary: Option<tempfile::TempPath>, bytes: &[u8]) -> Result<Program> {
+        let invalid = |reason: String| SimError::InvalidProgram { path: path.clone(), reason };
+        if bytes.len() >= 20 && bytes[..4] == *b"\x7fELF" && u16::from_le_bytes([bytes[18], bytes[19]]) == EM_DPU {
+            return Err(SimError::HardwareBinary(path));
+        }
+        let file = object::File::parse(bytes).map_err(|error| invalid(format!("not an ELF executable ({error})")))?;
+        let section_data = |name: &str| -> Result<Option<(u64, Vec<u8>, u64)>> {
+            match file.section_by_name(name) {
+                None => Ok(None),
+                Some(section) => {
+                    let data = section.uncompressed_data().map_err(|error| invalid(format!("section {name}: {error}")))?;
+                    Ok(Some((section.address(), data.into_owned(), section.size())))
+                }
+            }
+        };
+        let Some((wram_address, wram_image, _)) = section_data(".dpu_wram")? else {
+            return Err(invalid("no .dpu_wram section (build it with upmem-sim's KernelBuilder)".into()));
+        };
+        if wram_address != WRAM_BASE {
+            return Err(invalid(format!("WRAM linked at {wram_address:#x}, expected {WRAM_BASE:#x}")));
+        }
+        let (_, mram_image, _) = section_data(".dpu_mram")?.unwrap_or((MRAM_BASE, Vec::new(), 0));
+
+        let mut symbols = HashMap::new();
+        let mut info_address = None;
+        for symbol in file.symbols() {
+            let Ok(name) = symbol.name() else { continue };
+            let address = symbol.address();
+            if name == "__dpusim_kernel_info" {
+                info_address = Some(address);
+            }
+            let memory = if (WRAM_BASE..WRAM_BASE + (1 << 20)).contains(&address) {
+                MemoryKind::Wram
+            } else if (MRAM_BASE..MRAM_BASE + MRAM_WINDOW).contains(&address) {
+                MemoryKind::Mram
+            } else {
+                continue;
+            };
+            let dpu_address = match memory {
+                MemoryKind::Wram => address - WRAM_BASE,
+                MemoryKind::Mram => address,
+            };
+            symbols.entry(name.to_owned()).or_insert(Symbol {
+                address: dpu_address as u32,
+                size: symbol.size() as u32,
+                memory,
+            });
+        }
+        let heap = symbols
+            .get(MRAM_HEAP_SYMBOL)
+            .ok_or_else(|| invalid(format!("no {MRAM_HEAP_SYMBOL} symbol")))?;
+        let mram_used = heap.offset();
+        let static_wram = symbols.get("__dpusim_wram_static_end").map_or(wram_image.len() as u64, Symbol::offset);
+
+        let info_address = info_address.ok_or_else(|| invalid("no __dpusim_kernel_info (not built by upmem-sim)".into()))?;
+        let info = read_kernel_info(&file, info_address).ok_or_else(|| invalid("unreadable __dpusim_kernel_info".into()))?;
+        if info.magic != KERNEL_MAGIC || info.abi_version != ABI_VERSION {
+            return Err(invalid(format!(
+                "built for simulator ABI {} (this is ABI {ABI_VERSION}); rebuild it",
+                info.abi_version
+            )));
+        }
+        if info.nr_tasklets == 0 || info.nr_tasklets as usize > MAX_TASKLETS {
+            return Err(SimError::TooManyTasklets { path, nr_tasklets: info.nr_tasklets, max: MAX_TASKLETS as u32 });
+        }
+        Ok(Program {
+            path,
+            _temporary: temporary,
+            wram_image,
+            mram_image,
+            mram_used,
+            symbols,
+            nr_tasklets: info.nr_tasklets,
+            stack_sizes: info.stack_sizes[..info.nr_tasklets as usize].to_vec(),
+            static_wram,
+        })
+    }
+
+    /// The executable the workers run.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `NR_TASKLETS` the program was built with.
+    pub fn nr_tasklets(&self) -> u32 {
+        self.nr_tasklets
+    }
+
+    /// Nominal WRAM stack of each tasklet.
+    pub fn stack_sizes(&self) -> &[u32] {
+        &self.stack_sizes
+    }
+
+    /// WRAM taken by globals (rodata, data, `__host`, bss) and the tasklets' nominal stacks: where the heap starts.
+    pub fn wram_used(&self) -> u64 {
+        self.static_wram.next_multiple_of(8) + self.stack_sizes.iter().map(|&size| u64::from(size)).sum::<u64>()
+    }
+
+    /// MRAM taken by `__mram` and `__mram_noinit` variables: the MRAM heap's offset.
+    pub fn mram_used(&self) -> u64 {
+        self.mram_used
+    }
+
+    /// The initial WRAM contents (from WRAM address 0); the rest of WRAM starts zeroed.
+    pub(crate) fn wram_image(&self) -> &[u8] {
+        &self.wram_image
+    }
+
+    /// The initial contents of `__mram` variables (from MRAM offset 0).
+    pub(crate) fn mram_image(&self) -> &[u8] {
+        &self.mram_image
+    }
+
+    /// Looks a symbol up by name, as `dpu_get_symbol` does: the MRAM heap symbol's size is the rest of MRAM
+    /// (`mram_size` minus its offset).
+    pub fn symbol(&self, name: &str, mram_size: u64) -> Option<Symbol> {
+        let mut symbol = *self.symbols.get(name)?;
+        if name == MRAM_HEAP_SYMBOL {
+            symbol.size = mram_size.saturating_sub(symbol.offset()) as u32;
+        }
+        Some(symbol)
+    }
+
+    /// All DPU symbols (WRAM and MRAM) by name.
+    pub fn symbols(&self) -> impl Iterator<Item = (&str, &Symbol)> {
+        self.symbols.iter().map(|(name, symbol)| (name.as_str(), symbol))
+    }
+
+    /// Checks that the program fits DPUs with these memory sizes.
+    pub(crate) fn check_fits(&self, wram_size: u64, mram_size: u64) -> Result<()> {
+        if self.wram_used() > wram_size {
+            return Err(SimError::WramOverflow { path: self.path.clone(), needed: self.wram_used(), available: wram_size });
+        }
+        if self.mram_used > mram_size {
+            return Err(SimError::MramOverflow { path: self.path.clone(), needed: self.mram_used, available: mram_size });
+        }
+        Ok(())
+    }
+}
+
+fn read_kernel_info(file: &object::File<'_>, address: u64) -> Option<KernelInfo> {
+    let section = file.section_by_name(".dpusim.info")?;
+    let data = section.data().ok()?;
+    let start = usize::try_from(address.checked_sub(section.address())?).ok()?;
+    let bytes = data.get(start..start + std::mem::size_of::<KernelInfo>())?;
+    let word = |index: usize| u32::from_le_bytes(bytes[index * 4..index * 4 + 4].try_into().expect("4 bytes"));
+    let mut stack_sizes = [0; MAX_TASKLETS];
+    for (tasklet, size) in stack_sizes.iter_mut().enumerate() {
+        *size = word(4 + tasklet);
+    }
+    Some(KernelInfo { magic: word(0), abi_version: word(1), nr_tasklets: word(2), stdout_capacity: word(3), stack_sizes })
+}
+
+fn write_temporary_executable(bytes: &[u8]) -> Result<tempfile::TempPath> {
+    let os_error = |error| SimError::os("writing a DPU program to a temporary file", error);
+    let mut file = tempfile::Builder::new().prefix("upmem-sim-program-").tempfile().map_err(os_error)?;
+    file.write_all(bytes).map_err(os_error)?;
+    file.as_file().set_permissions(fs::Permissions::from_mode(0o700)).map_err(os_error)?;
+    // Closing the file before anyone executes it avoids ETXTBSY.
+    Ok(file.into_temp_path())
+}
