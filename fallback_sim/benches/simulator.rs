@@ -1,1 +1,152 @@
-fn main() {}
+//! Simulator benchmarks: what a launch costs, how fast simulated DMA is next to the host's memcpy, and a full
+//! MRAM sweep. Run with `cargo bench -p upmem-sim --bench simulator`; it prints a table.
+
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use comfy_table::{presets::UTF8_FULL, Table};
+use upmem_sim::{KernelBuilder, Machine, MemoryKind, Program, SimConfig, Topology, CLOCK_HZ, MRAM_HEAP_SYMBOL};
+
+const REPEATS: usize = 5;
+const BLOCK_BYTES: u32 = 2048;
+/// The MRAM region each DPU streams in the DMA benchmark, read `STREAM_PASSES` times.
+const STREAM_REGION: u32 = 8 << 20;
+const STREAM_PASSES: u32 = 8;
+
+fn build(name: &str, nr_tasklets: u32) -> anyhow::Result<Arc<Program>> {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/kernels").join(format!("{name}.c"));
+    let output = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("bench-{name}-{nr_tasklets}.dpusim"));
+    KernelBuilder::new().source(source).nr_tasklets(nr_tasklets).flag("-O2").build(&output)?;
+    Ok(Arc::new(Program::from_file(output)?))
+}
+
+/// Median of `REPEATS` timings of `run`.
+fn median(mut run: impl FnMut() -> anyhow::Result<Duration>) -> anyhow::Result<Duration> {
+    let mut times = (0..REPEATS).map(|_| run()).collect::<anyhow::Result<Vec<_>>>()?;
+    times.sort();
+    Ok(times[REPEATS / 2])
+}
+
+fn gigabytes_per_second(bytes: u64, time: Duration) -> f64 {
+    bytes as f64 / time.as_secs_f64() / 1e9
+}
+
+fn fill_heap(machine: &Machine, dpus: &[u32], bytes: u32) -> anyhow::Result<()> {
+    let data: Vec<u8> = (0..bytes).map(|i| (i * 31 % 251) as u8).collect();
+    for &dpu in dpus {
+        let heap = machine.symbol(dpu, MRAM_HEAP_SYMBOL)?;
+        machine.write(dpu, MemoryKind::Mram, heap.offset(), &data)?;
+    }
+    Ok(())
+}
+
+fn set(machine: &Machine, dpus: &[u32], name: &str, value: u32) -> anyhow::Result<()> {
+    for &dpu in dpus {
+        machine.write_symbol(dpu, name, 0, &value.to_le_bytes())?;
+    }
+    Ok(())
+}
+
+/// The host copying the same blocks out of a buffer of the same size, single-threaded.
+fn memcpy_rate() -> f64 {
+    let source: Vec<u64> = (0..u64::from(STREAM_REGION) / 8).collect();
+    let mut block = [0u64; BLOCK_BYTES as usize / 8];
+    let words = block.len();
+    let time = median(|| {
+        let started = Instant::now();
+        let mut checksum = 0u64;
+        for _ in 0..STREAM_PASSES {
+            for chunk in source.chunks_exact(words) {
+                block.copy_from_slice(black_box(chunk));
+                checksum ^= black_box(&block)[0] + block[words - 1];
+            }
+        }
+        black_box(checksum);
+        Ok(started.elapsed())
+    })
+    .expect("timing memcpy");
+    gigabytes_per_second(u64::from(STREAM_REGION) * u64::from(STREAM_PASSES), time)
+}
+
+fn main() -> anyhow::Result<()> {
+    let workers = SimConfig::new(Topology::new(1, 1)).workers;
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL).set_header(["benchmark", "result", "baseline / detail"]);
+
+    // (a) An empty kernel on a full server.
+    let empty = build("empty", 16)?;
+    let mut machine = Machine::new(SimConfig::new(Topology::full_server()))?;
+    let dpus: Vec<u32> = machine.topology().enabled_dpus().collect();
+    machine.load(&dpus, &empty)?;
+    machine.launch(&dpus)?; // starts the workers
+    let launch = median(|| {
+        let started = Instant::now();
+        machine.launch(&dpus)?;
+        Ok(started.elapsed())
+    })?;
+    let per_dpu = launch.as_secs_f64() * 1e6 / dpus.len() as f64;
+    table.add_row([
+        format!("empty kernel, {} DPUs x 16 tasklets", dpus.len()),
+        format!("{per_dpu:.2} µs per DPU (launch {:.1} ms)", launch.as_secs_f64() * 1e3),
+        format!("{:.2} µs of worker time per DPU ({workers} workers)", per_dpu * workers as f64),
+    ]);
+    drop(machine);
+
+    // (b) mram_read of 2,048-byte blocks against the host's memcpy of the same blocks.
+    let stream = build("stream", 16)?;
+    let mut machine = Machine::new(SimConfig::new(Topology::new(1, 2 * workers as u32)))?;
+    let dpus: Vec<u32> = machine.topology().enabled_dpus().collect();
+    machine.load(&dpus, &stream)?;
+    fill_heap(&machine, &dpus, STREAM_REGION)?;
+    set(&machine, &dpus, "bytes", STREAM_REGION)?;
+    set(&machine, &dpus, "block_bytes", BLOCK_BYTES)?;
+    set(&machine, &dpus, "passes", STREAM_PASSES)?;
+    machine.launch(&dpus)?;
+    let streamed = median(|| {
+        let started = Instant::now();
+        machine.launch(&dpus)?;
+        Ok(started.elapsed())
+    })?;
+    let total_bytes = u64::from(STREAM_REGION) * u64::from(STREAM_PASSES) * dpus.len() as u64;
+    let read: u64 =
+        dpus.iter().map(|&dpu| machine.stats(dpu).map(|stats| stats.total().dma_read_bytes)).sum::<Result<_, _>>()?;
+    anyhow::ensure!(read == total_bytes, "the DPUs read {read} bytes, expected {total_bytes}");
+    let per_worker = gigabytes_per_second(total_bytes, streamed) / workers as f64;
+    let memcpy = memcpy_rate();
+    table.add_row([
+        format!("mram_read of {BLOCK_BYTES}-byte blocks, {} DPUs x 16 tasklets", dpus.len()),
+        format!("{per_worker:.2} GB/s per worker = {:.2} x memcpy", per_worker / memcpy),
+        format!("host memcpy of the same blocks: {memcpy:.2} GB/s (one thread)"),
+    ]);
+    drop(machine);
+
+    // (c) One DPU reading its whole MRAM with 16 tasklets.
+    let mut machine = Machine::new(SimConfig::new(Topology::new(1, 1)))?;
+    machine.load(&[0], &stream)?;
+    let heap = machine.symbol(0, MRAM_HEAP_SYMBOL)?;
+    let sweep = (heap.size / BLOCK_BYTES) * BLOCK_BYTES;
+    fill_heap(&machine, &[0], sweep)?;
+    set(&machine, &[0], "bytes", sweep)?;
+    set(&machine, &[0], "block_bytes", BLOCK_BYTES)?;
+    set(&machine, &[0], "passes", 1)?;
+    let full = median(|| {
+        let started = Instant::now();
+        machine.launch(&[0])?;
+        Ok(started.elapsed())
+    })?;
+    let cycles = machine.stats(0)?.dma_cycles;
+    table.add_row([
+        format!("full MRAM read ({} MiB) by 16 tasklets, 1 DPU", sweep >> 20),
+        format!("{:.1} ms = {:.2} GB/s", full.as_secs_f64() * 1e3, gigabytes_per_second(u64::from(sweep), full)),
+        format!(
+            "modelled DPU time {:.1} ms ({} DMA cycles at {} MHz)",
+            cycles as f64 / CLOCK_HZ as f64 * 1e3,
+            cycles,
+            CLOCK_HZ / 1_000_000
+        ),
+    ]);
+    println!("{table}");
+    Ok(())
+}

@@ -209,8 +209,11 @@ impl KernelBuilder {
             let source = runtime_dir.join(relative);
             jobs.push((source.clone(), dir.join(format!("dpurt-{}.o", stem(&source))), runtime_args.clone()));
         }
-        let harness_args: Vec<OsString> =
-            ["-O2", "-std=gnu11", "-fno-pie", "-Wall", "-I"].map(OsString::from).into_iter().chain([include.into()]).collect();
+        let harness_args: Vec<OsString> = ["-O2", "-std=gnu11", "-fno-pie", "-Wall", "-I"]
+            .map(OsString::from)
+            .into_iter()
+            .chain([include.into()])
+            .collect();
         let mut harness_objects = Vec::new();
         for relative in runtime::sources("src/harness/", &[".c", ".S"]) {
             let source = runtime_dir.join(relative);
@@ -220,8 +223,11 @@ impl KernelBuilder {
         }
         self.compile_all(&jobs)?;
 
-        let kernel_objects: Vec<PathBuf> =
-            jobs.iter().filter(|(_, object, _)| !harness_objects.contains(object)).map(|(_, object, _)| object.clone()).collect();
+        let kernel_objects: Vec<PathBuf> = jobs
+            .iter()
+            .filter(|(_, object, _)| !harness_objects.contains(object))
+            .map(|(_, object, _)| object.clone())
+            .collect();
         let kernel_object = dir.join("dpu_kernel.o");
         let mut combine = Command::new(self.compiler_command());
         combine.args(["-r", "-nostdlib", "-o"]).arg(&kernel_object).args(&kernel_objects);
@@ -266,7 +272,9 @@ impl KernelBuilder {
             }
         }
         let mut kernel = tasklet_defines.clone();
-        for (name, value) in self.defines.iter().filter(|(name, _)| name != "NR_TASKLETS" && !name.starts_with("STACK_SIZE_")) {
+        for (name, value) in
+            self.defines.iter().filter(|(name, _)| name != "NR_TASKLETS" && !name.starts_with("STACK_SIZE_"))
+        {
             kernel.push(define_argument(name, value.as_deref()));
         }
         kernel.push("-I".into());
@@ -342,5 +350,10 @@ fn run(step: &str, command: &mut Command, tool_hint: &'static str) -> Result<(),
         .map(|argument| argument.to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join(" ");
-    Err(BuildError::CommandFailed { step: step.to_owned(), command: line, status: output.status.to_string(), output: printed })
+    Err(BuildError::CommandFailed {
+        step: step.to_owned(),
+        command: line,
+        status: output.status.to_string(),
+        output: printed,
+    })
 }

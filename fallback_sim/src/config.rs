@@ -128,7 +128,10 @@ impl SimConfig {
             return Err(SimError::InvalidConfig(format!("{} workers: must be 1..={MAX_WORKERS}", self.workers)));
         }
         if self.log_size == 0 || self.log_size % 4096 != 0 {
-            return Err(SimError::InvalidConfig(format!("log size {}: must be a positive multiple of 4096", self.log_size)));
+            return Err(SimError::InvalidConfig(format!(
+                "log size {}: must be a positive multiple of 4096",
+                self.log_size
+            )));
         }
         if let Some(limit) = self.hang_limit {
             if limit.as_millis() == 0 || limit.as_millis() > u128::from(u32::MAX) {

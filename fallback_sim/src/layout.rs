@@ -139,3 +139,88 @@ pub(crate) fn control_layout(nr_dpus: u32) -> (usize, usize, usize, usize) {
     let total = records + round(nr_dpus as usize * std::mem::size_of::<DpuRecord>());
     (job_list, workers, records, total)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::mem::{offset_of, size_of};
+    use std::path::Path;
+    use std::process::Command;
+
+    use super::*;
+
+    /// Compiles a probe against abi.h that prints each size and offset, and compares them with the Rust mirror.
+    #[test]
+    fn shared_structures_match_abi_header() {
+        let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime/include");
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let probe = dir.path().join("probe.c");
+        let mut source =
+            String::from("#include <stdio.h>\n#include <stddef.h>\n#include <dpusim/abi.h>\nint main(void) {\n");
+        let mut expected = Vec::new();
+        let mut check = |c_expression: &str, rust_value: usize| {
+            source.push_str(&format!("    printf(\"%zu\\n\", (size_t)({c_expression}));\n"));
+            expected.push((c_expression.to_owned(), rust_value));
+        };
+        check("sizeof(struct dpusim_fault)", size_of::<FaultRecord>());
+        check("offsetof(struct dpusim_fault, message)", offset_of!(FaultRecord, message));
+        check("offsetof(struct dpusim_fault, signal)", offset_of!(FaultRecord, signal));
+        check("sizeof(struct dpusim_tasklet_stats)", size_of::<TaskletStatsRecord>());
+        check("offsetof(struct dpusim_tasklet_stats, native_ns)", offset_of!(TaskletStatsRecord, native_ns));
+        check("sizeof(struct dpusim_dpu_record)", size_of::<DpuRecord>());
+        check("offsetof(struct dpusim_dpu_record, launches)", offset_of!(DpuRecord, launches));
+        check("offsetof(struct dpusim_dpu_record, log_capacity)", offset_of!(DpuRecord, log_capacity));
+        check("offsetof(struct dpusim_dpu_record, fault)", offset_of!(DpuRecord, fault));
+        check("offsetof(struct dpusim_dpu_record, tasklets)", offset_of!(DpuRecord, tasklets));
+        check("sizeof(struct dpusim_worker_slot)", size_of::<WorkerSlot>());
+        check("offsetof(struct dpusim_worker_slot, dpus_run)", offset_of!(WorkerSlot, dpus_run));
+        check("sizeof(struct dpusim_control)", size_of::<ControlHeader>());
+        check("offsetof(struct dpusim_control, flags)", offset_of!(ControlHeader, flags));
+        check("offsetof(struct dpusim_control, record_size)", offset_of!(ControlHeader, record_size));
+        check("offsetof(struct dpusim_control, job_count)", offset_of!(ControlHeader, job_count));
+        check("offsetof(struct dpusim_control, job_next)", offset_of!(ControlHeader, job_next));
+        check("sizeof(struct dpusim_kernel_info)", size_of::<KernelInfo>());
+        check("DPUSIM_WRAM_BASE", WRAM_BASE as usize);
+        check("DPUSIM_MRAM_BASE", MRAM_BASE as usize);
+        check("DPUSIM_MAX_TASKLETS", MAX_TASKLETS);
+        check("DPUSIM_MESSAGE_SIZE", MESSAGE_SIZE);
+        check("DPUSIM_MAX_WORKERS", MAX_WORKERS);
+        check("DPUSIM_ABI_VERSION", ABI_VERSION as usize);
+        check("DPUSIM_KERNEL_MAGIC", KERNEL_MAGIC as usize);
+        check("DPUSIM_CONTROL_MAGIC", CONTROL_MAGIC as usize);
+        check(
+            "DPUSIM_FD_CONTROL * 1000 + DPUSIM_FD_WRAM * 100 + DPUSIM_FD_MRAM * 10 + DPUSIM_FD_LOG",
+            (FD_CONTROL * 1000 + FD_WRAM * 100 + FD_MRAM * 10 + FD_LOG) as usize,
+        );
+        check("DPUSIM_FD_CHANNEL", FD_CHANNEL as usize);
+        check(
+            "DPUSIM_CMD_RUN * 65536 + DPUSIM_REPLY_READY * 256 + DPUSIM_REPLY_DONE",
+            usize::from(CMD_RUN) * 65536 + usize::from(REPLY_READY) * 256 + usize::from(REPLY_DONE),
+        );
+        check("DPUSIM_FLAG_STRICT * 10 + DPUSIM_FLAG_YIELD_ON_DMA", (FLAG_STRICT * 10 + FLAG_YIELD_ON_DMA) as usize);
+        check(
+            "DPUSIM_DPU_QUEUED * 100 + DPUSIM_DPU_RUNNING * 10 + DPUSIM_DPU_DONE",
+            (state::QUEUED * 100 + state::RUNNING * 10 + state::DONE) as usize,
+        );
+        check("DPUSIM_DPU_FAULT", state::FAULT as usize);
+        source.push_str("    return 0;\n}\n");
+        std::fs::write(&probe, source).expect("writing the probe");
+        let binary = dir.path().join("probe");
+        let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+        let status = Command::new(compiler)
+            .arg("-I")
+            .arg(&include)
+            .arg(&probe)
+            .arg("-o")
+            .arg(&binary)
+            .status()
+            .expect("running cc");
+        assert!(status.success(), "the ABI probe did not compile");
+        let output = Command::new(&binary).output().expect("running the probe");
+        let printed = String::from_utf8(output.stdout).expect("UTF-8");
+        let values: Vec<usize> = printed.lines().map(|line| line.parse().expect("a number")).collect();
+        assert_eq!(values.len(), expected.len());
+        for ((expression, rust), c) in expected.iter().zip(values) {
+            assert_eq!(c, *rust, "{expression}: C says {c}, Rust says {rust}");
+        }
+    }
+}

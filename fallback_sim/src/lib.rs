@@ -50,7 +50,7 @@ mod builder;
 mod config;
 mod error;
 mod fault;
-pub mod layout;
+mod layout;
 mod machine;
 mod memory;
 mod program;
@@ -62,6 +62,9 @@ pub use builder::{BuildError, KernelBuilder};
 pub use config::{SimConfig, Topology};
 pub use error::{Result, SimError};
 pub use fault::{Fault, FaultKind};
+pub use layout::{
+    CLOCK_HZ, DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE, DMA_MAX, MAX_TASKLETS, MRAM_BASE, MRAM_WINDOW, WRAM_BASE,
+};
 pub use machine::{DpuState, Machine};
 pub use program::{MemoryKind, Program, Symbol, MRAM_HEAP_SYMBOL};
 pub use stats::{DpuStats, TaskletStats};

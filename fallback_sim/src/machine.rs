@@ -290,11 +290,12 @@ impl Machine {
             return Ok(index);
         }
         let workers = self.config.workers;
-        let first_slot = (0..=MAX_WORKERS - workers)
-            .step_by(workers)
-            .find(|slot| !self.pool_slots.contains(slot))
-            .ok_or_else(|| SimError::InvalidConfig(format!("more than {MAX_WORKERS} workers across loaded programs")))?;
-        let fds = SharedFds { control: self.control.fd(), wram: self.wram.fd(), mram: self.mram.fd(), log: self.log.fd() };
+        let first_slot =
+            (0..=MAX_WORKERS - workers).step_by(workers).find(|slot| !self.pool_slots.contains(slot)).ok_or_else(
+                || SimError::InvalidConfig(format!("more than {MAX_WORKERS} workers across loaded programs")),
+            )?;
+        let fds =
+            SharedFds { control: self.control.fd(), wram: self.wram.fd(), mram: self.mram.fd(), log: self.log.fd() };
         self.pools.push(WorkerPool::start(Arc::clone(program), fds, first_slot, workers)?);
         self.pool_slots.push(first_slot);
         Ok(self.pools.len() - 1)
@@ -398,8 +399,12 @@ impl Machine {
     pub fn wait(&mut self) -> Result<()> {
         self.progress(None)?;
         let Some(launch) = self.launch.take() else { return Ok(()) };
-        let faults: Vec<u32> =
-            launch.dpus.iter().copied().filter(|&dpu| self.state_cell(dpu).load(Ordering::Acquire) == state::FAULT).collect();
+        let faults: Vec<u32> = launch
+            .dpus
+            .iter()
+            .copied()
+            .filter(|&dpu| self.state_cell(dpu).load(Ordering::Acquire) == state::FAULT)
+            .collect();
         match faults.first() {
             None => Ok(()),
             Some(&first) => {
@@ -551,10 +556,7 @@ impl Machine {
 
     /// Faults of every DPU currently in fault, by DPU.
     pub fn faults(&self) -> Vec<Fault> {
-        self.topology()
-            .enabled_dpus()
-            .filter_map(|dpu| self.fault(dpu).ok().flatten())
-            .collect()
+        self.topology().enabled_dpus().filter_map(|dpu| self.fault(dpu).ok().flatten()).collect()
     }
 
     /// What the DPU printed during its last launch (the last `log_capacity` bytes, like the SDK's ring buffer).

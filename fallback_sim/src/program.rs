@@ -87,7 +87,8 @@ impl Program {
             match file.section_by_name(name) {
                 None => Ok(None),
                 Some(section) => {
-                    let data = section.uncompressed_data().map_err(|error| invalid(format!("section {name}: {error}")))?;
+                    let data =
+                        section.uncompressed_data().map_err(|error| invalid(format!("section {name}: {error}")))?;
                     Ok(Some((section.address(), data.into_owned(), section.size())))
                 }
             }
@@ -125,14 +126,14 @@ impl Program {
                 memory,
             });
         }
-        let heap = symbols
-            .get(MRAM_HEAP_SYMBOL)
-            .ok_or_else(|| invalid(format!("no {MRAM_HEAP_SYMBOL} symbol")))?;
+        let heap = symbols.get(MRAM_HEAP_SYMBOL).ok_or_else(|| invalid(format!("no {MRAM_HEAP_SYMBOL} symbol")))?;
         let mram_used = heap.offset();
         let static_wram = symbols.get("__dpusim_wram_static_end").map_or(wram_image.len() as u64, Symbol::offset);
 
-        let info_address = info_address.ok_or_else(|| invalid("no __dpusim_kernel_info (not built by upmem-sim)".into()))?;
-        let info = read_kernel_info(&file, info_address).ok_or_else(|| invalid("unreadable __dpusim_kernel_info".into()))?;
+        let info_address =
+            info_address.ok_or_else(|| invalid("no __dpusim_kernel_info (not built by upmem-sim)".into()))?;
+        let info =
+            read_kernel_info(&file, info_address).ok_or_else(|| invalid("unreadable __dpusim_kernel_info".into()))?;
         if info.magic != KERNEL_MAGIC || info.abi_version != ABI_VERSION {
             return Err(invalid(format!(
                 "built for simulator ABI {} (this is ABI {ABI_VERSION}); rebuild it",
@@ -208,10 +209,18 @@ impl Program {
     /// Checks that the program fits DPUs with these memory sizes.
     pub(crate) fn check_fits(&self, wram_size: u64, mram_size: u64) -> Result<()> {
         if self.wram_used() > wram_size {
-            return Err(SimError::WramOverflow { path: self.path.clone(), needed: self.wram_used(), available: wram_size });
+            return Err(SimError::WramOverflow {
+                path: self.path.clone(),
+                needed: self.wram_used(),
+                available: wram_size,
+            });
         }
         if self.mram_used > mram_size {
-            return Err(SimError::MramOverflow { path: self.path.clone(), needed: self.mram_used, available: mram_size });
+            return Err(SimError::MramOverflow {
+                path: self.path.clone(),
+                needed: self.mram_used,
+                available: mram_size,
+            });
         }
         Ok(())
     }
@@ -227,7 +236,13 @@ fn read_kernel_info(file: &object::File<'_>, address: u64) -> Option<KernelInfo>
     for (tasklet, size) in stack_sizes.iter_mut().enumerate() {
         *size = word(4 + tasklet);
     }
-    Some(KernelInfo { magic: word(0), abi_version: word(1), nr_tasklets: word(2), stdout_capacity: word(3), stack_sizes })
+    Some(KernelInfo {
+        magic: word(0),
+        abi_version: word(1),
+        nr_tasklets: word(2),
+        stdout_capacity: word(3),
+        stack_sizes,
+    })
 }
 
 fn write_temporary_executable(bytes: &[u8]) -> Result<tempfile::TempPath> {

@@ -11,7 +11,7 @@ use std::os::unix::net::UnixStream;
 use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::error::{Result, SimError};
 use crate::layout::{CMD_RUN, FD_CHANNEL, FD_CONTROL, FD_LOG, FD_MRAM, FD_WRAM, REPLY_DONE, REPLY_READY, WORKER_FLAG};
@@ -116,20 +116,15 @@ impl WorkerPool {
     /// Waits up to `timeout` (forever with `None`) for the job's end. Returns whether every worker finished,
     /// and the workers that died meanwhile (already replaced; the replacements were told to join the job when
     /// `job_left` says there is work left).
-    pub fn collect(
-        &mut self,
-        timeout: Option<Duration>,
-        job_left: &dyn Fn() -> bool,
-    ) -> Result<(bool, Vec<Casualty>)> {
+    pub fn collect(&mut self, timeout: Option<Duration>, job_left: &dyn Fn() -> bool) -> Result<(bool, Vec<Casualty>)> {
         let mut casualties = Vec::new();
-        let mut first = true;
+        let deadline = timeout.map(|timeout| Instant::now() + timeout);
         loop {
             let busy: Vec<usize> = (0..self.workers.len()).filter(|&i| self.workers[i].busy).collect();
             if busy.is_empty() {
                 return Ok((true, casualties));
             }
-            let wait = if first { timeout } else { Some(Duration::ZERO) };
-            first = false;
+            let wait = deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()));
             let mut fds: Vec<libc::pollfd> = busy
                 .iter()
                 .map(|&i| libc::pollfd { fd: self.workers[i].channel.as_raw_fd(), events: libc::POLLIN, revents: 0 })

@@ -1,0 +1,88 @@
+//! `dpu-upmem-dpurte-clang`: builds DPU C sources into a simulated DPU binary, taking the UPMEM DPU compiler's
+//! usual flags, so that unchanged UPMEM makefiles build for the simulator.
+//!
+//! Accepted: `-DNAME[=VALUE]` / `-D NAME`, `-UNAME`, `-I DIR` / `-IDIR`, `-O*`, `-g*`, `-W*`, `-w`, `-std=*`,
+//! `-f*`, `-mcpu=*` (ignored: the simulator has one chip), `-pg` (defines `DPU_PROFILING`), `-o FILE`
+//! (default `a.out`), and C sources. `--help` and `--version` print what they say.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use upmem_sim::KernelBuilder;
+
+const USAGE: &str = "usage: dpu-upmem-dpurte-clang [-DNAME[=VALUE]] [-IDIR] [-O2] [-g] [-W...] [-o OUTPUT] SOURCE.c...
+Builds UPMEM DPU C sources into a program for the upmem-sim simulator (not for DPU hardware).";
+
+fn main() -> ExitCode {
+    match run(std::env::args().skip(1).collect()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("dpu-upmem-dpurte-clang: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(arguments: Vec<String>) -> Result<(), String> {
+    let mut builder = KernelBuilder::new();
+    let mut output = PathBuf::from("a.out");
+    let mut has_source = false;
+    let mut arguments = arguments.into_iter();
+    while let Some(argument) = arguments.next() {
+        let mut value_of = |flag: &str, inline: &str| -> Result<String, String> {
+            if inline.is_empty() {
+                arguments.next().ok_or_else(|| format!("{flag} needs a value"))
+            } else {
+                Ok(inline.to_owned())
+            }
+        };
+        match argument.as_str() {
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                return Ok(());
+            }
+            "--version" => {
+                println!(
+                    "dpu-upmem-dpurte-clang (upmem-sim {}) for the UPMEM DPU simulator",
+                    env!("CARGO_PKG_VERSION")
+                );
+                return Ok(());
+            }
+            "-o" => output = PathBuf::from(value_of("-o", "")?),
+            "-pg" => {
+                builder.define("DPU_PROFILING", None);
+            }
+            "-c" => return Err("-c is not supported: give every source in one command".into()),
+            _ if argument.starts_with("-D") => {
+                let definition = value_of("-D", &argument[2..])?;
+                match definition.split_once('=') {
+                    Some((name, value)) => builder.define(name, Some(value)),
+                    None => builder.define(&definition, None),
+                };
+            }
+            _ if argument.starts_with("-U")
+                || argument.starts_with("-O")
+                || argument.starts_with("-g")
+                || argument.starts_with("-W")
+                || argument == "-w"
+                || argument.starts_with("-std=")
+                || argument.starts_with("-f") =>
+            {
+                builder.flag(&argument);
+            }
+            _ if argument.starts_with("-I") => {
+                builder.include(value_of("-I", &argument[2..])?);
+            }
+            _ if argument.starts_with("-mcpu=") || argument.starts_with("--target=") => {}
+            _ if argument.starts_with('-') => return Err(format!("unknown option {argument}\n{USAGE}")),
+            _ => {
+                builder.source(&argument);
+                has_source = true;
+            }
+        }
+    }
+    if !has_source {
+        return Err(format!("no source files\n{USAGE}"));
+    }
+    builder.build(&output).map(drop).map_err(|error| error.to_string())
+}
