@@ -24,7 +24,8 @@ typedef struct dpu_profiling_t {
 } dpu_profiling_t;
 
 #define PROFILING_INIT(_name)                                                                                         \
-    __used __dma_aligned dpu_profiling_t _name = {.start = {[0 ... NR_TASKLETS - 1] = PROFILING_RESET_VALUE}, .count = 0}
+    __used __dma_aligned dpu_profiling_t _name = {                                                                    \
+        .start = {[0 ... NR_TASKLETS - 1] = PROFILING_RESET_VALUE}, .count = 0}
 
 void profiling_start(dpu_profiling_t *context);
 void profiling_stop(dpu_profiling_t *context);

@@ -2,8 +2,9 @@
  * vmutex_pool.c: virtual mutexes (VMUTEX_INIT, vmutex_lock/unlock) and mutex pools (MUTEX_POOL_INIT,
  * mutex_pool_lock/unlock) guarding arrays of MRAM counters.
  *
- * Every tasklet, ROUNDS times, increments each of the NR_COUNTERS counters of both arrays once (starting at a
- * different counter per tasklet), with a DMA read-modify-write inside the critical section. Counter k of
+ * Every tasklet, ROUNDS times, increments each of the NR_COUNTERS counters of both arrays once, with a DMA
+ * read-modify-write inside the critical section. All tasklets walk the counters in the same order, so they
+ * contend for the same counter at the same time. Counter k of
  * vmutex_counters is guarded by virtual mutex k, counter k of pool_counters by pool id k (pool mutex
  * k % NR_POOL_MUTEXES). Once per round each tasklet also holds two different virtual mutexes at once, which
  * deadlocks unless distinct ids are distinct locks.
@@ -23,7 +24,6 @@
 #define NR_HW_MUTEXES 8
 #define NR_POOL_MUTEXES 8
 #define ROUNDS 2
-#define START_STRIDE 5
 
 VMUTEX_INIT(counter_vmutexes, NR_COUNTERS, NR_HW_MUTEXES);
 MUTEX_POOL_INIT(counter_pool, NR_POOL_MUTEXES);
@@ -54,7 +54,7 @@ int main(void)
 
     for (uint32_t round = 0; round < ROUNDS; round++) {
         for (uint32_t k = 0; k < NR_COUNTERS; k++) {
-            uint16_t id = (uint16_t)((k + me() * START_STRIDE) % NR_COUNTERS);
+            uint16_t id = (uint16_t)k;
             vmutex_lock(&counter_vmutexes, id);
             increment(&vmutex_counters[id]);
             vmutex_unlock(&counter_vmutexes, id);

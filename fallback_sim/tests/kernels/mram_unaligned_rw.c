@@ -1,5 +1,5 @@
 /*
- * mram_unaligned.c: mram_read_unaligned and mram_write_unaligned at any byte offset. Only tasklet 0 works.
+ * mram_unaligned_rw.c: mram_read_unaligned and mram_write_unaligned at any byte offset. Only tasklet 0 works.
  *
  * Host inputs:  source[] (MRAM, SOURCE_BYTES bytes), target[] (MRAM, TARGET_BYTES, pre-filled by the host, e.g.
  *               with 0x11), offset (0 .. TARGET_BYTES - MAX_LENGTH), length (0 .. MAX_LENGTH)

@@ -1,5 +1,5 @@
 /*
- * fsb.c: fixed-size-block allocators (fsb_alloc, fsb_get, fsb_free).
+ * fsb_allocator.c: fixed-size-block allocators (fsb_alloc, fsb_get, fsb_free).
  *
  * Tasklet 0 makes an allocator of NR_BLOCKS blocks of BLOCK_BYTES (rounded up to BLOCK_STRIDE) and checks it;
  * then every tasklet takes a block, fills it with its id, waits at a barrier, checks its block and gives it back.

@@ -1,0 +1,224 @@
+//! The machine: isolation of DPU memories, persistence across launches, reset on reload, MRAM addresses,
+//! topologies with disabled DPUs, asynchronous launches, and the errors of misuse.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{build, machine, machine_with, read_u32, read_u32s, read_u64, read_u64s, write_u32};
+use upmem_sim::{DpuState, MemoryKind, Program, SimError, Topology, MRAM_BASE, MRAM_HEAP_SYMBOL};
+
+const ID_STRIDE: u32 = 1000;
+const HEAP_TAG: u64 = 1 << 31;
+
+/// Every DPU writes its own id into WRAM, a named MRAM array and the MRAM heap; nobody sees another's.
+fn check_isolation(topology: Topology, nr_tasklets: u32) {
+    let program = build("isolation", nr_tasklets, &[]);
+    let mut machine = machine_with(topology, |_| {});
+    let dpus: Vec<u32> = machine.topology().enabled_dpus().collect();
+    machine.load(&dpus, &program).unwrap();
+    for &dpu in &dpus {
+        write_u32(&machine, dpu, "dpu_id", dpu + 7);
+    }
+    machine.launch(&dpus).unwrap();
+    let heap = machine.symbol(dpus[0], MRAM_HEAP_SYMBOL).unwrap();
+    for &dpu in &dpus {
+        let id = dpu + 7;
+        let tasklets = nr_tasklets as usize;
+        let wram: Vec<u32> = (0..nr_tasklets).map(|t| id * ID_STRIDE + t).collect();
+        assert_eq!(read_u32s(&machine, dpu, "wram_ids", tasklets), wram, "WRAM of DPU {dpu}");
+        let mram: Vec<u64> = (0..u64::from(nr_tasklets)).map(|t| (u64::from(id) << 32) | t).collect();
+        assert_eq!(read_u64s(&machine, dpu, "mram_ids", tasklets), mram, "MRAM array of DPU {dpu}");
+        let mut bytes = vec![0u8; tasklets * 8];
+        machine.read(dpu, MemoryKind::Mram, heap.offset(), &mut bytes).unwrap();
+        let words: Vec<u64> = bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+        let expected: Vec<u64> = mram.iter().map(|word| word | HEAP_TAG).collect();
+        assert_eq!(words, expected, "MRAM heap of DPU {dpu}");
+        assert_eq!(machine.dpu_state(dpu).unwrap(), DpuState::Done);
+    }
+}
+
+#[test]
+fn dpus_are_isolated_on_a_full_server_with_disabled_dpus() {
+    let topology = Topology::full_server().with_disabled([0, 63, 64, 1000, 2559]);
+    check_isolation(topology, 16);
+}
+
+#[test]
+fn dpus_are_isolated_for_every_tasklet_count() {
+    for nr_tasklets in common::TASKLET_COUNTS {
+        check_isolation(Topology::new(2, 8).with_disabled([3]), nr_tasklets);
+    }
+}
+
+#[test]
+fn mram_addresses_are_the_dpus_own() {
+    let program = build("isolation", 4, &[]);
+    let heap = program.symbol(MRAM_HEAP_SYMBOL, 64 << 20).unwrap();
+    let array = program.symbol("mram_ids", 64 << 20).unwrap();
+    assert_eq!(u64::from(array.address) & !(MRAM_BASE - 1), MRAM_BASE, "named MRAM arrays live at 0x08000000");
+    assert!(heap.address >= array.address + array.size, "the MRAM heap follows the MRAM variables");
+    assert_eq!(heap.address % 8, 0);
+    assert_eq!(u64::from(heap.size), (64 << 20) - heap.offset(), "the heap symbol spans the rest of MRAM");
+    let host = program.symbol("wram_ids", 64 << 20).unwrap();
+    assert!(u64::from(host.address) < 64 << 10, "WRAM symbols have DPU WRAM addresses");
+}
+
+#[test]
+fn state_persists_across_launches_and_reload_resets_it() {
+    for nr_tasklets in common::TASKLET_COUNTS {
+        let program = build("persistence", nr_tasklets, &[]);
+        let mut machine = machine(1, 4);
+        let dpus = [0, 1, 2, 3];
+        machine.load(&dpus, &program).unwrap();
+        for launch in 1..=3u32 {
+            machine.launch(&dpus).unwrap();
+            for dpu in dpus {
+                assert_eq!(read_u32(&machine, dpu, "bss_count"), launch);
+                assert_eq!(read_u32(&machine, dpu, "data_count"), 100 + launch);
+                assert_eq!(read_u64(&machine, dpu, "mram_count"), 1000 + u64::from(launch));
+                assert_eq!(machine.stats(dpu).unwrap().launches, u64::from(launch));
+            }
+        }
+        // Reloading one DPU resets its globals and __mram variables; the others keep counting.
+        machine.load(&[1], &program).unwrap();
+        machine.launch(&dpus).unwrap();
+        assert_eq!(read_u32(&machine, 0, "bss_count"), 4);
+        assert_eq!(read_u32(&machine, 1, "bss_count"), 1);
+        assert_eq!(read_u32(&machine, 1, "data_count"), 101);
+        assert_eq!(read_u64(&machine, 1, "mram_count"), 1001);
+    }
+}
+
+#[test]
+fn asynchronous_launch_reports_status_then_completes() {
+    let program = build("isolation", 16, &[]);
+    let mut machine = machine(4, 64);
+    let dpus: Vec<u32> = machine.topology().enabled_dpus().collect();
+    machine.load(&dpus, &program).unwrap();
+    for &dpu in &dpus {
+        write_u32(&machine, dpu, "dpu_id", dpu);
+    }
+    machine.launch_async(&dpus).unwrap();
+    assert!(matches!(machine.launch_async(&dpus), Err(SimError::LaunchInProgress)));
+    loop {
+        let (done, fault) = machine.status(&dpus).unwrap();
+        assert!(!fault);
+        if done {
+            break;
+        }
+        std::thread::yield_now();
+    }
+    machine.wait().unwrap();
+    assert_eq!(read_u32s(&machine, 255, "wram_ids", 2), [255 * ID_STRIDE, 255 * ID_STRIDE + 1]);
+}
+
+#[test]
+fn a_subset_of_dpus_runs_alone() {
+    let program = build("persistence", 1, &[]);
+    let mut machine = machine(1, 8);
+    let all: Vec<u32> = (0..8).collect();
+    machine.load(&all, &program).unwrap();
+    machine.launch(&[2, 5]).unwrap();
+    for dpu in all {
+        let expected = if dpu == 2 || dpu == 5 { 1 } else { 0 };
+        assert_eq!(read_u32(&machine, dpu, "bss_count"), expected, "DPU {dpu}");
+    }
+}
+
+#[test]
+fn two_programs_run_in_one_launch() {
+    let isolation = build("isolation", 8, &[]);
+    let persistence = build("persistence", 8, &[]);
+    let mut machine = machine(1, 4);
+    machine.load(&[0, 2], &isolation).unwrap();
+    machine.load(&[1, 3], &persistence).unwrap();
+    write_u32(&machine, 0, "dpu_id", 5);
+    write_u32(&machine, 2, "dpu_id", 6);
+    machine.launch(&[0, 1, 2, 3]).unwrap();
+    assert_eq!(read_u32(&machine, 2, "wram_ids"), 6 * ID_STRIDE);
+    assert_eq!(read_u32(&machine, 3, "bss_count"), 1);
+}
+
+#[test]
+fn misuse_is_a_clear_error() {
+    let program = build("persistence", 1, &[]);
+    let mut machine = machine_with(Topology::new(1, 4).with_disabled([2]), |_| {});
+    assert!(matches!(machine.load(&[9], &program), Err(SimError::NoSuchDpu { dpu: 9, nr_dpus: 4 })));
+    assert!(matches!(machine.load(&[2], &program), Err(SimError::DpuDisabled(2))));
+    assert!(matches!(machine.launch(&[0]), Err(SimError::NoProgramLoaded(0))));
+    machine.load(&[0], &program).unwrap();
+    let error = machine.write_symbol(0, "bss_count", 2, &[0; 4]).unwrap_err();
+    assert!(matches!(error, SimError::OutOfBounds { offset: 2, length: 4, size: 4, .. }), "{error}");
+    let error = machine.read_symbol(0, "no_such_symbol", 0, &mut [0; 4]).unwrap_err();
+    assert!(matches!(error, SimError::UnknownSymbol { .. }), "{error}");
+    let error = machine.write(0, MemoryKind::Wram, 65530, &[0; 8]).unwrap_err();
+    assert!(error.to_string().contains("WRAM of DPU 0 has 65536 bytes"), "{error}");
+    let error = machine.read(0, MemoryKind::Mram, (64 << 20) - 4, &mut [0; 8]).unwrap_err();
+    assert!(matches!(error, SimError::OutOfBounds { .. }), "{error}");
+}
+
+#[test]
+fn invalid_topologies_are_refused() {
+    for topology in [
+        Topology::new(0, 64),
+        Topology::new(1, 65),
+        Topology::new(1, 4).with_disabled([4]),
+        Topology { wram_size: 1000, ..Topology::new(1, 1) },
+        Topology { mram_size: 128 << 20, ..Topology::new(1, 1) },
+    ] {
+        let error = upmem_sim::Machine::new(upmem_sim::SimConfig::new(topology.clone())).err();
+        assert!(matches!(error, Some(SimError::InvalidConfig(_))), "{topology:?} gave {error:?}");
+    }
+}
+
+#[test]
+fn hardware_binaries_and_other_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    // An ELF header for machine 245 (EM_DPU), as dpu-upmem-dpurte-clang from the SDK writes.
+    let mut elf = vec![0u8; 64];
+    elf[..4].copy_from_slice(b"\x7fELF");
+    elf[4] = 1; // 32-bit
+    elf[5] = 1; // little-endian
+    elf[18..20].copy_from_slice(&245u16.to_le_bytes());
+    let path = dir.path().join("dpu_code");
+    std::fs::write(&path, &elf).unwrap();
+    let error = Program::from_file(&path).unwrap_err();
+    assert!(matches!(error, SimError::HardwareBinary(_)), "{error}");
+    assert!(error.to_string().contains("dpu-upmem-dpurte-clang"), "{error}");
+
+    std::fs::write(&path, b"#!/bin/sh\n").unwrap();
+    assert!(matches!(Program::from_file(&path), Err(SimError::InvalidProgram { .. })));
+    assert!(matches!(Program::from_file(dir.path().join("missing")), Err(SimError::Os { .. })));
+    let host_binary = std::env::current_exe().unwrap();
+    assert!(matches!(Program::from_file(host_binary), Err(SimError::InvalidProgram { .. })));
+}
+
+#[test]
+fn programs_load_from_memory() {
+    let built = build("persistence", 2, &[]);
+    let bytes = std::fs::read(built.path()).unwrap();
+    let program = Arc::new(Program::from_bytes(&bytes).unwrap());
+    let path = program.path().to_path_buf();
+    let mut machine = machine(1, 2);
+    machine.load(&[0, 1], &program).unwrap();
+    machine.launch(&[0, 1]).unwrap();
+    assert_eq!(read_u32(&machine, 1, "bss_count"), 1);
+    drop(machine);
+    drop(program);
+    assert!(!path.exists(), "the temporary executable is removed with the program");
+}
+
+#[test]
+fn reset_clears_memories_and_unloads() {
+    let program = build("isolation", 2, &[]);
+    let mut machine = machine(1, 1);
+    machine.load(&[0], &program).unwrap();
+    write_u32(&machine, 0, "dpu_id", 3);
+    machine.launch(&[0]).unwrap();
+    machine.reset(&[0]).unwrap();
+    assert!(matches!(machine.program(0), Err(SimError::NoProgramLoaded(0))));
+    let mut mram = [0xffu8; 64];
+    machine.read(0, MemoryKind::Mram, 0, &mut mram).unwrap();
+    assert_eq!(mram, [0; 64]);
+}
