@@ -12,12 +12,13 @@
  *   7    mram_write 8 B just past the end of MRAM            DMA fault              DMA fault
  *   8    mram_read 8 B at heap + 4 (MRAM not 8-aligned)      no fault: aligned down DMA fault
  *   9    mram_write 8 B at heap + 4                          no fault: aligned down DMA fault
- *  10    mram_read into a WRAM buffer at +4 (not 8-aligned)  harness's choice       DMA fault
+ *  10    mram_read into a WRAM buffer at +4 (not 8-aligned)  no fault: aligned down DMA fault
  *  11    mram_read into WRAM 64 KiB past a WRAM global       DMA fault              DMA fault
- *  12    mram_read of 0 bytes                                no fault (no-op)       harness's choice
+ *  12    mram_read of 0 bytes                                no fault (no-op)       DMA fault
  *
- * Outputs when there is no fault: done = 1; result = the word read (modes 0, 8: the host's word at heap + 0,
- * since mode 8 reads aligned down); mode 9 writes WRITE_PATTERN at heap + 0 (aligned down).
+ * Outputs when there is no fault: done = 1; result = the word at the start of the buffer (modes 0, 8, 10: the
+ * host's word at heap + 0, as both addresses are aligned down; mode 12: untouched, 0); mode 9 writes WRITE_PATTERN
+ * at heap + 0 (aligned down).
  * The host writes a pattern at the start of the MRAM heap first. Any NR_TASKLETS.
  */
 #include <stdint.h>

@@ -1,0 +1,26 @@
+//! Embeds the host headers (`include/dpu/`) so that `dpu-pkg-config` can write them where C programs find them.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::{env, fs};
+
+fn main() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("include/dpu");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut headers: Vec<PathBuf> = fs::read_dir(&dir)
+        .unwrap_or_else(|error| panic!("reading {}: {error}", dir.display()))
+        .map(|entry| entry.expect("directory entry").path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "h"))
+        .collect();
+    headers.sort();
+    let mut table = String::from("&[\n");
+    for header in &headers {
+        println!("cargo:rerun-if-changed={}", header.display());
+        let name = header.file_name().expect("file name").to_str().expect("UTF-8 header name");
+        writeln!(table, "    ({name:?}, include_bytes!({:?})),", header.to_str().expect("UTF-8 path"))
+            .expect("formatting");
+    }
+    table.push_str("]\n");
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR set by cargo"));
+    fs::write(out.join("host_headers.rs"), table).expect("writing host_headers.rs");
+}

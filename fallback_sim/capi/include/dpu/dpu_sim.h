@@ -1,0 +1,58 @@
+/*
+ * dpu_sim.h: upmem-sim's extensions to the host API. Not part of the UPMEM SDK, and not included by dpu.h.
+ *
+ * Test for DPU_SIM to use them in code that also builds against the SDK:
+ *     #if __has_include(<dpu_sim.h>)   (or a build flag)
+ *     #include <dpu_sim.h>
+ *     #endif
+ *     #ifdef DPU_SIM ... #endif
+ */
+#ifndef UPMEM_SIM_DPU_SIM_H
+#define UPMEM_SIM_DPU_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dpu.h>
+
+#define DPU_SIM 1
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What one DPU did during its last launch, summed over its tasklets (all zero before the first launch). */
+struct dpu_sim_stats {
+    /* Modelled DPU cycles: DMA cycles plus the compute estimate. Not a cycle-accurate figure. */
+    uint64_t cycles;
+    /* The DMA part of `cycles`: the sum of alpha + bytes / 2 over every transfer. */
+    uint64_t dma_cycles;
+    /* Bytes read from MRAM (mram_read) and written to MRAM (mram_write). */
+    uint64_t dma_read_bytes;
+    uint64_t dma_write_bytes;
+    /* mram_read and mram_write calls. */
+    uint64_t dma_read_ops;
+    uint64_t dma_write_ops;
+    /* Times a tasklet blocked at a barrier, mutex, semaphore or handshake. */
+    uint64_t sync_waits;
+    /* Tasklets of the last launch. */
+    uint32_t nr_tasklets;
+    /* Zero. */
+    uint32_t reserved;
+};
+
+/*
+ * Writes to `buffer` (at most `size` bytes, NUL included, truncated like snprintf) the simulator's explanation
+ * of why the single DPU `dpu` is in fault: DPU id, tasklet, kind, message. An empty string when it is not in
+ * fault. DPU_ERR_INVALID_DPU_SET unless `dpu` is a DPU_SET_DPU set.
+ */
+dpu_error_t dpu_sim_fault_reason(struct dpu_set_t dpu, char *buffer, size_t size);
+
+/* Fills `*stats` for the single DPU `dpu`. DPU_ERR_INVALID_DPU_SET unless `dpu` is a DPU_SET_DPU set. */
+dpu_error_t dpu_sim_stats(struct dpu_set_t dpu, struct dpu_sim_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UPMEM_SIM_DPU_SIM_H */

@@ -1,0 +1,53 @@
+//! `libdpu` for the upmem-sim simulator: the UPMEM SDK 2025.1 host API (`dpu.h`) implemented over the
+//! simulator core, so that unchanged UPMEM host programs build and run without hardware.
+//!
+//! Built as `libdpu.so` and `libdpu.a`. The headers are in `include/dpu/` (`dpu.h` and the headers it names,
+//! the low-level `dpu_log.h`, `dpu_management.h`, `dpu_memory.h`, and our extension `dpu_sim.h`).
+//!
+//! The process has one simulated server, made at the first allocation from the profile (see [`profile`]);
+//! by default 40 ranks of 64 DPUs (2,560 DPUs), whose memories cost only what is written. Every call checks
+//! its set, symbol, sizes and alignment as libdpu does and returns the SDK's error code; where the SDK only
+//! says "dpu is in fault", the reason (DPU, tasklet, kind, address) is printed to stderr and available from
+//! `dpu_sim_fault_reason`.
+
+pub mod error;
+mod launch;
+mod logging;
+mod management;
+pub mod profile;
+mod program;
+mod server;
+mod sets;
+mod transfer;
+pub mod types;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use error::{code, DpuError, Result};
+use types::dpu_error_t;
+
+/// Runs an API call's body: its error becomes the returned code, and a panic (a bug) becomes
+/// `DPU_ERR_INTERNAL` instead of unwinding into C.
+pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> dpu_error_t {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => code::OK,
+        Ok(Err(DpuError(error))) => error,
+        Err(_) => {
+            eprintln!("libdpu (simulator): internal error (a bug in the simulator; please report it)");
+            code::INTERNAL
+        }
+    }
+}
+
+/// Writes an output parameter, refusing a null pointer.
+///
+/// # Safety
+/// `out` is null or valid for writes of `T`.
+pub(crate) unsafe fn write_out<T>(out: *mut T, value: T) -> Result<()> {
+    if out.is_null() {
+        return Err(DpuError(code::INVALID_BUFFER_SIZE));
+    }
+    // SAFETY: non-null and valid per the caller.
+    unsafe { out.write(value) };
+    Ok(())
+}

@@ -1,0 +1,107 @@
+//! Logs, error strings and the simulator's explanations: `dpu_log_read`, `dpulog_read_for_dpu`,
+//! `dpu_error_to_string`, and `dpu_sim.h`'s `dpu_sim_fault_reason` and `dpu_sim_stats`.
+
+use std::ffi::{c_char, CString};
+
+use crate::error::{code, describe, DpuError, Result};
+use crate::server::{existing, server};
+use crate::types::{dpu_error_t, dpu_set_t, dpu_sim_stats, dpu_t};
+use crate::{guard, write_out};
+
+fn print_log(dpu: u32, stream: *mut libc::FILE) -> Result<()> {
+    if stream.is_null() {
+        return Err(DpuError(code::INVALID_BUFFER_SIZE));
+    }
+    let mut guard = server();
+    let text = existing(&mut guard)?.machine.log(dpu)?;
+    // SAFETY: `stream` is the caller's open FILE; the text buffer is valid for its length.
+    let written = unsafe { libc::fwrite(text.as_ptr().cast(), 1, text.len(), stream) };
+    if written != text.len() {
+        return Err(DpuError(code::SYSTEM));
+    }
+    Ok(())
+}
+
+/// `dpu_log_read`: prints what a single DPU printed during its last launch.
+///
+/// # Safety
+/// `stream` is an open `FILE *`.
+#[no_mangle]
+pub unsafe extern "C" fn dpu_log_read(set: dpu_set_t, stream: *mut libc::FILE) -> dpu_error_t {
+    guard(|| {
+        let dpu = existing(&mut server())?.single_dpu(&set)?;
+        print_log(dpu, stream)
+    })
+}
+
+/// `dpulog_read_for_dpu` (`dpu_log.h`), the older entry point PrIM uses with `dpu.dpu`.
+///
+/// # Safety
+/// `stream` is an open `FILE *`.
+#[no_mangle]
+pub unsafe extern "C" fn dpulog_read_for_dpu(dpu: *mut dpu_t, stream: *mut libc::FILE) -> dpu_error_t {
+    guard(|| {
+        let dpu = existing(&mut server())?.dpu_of(dpu)?;
+        print_log(dpu, stream)
+    })
+}
+
+/// `dpu_error_to_string`: a `malloc`'d string the caller frees.
+#[no_mangle]
+pub extern "C" fn dpu_error_to_string(status: dpu_error_t) -> *mut c_char {
+    let text = CString::new(describe(status)).expect("error strings have no NUL");
+    // SAFETY: strdup copies a valid C string into malloc'd memory (NULL if out of memory, as libdpu).
+    unsafe { libc::strdup(text.as_ptr()) }
+}
+
+/// `dpu_sim_fault_reason`: why a single DPU is in fault ("" when it is not).
+///
+/// # Safety
+/// `buffer` has room for `size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn dpu_sim_fault_reason(dpu: dpu_set_t, buffer: *mut c_char, size: usize) -> dpu_error_t {
+    guard(|| {
+        let mut guard = server();
+        let server = existing(&mut guard)?;
+        let id = server.single_dpu(&dpu)?;
+        let reason = server.machine.fault(id)?.map(|fault| fault.to_string()).unwrap_or_default();
+        if buffer.is_null() || size == 0 {
+            return Err(DpuError(code::INVALID_BUFFER_SIZE));
+        }
+        let length = reason.len().min(size - 1);
+        // SAFETY: length + 1 <= size bytes are writable per the caller.
+        unsafe {
+            std::ptr::copy_nonoverlapping(reason.as_ptr().cast(), buffer, length);
+            buffer.add(length).write(0);
+        }
+        Ok(())
+    })
+}
+
+/// `dpu_sim_stats`: what a single DPU did during its last launch.
+///
+/// # Safety
+/// `stats` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn dpu_sim_stats(dpu: dpu_set_t, stats: *mut dpu_sim_stats) -> dpu_error_t {
+    guard(|| {
+        let mut guard = server();
+        let server = existing(&mut guard)?;
+        let id = server.single_dpu(&dpu)?;
+        let measured = server.machine.stats(id)?;
+        let total = measured.total();
+        let value = dpu_sim_stats {
+            cycles: measured.cycles,
+            dma_cycles: measured.dma_cycles,
+            dma_read_bytes: total.dma_read_bytes,
+            dma_write_bytes: total.dma_write_bytes,
+            dma_read_ops: total.dma_read_ops,
+            dma_write_ops: total.dma_write_ops,
+            sync_waits: total.sync_waits,
+            nr_tasklets: measured.nr_tasklets,
+            reserved: 0,
+        };
+        // SAFETY: guaranteed by the caller.
+        unsafe { write_out(stats, value) }
+    })
+}

@@ -1,0 +1,391 @@
+//! The process-wide simulated server behind the C API: its machine, ranks, DPUs, allocated sets and programs.
+//!
+//! `struct dpu_rank_t` and `struct dpu_t` are [`Rank`] and [`Dpu`] objects that live as long as the server,
+//! at stable addresses, so the pointers C programs hold (`set.dpu`, `set.list.ranks[i]`) stay valid and can
+//! be checked: every set that comes back through the API is validated against these arrays.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::SystemTime;
+
+use upmem_sim::{DpuState, Machine, Program, SimConfig, Topology};
+
+use crate::error::{code, DpuError, Result};
+use crate::management::Description;
+use crate::profile::Profile;
+use crate::types::{dpu_set_t, DPU_SET_DPU, DPU_SET_RANKS};
+
+/// DPUs of a rank addressable by the transfer matrix.
+pub const MAX_DPUS_PER_RANK: usize = 64;
+
+/// `struct dpu_rank_t`.
+pub struct Rank {
+    /// Index of the rank in the server.
+    pub id: u32,
+    /// First DPU of the rank (global index).
+    pub first_dpu: u32,
+    /// DPUs in the rank.
+    pub nr_dpus: u32,
+    /// Held by an allocated set.
+    pub allocated: bool,
+    /// The pending host buffer of each DPU (`dpu_prepare_xfer`).
+    pub transfer_matrix: [*mut c_void; MAX_DPUS_PER_RANK],
+    /// What `dpu_get_description` points at.
+    pub description: Description,
+}
+
+/// `struct dpu_t`.
+pub struct Dpu {
+    /// Global index in the machine.
+    pub id: u32,
+    /// The rank's index.
+    pub rank: u32,
+    /// Index within the rank.
+    pub member: u32,
+    /// Usable: enabled in the topology and not trimmed away by `dpu_alloc`.
+    pub enabled: bool,
+}
+
+/// A loaded program and the handle C sees as `struct dpu_program_t *`.
+pub struct ProgramEntry {
+    pub program: Arc<Program>,
+    modified: Option<SystemTime>,
+}
+
+/// The simulated server and what the C API has done with it.
+pub struct Server {
+    pub machine: Machine,
+    pub ranks: Box<[Rank]>,
+    pub dpus: Box<[Dpu]>,
+    /// Rank arrays of the sets returned by `dpu_alloc`, which only `dpu_free` releases.
+    allocations: Vec<Box<[*mut Rank]>>,
+    /// Programs by path, so that reloading the same binary reuses it (and its worker processes).
+    programs: HashMap<PathBuf, Box<ProgramEntry>>,
+    pub profile: Profile,
+    /// DPUs launched asynchronously whose outcome `dpu_sync` has not reported yet.
+    pub async_launched: Vec<u32>,
+}
+
+// SAFETY: the raw pointers in Server (rank arrays, prepared host buffers) are only dereferenced under the
+// server's mutex or, for host buffers, during a transfer the caller is blocked in; the C API is thread-safe
+// in the SDK, and all access goes through `server()`.
+unsafe impl Send for Server {}
+
+static SERVER: Mutex<Option<Server>> = Mutex::new(None);
+
+/// Locks the server (created by the first allocation).
+pub fn server() -> MutexGuard<'static, Option<Server>> {
+    SERVER.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The server, or `DPU_ERR_INVALID_DPU_SET` when nothing was ever allocated (no set can be valid).
+pub fn existing(guard: &mut Option<Server>) -> Result<&mut Server> {
+    guard.as_mut().ok_or(DpuError(code::INVALID_DPU_SET))
+}
+
+impl Server {
+    /// Creates the server for a profile's topology.
+    pub fn new(profile: Profile) -> Result<Server> {
+        let mut topology = Topology::new(profile.nr_ranks, profile.dpus_per_rank);
+        topology.disabled = profile.disabled.clone();
+        topology.mram_size = profile.mram_size;
+        topology.wram_size = profile.wram_size;
+        let mut config = SimConfig::new(topology);
+        if let Some(workers) = profile.workers {
+            config.workers = workers;
+        }
+        config.strict = profile.strict;
+        let machine = Machine::new(config)?;
+        log::info!("libdpu: simulator backend with {} ranks of {} DPUs", profile.nr_ranks, profile.dpus_per_rank);
+        let ranks = (0..profile.nr_ranks)
+            .map(|id| Rank {
+                id,
+                first_dpu: id * profile.dpus_per_rank,
+                nr_dpus: profile.dpus_per_rank,
+                allocated: false,
+                transfer_matrix: [std::ptr::null_mut(); MAX_DPUS_PER_RANK],
+                description: Description::of(&profile),
+            })
+            .collect();
+        let dpus = (0..profile.nr_ranks * profile.dpus_per_rank)
+            .map(|id| Dpu {
+                id,
+                rank: id / profile.dpus_per_rank,
+                member: id % profile.dpus_per_rank,
+                enabled: machine.topology().is_enabled(id),
+            })
+            .collect();
+        Ok(Server {
+            machine,
+            ranks,
+            dpus,
+            allocations: Vec::new(),
+            programs: HashMap::new(),
+            profile,
+            async_launched: Vec::new(),
+        })
+    }
+
+    /// Whether any set is allocated.
+    pub fn in_use(&self) -> bool {
+        !self.allocations.is_empty()
+    }
+
+    fn rank_index(&self, rank: *const Rank) -> Option<usize> {
+        let base = self.ranks.as_ptr() as usize;
+        let offset = (rank as usize).checked_sub(base)?;
+        let index = offset / std::mem::size_of::<Rank>();
+        (offset % std::mem::size_of::<Rank>() == 0 && index < self.ranks.len()).then_some(index)
+    }
+
+    fn dpu_index(&self, dpu: *const Dpu) -> Option<usize> {
+        let base = self.dpus.as_ptr() as usize;
+        let offset = (dpu as usize).checked_sub(base)?;
+        let index = offset / std::mem::size_of::<Dpu>();
+        (offset % std::mem::size_of::<Dpu>() == 0 && index < self.dpus.len()).then_some(index)
+    }
+
+    pub fn rank_ptr(&mut self, index: usize) -> *mut Rank {
+        &mut self.ranks[index]
+    }
+
+    pub fn dpu_ptr(&mut self, index: usize) -> *mut Dpu {
+        &mut self.dpus[index]
+    }
+
+    /// The DPU behind a `struct dpu_t *` from C, if it is one of ours and belongs to an allocated rank.
+    pub fn dpu_of(&self, dpu: *const Dpu) -> Result<u32> {
+        let index = self.dpu_index(dpu).ok_or(DpuError(code::INVALID_DPU_SET))?;
+        let rank = self.dpus[index].rank as usize;
+        if !self.ranks[rank].allocated {
+            return Err(DpuError(code::INVALID_DPU_SET));
+        }
+        Ok(index as u32)
+    }
+
+    /// The ranks of a set (indices), validated; a single-DPU set gives its rank.
+    pub fn ranks_of(&self, set: &dpu_set_t) -> Result<Vec<usize>> {
+        match set.kind {
+            DPU_SET_RANKS => {
+                // SAFETY: kind says the union holds `list`.
+                let list = unsafe { set.u.list };
+                if list.nr_ranks == 0 {
+                    return Ok(Vec::new());
+                }
+                if list.ranks.is_null() {
+                    return Err(DpuError(code::INVALID_DPU_SET));
+                }
+                let mut ranks = Vec::with_capacity(list.nr_ranks as usize);
+                for i in 0..list.nr_ranks as usize {
+                    // SAFETY: the pointer came from one of our rank arrays (checked below by the rank pointer it
+                    // yields; arrays stay alive until dpu_free). A forged array is the caller's undefined
+                    // behaviour, as with libdpu.
+                    let rank = unsafe { *list.ranks.add(i) };
+                    let index = self.rank_index(rank).ok_or(DpuError(code::INVALID_DPU_SET))?;
+                    if !self.ranks[index].allocated {
+                        return Err(DpuError(code::INVALID_DPU_SET));
+                    }
+                    ranks.push(index);
+                }
+                Ok(ranks)
+            }
+            DPU_SET_DPU => {
+                // SAFETY: kind says the union holds `dpu`.
+                let dpu = self.dpu_of(unsafe { set.u.dpu })?;
+                Ok(vec![self.dpus[dpu as usize].rank as usize])
+            }
+            _ => Err(DpuError(code::INVALID_DPU_SET)),
+        }
+    }
+
+    /// The enabled DPUs of a set, in `DPU_FOREACH` order. A single disabled DPU gives `DPU_ERR_DPU_DISABLED`.
+    pub fn dpus_of(&self, set: &dpu_set_t) -> Result<Vec<u32>> {
+        if set.kind == DPU_SET_DPU {
+            // SAFETY: kind says the union holds `dpu`.
+            let dpu = self.dpu_of(unsafe { set.u.dpu })?;
+            if !self.dpus[dpu as usize].enabled {
+                return Err(DpuError(code::DPU_DISABLED));
+            }
+            return Ok(vec![dpu]);
+        }
+        let mut dpus = Vec::new();
+        for rank in self.ranks_of(set)? {
+            let rank = &self.ranks[rank];
+            dpus.extend((rank.first_dpu..rank.first_dpu + rank.nr_dpus).filter(|&dpu| self.dpus[dpu as usize].enabled));
+        }
+        Ok(dpus)
+    }
+
+    /// The single DPU of a `DPU_SET_DPU` set; other sets give `DPU_ERR_INVALID_DPU_SET`.
+    pub fn single_dpu(&self, set: &dpu_set_t) -> Result<u32> {
+        if set.kind != DPU_SET_DPU {
+            return Err(DpuError(code::INVALID_DPU_SET));
+        }
+        // SAFETY: kind says the union holds `dpu`.
+        self.dpu_of(unsafe { set.u.dpu })
+    }
+
+    /// Allocates free ranks holding at least `nr_dpus` enabled DPUs (all free ranks for `None`), trims the
+    /// surplus in the last rank, and records the set.
+    pub fn allocate(&mut self, nr_dpus: Option<u32>, nr_ranks: Option<u32>) -> Result<dpu_set_t> {
+        let mut taken = Vec::new();
+        let mut enabled = 0u32;
+        for index in 0..self.ranks.len() {
+            let satisfied = match (nr_dpus, nr_ranks) {
+                (Some(wanted), _) => enabled >= wanted,
+                (None, Some(wanted)) => taken.len() as u32 >= wanted,
+                (None, None) => false,
+            };
+            if satisfied {
+                break;
+            }
+            if self.ranks[index].allocated {
+                continue;
+            }
+            let rank = &self.ranks[index];
+            let usable = (rank.first_dpu..rank.first_dpu + rank.nr_dpus)
+                .filter(|&dpu| self.machine.topology().is_enabled(dpu))
+                .count() as u32;
+            if usable == 0 {
+                continue;
+            }
+            taken.push(index);
+            enabled += usable;
+        }
+        let enough = match (nr_dpus, nr_ranks) {
+            (Some(wanted), _) => enabled >= wanted,
+            (None, Some(wanted)) => taken.len() as u32 >= wanted,
+            (None, None) => !taken.is_empty(),
+        };
+        if !enough || taken.is_empty() {
+            eprintln!(
+                "libdpu (simulator): cannot allocate {}: {} ranks of {} DPUs are free (set the simulator's size with \
+                 the profile keys nrRanks= and nrDpusPerRank=, e.g. UPMEM_PROFILE=nrRanks=40)",
+                match (nr_dpus, nr_ranks) {
+                    (Some(n), _) => format!("{n} DPUs"),
+                    (None, Some(n)) => format!("{n} ranks"),
+                    (None, None) => "all ranks".into(),
+                },
+                self.ranks.iter().filter(|rank| !rank.allocated).count(),
+                self.profile.dpus_per_rank
+            );
+            return Err(DpuError(code::ALLOCATION));
+        }
+        let dpus: Vec<u32> = taken
+            .iter()
+            .flat_map(|&rank| {
+                let rank = &self.ranks[rank];
+                rank.first_dpu..rank.first_dpu + rank.nr_dpus
+            })
+            .filter(|&dpu| self.machine.topology().is_enabled(dpu))
+            .collect();
+        if !self.profile.disable_reset_on_alloc {
+            self.machine.reset(&dpus)?;
+        }
+        for &rank in &taken {
+            let rank = &mut self.ranks[rank];
+            rank.allocated = true;
+            rank.transfer_matrix = [std::ptr::null_mut(); MAX_DPUS_PER_RANK];
+        }
+        for &dpu in &dpus {
+            self.dpus[dpu as usize].enabled = true;
+        }
+        if let (Some(wanted), Some(&last)) = (nr_dpus, taken.last()) {
+            self.trim(last, enabled - wanted);
+        }
+        let array: Box<[*mut Rank]> = taken.iter().map(|&rank| self.rank_ptr(rank)).collect();
+        let set = dpu_set_t::of_ranks(array.len() as u32, array.as_ptr().cast_mut());
+        self.allocations.push(array);
+        Ok(set)
+    }
+
+    /// Disables `surplus` DPUs of a rank the way libdpu does: highest member id first, looping over the
+    /// control interfaces (8 per rank) from the top.
+    fn trim(&mut self, rank: usize, surplus: u32) {
+        let rank = &self.ranks[rank];
+        let (first, size) = (rank.first_dpu, rank.nr_dpus);
+        let order: Vec<u32> = if size % 8 == 0 {
+            let per_ci = size / 8;
+            (0..per_ci).rev().flat_map(|member| (0..8).rev().map(move |ci| ci * per_ci + member)).collect()
+        } else {
+            (0..size).rev().collect()
+        };
+        let mut left = surplus;
+        for index in order {
+            if left == 0 {
+                break;
+            }
+            let dpu = &mut self.dpus[(first + index) as usize];
+            if dpu.enabled {
+                dpu.enabled = false;
+                left -= 1;
+            }
+        }
+    }
+
+    /// Frees a set returned by `dpu_alloc`/`dpu_alloc_ranks` (matched exactly, as libdpu does).
+    pub fn free(&mut self, set: &dpu_set_t) -> Result<()> {
+        if set.kind != DPU_SET_RANKS {
+            return Err(DpuError(code::INVALID_DPU_SET));
+        }
+        // SAFETY: kind says the union holds `list`.
+        let list = unsafe { set.u.list };
+        let position = self
+            .allocations
+            .iter()
+            .position(|array| array.as_ptr() == list.ranks.cast_const() && array.len() == list.nr_ranks as usize)
+            .ok_or(DpuError(code::INVALID_DPU_SET))?;
+        let ranks = self.ranks_of(set)?;
+        self.machine.poll()?;
+        let busy =
+            |dpu| self.machine.dpu_state(dpu).is_ok_and(|state| matches!(state, DpuState::Running | DpuState::Queued));
+        if ranks.iter().any(|&rank| {
+            let rank = &self.ranks[rank];
+            (rank.first_dpu..rank.first_dpu + rank.nr_dpus).any(busy)
+        }) {
+            return Err(DpuError(code::DPU_ALREADY_RUNNING));
+        }
+        for rank in ranks {
+            self.ranks[rank].allocated = false;
+            self.ranks[rank].transfer_matrix = [std::ptr::null_mut(); MAX_DPUS_PER_RANK];
+        }
+        self.allocations.swap_remove(position);
+        Ok(())
+    }
+
+    /// The program at `path`, parsed once per file version.
+    pub fn program(&mut self, path: &Path) -> Result<*mut ProgramEntry> {
+        let modified = std::fs::metadata(path).and_then(|metadata| metadata.modified()).ok();
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if let Some(entry) = self.programs.get_mut(&key) {
+            if entry.modified == modified && modified.is_some() {
+                return Ok(&mut **entry);
+            }
+        }
+        let program = Arc::new(Program::from_file(path).map_err(|error| {
+            let code = DpuError::from(error);
+            if code.0 == code::SYSTEM {
+                DpuError(code::ELF_INVALID_FILE)
+            } else {
+                code
+            }
+        })?);
+        let entry = self.programs.entry(key).insert_entry(Box::new(ProgramEntry { program, modified }));
+        Ok(&mut **entry.into_mut())
+    }
+
+    /// A program loaded from memory (not cached: every call is a new program).
+    pub fn program_from_bytes(&mut self, bytes: &[u8]) -> Result<*mut ProgramEntry> {
+        let program = Arc::new(Program::from_bytes(bytes)?);
+        let key = program.path().to_path_buf();
+        let entry = self.programs.entry(key).insert_entry(Box::new(ProgramEntry { program, modified: None }));
+        Ok(&mut **entry.into_mut())
+    }
+
+    /// Checks that a `struct dpu_program_t *` from C is one of ours.
+    pub fn program_entry(&self, handle: *const ProgramEntry) -> Option<&ProgramEntry> {
+        self.programs.values().map(|entry| &**entry).find(|entry| std::ptr::eq(*entry, handle))
+    }
+}
