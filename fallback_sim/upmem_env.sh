@@ -8,7 +8,7 @@
 
 _upmem_sim_root=$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")/.." && pwd)
 if cargo build --release --quiet --manifest-path "$_upmem_sim_root/Cargo.toml" \
-    -p upmem-sim -p upmem-sim-capi --lib --bins; then
+    -p upmem-sim-sdk --lib --bins; then
     _upmem_sim_bin=$(cargo metadata --format-version 1 --no-deps --manifest-path "$_upmem_sim_root/Cargo.toml" |
         sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/release
     export PATH="$_upmem_sim_bin${PATH:+:$PATH}"

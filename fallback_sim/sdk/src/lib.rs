@@ -1,7 +1,12 @@
-//! `libdpu` for the upmem-sim simulator: the UPMEM SDK 2025.1 host API (`dpu.h`) implemented over the
-//! simulator core, so that unchanged UPMEM host programs build and run without hardware.
+//! The UPMEM SDK, emulated over the upmem-sim simulator, so that unchanged UPMEM programs and makefiles build
+//! and run without hardware:
 //!
-//! Built as `libdpu.so` and `libdpu.a`. The headers are in `include/dpu/` (`dpu.h` and the headers it names,
+//! - `libdpu`: the SDK 2025.1 host API (`dpu.h`), built as `libdpu.so` and `libdpu.a`;
+//! - `dpu-upmem-dpurte-clang`: builds DPU C sources into simulated DPU binaries, taking the SDK compiler's flags;
+//! - `dpu-pkg-config`: answers `--cflags --libs dpu` with these headers and this library;
+//! - `fallback_sim/upmem_env.sh`: puts them on `PATH`, like the SDK's `upmem_env.sh`.
+//!
+//!  The headers are in `include/dpu/` (`dpu.h` and the headers it names,
 //! the low-level `dpu_log.h`, `dpu_management.h`, `dpu_memory.h`, and our extension `dpu_sim.h`).
 //!
 //! The process has one simulated server, made at the first allocation from the profile (see [`profile`]);
