@@ -20,7 +20,8 @@ use crate::types::{dpu_set_t, DPU_SET_DPU, DPU_SET_RANKS};
 /// DPUs of a rank addressable by the transfer matrix.
 pub const MAX_DPUS_PER_RANK: usize = 64;
 
-/// `struct dpu_rank_t`.
+/// `struct dpu_rank_t` (opaque to C, which only holds pointers; `repr(C)` keeps it FFI-safe in signatures).
+#[repr(C)]
 pub struct Rank {
     /// Index of the rank in the server.
     pub id: u32,
@@ -36,7 +37,8 @@ pub struct Rank {
     pub description: Description,
 }
 
-/// `struct dpu_t`.
+/// `struct dpu_t` (opaque to C, like [`Rank`]).
+#[repr(C)]
 pub struct Dpu {
     /// Global index in the machine.
     pub id: u32,

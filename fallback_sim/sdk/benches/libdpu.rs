@@ -1,0 +1,169 @@
+//! libdpu over the simulator: `dpu_push_xfer` of 1 MiB to each of 2,048 DPUs next to the host's `memcpy` of the
+//! same bytes, and the rate of small `dpu_copy_to` calls. Run with `cargo bench -p upmem-sim-sdk --bench libdpu`.
+
+use std::ffi::{c_char, c_void, CString};
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use comfy_table::{presets::UTF8_FULL, Table};
+use dpu::types::{dpu_error_t, dpu_set_dpu_iterator_t, dpu_set_t, dpu_set_union, DPU_XFER_DEFAULT, DPU_XFER_TO_DPU};
+use rayon::prelude::*;
+use upmem_sim::KernelBuilder;
+
+extern "C" {
+    fn dpu_alloc(nr_dpus: u32, profile: *const c_char, set: *mut dpu_set_t) -> dpu_error_t;
+    fn dpu_free(set: dpu_set_t) -> dpu_error_t;
+    fn dpu_load(set: dpu_set_t, path: *const c_char, program: *mut *mut c_void) -> dpu_error_t;
+    fn dpu_prepare_xfer(set: dpu_set_t, buffer: *mut c_void) -> dpu_error_t;
+    fn dpu_push_xfer(
+        set: dpu_set_t,
+        xfer: u32,
+        symbol: *const c_char,
+        offset: u32,
+        length: usize,
+        flags: u32,
+    ) -> dpu_error_t;
+    fn dpu_copy_to(
+        set: dpu_set_t,
+        symbol: *const c_char,
+        offset: u32,
+        source: *const c_void,
+        length: usize,
+    ) -> dpu_error_t;
+    fn dpu_set_dpu_iterator_from(set: *mut dpu_set_t) -> dpu_set_dpu_iterator_t;
+    fn dpu_set_dpu_iterator_next(iterator: *mut dpu_set_dpu_iterator_t);
+}
+
+const NR_DPUS: u32 = 2048;
+const BYTES_PER_DPU: usize = 1 << 20;
+const SMALL_COPIES: u32 = 10_000;
+const REPEATS: usize = 3;
+
+fn check(status: dpu_error_t, what: &str) {
+    assert_eq!(status, 0, "{what} failed with DPU error {status}");
+}
+
+fn median(mut run: impl FnMut() -> Duration) -> Duration {
+    let mut times: Vec<Duration> = (0..REPEATS).map(|_| run()).collect();
+    times.sort();
+    times[REPEATS / 2]
+}
+
+fn dpus_of(mut set: dpu_set_t) -> Vec<dpu_set_t> {
+    let mut dpus = Vec::new();
+    // SAFETY: iterating a live set with the library's own iterator functions, as DPU_FOREACH does.
+    unsafe {
+        let mut iterator = dpu_set_dpu_iterator_from(&mut set);
+        while iterator.has_next {
+            dpus.push(iterator.next);
+            dpu_set_dpu_iterator_next(&mut iterator);
+        }
+    }
+    dpus
+}
+
+fn main() -> anyhow::Result<()> {
+    let kernel = Path::new(env!("CARGO_TARGET_TMPDIR")).join("libdpu-bench-kernel");
+    let source = Path::new(env!("CARGO_TARGET_TMPDIR")).join("libdpu-bench-kernel.c");
+    std::fs::write(
+        &source,
+        "#include <stdint.h>\n#include <defs.h>\n__host uint64_t value;\nint main(void) { return 0; }\n",
+    )?;
+    KernelBuilder::new().source(&source).build(&kernel)?;
+    let kernel = CString::new(kernel.to_str().expect("UTF-8 path"))?;
+    let heap = CString::new("__sys_used_mram_end")?;
+    let value = CString::new("value")?;
+    let profile = CString::new("nrRanks=32,nrDpusPerRank=64")?;
+
+    let mut set = dpu_set_t { kind: 0, u: dpu_set_union { dpu: std::ptr::null_mut() } };
+    // SAFETY: the library's C API, called as a C program would.
+    unsafe {
+        check(dpu_alloc(NR_DPUS, profile.as_ptr(), &mut set), "dpu_alloc");
+        check(dpu_load(set, kernel.as_ptr(), std::ptr::null_mut()), "dpu_load");
+    }
+    let dpus = dpus_of(set);
+    assert_eq!(dpus.len() as u32, NR_DPUS);
+    let sources: Vec<Vec<u8>> = (0..NR_DPUS).map(|dpu| vec![dpu as u8; BYTES_PER_DPU]).collect();
+    let push = || {
+        let started = Instant::now();
+        // SAFETY: each prepared buffer holds BYTES_PER_DPU bytes and outlives the push.
+        unsafe {
+            for (dpu, buffer) in dpus.iter().zip(&sources) {
+                check(dpu_prepare_xfer(*dpu, buffer.as_ptr().cast_mut().cast()), "dpu_prepare_xfer");
+            }
+            check(
+                dpu_push_xfer(set, DPU_XFER_TO_DPU, heap.as_ptr(), 0, BYTES_PER_DPU, DPU_XFER_DEFAULT),
+                "dpu_push_xfer",
+            );
+        }
+        started.elapsed()
+    };
+    let cold = push();
+    let warm = median(push);
+
+    let mut destinations: Vec<Vec<u8>> = (0..NR_DPUS).map(|_| vec![0u8; BYTES_PER_DPU]).collect();
+    let serial = median(|| {
+        let started = Instant::now();
+        for (destination, source) in destinations.iter_mut().zip(&sources) {
+            destination.copy_from_slice(black_box(source));
+        }
+        black_box(&destinations);
+        started.elapsed()
+    });
+    let parallel = median(|| {
+        let started = Instant::now();
+        destinations.par_iter_mut().zip(&sources).for_each(|(destination, source)| destination.copy_from_slice(source));
+        black_box(&destinations);
+        started.elapsed()
+    });
+
+    let word = 42u64;
+    let small = |target: dpu_set_t| {
+        let started = Instant::now();
+        for _ in 0..SMALL_COPIES {
+            // SAFETY: 8 readable bytes for an 8-byte __host symbol.
+            check(unsafe { dpu_copy_to(target, value.as_ptr(), 0, (&word as *const u64).cast(), 8) }, "dpu_copy_to");
+        }
+        f64::from(SMALL_COPIES) / started.elapsed().as_secs_f64()
+    };
+    let one_dpu = small(dpus[0]);
+    let whole_set = {
+        let started = Instant::now();
+        for _ in 0..100 {
+            // SAFETY: as above.
+            check(unsafe { dpu_copy_to(set, value.as_ptr(), 0, (&word as *const u64).cast(), 8) }, "dpu_copy_to");
+        }
+        100.0 / started.elapsed().as_secs_f64()
+    };
+    // SAFETY: the set came from dpu_alloc.
+    check(unsafe { dpu_free(set) }, "dpu_free");
+
+    let total = (BYTES_PER_DPU * NR_DPUS as usize) as f64;
+    let rate = |time: Duration| total / time.as_secs_f64() / 1e9;
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL).set_header(["benchmark", "result", "baseline"]);
+    table.add_row([
+        format!("dpu_push_xfer 1 MiB to each of {NR_DPUS} DPUs"),
+        format!(
+            "{:.2} GB/s ({:.0} ms); first push into fresh memory {:.2} GB/s",
+            rate(warm),
+            warm.as_secs_f64() * 1e3,
+            rate(cold)
+        ),
+        format!(
+            "memcpy of the same bytes: {:.2} GB/s one thread ({:.2}x), {:.2} GB/s all cores ({:.2}x)",
+            rate(serial),
+            serial.as_secs_f64() / warm.as_secs_f64(),
+            rate(parallel),
+            parallel.as_secs_f64() / warm.as_secs_f64()
+        ),
+    ]);
+    table.add_row([
+        format!("dpu_copy_to of 8 bytes, {SMALL_COPIES} calls"),
+        format!("{one_dpu:.0} calls/s to one DPU"),
+        format!("{whole_set:.0} calls/s broadcasting to all {NR_DPUS} DPUs"),
+    ]);
+    println!("{table}");
+    Ok(())
+}
