@@ -34,7 +34,7 @@
 //!
 //! `perfcounter_get()` and [`DpuStats::cycles`] count modelled DPU cycles: every DMA costs
 //! `alpha + bytes / 2` cycles (alpha = 77 for `mram_read`, 61 for `mram_write`, from the PrIM measurements),
-//! and the rest is estimated from the kernel's native run time: 3.5 DPU instructions per native nanosecond,
+//! and the rest is estimated from the CPU time the worker spends on the DPU: 3.5 DPU instructions per nanosecond,
 //! one instruction per cycle with at least 11 tasklets, and `11 / NR_TASKLETS` cycles per instruction with
 //! fewer (the DPU's pipeline issues from a given tasklet every 11 cycles). The DMA part is exact and
 //! deterministic; the rest is an estimate that varies with the host. `CLOCKS_PER_SEC` is 350 MHz.
@@ -48,6 +48,7 @@
 
 mod builder;
 mod config;
+mod control;
 mod error;
 mod fault;
 mod layout;

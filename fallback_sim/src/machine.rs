@@ -2,21 +2,22 @@
 
 use std::collections::VecDeque;
 use std::ptr;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::SimConfig;
+use crate::control::Control;
 use crate::error::{Result, SimError};
-use crate::fault::{Fault, FaultKind};
+use crate::fault::Fault;
 use crate::layout::{
-    self, control_layout, state, ControlHeader, DpuRecord, WorkerSlot, ABI_VERSION, CONTROL_MAGIC, FLAG_STRICT,
-    FLAG_YIELD_ON_DMA, MAX_WORKERS, MESSAGE_SIZE,
+    self, control_layout, state, ControlHeader, DpuRecord, ABI_VERSION, CONTROL_MAGIC, FLAG_STRICT, FLAG_YIELD_ON_DMA,
+    MAX_WORKERS,
 };
 use crate::memory::SharedFile;
 use crate::program::{MemoryKind, Program, Symbol};
 use crate::stats::{DpuStats, TaskletStats};
-use crate::worker::{describe_exit, SharedFds, WorkerPool};
+use crate::worker::{SharedFds, WorkerPool};
 
 /// Where a DPU is in its life cycle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,7 +66,7 @@ struct Launch {
 /// ```
 pub struct Machine {
     config: SimConfig,
-    control: SharedFile,
+    control: Control,
     wram: SharedFile,
     mram: SharedFile,
     log: SharedFile,
@@ -84,8 +85,7 @@ impl Machine {
         config.validate()?;
         let topology = &config.topology;
         let nr_dpus = topology.nr_dpus();
-        let (job_list, workers, records, total) = control_layout(nr_dpus);
-        let control = SharedFile::new("control", total)?;
+        let (job_list, workers, records, _) = control_layout(nr_dpus);
         let wram = SharedFile::new("wram", (topology.wram_size * u64::from(nr_dpus)) as usize)?;
         let mram = SharedFile::new("mram", (topology.mram_size * u64::from(nr_dpus)) as usize)?;
         let log = SharedFile::new("log", (config.log_size * u64::from(nr_dpus)) as usize)?;
@@ -113,8 +113,7 @@ impl Machine {
             job_count: 0,
             job_next: 0,
         };
-        // SAFETY: the control file is at least one page, page-aligned, and no worker maps it yet.
-        unsafe { ptr::write(control.ptr().cast::<ControlHeader>(), header) };
+        let control = Control::new(header)?;
         log::info!(
             "simulated UPMEM machine: {} ranks x {} DPUs ({} enabled), {} KiB WRAM and {} MiB MRAM per DPU, {} workers",
             topology.nr_ranks,
@@ -147,42 +146,6 @@ impl Machine {
         &self.config
     }
 
-    // ---- Records in the control file ---------------------------------------------------------------------
-
-    fn header(&self) -> *mut ControlHeader {
-        self.control.ptr().cast()
-    }
-
-    fn record(&self, dpu: u32) -> *mut DpuRecord {
-        let (_, _, records, _) = control_layout(self.topology().nr_dpus());
-        // SAFETY: dpu < nr_dpus (checked by callers), so the record lies within the control file.
-        unsafe { self.control.ptr().add(records).cast::<DpuRecord>().add(dpu as usize) }
-    }
-
-    fn worker_slot(&self, index: usize) -> *mut WorkerSlot {
-        let (_, workers, _, _) = control_layout(self.topology().nr_dpus());
-        assert!(index < MAX_WORKERS);
-        // SAFETY: index < MAX_WORKERS, so the slot lies within the control file's slot array.
-        unsafe { self.control.ptr().add(workers).cast::<WorkerSlot>().add(index) }
-    }
-
-    fn state_cell(&self, dpu: u32) -> &AtomicU32 {
-        // SAFETY: `state` is an aligned u32 in shared memory that lives as long as self; the workers write it
-        // with atomic stores, so it is only ever accessed atomically.
-        unsafe { AtomicU32::from_ptr(ptr::addr_of_mut!((*self.record(dpu)).state)) }
-    }
-
-    fn job_next(&self) -> &AtomicU32 {
-        // SAFETY: as for state_cell: an aligned u32 of the header, claimed by workers with atomic adds.
-        unsafe { AtomicU32::from_ptr(ptr::addr_of_mut!((*self.header()).job_next)) }
-    }
-
-    fn read_record(&self, dpu: u32) -> DpuRecord {
-        // SAFETY: the record is plain old data within the control file; a copy is taken while no worker runs
-        // the DPU (callers check the state first) or for statistics, where a torn read is harmless.
-        unsafe { ptr::read_volatile(self.record(dpu)) }
-    }
-
     // ---- Checks ------------------------------------------------------------------------------------------
 
     fn check_dpu(&self, dpu: u32) -> Result<()> {
@@ -198,7 +161,7 @@ impl Machine {
 
     fn check_idle(&self, dpu: u32) -> Result<()> {
         self.check_dpu(dpu)?;
-        match self.state_cell(dpu).load(Ordering::Acquire) {
+        match self.control.state(dpu).load(Ordering::Acquire) {
             state::QUEUED | state::RUNNING => Err(SimError::DpuRunning(dpu)),
             _ => Ok(()),
         }
@@ -207,7 +170,7 @@ impl Machine {
     /// The state of a DPU.
     pub fn dpu_state(&self, dpu: u32) -> Result<DpuState> {
         self.check_dpu(dpu)?;
-        Ok(match self.state_cell(dpu).load(Ordering::Acquire) {
+        Ok(match self.control.state(dpu).load(Ordering::Acquire) {
             state::QUEUED => DpuState::Queued,
             state::RUNNING => DpuState::Running,
             state::DONE => DpuState::Done,
@@ -235,7 +198,7 @@ impl Machine {
             unsafe { copy_into(&self.wram, wram_offset, program.wram_image()) };
             // SAFETY: as above, for the MRAM variables' image.
             unsafe { copy_into(&self.mram, dpu as usize * mram_size, program.mram_image()) };
-            self.reset_record(dpu);
+            self.control.reset_record(dpu);
             self.loaded[dpu as usize] = Some(Arc::clone(program));
         }
         self.drop_unused_pools();
@@ -252,17 +215,11 @@ impl Machine {
         for &dpu in dpus {
             self.wram.discard(dpu as usize * wram_size, wram_size)?;
             self.mram.discard(dpu as usize * mram_size, mram_size)?;
-            self.reset_record(dpu);
+            self.control.reset_record(dpu);
             self.loaded[dpu as usize] = None;
         }
         self.drop_unused_pools();
         Ok(())
-    }
-
-    fn reset_record(&self, dpu: u32) {
-        let record = self.record(dpu);
-        // SAFETY: the DPU is idle, so no worker touches its record; all-zero is a valid record (IDLE).
-        unsafe { ptr::write_bytes(record, 0, 1) };
     }
 
     /// The program loaded in a DPU.
@@ -388,7 +345,7 @@ impl Machine {
             pending.push_back(Group { pool, dpus: members });
         }
         for &dpu in dpus {
-            self.state_cell(dpu).store(state::QUEUED, Ordering::Release);
+            self.control.state(dpu).store(state::QUEUED, Ordering::Release);
         }
         self.launch = Some(Launch { dpus: dpus.to_vec(), pending, running: None });
         self.progress(Some(Duration::ZERO))?;
@@ -403,7 +360,7 @@ impl Machine {
             .dpus
             .iter()
             .copied()
-            .filter(|&dpu| self.state_cell(dpu).load(Ordering::Acquire) == state::FAULT)
+            .filter(|&dpu| self.control.state(dpu).load(Ordering::Acquire) == state::FAULT)
             .collect();
         match faults.first() {
             None => Ok(()),
@@ -452,15 +409,16 @@ impl Machine {
                     }
                 },
             };
-            let header = self.header();
-            let job_left = || job_left(header);
-            let (finished, casualties) = self.pools[pool_index].collect(timeout, &job_left)?;
-            for casualty in casualties {
-                let exit = describe_exit(casualty.status);
-                if !self.record_casualty(casualty.index, &exit) {
-                    return Err(self.abandon_launch(pool_index, exit));
+            let control = &self.control;
+            let finished = self.pools[pool_index]
+                .collect(timeout, &|| control.job_left(), &mut |slot, exit| control.record_casualty(slot, exit));
+            let finished = match finished {
+                Ok(finished) => finished,
+                Err(error) => {
+                    self.abandon_launch(pool_index);
+                    return Err(error);
                 }
-            }
+            };
             if !finished {
                 return Ok(false);
             }
@@ -471,45 +429,15 @@ impl Machine {
     }
 
     fn start_job(&mut self, pool: usize, dpus: &[u32]) {
-        let header = self.header();
-        let (job_list, _, _, _) = control_layout(self.topology().nr_dpus());
-        // SAFETY: no worker reads the job list or counters between jobs; the list has room for every DPU and
-        // `dpus` holds distinct DPUs of this machine. The send in start_job publishes the writes.
-        unsafe {
-            let list = self.control.ptr().add(job_list).cast::<u32>();
-            ptr::copy_nonoverlapping(dpus.as_ptr(), list, dpus.len());
-            (*header).job_count = dpus.len() as u32;
-            (*header).job_generation += 1;
-        }
-        self.job_next().store(0, Ordering::Release);
+        self.control.post_job(dpus);
         self.pools[pool].start_job();
     }
 
-    /// A worker died: the DPU it was running is in fault (the worker's signal handler usually said why).
-    /// Returns false if it died outside any DPU, which no kernel can cause.
-    fn record_casualty(&self, slot_index: usize, exit: &str) -> bool {
-        let slot = self.worker_slot(slot_index);
-        // SAFETY: the worker that owned the slot is dead, so nobody else writes it.
-        let dpu = unsafe { ptr::replace(ptr::addr_of_mut!((*slot).current_dpu), u32::MAX) };
-        if dpu >= self.topology().nr_dpus() {
-            return false;
-        }
-        if self.state_cell(dpu).load(Ordering::Acquire) != state::FAULT {
-            self.write_worker_lost(dpu, &format!("the worker running this DPU ended ({exit})"));
-        }
-        log::debug!("DPU {dpu} faulted and its worker ended ({exit})");
-        true
-    }
-
     /// Ends a launch whose workers fail by themselves: its unfinished DPUs are put in fault.
-    fn abandon_launch(&mut self, pool: usize, exit: String) -> SimError {
+    fn abandon_launch(&mut self, pool: usize) {
         self.pools[pool].kill_busy();
         self.fault_unfinished();
         self.launch = None;
-        SimError::Worker {
-            program: self.pools[pool].program().path().to_path_buf(),
-            reason: format!("a worker ended outside any DPU ({exit}); see its messages above"),
-        }
     }
 
     /// Puts every DPU of the finished launch that never completed in fault (a worker died before it said
@@ -517,31 +445,10 @@ impl Machine {
     fn fault_unfinished(&mut self) {
         let Some(launch) = self.launch.as_ref() else { return };
         for &dpu in &launch.dpus {
-            if matches!(self.state_cell(dpu).load(Ordering::Acquire), state::QUEUED | state::RUNNING) {
-                self.write_worker_lost(dpu, "the DPU never completed: its worker ended");
+            if matches!(self.control.state(dpu).load(Ordering::Acquire), state::QUEUED | state::RUNNING) {
+                self.control.write_worker_lost(dpu, "the DPU never completed: its worker ended");
             }
         }
-    }
-
-    fn write_worker_lost(&self, dpu: u32, message: &str) {
-        let record = self.record(dpu);
-        let mut text = [0u8; MESSAGE_SIZE];
-        let length = message.len().min(MESSAGE_SIZE - 1);
-        text[..length].copy_from_slice(&message.as_bytes()[..length]);
-        // SAFETY: the worker that ran this DPU is dead, so the record is ours to write.
-        unsafe {
-            (*record).fault = layout::FaultRecord {
-                kind: FaultKind::raw_worker_lost(),
-                tasklet: layout::NO_TASKLET,
-                address: 0,
-                value: 0,
-                pc: 0,
-                signal: 0,
-                reserved: 0,
-                message: text,
-            };
-        }
-        self.state_cell(dpu).store(state::FAULT, Ordering::Release);
     }
 
     // ---- Outcomes ----------------------------------------------------------------------------------------
@@ -551,7 +458,7 @@ impl Machine {
         if self.dpu_state(dpu)? != DpuState::Fault {
             return Ok(None);
         }
-        Ok(Some(Fault::from_record(dpu, &self.read_record(dpu).fault)))
+        Ok(Some(Fault::from_record(dpu, &self.control.read_record(dpu).fault)))
     }
 
     /// Faults of every DPU currently in fault, by DPU.
@@ -562,7 +469,7 @@ impl Machine {
     /// What the DPU printed during its last launch (the last `log_capacity` bytes, like the SDK's ring buffer).
     pub fn log(&self, dpu: u32) -> Result<Vec<u8>> {
         self.check_idle(dpu)?;
-        let record = self.read_record(dpu);
+        let record = self.control.read_record(dpu);
         let capacity = record.log_capacity.min(self.config.log_size);
         if capacity == 0 {
             return Ok(Vec::new());
@@ -588,7 +495,7 @@ impl Machine {
     /// Statistics of the DPU's last launch.
     pub fn stats(&self, dpu: u32) -> Result<DpuStats> {
         self.check_dpu(dpu)?;
-        let record = self.read_record(dpu);
+        let record = self.control.read_record(dpu);
         let tasklets = record.tasklets[..(record.nr_tasklets as usize).min(layout::MAX_TASKLETS)]
             .iter()
             .map(TaskletStats::from_record)
@@ -612,16 +519,6 @@ impl Drop for Machine {
         }
         // Dropping the pools ends the workers before the shared files go away.
         self.pools.clear();
-    }
-}
-
-/// Whether DPUs of the current job are still unclaimed.
-fn job_left(header: *mut ControlHeader) -> bool {
-    // SAFETY: the header lives in the control file, which outlives every job; job_next is an aligned u32
-    // that workers update atomically, and job_count is written by the host before the job starts.
-    unsafe {
-        let next = AtomicU32::from_ptr(ptr::addr_of_mut!((*header).job_next)).load(Ordering::Acquire);
-        next < (*header).job_count
     }
 }
 

@@ -45,12 +45,6 @@ impl Drop for Worker {
     }
 }
 
-/// A worker that ended while working: which slot it had and how it ended.
-pub(crate) struct Casualty {
-    pub index: usize,
-    pub status: Option<ExitStatus>,
-}
-
 /// The worker processes of one program.
 pub(crate) struct WorkerPool {
     program: Arc<Program>,
@@ -113,16 +107,23 @@ impl WorkerPool {
         }
     }
 
-    /// Waits up to `timeout` (forever with `None`) for the job's end. Returns whether every worker finished,
-    /// and the workers that died meanwhile (already replaced; the replacements were told to join the job when
-    /// `job_left` says there is work left).
-    pub fn collect(&mut self, timeout: Option<Duration>, job_left: &dyn Fn() -> bool) -> Result<(bool, Vec<Casualty>)> {
-        let mut casualties = Vec::new();
+    /// Waits up to `timeout` (forever with `None`) for the job's end; returns whether every worker finished.
+    ///
+    /// A worker that dies is reported to `on_death` (its slot index and how it ended) before it is replaced,
+    /// so that the DPU it was running can be put in fault; the replacement joins the job when `job_left` says
+    /// DPUs remain. `on_death` returns false when the death cannot be pinned on a DPU (a broken worker, not a
+    /// kernel): the job is then abandoned with an error.
+    pub fn collect(
+        &mut self,
+        timeout: Option<Duration>,
+        job_left: &dyn Fn() -> bool,
+        on_death: &mut dyn FnMut(usize, &str) -> bool,
+    ) -> Result<bool> {
         let deadline = timeout.map(|timeout| Instant::now() + timeout);
         loop {
             let busy: Vec<usize> = (0..self.workers.len()).filter(|&i| self.workers[i].busy).collect();
             if busy.is_empty() {
-                return Ok((true, casualties));
+                return Ok(true);
             }
             let wait = deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()));
             let mut fds: Vec<libc::pollfd> = busy
@@ -140,7 +141,7 @@ impl WorkerPool {
                 return Err(SimError::os("waiting for simulator workers", error));
             }
             if ready == 0 {
-                return Ok((false, casualties));
+                return Ok(false);
             }
             for (slot, pollfd) in busy.iter().zip(&fds) {
                 if pollfd.revents == 0 {
@@ -151,24 +152,33 @@ impl WorkerPool {
                 match worker.channel.read(&mut reply) {
                     Ok(1) if reply[0] == REPLY_DONE => worker.busy = false,
                     Err(error) if error.kind() == ErrorKind::Interrupted => {}
-                    _ => casualties.push(self.replace(*slot, job_left)?),
+                    _ => self.replace(*slot, job_left, on_death)?,
                 }
             }
         }
     }
 
-    /// Replaces a dead worker and returns how it ended.
-    fn replace(&mut self, slot: usize, job_left: &dyn Fn() -> bool) -> Result<Casualty> {
+    /// Reaps a dead worker, reports it, and starts its replacement.
+    fn replace(
+        &mut self,
+        slot: usize,
+        job_left: &dyn Fn() -> bool,
+        on_death: &mut dyn FnMut(usize, &str) -> bool,
+    ) -> Result<()> {
         let index = self.workers[slot].index;
         let status = self.workers[slot].child.wait().ok();
         self.workers[slot].busy = false;
-        log::debug!("simulator worker {index} ended ({}); starting another", describe_exit(status));
+        let exit = describe_exit(status);
+        if !on_death(index, &exit) {
+            return Err(self.error(format!("worker {index} ended outside any DPU ({exit}); see its messages above")));
+        }
+        log::debug!("simulator worker {index} ended ({exit}); starting another");
         let mut replacement = self.spawn(index)?;
         if job_left() {
             replacement.busy = send_byte(&replacement.channel, CMD_RUN);
         }
         self.workers[slot] = replacement;
-        Ok(Casualty { index, status })
+        Ok(())
     }
 
     /// Kills busy workers (a hung job that the caller gave up on); they are replaced on the next `collect`.
@@ -212,7 +222,7 @@ fn place_descriptors(sources: &[RawFd]) -> std::io::Result<()> {
     Ok(())
 }
 
-pub(crate) fn describe_exit(status: Option<ExitStatus>) -> String {
+fn describe_exit(status: Option<ExitStatus>) -> String {
     match status {
         None => "exit status unknown".into(),
         Some(status) => match (status.code(), status.signal()) {

@@ -22,7 +22,7 @@ pub fn build(name: &str, nr_tasklets: u32, defines: &[(&str, &str)]) -> Arc<Prog
     let source = kernel_source(name);
     let text = std::fs::read(&source).unwrap_or_else(|error| panic!("{}: {error}", source.display()));
     let mut hasher = DefaultHasher::new();
-    (text, nr_tasklets, defines).hash(&mut hasher);
+    (text, nr_tasklets, defines, runtime_fingerprint()).hash(&mut hasher);
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dpusim-kernels");
     let output = dir.join(format!("{name}-{nr_tasklets}-{:016x}.dpusim", hasher.finish()));
     if !output.exists() {
@@ -37,6 +37,29 @@ pub fn build(name: &str, nr_tasklets: u32, defines: &[(&str, &str)]) -> Arc<Prog
         std::fs::rename(&partial, &output).expect("renaming the built kernel");
     }
     Arc::new(Program::from_file(&output).expect("loading the built kernel"))
+}
+
+/// A hash of every runtime file (headers, runtime, harness, linker script), so that cached kernels are
+/// rebuilt when the runtime changes.
+fn runtime_fingerprint() -> u64 {
+    fn visit(dir: &Path, hasher: &mut DefaultHasher) {
+        let mut entries: Vec<PathBuf> =
+            std::fs::read_dir(dir).expect("runtime directory").map(|e| e.unwrap().path()).collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                visit(&path, hasher);
+            } else {
+                (path.to_string_lossy().into_owned(), std::fs::read(&path).expect("runtime file")).hash(hasher);
+            }
+        }
+    }
+    static FINGERPRINT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *FINGERPRINT.get_or_init(|| {
+        let mut hasher = DefaultHasher::new();
+        visit(&Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime"), &mut hasher);
+        hasher.finish()
+    })
 }
 
 /// A machine of `nr_ranks` x `dpus_per_rank` DPUs with a short hang limit.

@@ -38,8 +38,8 @@
 #define DPUSIM_CLOCK_HZ 350000000u
 #define DPUSIM_DMA_READ_ALPHA 77u
 #define DPUSIM_DMA_WRITE_ALPHA 61u
-/* Estimate for everything but DMA: a host core retires about 3.5 instructions per nanosecond of the kernel's
- * native run time, each counted as one DPU instruction; a DPU issues one instruction per cycle once at least
+/* Estimate for everything but DMA: a host core retires about 3.5 instructions per nanosecond of CPU time the
+ * worker spends on the DPU, each counted as one DPU instruction; a DPU issues one instruction per cycle once at least
  * 11 tasklets fill its pipeline, and a tasklet can issue only every 11 cycles. */
 #define DPUSIM_INSTRUCTIONS_PER_NS_X2 7u
 #define DPUSIM_PIPELINE_DEPTH 11u

@@ -41,7 +41,8 @@ struct run_state {
     struct tasklet tasklets[DPUSIM_MAX_TASKLETS];
     void *scheduler_sp;
     bool faulted;
-    uint64_t started_ns;      /* when the running tasklet was switched in */
+    uint64_t started_ns;      /* when the running tasklet was switched in (wall clock) */
+    uint64_t cpu_started_ns;  /* the worker thread's CPU time when the DPU started */
     uint64_t dma_cycles;
     uint64_t perfcounter_base;
     uint32_t perfcounter_mode;
