@@ -250,7 +250,7 @@ impl KernelBuilder {
             .arg(runtime_dir.join("dpusim.ld"))
             .args(&harness_objects)
             .arg(&kernel_object)
-            .args(["-lm", "-o"])
+            .args(["-pthread", "-lm", "-o"])
             .arg(output);
         run("linking the simulated DPU binary", &mut link, "a C compiler (set CC)")?;
         Program::from_file(output)?.check_fits(DEFAULT_WRAM_SIZE, DEFAULT_MRAM_SIZE)?;

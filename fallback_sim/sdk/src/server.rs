@@ -35,6 +35,10 @@ pub struct Rank {
     pub transfer_matrix: [*mut c_void; MAX_DPUS_PER_RANK],
     /// What `dpu_get_description` points at.
     pub description: Description,
+    /// `sgXferEnable` of the profile the rank was allocated with.
+    pub sg_xfer_enable: bool,
+    /// `sgXferMaxBlocksPerDpu` of that profile.
+    pub sg_max_blocks_per_dpu: u32,
 }
 
 /// `struct dpu_t` (opaque to C, like [`Rank`]).
@@ -53,7 +57,6 @@ pub struct Dpu {
 /// A loaded program and the handle C sees as `struct dpu_program_t *`.
 pub struct ProgramEntry {
     pub program: Arc<Program>,
-    modified: Option<SystemTime>,
 }
 
 /// The simulated server and what the C API has done with it.
@@ -64,7 +67,7 @@ pub struct Server {
     /// Rank arrays of the sets returned by `dpu_alloc`, which only `dpu_free` releases.
     allocations: Vec<Box<[*mut Rank]>>,
     /// Programs by path, so that reloading the same binary reuses it (and its worker processes).
-    programs: HashMap<PathBuf, Box<ProgramEntry>>,
+    programs: HashMap<(PathBuf, Option<SystemTime>), Box<ProgramEntry>>,
     pub profile: Profile,
     /// DPUs launched asynchronously whose outcome `dpu_sync` has not reported yet.
     pub async_launched: Vec<u32>,
@@ -109,6 +112,8 @@ impl Server {
                 allocated: false,
                 transfer_matrix: [std::ptr::null_mut(); MAX_DPUS_PER_RANK],
                 description: Description::of(&profile),
+                sg_xfer_enable: false,
+                sg_max_blocks_per_dpu: u32::MAX,
             })
             .collect();
         let dpus = (0..profile.nr_ranks * profile.dpus_per_rank)
@@ -290,6 +295,8 @@ impl Server {
             let rank = &mut self.ranks[rank];
             rank.allocated = true;
             rank.transfer_matrix = [std::ptr::null_mut(); MAX_DPUS_PER_RANK];
+            rank.sg_xfer_enable = self.profile.sg_xfer_enable;
+            rank.sg_max_blocks_per_dpu = self.profile.sg_max_blocks_per_dpu;
         }
         for &dpu in &dpus {
             self.dpus[dpu as usize].enabled = true;
@@ -357,12 +364,13 @@ impl Server {
         Ok(())
     }
 
-    /// The program at `path`, parsed once per file version.
+    /// The program at `path`, parsed once per version of the file. Entries are never dropped while the server
+    /// lives, so every `struct dpu_program_t *` handed out stays valid (a rebuilt file is a new entry).
     pub fn program(&mut self, path: &Path) -> Result<*mut ProgramEntry> {
         let modified = std::fs::metadata(path).and_then(|metadata| metadata.modified()).ok();
-        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        if let Some(entry) = self.programs.get_mut(&key) {
-            if entry.modified == modified && modified.is_some() {
+        let key = (std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()), modified);
+        if modified.is_some() {
+            if let Some(entry) = self.programs.get_mut(&key) {
                 return Ok(&mut **entry);
             }
         }
@@ -374,15 +382,15 @@ impl Server {
                 code
             }
         })?);
-        let entry = self.programs.entry(key).insert_entry(Box::new(ProgramEntry { program, modified }));
+        let entry = self.programs.entry(key).insert_entry(Box::new(ProgramEntry { program }));
         Ok(&mut **entry.into_mut())
     }
 
     /// A program loaded from memory (not cached: every call is a new program).
     pub fn program_from_bytes(&mut self, bytes: &[u8]) -> Result<*mut ProgramEntry> {
         let program = Arc::new(Program::from_bytes(bytes)?);
-        let key = program.path().to_path_buf();
-        let entry = self.programs.entry(key).insert_entry(Box::new(ProgramEntry { program, modified: None }));
+        let key = (program.path().to_path_buf(), None);
+        let entry = self.programs.entry(key).insert_entry(Box::new(ProgramEntry { program }));
         Ok(&mut **entry.into_mut())
     }
 

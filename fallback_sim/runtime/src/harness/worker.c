@@ -8,16 +8,20 @@
  *
  * A fault the runtime detects (DMA misuse, deadlock, assert, ...) ends the DPU's run and the worker carries on.
  * A signal (SIGSEGV, SIGFPE, ...) or the hang timer records the reason in the DPU's record and ends the worker,
- * since its memory can no longer be trusted; the host replaces it. When the host goes away, so do the workers.
+ * since its memory can no longer be trusted; the host replaces it. When the host goes away (or drops the
+ * worker), a watchdog thread sees its end of the channel close and ends the worker, even in the middle of a
+ * kernel that never returns. (PR_SET_PDEATHSIG would not do: it follows the host *thread* that started the
+ * worker, and host programs start workers from any thread.)
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -215,6 +219,29 @@ static void run_job(void) {
     }
 }
 
+/* Ends the worker when the host closes its end of the channel. */
+static void *watch_host(void *unused) {
+    (void)unused;
+    struct pollfd channel = {.fd = DPUSIM_FD_CHANNEL, .events = POLLRDHUP};
+    while (poll(&channel, 1, -1) < 0 && errno == EINTR) {
+    }
+    _exit(0);
+}
+
+static void start_watchdog(void) {
+    sigset_t all, previous;
+    sigfillset(&all);
+    /* The watchdog blocks every signal, so that the hang timer's SIGALRM reaches the thread running DPUs. */
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    pthread_t watchdog;
+    int error = pthread_create(&watchdog, NULL, watch_host, NULL);
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    if (error != 0) {
+        errno = error;
+        die("starting the watchdog thread");
+    }
+}
+
 static void reply(char byte) {
     if (write(DPUSIM_FD_CHANNEL, &byte, 1) != 1)
         exit(0); /* the host is gone */
@@ -228,7 +255,6 @@ int main(int argc, char **argv) {
                 argv[0]);
         return 2;
     }
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (__dpusim_kernel_info.magic != DPUSIM_KERNEL_MAGIC || __dpusim_kernel_info.abi_version != DPUSIM_ABI_VERSION) {
         fprintf(stderr, "dpusim worker: the kernel was built against another runtime version\n");
         return DPUSIM_EXIT_FAULT;
@@ -245,6 +271,7 @@ int main(int argc, char **argv) {
     reserve_windows();
     tasklets_allocate_stacks();
     install_signal_handlers();
+    start_watchdog();
     reply(DPUSIM_REPLY_READY);
 
     char command;

@@ -1,0 +1,80 @@
+//! Choosing a backend: real DPUs through libdpu, or the bundled simulator.
+
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
+
+/// Which DPUs to drive.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BackendKind {
+    /// Hardware when present (and libdpu loads), else the simulator; `UPMEM_BACKEND` decides when set.
+    #[default]
+    Auto,
+    /// UPMEM DPUs through the SDK's libdpu, loaded at run time. Never falls back.
+    Hardware,
+    /// The bundled simulator (`upmem-sim`), in this process.
+    Simulator,
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BackendKind::Auto => "auto",
+            BackendKind::Hardware => "hardware",
+            BackendKind::Simulator => "simulator",
+        })
+    }
+}
+
+impl FromStr for BackendKind {
+    type Err = Error;
+
+    /// `hw`/`hardware`, `sim`/`simulator` or `auto`, as `UPMEM_BACKEND` takes them.
+    fn from_str(text: &str) -> Result<Self> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "hw" | "hardware" => Ok(BackendKind::Hardware),
+            "sim" | "simulator" => Ok(BackendKind::Simulator),
+            "auto" | "" => Ok(BackendKind::Auto),
+            _ => Err(Error::InvalidBackend(text.to_owned())),
+        }
+    }
+}
+
+/// Where the kernel driver exposes the first rank when UPMEM DIMMs are installed.
+const HARDWARE_MARKER: &str = "/sys/class/dpu_rank/dpu_rank0";
+
+/// Whether this machine has UPMEM DPUs.
+pub fn hardware_present() -> bool {
+    Path::new(HARDWARE_MARKER).exists()
+}
+
+/// The backend to use for a request: an explicit request as is; `Auto` from `UPMEM_BACKEND`, else hardware
+/// when present and libdpu loads, else the simulator. The log says which and why.
+pub(crate) fn resolve(requested: BackendKind, libdpu: Option<&Path>) -> Result<BackendKind> {
+    let requested = match requested {
+        BackendKind::Auto => match std::env::var("UPMEM_BACKEND") {
+            Ok(value) => value.parse()?,
+            Err(_) => BackendKind::Auto,
+        },
+        explicit => explicit,
+    };
+    if requested != BackendKind::Auto {
+        return Ok(requested);
+    }
+    if !hardware_present() {
+        log::info!("using the DPU simulator: no UPMEM hardware ({HARDWARE_MARKER} does not exist)");
+        return Ok(BackendKind::Simulator);
+    }
+    match crate::hw::library(libdpu) {
+        Ok(_) => {
+            log::info!("using UPMEM hardware ({HARDWARE_MARKER} exists and libdpu loaded)");
+            Ok(BackendKind::Hardware)
+        }
+        Err(error) => {
+            log::warn!("UPMEM hardware is present but {error}; using the DPU simulator");
+            Ok(BackendKind::Simulator)
+        }
+    }
+}

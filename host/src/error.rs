@@ -1,0 +1,139 @@
+//! The runtime's error type.
+
+use std::path::PathBuf;
+
+use upmem_sim::{BuildError, SimError};
+
+use crate::backend::BackendKind;
+use crate::set::FaultInfo;
+
+/// What can go wrong driving DPUs. Misuse the safe layer can see (sizes, alignment, bounds, symbols) is
+/// reported before any backend is called; backends report what nobody could foresee.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The backend was not compiled into this build.
+    #[error("the {0} backend is not compiled into this build")]
+    NotCompiled(BackendKind),
+    /// `UPMEM_BACKEND` holds something other than `hw`, `sim` or `auto`.
+    #[error("UPMEM_BACKEND={0:?}: expected hw, sim or auto")]
+    InvalidBackend(String),
+    /// libdpu could not be loaded.
+    #[error("cannot load libdpu (tried {tried}): {reason}; set UPMEM_LIBDPU to its path or install the UPMEM SDK")]
+    LibraryNotFound {
+        /// The paths tried, in order.
+        tried: String,
+        /// Why the last attempt failed.
+        reason: String,
+    },
+    /// Fewer DPUs are available than requested.
+    #[error("cannot allocate {requested} DPUs: {available} are available")]
+    Allocation {
+        /// DPUs asked for.
+        requested: usize,
+        /// DPUs the backend has.
+        available: usize,
+    },
+    /// libdpu lacks a function this runtime needs.
+    #[error("the loaded libdpu has no `{0}` (an SDK older than 2025.1?)")]
+    MissingFunction(&'static str),
+    /// A libdpu call failed; the SDK's code is kept.
+    #[error("{call} failed: {message} (DPU error {code})")]
+    Dpu {
+        /// The libdpu function.
+        call: &'static str,
+        /// The SDK's `dpu_error_t`.
+        code: u32,
+        /// The SDK's text for it.
+        message: String,
+    },
+    /// The simulator backend failed.
+    #[error(transparent)]
+    Simulator(#[from] SimError),
+    /// A kernel could not be built.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// No binary of the kernel exists for the backend in use.
+    #[error("kernel `{kernel}` has no binary for the {backend} backend ({reason})")]
+    KernelUnavailable {
+        /// The kernel's name.
+        kernel: String,
+        /// The backend.
+        backend: BackendKind,
+        /// Why.
+        reason: String,
+    },
+    /// The loaded program has no such symbol.
+    #[error("the program has no symbol `{0}`")]
+    UnknownSymbol(String),
+    /// A transfer would go past the end of its symbol.
+    #[error("{length} bytes at offset {offset} of `{symbol}` go past its {size} bytes")]
+    OutOfBounds {
+        /// The symbol.
+        symbol: String,
+        /// Byte offset in it.
+        offset: u32,
+        /// Bytes transferred.
+        length: usize,
+        /// Its size.
+        size: u32,
+    },
+    /// A transfer breaks the DPU's alignment rules (MRAM: 8 bytes, WRAM: 4 bytes, for offset and length).
+    #[error("{length} bytes at offset {offset} of {memory} symbol `{symbol}`: offset and length must be multiples of {required}")]
+    Misaligned {
+        /// The symbol.
+        symbol: String,
+        /// "MRAM" or "WRAM".
+        memory: &'static str,
+        /// Byte offset in the symbol (plus the symbol's address).
+        offset: u32,
+        /// Bytes transferred.
+        length: usize,
+        /// The required multiple.
+        required: u32,
+    },
+    /// Per-DPU buffers do not match the set.
+    #[error("{found} buffers given for {expected} DPUs")]
+    BufferCount {
+        /// DPUs in the set.
+        expected: usize,
+        /// Buffers given.
+        found: usize,
+    },
+    /// Per-DPU buffers differ in length (a transfer moves the same length to every DPU).
+    #[error("buffer {index} has {found} bytes, buffer 0 has {expected}: every DPU gets the same length")]
+    BufferLength {
+        /// The buffer that differs.
+        index: usize,
+        /// Its length.
+        found: usize,
+        /// The first buffer's length.
+        expected: usize,
+    },
+    /// A DPU index outside the set.
+    #[error("DPU {index} is not in the set of {count} DPUs")]
+    NoSuchDpu {
+        /// The index.
+        index: usize,
+        /// DPUs in the set.
+        count: usize,
+    },
+    /// DPUs faulted during a launch.
+    #[error("{} DPU(s) in fault; first: {}", .0.len(), .0.first().map_or_else(String::new, ToString::to_string))]
+    Fault(Vec<FaultInfo>),
+    /// An operating-system call failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// The operation.
+        what: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A path is not valid UTF-8 or has a NUL byte.
+    #[error("invalid path {0}")]
+    InvalidPath(PathBuf),
+}
+
+/// Result type of the runtime.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,88 @@
+//! A safe Rust runtime for UPMEM DPUs: one API for real DPUs (the SDK's libdpu, loaded at run time) and the
+//! bundled simulator.
+//!
+//! # Workflow
+//!
+//! Write a kernel in C against the UPMEM runtime headers, build it (from `build.rs` with
+//! [`build::KernelBuilder`]), allocate DPUs, load the kernel, transfer, launch, read back:
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = tempfile::tempdir()?;
+//! # let source = dir.path().join("double.c");
+//! # std::fs::write(&source, r#"
+//! #include <defs.h>
+//! #include <stdint.h>
+//! __host uint32_t input[4];
+//! __host uint32_t output[4];
+//! int main(void) { if (me() == 0) for (int i = 0; i < 4; i++) output[i] = 2 * input[i]; return 0; }
+//! # "#)?;
+//! use upmem::{BackendKind, DpuSet};
+//!
+//! // In a build script: upmem::build::KernelBuilder::new("double").source("dpu/double.c").build()?,
+//! // then `upmem::kernel!("double")` in the crate.
+//! let kernel = upmem::build::KernelBuilder::new("double").source(&source).build_into(dir.path())?;
+//!
+//! let mut set = DpuSet::builder().dpus(64).backend(BackendKind::Simulator).allocate()?.load(&kernel)?;
+//! let inputs: Vec<[u32; 4]> = (0..64).map(|dpu| [dpu, dpu + 1, dpu + 2, dpu + 3]).collect();
+//! set.push("input", 0, &inputs)?;
+//! set.launch()?;
+//! let outputs: Vec<Vec<u32>> = set.gather("output", 0, 4)?;
+//! assert_eq!(outputs[10], [20, 22, 24, 26]);
+//! # Ok(()) }
+//! ```
+//!
+//! # From libdpu
+//!
+//! | libdpu | upmem |
+//! |---|---|
+//! | `struct dpu_set_t` from `dpu_alloc` | [`DpuSet`] (freed on drop), [`DpuSet::builder`] |
+//! | `dpu_load` | [`DpuSet::load`] → [`LoadedSet`] (only a loaded set can transfer by symbol and launch) |
+//! | `DPU_FOREACH(set, dpu, i)` / `DPU_RANK_FOREACH` | [`DpuSet::dpus`] / [`DpuSet::ranks`] |
+//! | `dpu_get_nr_dpus` / `dpu_get_nr_ranks` | [`DpuSet::nr_dpus`] / [`DpuSet::nr_ranks`] |
+//! | `dpu_get_symbol` | [`LoadedSet::symbol`] |
+//! | `dpu_broadcast_to` / `dpu_copy_to` | [`LoadedSet::broadcast`] / [`LoadedSet::copy_to`] |
+//! | `dpu_prepare_xfer` + `dpu_push_xfer(TO_DPU)` | [`LoadedSet::push`] |
+//! | `dpu_prepare_xfer` + `dpu_push_xfer(FROM_DPU)` / `dpu_copy_from` | [`LoadedSet::gather`], [`LoadedSet::gather_into`] / [`LoadedSet::copy_from`] |
+//! | `dpu_launch(SYNCHRONOUS)` | [`LoadedSet::launch`] |
+//! | `dpu_launch(ASYNCHRONOUS)` + `dpu_status` + `dpu_sync` | [`LoadedSet::launch_async`] → [`Launch::poll`], [`Launch::wait`] |
+//! | `dpu_log_read` | [`LoadedSet::log`] |
+//! | `DPU_ERR_DPU_FAULT` | [`Error::Fault`] with a [`FaultInfo`] per DPU (the simulator says why) |
+//! | `dpu_error_t` | [`Error::Dpu`] keeps the code |
+//! | raw handles | [`DpuSet::as_raw`] (hardware), [`DpuSet::simulator`] (simulator) |
+//!
+//! # Backends
+//!
+//! | backend | needs | selected by |
+//! |---|---|---|
+//! | simulator | Linux (x86-64, aarch64), a C compiler and binutils to build kernels | [`BackendKind::Simulator`], `UPMEM_BACKEND=sim`, or automatically without hardware |
+//! | hardware | the UPMEM SDK's `libdpu.so` (`UPMEM_LIBDPU`, `$UPMEM_HOME/lib`, or the loader's path) and DPUs | [`BackendKind::Hardware`], `UPMEM_BACKEND=hw`, or automatically when `/sys/class/dpu_rank/dpu_rank0` exists |
+//!
+//! [`BackendKind::Auto`] (the default) follows `UPMEM_BACKEND` when it is set, else picks hardware when
+//! present and the simulator otherwise, and logs which and why. An explicit choice never falls back: a
+//! missing libdpu is [`Error::LibraryNotFound`]. The hardware backend pointed at the simulator's
+//! libdpu-compatible library (`UPMEM_LIBDPU=target/.../libdpu.so`) runs on the simulator, which is how it is
+//! tested without hardware.
+//!
+//! # Who checks what
+//!
+//! This layer checks every transfer once, before a backend sees it: the symbol exists, offset + length stay
+//! within it, and both are multiples of 8 (MRAM) or 4 (WRAM); per-DPU buffers are one per DPU and of equal
+//! length; only [`DpuCopy`] data is copied as raw bytes. Backends report only what cannot be foreseen: an
+//! allocation that fails, a DPU that faults, a library that is missing.
+
+pub mod backend;
+pub mod build;
+mod copy;
+mod error;
+mod hw;
+mod kernel;
+mod set;
+mod sim;
+
+pub use backend::{hardware_present, BackendKind};
+pub use copy::DpuCopy;
+pub use error::{Error, Result};
+pub use kernel::Kernel;
+pub use set::{Dpu, DpuSet, DpuSetBuilder, FaultInfo, Launch, LoadedSet, Symbol};
+pub use upmem_sim::{SimConfig, Topology};

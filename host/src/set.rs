@@ -1,0 +1,387 @@
+//! DPU sets: allocation, loading, transfers, launches. The phases are types: a [`DpuSet`] has DPUs but no
+//! program; [`DpuSet::load`] turns it into a [`LoadedSet`], the only type that can transfer by symbol and
+//! launch.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use upmem_sim::{SimConfig, Topology, MRAM_BASE};
+
+use crate::backend::{self, BackendKind};
+use crate::copy::{as_bytes, as_bytes_mut, DpuCopy};
+use crate::error::{Error, Result};
+use crate::hw::HwEngine;
+use crate::sim::SimEngine;
+use crate::Kernel;
+
+/// A symbol of the loaded program, as `dpu_get_symbol` reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Symbol {
+    /// DPU address: a WRAM byte address, or 0x08000000 plus the MRAM offset.
+    pub address: u32,
+    /// Size in bytes.
+    pub size: u32,
+}
+
+impl Symbol {
+    /// Whether the symbol is in MRAM.
+    pub fn is_mram(&self) -> bool {
+        u64::from(self.address) & MRAM_BASE != 0
+    }
+}
+
+/// A DPU in fault and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FaultInfo {
+    /// Index of the DPU in its set.
+    pub dpu: usize,
+    /// The explanation (the simulator says what happened; hardware only that the DPU is in fault).
+    pub reason: String,
+}
+
+impl fmt::Display for FaultInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DPU {} of the set: {}", self.dpu, self.reason)
+    }
+}
+
+pub(crate) enum Engine {
+    Simulator(SimEngine),
+    Hardware(HwEngine),
+}
+
+macro_rules! dispatch {
+    ($engine:expr, $e:ident => $body:expr) => {
+        match $engine {
+            Engine::Simulator($e) => $body,
+            Engine::Hardware($e) => $body,
+        }
+    };
+}
+
+/// How to allocate a set.
+#[derive(Clone, Debug)]
+pub struct DpuSetBuilder {
+    nr_dpus: Option<u32>,
+    backend: BackendKind,
+    profile: String,
+    libdpu: Option<PathBuf>,
+    simulator: Option<SimConfig>,
+}
+
+impl DpuSetBuilder {
+    /// This many DPUs (default: all the backend has).
+    pub fn dpus(&mut self, nr_dpus: u32) -> &mut Self {
+        self.nr_dpus = Some(nr_dpus);
+        self
+    }
+
+    /// The backend (default: [`BackendKind::Auto`]).
+    pub fn backend(&mut self, backend: BackendKind) -> &mut Self {
+        self.backend = backend;
+        self
+    }
+
+    /// The libdpu profile string for the hardware backend (e.g. `"nrThreadsPerRank=1"`).
+    pub fn profile(&mut self, profile: &str) -> &mut Self {
+        self.profile = profile.to_owned();
+        self
+    }
+
+    /// The libdpu the hardware backend loads (default: `$UPMEM_LIBDPU`, `$UPMEM_HOME/lib/libdpu.so`, then the
+    /// loader's search path).
+    pub fn libdpu(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.libdpu = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// The simulated machine (default: ranks of 64 DPUs, as many as the set needs, or a full 2,560-DPU server
+    /// when allocating all DPUs).
+    pub fn simulator(&mut self, config: SimConfig) -> &mut Self {
+        self.simulator = Some(config);
+        self
+    }
+
+    /// Allocates the DPUs.
+    pub fn allocate(&self) -> Result<DpuSet> {
+        let backend = backend::resolve(self.backend, self.libdpu.as_deref())?;
+        let engine = match backend {
+            BackendKind::Hardware => {
+                Engine::Hardware(HwEngine::allocate(self.libdpu.as_deref(), self.nr_dpus, &self.profile)?)
+            }
+            _ => {
+                let config = self.simulator.clone().unwrap_or_else(|| {
+                    let ranks = self.nr_dpus.map_or(40, |n| n.div_ceil(64).max(1));
+                    SimConfig::new(Topology::new(ranks, 64))
+                });
+                Engine::Simulator(SimEngine::allocate(config, self.nr_dpus)?)
+            }
+        };
+        let backend = match engine {
+            Engine::Simulator(_) => BackendKind::Simulator,
+            Engine::Hardware(_) => BackendKind::Hardware,
+        };
+        Ok(DpuSet { engine, backend })
+    }
+}
+
+/// Allocated DPUs with no program loaded (`struct dpu_set_t` after `dpu_alloc`). Freed on drop.
+pub struct DpuSet {
+    engine: Engine,
+    backend: BackendKind,
+}
+
+/// A DPU of a set: its index in the set (what `DPU_FOREACH`'s `i` counts) and its rank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dpu {
+    /// Index in the set.
+    pub index: usize,
+    /// Index of its rank in the set.
+    pub rank: usize,
+}
+
+impl DpuSet {
+    /// How to allocate a set.
+    pub fn builder() -> DpuSetBuilder {
+        DpuSetBuilder {
+            nr_dpus: None,
+            backend: BackendKind::Auto,
+            profile: String::new(),
+            libdpu: None,
+            simulator: None,
+        }
+    }
+
+    /// `nr_dpus` DPUs on the automatically chosen backend.
+    pub fn allocate(nr_dpus: u32) -> Result<DpuSet> {
+        Self::builder().dpus(nr_dpus).allocate()
+    }
+
+    /// The backend in use.
+    pub fn backend(&self) -> BackendKind {
+        self.backend
+    }
+
+    /// DPUs in the set.
+    pub fn nr_dpus(&self) -> usize {
+        dispatch!(&self.engine, e => e.nr_dpus())
+    }
+
+    /// Ranks in the set.
+    pub fn nr_ranks(&self) -> usize {
+        self.rank_ranges().len()
+    }
+
+    fn rank_ranges(&self) -> &[Range<usize>] {
+        dispatch!(&self.engine, e => e.ranks())
+    }
+
+    /// The DPUs in `DPU_FOREACH` order.
+    pub fn dpus(&self) -> impl Iterator<Item = Dpu> + '_ {
+        self.rank_ranges()
+            .iter()
+            .enumerate()
+            .flat_map(|(rank, range)| range.clone().map(move |index| Dpu { index, rank }))
+    }
+
+    /// Each rank's DPUs (indices in the set), in `DPU_RANK_FOREACH` order.
+    pub fn ranks(&self) -> impl Iterator<Item = Range<usize>> + '_ {
+        self.rank_ranges().iter().cloned()
+    }
+
+    /// Loads `kernel` (its binary for this backend) into every DPU.
+    pub fn load(mut self, kernel: &Kernel) -> Result<LoadedSet> {
+        dispatch!(&mut self.engine, e => e.load(kernel))?;
+        Ok(LoadedSet { set: self })
+    }
+
+    /// The simulated machine behind a simulator set (statistics, raw memory), `None` on hardware.
+    pub fn simulator(&self) -> Option<&upmem_sim::Machine> {
+        match &self.engine {
+            Engine::Simulator(engine) => Some(engine.machine()),
+            Engine::Hardware(_) => None,
+        }
+    }
+
+    /// The raw libdpu handles of a hardware set (`struct dpu_set_t` and the loaded library), `None` on the
+    /// simulator: the escape hatch for what the safe API does not cover.
+    pub fn as_raw(&self) -> Option<(upmem_sys::dpu_set_t, &upmem_sys::LibDpu)> {
+        match &self.engine {
+            Engine::Hardware(engine) => Some(engine.as_raw()),
+            Engine::Simulator(_) => None,
+        }
+    }
+}
+
+/// A set with a program loaded: transfers by symbol and launches.
+pub struct LoadedSet {
+    set: DpuSet,
+}
+
+impl std::ops::Deref for LoadedSet {
+    type Target = DpuSet;
+
+    fn deref(&self) -> &DpuSet {
+        &self.set
+    }
+}
+
+impl LoadedSet {
+    /// Loads another program in place (resets WRAM and `__mram` variables, as `dpu_load` does).
+    pub fn load(&mut self, kernel: &Kernel) -> Result<()> {
+        dispatch!(&mut self.set.engine, e => e.load(kernel))
+    }
+
+    /// A symbol of the loaded program.
+    pub fn symbol(&self, name: &str) -> Result<Symbol> {
+        dispatch!(&self.set.engine, e => e.symbol(name)).ok_or_else(|| Error::UnknownSymbol(name.to_owned()))
+    }
+
+    /// Checks a transfer of `length` bytes at `offset` into `name` against its bounds and the DPU's
+    /// alignment rules, before any backend sees it.
+    fn checked(&self, name: &str, offset: u32, length: usize) -> Result<Symbol> {
+        let symbol = self.symbol(name)?;
+        if u64::from(offset) + length as u64 > u64::from(symbol.size) {
+            return Err(Error::OutOfBounds { symbol: name.to_owned(), offset, length, size: symbol.size });
+        }
+        let (memory, required) = if symbol.is_mram() { ("MRAM", 8) } else { ("WRAM", 4) };
+        let start = symbol.address.wrapping_add(offset);
+        if start % required != 0 || length % required as usize != 0 {
+            return Err(Error::Misaligned { symbol: name.to_owned(), memory, offset, length, required });
+        }
+        Ok(symbol)
+    }
+
+    /// Writes the same values to every DPU (`dpu_broadcast_to`).
+    pub fn broadcast<T: DpuCopy>(&mut self, symbol: &str, offset: u32, values: &[T]) -> Result<()> {
+        let bytes = as_bytes(values);
+        let symbol = self.checked(symbol, offset, bytes.len())?;
+        dispatch!(&mut self.set.engine, e => e.write(symbol, offset, &[bytes]))
+    }
+
+    /// Writes `buffers[i]` to DPU `i`, all in parallel (`dpu_prepare_xfer` + `dpu_push_xfer`). Every buffer
+    /// has the same length.
+    pub fn push<T: DpuCopy, B: AsRef<[T]>>(&mut self, symbol: &str, offset: u32, buffers: &[B]) -> Result<()> {
+        let slices: Vec<&[u8]> = buffers.iter().map(|buffer| as_bytes(buffer.as_ref())).collect();
+        self.check_buffers(slices.iter().map(|slice| slice.len()))?;
+        let symbol = self.checked(symbol, offset, slices[0].len())?;
+        dispatch!(&mut self.set.engine, e => e.write(symbol, offset, &slices))
+    }
+
+    /// Reads `buffers[i].len()` values from DPU `i` into `buffers[i]`, all in parallel.
+    pub fn gather_into<T: DpuCopy, B: AsMut<[T]>>(
+        &mut self,
+        symbol: &str,
+        offset: u32,
+        buffers: &mut [B],
+    ) -> Result<()> {
+        let mut slices: Vec<&mut [u8]> = buffers.iter_mut().map(|buffer| as_bytes_mut(buffer.as_mut())).collect();
+        self.check_buffers(slices.iter().map(|slice| slice.len()))?;
+        let symbol = self.checked(symbol, offset, slices[0].len())?;
+        dispatch!(&mut self.set.engine, e => e.read(symbol, offset, &mut slices))
+    }
+
+    /// Reads `count` values from every DPU.
+    pub fn gather<T: DpuCopy + Default>(&mut self, symbol: &str, offset: u32, count: usize) -> Result<Vec<Vec<T>>> {
+        let mut buffers = vec![vec![T::default(); count]; self.nr_dpus()];
+        self.gather_into(symbol, offset, &mut buffers)?;
+        Ok(buffers)
+    }
+
+    /// Writes to one DPU of the set.
+    pub fn copy_to<T: DpuCopy>(&mut self, dpu: usize, symbol: &str, offset: u32, values: &[T]) -> Result<()> {
+        self.check_dpu(dpu)?;
+        let bytes = as_bytes(values);
+        let symbol = self.checked(symbol, offset, bytes.len())?;
+        dispatch!(&mut self.set.engine, e => e.write_one(dpu, symbol, offset, bytes))
+    }
+
+    /// Reads from one DPU of the set (`dpu_copy_from`).
+    pub fn copy_from<T: DpuCopy>(&mut self, dpu: usize, symbol: &str, offset: u32, values: &mut [T]) -> Result<()> {
+        self.check_dpu(dpu)?;
+        let bytes = as_bytes_mut(values);
+        let symbol = self.checked(symbol, offset, bytes.len())?;
+        dispatch!(&mut self.set.engine, e => e.read_one(dpu, symbol, offset, bytes))
+    }
+
+    fn check_dpu(&self, dpu: usize) -> Result<()> {
+        if dpu >= self.nr_dpus() {
+            return Err(Error::NoSuchDpu { index: dpu, count: self.nr_dpus() });
+        }
+        Ok(())
+    }
+
+    fn check_buffers(&self, lengths: impl ExactSizeIterator<Item = usize>) -> Result<()> {
+        let expected = self.nr_dpus();
+        if lengths.len() != expected {
+            return Err(Error::BufferCount { expected, found: lengths.len() });
+        }
+        let mut first = None;
+        for (index, length) in lengths.enumerate() {
+            match first {
+                None => first = Some(length),
+                Some(expected) if expected != length => {
+                    return Err(Error::BufferLength { index, found: length, expected })
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs every DPU to completion. DPU faults come back as [`Error::Fault`] with the reasons.
+    pub fn launch(&mut self) -> Result<()> {
+        dispatch!(&mut self.set.engine, e => e.launch(true))
+    }
+
+    /// Starts every DPU; the set is borrowed until the returned launch is waited for (or dropped, which waits).
+    pub fn launch_async(&mut self) -> Result<Launch<'_>> {
+        dispatch!(&mut self.set.engine, e => e.launch(false))?;
+        Ok(Launch { set: self, finished: false })
+    }
+
+    /// What DPU `dpu` printed during the last launch.
+    pub fn log(&mut self, dpu: usize) -> Result<String> {
+        self.check_dpu(dpu)?;
+        let bytes = dispatch!(&mut self.set.engine, e => e.log(dpu))?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// The DPUs in fault after the last launch, with reasons.
+    pub fn faults(&mut self) -> Result<Vec<FaultInfo>> {
+        match &mut self.set.engine {
+            Engine::Simulator(engine) => Ok(engine.faults()),
+            Engine::Hardware(engine) => engine.faults(),
+        }
+    }
+}
+
+/// A launch in progress; the set it runs on is borrowed until it ends.
+pub struct Launch<'a> {
+    set: &'a mut LoadedSet,
+    finished: bool,
+}
+
+impl Launch<'_> {
+    /// Whether every DPU has finished (faults are reported by [`Launch::wait`]).
+    pub fn poll(&mut self) -> Result<bool> {
+        dispatch!(&mut self.set.set.engine, e => e.poll())
+    }
+
+    /// Waits for every DPU; DPU faults come back as [`Error::Fault`].
+    pub fn wait(mut self) -> Result<()> {
+        self.finished = true;
+        dispatch!(&mut self.set.set.engine, e => e.sync())
+    }
+}
+
+impl Drop for Launch<'_> {
+    fn drop(&mut self) {
+        if !self.finished {
+            if let Err(error) = dispatch!(&mut self.set.set.engine, e => e.sync()) {
+                log::warn!("a launch dropped without waiting ended with: {error}");
+            }
+        }
+    }
+}

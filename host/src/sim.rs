@@ -1,0 +1,145 @@
+//! The simulator backend: a set is a simulated machine of its own, driven through the simulator core.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use upmem_sim::{Machine, MemoryKind, Program, SimConfig, SimError};
+
+use crate::backend::BackendKind;
+use crate::error::{Error, Result};
+use crate::set::{FaultInfo, Symbol};
+use crate::Kernel;
+
+pub(crate) struct SimEngine {
+    machine: Machine,
+    /// The machine's DPU of each DPU of the set.
+    dpus: Vec<u32>,
+    ranks: Vec<Range<usize>>,
+    program: Option<Arc<Program>>,
+}
+
+impl SimEngine {
+    /// A machine shaped by `config` whose first `nr_dpus` enabled DPUs (all for `None`) form the set.
+    pub fn allocate(config: SimConfig, nr_dpus: Option<u32>) -> Result<Self> {
+        let machine = Machine::new(config)?;
+        let enabled: Vec<u32> = machine.topology().enabled_dpus().collect();
+        let wanted = nr_dpus.map_or(enabled.len(), |n| n as usize);
+        if wanted > enabled.len() || wanted == 0 {
+            return Err(Error::Allocation { requested: wanted, available: enabled.len() });
+        }
+        let dpus: Vec<u32> = enabled[..wanted].to_vec();
+        let per_rank = machine.topology().dpus_per_rank;
+        let mut ranks: Vec<Range<usize>> = Vec::new();
+        for (index, &dpu) in dpus.iter().enumerate() {
+            match ranks.last_mut() {
+                Some(range) if dpus[range.start] / per_rank == dpu / per_rank => range.end = index + 1,
+                _ => ranks.push(index..index + 1),
+            }
+        }
+        Ok(SimEngine { machine, dpus, ranks, program: None })
+    }
+
+    pub fn nr_dpus(&self) -> usize {
+        self.dpus.len()
+    }
+
+    pub fn ranks(&self) -> &[Range<usize>] {
+        &self.ranks
+    }
+
+    pub fn load(&mut self, kernel: &Kernel) -> Result<()> {
+        let path = kernel.simulator_binary().ok_or_else(|| Error::KernelUnavailable {
+            kernel: kernel.name().to_owned(),
+            backend: BackendKind::Simulator,
+            reason: "it was not built for the simulator".into(),
+        })?;
+        let program = Arc::new(Program::from_file(path)?);
+        self.machine.load(&self.dpus, &program)?;
+        self.program = Some(program);
+        Ok(())
+    }
+
+    pub fn symbol(&self, name: &str) -> Option<Symbol> {
+        let symbol = self.program.as_ref()?.symbol(name, self.machine.topology().mram_size)?;
+        Some(Symbol { address: symbol.address, size: symbol.size })
+    }
+
+    fn memory(symbol: Symbol, offset: u32) -> (MemoryKind, u64) {
+        let address = u64::from(symbol.address) + u64::from(offset);
+        if symbol.is_mram() {
+            (MemoryKind::Mram, address - upmem_sim::MRAM_BASE)
+        } else {
+            (MemoryKind::Wram, address)
+        }
+    }
+
+    /// Writes `data[i]` (or `data[0]` to every DPU when it has one element) at symbol + offset.
+    pub fn write(&mut self, symbol: Symbol, offset: u32, data: &[&[u8]]) -> Result<()> {
+        let (memory, at) = Self::memory(symbol, offset);
+        let machine = &self.machine;
+        self.dpus.par_iter().enumerate().try_for_each(|(index, &dpu)| {
+            let bytes = if data.len() == 1 { data[0] } else { data[index] };
+            machine.write(dpu, memory, at, bytes)
+        })?;
+        Ok(())
+    }
+
+    pub fn read(&mut self, symbol: Symbol, offset: u32, out: &mut [&mut [u8]]) -> Result<()> {
+        let (memory, at) = Self::memory(symbol, offset);
+        let machine = &self.machine;
+        self.dpus
+            .par_iter()
+            .zip(out.par_iter_mut())
+            .try_for_each(|(&dpu, bytes)| machine.read(dpu, memory, at, bytes))?;
+        Ok(())
+    }
+
+    pub fn read_one(&mut self, index: usize, symbol: Symbol, offset: u32, out: &mut [u8]) -> Result<()> {
+        let (memory, at) = Self::memory(symbol, offset);
+        Ok(self.machine.read(self.dpus[index], memory, at, out)?)
+    }
+
+    pub fn write_one(&mut self, index: usize, symbol: Symbol, offset: u32, data: &[u8]) -> Result<()> {
+        let (memory, at) = Self::memory(symbol, offset);
+        Ok(self.machine.write(self.dpus[index], memory, at, data)?)
+    }
+
+    pub fn launch(&mut self, wait: bool) -> Result<()> {
+        self.machine.launch_async(&self.dpus)?;
+        if wait {
+            self.sync()?;
+        }
+        Ok(())
+    }
+
+    pub fn sync(&mut self) -> Result<()> {
+        match self.machine.wait() {
+            Err(SimError::DpuFault { .. }) => Err(Error::Fault(self.faults())),
+            other => Ok(other?),
+        }
+    }
+
+    pub fn poll(&mut self) -> Result<bool> {
+        Ok(self.machine.poll()?)
+    }
+
+    pub fn faults(&self) -> Vec<FaultInfo> {
+        self.dpus
+            .iter()
+            .enumerate()
+            .filter_map(|(index, &dpu)| {
+                self.machine.fault(dpu).ok().flatten().map(|fault| FaultInfo { dpu: index, reason: fault.to_string() })
+            })
+            .collect()
+    }
+
+    pub fn log(&self, index: usize) -> Result<Vec<u8>> {
+        Ok(self.machine.log(self.dpus[index])?)
+    }
+
+    /// The simulated machine, for what the safe API does not cover (statistics, raw memory).
+    pub fn machine(&self) -> &Machine {
+        &self.machine
+    }
+}

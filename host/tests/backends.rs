@@ -1,0 +1,206 @@
+//! The runtime's test suite, written once and run on every backend: the simulator directly, and the hardware
+//! backend pointed at the simulator's libdpu-compatible library (everything but the DPU silicon).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use upmem::{BackendKind, DpuSet, Error, Kernel, LoadedSet};
+
+/// The two ways of running the suite.
+#[derive(Clone, Copy, Debug)]
+enum Backend {
+    Simulator,
+    HardwareOverSimulatorLibdpu,
+}
+
+/// The simulator's libdpu, built by cargo as a dev-dependency (`upmem-sim-sdk`, crate `dpu`).
+fn simulator_libdpu() -> PathBuf {
+    let deps = std::env::current_exe().expect("test path").parent().expect("deps directory").to_path_buf();
+    let candidates = [deps.join("libdpu.so"), deps.parent().expect("profile directory").join("libdpu.so")];
+    candidates
+        .into_iter()
+        .find(|path| path.exists())
+        .unwrap_or_else(|| panic!("libdpu.so of upmem-sim-sdk not found next to {}", deps.display()))
+}
+
+/// Builds a test kernel once per test run (builds are serialised, so no test sees a binary being replaced).
+fn kernel(name: &str) -> Kernel {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    static BUILDING: Mutex<()> = Mutex::new(());
+    let _building = BUILDING.lock().unwrap_or_else(PoisonError::into_inner);
+    let dir = DIR.get_or_init(|| tempfile::tempdir().expect("temporary directory"));
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels").join(format!("{name}.c"));
+    let built = dir.path().join(format!("{name}.dpusim"));
+    if built.exists() {
+        return Kernel::new(name, Some(built), None);
+    }
+    upmem::build::KernelBuilder::new(name)
+        .source(source)
+        .nr_tasklets(16)
+        .flag("-O2")
+        .flag("-Werror")
+        .build_into(dir.path())
+        .expect("building the test kernel")
+}
+
+impl Backend {
+    fn allocate(self, nr_dpus: u32) -> upmem::Result<DpuSet> {
+        let mut builder = DpuSet::builder();
+        builder.dpus(nr_dpus);
+        match self {
+            Backend::Simulator => builder.backend(BackendKind::Simulator),
+            Backend::HardwareOverSimulatorLibdpu => builder.backend(BackendKind::Hardware).libdpu(simulator_libdpu()),
+        };
+        builder.allocate()
+    }
+
+    fn loaded(self, nr_dpus: u32, name: &str) -> LoadedSet {
+        self.allocate(nr_dpus).expect("allocating").load(&kernel(name)).expect("loading")
+    }
+}
+
+fn allocation_counts_dpus_and_ranks(backend: Backend) {
+    let set = backend.allocate(100).unwrap();
+    assert_eq!(set.nr_dpus(), 100);
+    assert_eq!(set.nr_ranks(), 2, "100 DPUs take two ranks of 64");
+    let ranks: Vec<_> = set.ranks().collect();
+    assert_eq!(ranks, [0..64, 64..100]);
+    let dpus: Vec<_> = set.dpus().collect();
+    assert_eq!(dpus.len(), 100);
+    assert!(dpus.iter().enumerate().all(|(i, dpu)| dpu.index == i && dpu.rank == usize::from(i >= 64)));
+    let expected = match backend {
+        Backend::Simulator => BackendKind::Simulator,
+        Backend::HardwareOverSimulatorLibdpu => BackendKind::Hardware,
+    };
+    assert_eq!(set.backend(), expected);
+}
+
+fn vector_addition_with_per_dpu_buffers(backend: Backend) {
+    const ELEMENTS: usize = 4096;
+    let mut set = backend.loaded(64, "vector_add");
+    let inputs: Vec<Vec<u32>> =
+        (0..64u32).map(|dpu| (0..2 * ELEMENTS as u32).map(|i| i.wrapping_mul(2654435761) ^ dpu).collect()).collect();
+    set.broadcast("nr_elements", 0, &[ELEMENTS as u32]).unwrap();
+    set.push("__sys_used_mram_end", 0, &inputs).unwrap();
+    set.launch().unwrap();
+    let sums: Vec<Vec<u32>> = set.gather("__sys_used_mram_end", (8 * ELEMENTS) as u32, ELEMENTS).unwrap();
+    for (dpu, (input, sum)) in inputs.iter().zip(&sums).enumerate() {
+        let expected: Vec<u32> = (0..ELEMENTS).map(|i| input[i].wrapping_add(input[ELEMENTS + i])).collect();
+        assert_eq!(*sum, expected, "DPU {dpu}");
+    }
+}
+
+fn symbols_logs_and_single_dpu_copies(backend: Backend) {
+    let mut set = backend.loaded(8, "echo");
+    for dpu in 0..8 {
+        set.copy_to(dpu, "id", 0, &[dpu as u32 * 10]).unwrap();
+    }
+    set.broadcast("input", 0, &[1u32, 2, 3, 4, 5, 6, 7, 8]).unwrap();
+    set.broadcast("mram_in", 0, &[100u64; 8]).unwrap();
+    set.launch().unwrap();
+    let mut output = [0u32; 8];
+    set.copy_from(3, "output", 0, &mut output).unwrap();
+    assert_eq!(output, [2, 4, 6, 8, 10, 12, 14, 16]);
+    let mram: Vec<Vec<u64>> = set.gather("mram_out", 0, 8).unwrap();
+    assert!(mram.iter().enumerate().all(|(dpu, words)| words.iter().all(|&w| w == 100 + dpu as u64 * 10)));
+    assert_eq!(set.log(5).unwrap(), "DPU 50 says hello after 1 launches\n");
+    let symbol = set.symbol("mram_in").unwrap();
+    assert!(symbol.is_mram() && symbol.size == 64);
+    assert!(!set.symbol("input").unwrap().is_mram());
+}
+
+fn asynchronous_launch_and_reload(backend: Backend) {
+    let mut set = backend.loaded(16, "echo");
+    let mut launch = set.launch_async().unwrap();
+    while !launch.poll().unwrap() {
+        std::thread::yield_now();
+    }
+    launch.wait().unwrap();
+    set.launch().unwrap();
+    assert_eq!(set.gather::<u32>("launches", 0, 1).unwrap()[7], [2]);
+    set.load(&kernel("echo")).unwrap();
+    set.launch().unwrap();
+    assert_eq!(set.gather::<u32>("launches", 0, 1).unwrap()[7], [1], "reloading resets WRAM");
+}
+
+fn faults_are_reported_and_the_next_launch_works(backend: Backend) {
+    let mut set = backend.loaded(4, "echo");
+    set.copy_to(2, "halt_please", 0, &[1u32]).unwrap();
+    match set.launch() {
+        Err(Error::Fault(faults)) => {
+            assert_eq!(faults.len(), 1);
+            assert_eq!(faults[0].dpu, 2);
+            assert!(faults[0].reason.contains("halt"), "{}", faults[0].reason);
+        }
+        other => panic!("expected a fault, got {other:?}"),
+    }
+    assert_eq!(set.faults().unwrap().len(), 1);
+    set.copy_to(2, "halt_please", 0, &[0u32]).unwrap();
+    set.launch().unwrap();
+    assert!(set.faults().unwrap().is_empty());
+}
+
+/// Misuse is reported by the safe layer with its own errors, before any backend is called (a backend would
+/// answer with `Error::Dpu` or `Error::Simulator`).
+fn misuse_is_caught_before_the_backend(backend: Backend) {
+    let mut set = backend.loaded(4, "echo");
+    let error = set.broadcast("no_such_symbol", 0, &[0u32]).unwrap_err();
+    assert!(matches!(error, Error::UnknownSymbol(ref name) if name == "no_such_symbol"), "{error}");
+    let error = set.broadcast("input", 4, &[0u32; 8]).unwrap_err();
+    assert!(matches!(error, Error::OutOfBounds { offset: 4, length: 32, size: 32, .. }), "{error}");
+    let error = set.broadcast("mram_in", 4, &[0u32; 2]).unwrap_err();
+    assert!(matches!(error, Error::Misaligned { required: 8, .. }), "{error}");
+    let error = set.broadcast("mram_in", 0, &[0u32; 3]).unwrap_err();
+    assert!(matches!(error, Error::Misaligned { memory: "MRAM", length: 12, .. }), "{error}");
+    let error = set.broadcast("input", 2, &[0u16; 2]).unwrap_err();
+    assert!(matches!(error, Error::Misaligned { memory: "WRAM", required: 4, .. }), "{error}");
+    let error = set.push("input", 0, &[[0u32; 8]; 3]).unwrap_err();
+    assert!(matches!(error, Error::BufferCount { expected: 4, found: 3 }), "{error}");
+    let error = set.push("input", 0, &[vec![0u32; 8], vec![0; 8], vec![0; 4], vec![0; 8]]).unwrap_err();
+    assert!(matches!(error, Error::BufferLength { index: 2, found: 16, expected: 32 }), "{error}");
+    let error = set.copy_to(4, "id", 0, &[0u32]).unwrap_err();
+    assert!(matches!(error, Error::NoSuchDpu { index: 4, count: 4 }), "{error}");
+    // Launching a set with no program, or using a set after it is freed, does not compile: `DpuSet` has no
+    // `launch`, and `load` consumes the set.
+}
+
+macro_rules! on_every_backend {
+    ($($test:ident),* $(,)?) => {
+        mod simulator {
+            $( #[test] fn $test() { super::$test(super::Backend::Simulator) } )*
+        }
+        mod hardware_over_simulator_libdpu {
+            $( #[test] fn $test() { super::$test(super::Backend::HardwareOverSimulatorLibdpu) } )*
+        }
+    };
+}
+
+on_every_backend!(
+    allocation_counts_dpus_and_ranks,
+    vector_addition_with_per_dpu_buffers,
+    symbols_logs_and_single_dpu_copies,
+    asynchronous_launch_and_reload,
+    faults_are_reported_and_the_next_launch_works,
+    misuse_is_caught_before_the_backend,
+);
+
+#[test]
+fn an_explicit_hardware_request_never_falls_back() {
+    let error = DpuSet::builder()
+        .dpus(1)
+        .backend(BackendKind::Hardware)
+        .libdpu("/nonexistent/libdpu.so")
+        .allocate()
+        .err()
+        .expect("no libdpu there");
+    assert!(matches!(error, Error::LibraryNotFound { .. }), "{error}");
+    assert!(error.to_string().contains("/nonexistent/libdpu.so"), "{error}");
+}
+
+#[test]
+fn backend_names_parse() {
+    assert_eq!("hw".parse::<BackendKind>().unwrap(), BackendKind::Hardware);
+    assert_eq!("sim".parse::<BackendKind>().unwrap(), BackendKind::Simulator);
+    assert_eq!("auto".parse::<BackendKind>().unwrap(), BackendKind::Auto);
+    assert!(matches!("fpga".parse::<BackendKind>(), Err(Error::InvalidBackend(_))));
+}

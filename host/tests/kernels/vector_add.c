@@ -1,0 +1,27 @@
+/*
+ * c = a + b over `nr_elements` 32-bit integers per DPU. The host writes a then b at the start of the MRAM heap;
+ * tasklet t handles blocks t, t + NR_TASKLETS, ... of BLOCK_ELEMENTS, and c follows b in MRAM.
+ */
+#include <defs.h>
+#include <mram.h>
+#include <stdint.h>
+
+#define BLOCK_ELEMENTS 256
+#define BLOCK_BYTES (BLOCK_ELEMENTS * sizeof(uint32_t))
+
+__host uint32_t nr_elements;
+
+int main(void) {
+    __dma_aligned uint32_t a[BLOCK_ELEMENTS], b[BLOCK_ELEMENTS];
+    const uint32_t heap = (uint32_t)DPU_MRAM_HEAP_POINTER;
+    const uint32_t bytes = nr_elements * sizeof(uint32_t);
+    for (uint32_t first = me() * BLOCK_ELEMENTS; first < nr_elements; first += NR_TASKLETS * BLOCK_ELEMENTS) {
+        const uint32_t offset = first * sizeof(uint32_t);
+        mram_read((__mram_ptr void *)(heap + offset), a, BLOCK_BYTES);
+        mram_read((__mram_ptr void *)(heap + bytes + offset), b, BLOCK_BYTES);
+        for (uint32_t i = 0; i < BLOCK_ELEMENTS; i++)
+            a[i] += b[i];
+        mram_write(a, (__mram_ptr void *)(heap + 2 * bytes + offset), BLOCK_BYTES);
+    }
+    return 0;
+}
