@@ -1,11 +1,9 @@
 //! pimgnn: graph neural network inference on UPMEM processing-in-memory servers.
 //!
-//! The DPU kernels of `dpu/` are built by this crate's build script for the bundled simulator; their binaries
-//! are found with [`kernel_path`].
+//! The DPU kernels of `dpu/` are built by this crate's build script (for the bundled simulator, and for real
+//! DPUs when the UPMEM SDK is installed) and found by name with [`kernel`].
 
-use std::path::PathBuf;
-
-/// The simulated DPU binary of a kernel of `dpu/` (by its file stem, e.g. `"reduce"`).
-pub fn kernel_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("PIMGNN_DPU_DIR")).join(format!("{name}.dpusim"))
+/// A DPU kernel of `dpu/` by its file stem (e.g. `"reduce"`), ready to load with [`upmem::DpuSet::load`].
+pub fn kernel(name: &str) -> upmem::Kernel {
+    upmem::kernel!(name)
 }
