@@ -2,15 +2,13 @@
 //! compiler is installed.
 //!
 //! ```no_run
-//! // build.rs
-//! fn main() {
-//!     upmem::build::KernelBuilder::new("reduce")
-//!         .source("dpu/reduce.c")
-//!         .nr_tasklets(16)
-//!         .flag("-O2")
-//!         .build()
-//!         .expect("building the reduce kernel");
-//! }
+//! // In build.rs's main:
+//! upmem::build::KernelBuilder::new("reduce")
+//!     .source("dpu/reduce.c")
+//!     .nr_tasklets(16)
+//!     .flag("-O2")
+//!     .build()
+//!     .expect("building the reduce kernel");
 //! // then, in the crate: `let kernel = upmem::kernel!("reduce");`
 //! ```
 

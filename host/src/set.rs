@@ -47,7 +47,7 @@ impl fmt::Display for FaultInfo {
 }
 
 pub(crate) enum Engine {
-    Simulator(SimEngine),
+    Simulator(Box<SimEngine>),
     Hardware(HwEngine),
 }
 
@@ -115,7 +115,7 @@ impl DpuSetBuilder {
                     let ranks = self.nr_dpus.map_or(40, |n| n.div_ceil(64).max(1));
                     SimConfig::new(Topology::new(ranks, 64))
                 });
-                Engine::Simulator(SimEngine::allocate(config, self.nr_dpus)?)
+                Engine::Simulator(Box::new(SimEngine::allocate(config, self.nr_dpus)?))
             }
         };
         let backend = match engine {

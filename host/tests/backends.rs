@@ -29,7 +29,7 @@ fn kernel(name: &str) -> Kernel {
     static BUILDING: Mutex<()> = Mutex::new(());
     let _building = BUILDING.lock().unwrap_or_else(PoisonError::into_inner);
     let dir = DIR.get_or_init(|| tempfile::tempdir().expect("temporary directory"));
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels").join(format!("{name}.c"));
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("dpu").join(format!("{name}.c"));
     let built = dir.path().join(format!("{name}.dpusim"));
     if built.exists() {
         return Kernel::new(name, Some(built), None);
