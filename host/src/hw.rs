@@ -21,6 +21,7 @@ use crate::Kernel;
 /// `dpu_error_t` values this backend tells apart.
 const DPU_OK: u32 = 0;
 const DPU_ERR_DPU_FAULT: u32 = 23;
+const DPU_XFER_ASYNC: u32 = 2;
 
 static LIBRARIES: Mutex<Option<HashMap<PathBuf, Arc<LibDpu>>>> = Mutex::new(None);
 
@@ -199,19 +200,21 @@ impl HwEngine {
     }
 
     /// Writes `data[i]` to DPU i (or `data[0]` to all) with prepared buffers and one push (or a broadcast).
-    pub fn write(&mut self, symbol: Symbol, offset: u32, data: &[&[u8]]) -> Result<()> {
+    /// A queued write returns before the copy is done: the caller keeps `data` alive until `sync`.
+    pub fn write(&mut self, symbol: Symbol, offset: u32, data: &[&[u8]], queued: bool) -> Result<()> {
         let raw = Self::raw_symbol(symbol);
         let length = data[0].len();
+        let flags = if queued { DPU_XFER_ASYNC } else { 0 };
         if data.len() == 1 {
-            let status =
-                call!(self.lib, dpu_broadcast_to_symbol(self.set, raw, offset, data[0].as_ptr().cast(), length, 0));
+            let source = data[0].as_ptr().cast();
+            let status = call!(self.lib, dpu_broadcast_to_symbol(self.set, raw, offset, source, length, flags));
             return checked(&self.lib, "dpu_broadcast_to", status);
         }
         for (dpu, bytes) in self.dpus.iter().zip(data) {
             let status = call!(self.lib, dpu_prepare_xfer(*dpu, bytes.as_ptr().cast_mut().cast()));
             checked(&self.lib, "dpu_prepare_xfer", status)?;
         }
-        let status = call!(self.lib, dpu_push_xfer_symbol(self.set, 0, raw, offset, length, 0));
+        let status = call!(self.lib, dpu_push_xfer_symbol(self.set, 0, raw, offset, length, flags));
         checked(&self.lib, "dpu_push_xfer", status)
     }
 

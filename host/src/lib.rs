@@ -46,6 +46,7 @@
 //! | `dpu_prepare_xfer` + `dpu_push_xfer(FROM_DPU)` / `dpu_copy_from` | [`LoadedSet::gather`], [`LoadedSet::gather_into`] / [`LoadedSet::copy_from`] |
 //! | `dpu_launch(SYNCHRONOUS)` | [`LoadedSet::launch`] |
 //! | `dpu_launch(ASYNCHRONOUS)` + `dpu_status` + `dpu_sync` | [`LoadedSet::launch_async`] → [`Launch::poll`], [`Launch::wait`] |
+//! | `DPU_XFER_ASYNC` transfers and launches, then `dpu_sync` | [`LoadedSet::async_scope`] |
 //! | `dpu_log_read` | [`LoadedSet::log`] |
 //! | `DPU_ERR_DPU_FAULT` | [`Error::Fault`] with a [`FaultInfo`] per DPU (the simulator says why) |
 //! | `dpu_error_t` | [`Error::Dpu`] keeps the code |
@@ -84,5 +85,5 @@ pub use backend::{hardware_present, BackendKind};
 pub use copy::DpuCopy;
 pub use error::{Error, Result};
 pub use kernel::Kernel;
-pub use set::{Dpu, DpuSet, DpuSetBuilder, FaultInfo, Launch, LoadedSet, Symbol};
+pub use set::{AsyncScope, Dpu, DpuSet, DpuSetBuilder, FaultInfo, Launch, LoadedSet, Symbol};
 pub use upmem_sim::{SimConfig, Topology};

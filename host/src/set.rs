@@ -257,7 +257,7 @@ impl LoadedSet {
     pub fn broadcast<T: DpuCopy>(&mut self, symbol: &str, offset: u32, values: &[T]) -> Result<()> {
         let bytes = as_bytes(values);
         let symbol = self.checked(symbol, offset, bytes.len())?;
-        dispatch!(&mut self.set.engine, e => e.write(symbol, offset, &[bytes]))
+        dispatch!(&mut self.set.engine, e => e.write(symbol, offset, &[bytes], false))
     }
 
     /// Writes `buffers[i]` to DPU `i`, all in parallel (`dpu_prepare_xfer` + `dpu_push_xfer`). Every buffer
@@ -266,7 +266,7 @@ impl LoadedSet {
         let slices: Vec<&[u8]> = buffers.iter().map(|buffer| as_bytes(buffer.as_ref())).collect();
         self.check_buffers(slices.iter().map(|slice| slice.len()))?;
         let symbol = self.checked(symbol, offset, slices[0].len())?;
-        dispatch!(&mut self.set.engine, e => e.write(symbol, offset, &slices))
+        dispatch!(&mut self.set.engine, e => e.write(symbol, offset, &slices, false))
     }
 
     /// Reads `buffers[i].len()` values from DPU `i` into `buffers[i]`, all in parallel.
@@ -341,6 +341,21 @@ impl LoadedSet {
         Ok(Launch { set: self, finished: false })
     }
 
+    /// Runs `body` with queued operations: pushes, broadcasts and launches return before they complete, run
+    /// in order, and are all complete when `async_scope` returns (`DPU_XFER_ASYNC`, `DPU_ASYNCHRONOUS` and
+    /// `dpu_sync`). Buffers given to the scope must outlive the call, so none can be freed while a transfer
+    /// may still read it.
+    ///
+    /// A launch's DPU faults come back as [`Error::Fault`] from the scope.
+    pub fn async_scope<'env, R>(&'env mut self, body: impl FnOnce(&mut AsyncScope<'env>) -> Result<R>) -> Result<R> {
+        let mut scope = AsyncScope { set: self };
+        let result = body(&mut scope);
+        let synced = dispatch!(&mut scope.set.set.engine, e => e.sync());
+        let value = result?;
+        synced?;
+        Ok(value)
+    }
+
     /// What DPU `dpu` printed during the last launch.
     pub fn log(&mut self, dpu: usize) -> Result<String> {
         self.check_dpu(dpu)?;
@@ -354,6 +369,33 @@ impl LoadedSet {
             Engine::Simulator(engine) => Ok(engine.faults()),
             Engine::Hardware(engine) => engine.faults(),
         }
+    }
+}
+
+/// Queued operations on a set; see [`LoadedSet::async_scope`].
+pub struct AsyncScope<'env> {
+    set: &'env mut LoadedSet,
+}
+
+impl<'env> AsyncScope<'env> {
+    /// Queues a write of `buffers[i]` to DPU `i` (checked as [`LoadedSet::push`]).
+    pub fn push<T: DpuCopy, B: AsRef<[T]>>(&mut self, symbol: &str, offset: u32, buffers: &'env [B]) -> Result<()> {
+        let slices: Vec<&[u8]> = buffers.iter().map(|buffer| as_bytes(buffer.as_ref())).collect();
+        self.set.check_buffers(slices.iter().map(|slice| slice.len()))?;
+        let symbol = self.set.checked(symbol, offset, slices[0].len())?;
+        dispatch!(&mut self.set.set.engine, e => e.write(symbol, offset, &slices, true))
+    }
+
+    /// Queues a write of the same values to every DPU.
+    pub fn broadcast<T: DpuCopy>(&mut self, symbol: &str, offset: u32, values: &'env [T]) -> Result<()> {
+        let bytes = as_bytes(values);
+        let symbol = self.set.checked(symbol, offset, bytes.len())?;
+        dispatch!(&mut self.set.set.engine, e => e.write(symbol, offset, &[bytes], true))
+    }
+
+    /// Queues a launch of every DPU.
+    pub fn launch(&mut self) -> Result<()> {
+        dispatch!(&mut self.set.set.engine, e => e.launch(false))
     }
 }
 

@@ -74,8 +74,10 @@ impl SimEngine {
         }
     }
 
-    /// Writes `data[i]` (or `data[0]` to every DPU when it has one element) at symbol + offset.
-    pub fn write(&mut self, symbol: Symbol, offset: u32, data: &[&[u8]]) -> Result<()> {
+    /// Writes `data[i]` (or `data[0]` to every DPU when it has one element) at symbol + offset, after the
+    /// launch in progress if any (queued writes run in order, as libdpu's job queue does; here at once).
+    pub fn write(&mut self, symbol: Symbol, offset: u32, data: &[&[u8]], _queued: bool) -> Result<()> {
+        self.sync()?;
         let (memory, at) = Self::memory(symbol, offset);
         let machine = &self.machine;
         self.dpus.par_iter().enumerate().try_for_each(|(index, &dpu)| {

@@ -123,6 +123,29 @@ fn asynchronous_launch_and_reload(backend: Backend) {
     assert_eq!(set.gather::<u32>("launches", 0, 1).unwrap()[7], [1], "reloading resets WRAM");
 }
 
+fn queued_transfers_and_launches_run_in_order(backend: Backend) {
+    const ELEMENTS: usize = 1024;
+    let mut set = backend.loaded(16, "vector_add");
+    let first: Vec<Vec<u32>> = (0..16u32).map(|dpu| vec![dpu; 2 * ELEMENTS]).collect();
+    let second: Vec<Vec<u32>> = (0..16u32).map(|dpu| vec![dpu * 7; 2 * ELEMENTS]).collect();
+    let count = [ELEMENTS as u32];
+    let offset = (8 * ELEMENTS) as u32;
+    let mut sums: Vec<Vec<Vec<u32>>> = Vec::new();
+    for inputs in [&first, &second] {
+        set.async_scope(|scope| {
+            scope.broadcast("nr_elements", 0, &count)?;
+            scope.push("__sys_used_mram_end", 0, inputs)?;
+            scope.launch()
+        })
+        .unwrap();
+        sums.push(set.gather("__sys_used_mram_end", offset, ELEMENTS).unwrap());
+    }
+    for dpu in 0..16u32 {
+        assert!(sums[0][dpu as usize].iter().all(|&sum| sum == 2 * dpu), "DPU {dpu}, first scope");
+        assert!(sums[1][dpu as usize].iter().all(|&sum| sum == 14 * dpu), "DPU {dpu}, second scope");
+    }
+}
+
 fn faults_are_reported_and_the_next_launch_works(backend: Backend) {
     let mut set = backend.loaded(4, "echo");
     set.copy_to(2, "halt_please", 0, &[1u32]).unwrap();
@@ -180,6 +203,7 @@ on_every_backend!(
     vector_addition_with_per_dpu_buffers,
     symbols_logs_and_single_dpu_copies,
     asynchronous_launch_and_reload,
+    queued_transfers_and_launches_run_in_order,
     faults_are_reported_and_the_next_launch_works,
     misuse_is_caught_before_the_backend,
 );
