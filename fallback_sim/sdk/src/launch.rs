@@ -30,6 +30,17 @@ fn finish_other_launch(server: &mut Server) -> Result<()> {
     }
 }
 
+/// libdpu runs the operations on a rank in the order they were issued (each rank has a job queue), so a
+/// transfer or callback issued after an asynchronous launch, with or without `DPU_XFER_ASYNC`, sees the
+/// launch's results. The simulator runs them at once, so it first finishes the launch still running any of
+/// `dpus`; that launch's faults stay recorded for its own `dpu_sync`.
+pub(crate) fn after_launch(server: &mut Server, dpus: &[u32]) -> Result<()> {
+    if dpus.iter().any(|&dpu| matches!(server.machine.dpu_state(dpu), Ok(DpuState::Queued | DpuState::Running))) {
+        finish_other_launch(server)?;
+    }
+    Ok(())
+}
+
 /// `dpu_launch`: boots every DPU of the set; synchronously, waits for them all.
 #[no_mangle]
 pub extern "C" fn dpu_launch(set: dpu_set_t, policy: u32) -> dpu_error_t {
@@ -48,9 +59,12 @@ pub extern "C" fn dpu_launch(set: dpu_set_t, policy: u32) -> dpu_error_t {
                 return Err(DpuError(code::DPU_ALREADY_RUNNING));
             }
         }
-        if let Err(SimError::LaunchInProgress) = server.machine.launch_async(&dpus) {
-            finish_other_launch(server)?;
-            server.machine.launch_async(&dpus)?;
+        match server.machine.launch_async(&dpus) {
+            Err(SimError::LaunchInProgress) => {
+                finish_other_launch(server)?;
+                server.machine.launch_async(&dpus)?;
+            }
+            started => started?,
         }
         if policy == DPU_ASYNCHRONOUS {
             server.async_launched.extend(&dpus);
@@ -128,7 +142,7 @@ impl CallbackCall {
 
 /// `dpu_callback`: calls `callback` once per rank of the set, in parallel (or once with the whole set for
 /// `DPU_CALLBACK_SINGLE_CALL`), and waits. Asynchronous callbacks run before the call returns, one of the
-/// orders the SDK allows.
+/// orders the SDK allows (after the set's asynchronous launch, if one is running: see [`after_launch`]).
 #[no_mangle]
 pub extern "C" fn dpu_callback(set: dpu_set_t, callback: dpu_callback_t, args: *mut c_void, flags: u32) -> dpu_error_t {
     guard(|| {
@@ -141,6 +155,12 @@ pub extern "C" fn dpu_callback(set: dpu_set_t, callback: dpu_callback_t, args: *
             let mut guard = server();
             let server = existing(&mut guard)?;
             let ranks = server.ranks_of(&set)?;
+            // A DPU_CALLBACK_PARALLEL callback may overlap the DPUs' run; others come after it.
+            if flags & DPU_CALLBACK_PARALLEL == 0 {
+                if let Ok(dpus) = server.dpus_of(&set) {
+                    after_launch(server, &dpus)?;
+                }
+            }
             if flags & DPU_CALLBACK_SINGLE_CALL != 0 || set.kind == DPU_SET_DPU {
                 vec![set]
             } else {

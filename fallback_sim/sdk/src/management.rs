@@ -8,19 +8,60 @@ use crate::guard;
 use crate::server::{existing, server, Dpu, Rank, Server};
 use crate::types::{dpu_error_t, dpu_set_t, DPU_SET_DPU, DPU_SET_RANKS};
 
-/// `struct dpu_hw_description_t` (`dpu_hw_description.h`, upmem-sim's layout).
+/// `struct dpu_hw_description_t` (`dpu_hw_description.h`, upmem-sim's layout): the same nested members as the
+/// header, so that C reads every field where Rust wrote it.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 #[allow(missing_docs)]
 pub struct HwDescription {
+    pub signature: HwSignature,
+    pub topology: HwTopology,
+    pub memories: HwMemories,
+    pub timings: HwTimings,
+    pub dpu: HwDpu,
+}
+
+/// `dpu_hw_description_t.signature`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+#[allow(missing_docs)]
+pub struct HwSignature {
     pub chip_id: u8,
+}
+
+/// `dpu_hw_description_t.topology`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+#[allow(missing_docs)]
+pub struct HwTopology {
     pub nr_of_control_interfaces: u8,
     pub nr_of_dpus_per_control_interface: u8,
+}
+
+/// `dpu_hw_description_t.memories`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+#[allow(missing_docs)]
+pub struct HwMemories {
     pub mram_size: u32,
     pub wram_size: u32,
     pub iram_size: u32,
+}
+
+/// `dpu_hw_description_t.timings`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+#[allow(missing_docs)]
+pub struct HwTimings {
     pub fck_frequency_in_mhz: u32,
     pub clock_division: u8,
+}
+
+/// `dpu_hw_description_t.dpu`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+#[allow(missing_docs)]
+pub struct HwDpu {
     pub nr_of_threads: u8,
 }
 
@@ -50,15 +91,18 @@ impl Description {
         Description {
             kind: 0,
             hw: HwDescription {
-                chip_id: 0x12,
-                nr_of_control_interfaces: nr_slices as u8,
-                nr_of_dpus_per_control_interface: per_slice as u8,
-                mram_size: server_profile.mram_size as u32,
-                wram_size: server_profile.wram_size as u32,
-                iram_size: 4096 * 8,
-                fck_frequency_in_mhz: (2 * CLOCK_HZ / 1_000_000) as u32,
-                clock_division: 2,
-                nr_of_threads: MAX_TASKLETS as u8,
+                signature: HwSignature { chip_id: 0x12 },
+                topology: HwTopology {
+                    nr_of_control_interfaces: nr_slices as u8,
+                    nr_of_dpus_per_control_interface: per_slice as u8,
+                },
+                memories: HwMemories {
+                    mram_size: server_profile.mram_size as u32,
+                    wram_size: server_profile.wram_size as u32,
+                    iram_size: 4096 * 8,
+                },
+                timings: HwTimings { fck_frequency_in_mhz: (2 * CLOCK_HZ / 1_000_000) as u32, clock_division: 2 },
+                dpu: HwDpu { nr_of_threads: MAX_TASKLETS as u8 },
             },
         }
     }
@@ -72,8 +116,9 @@ fn with_dpu<T>(dpu: *mut Dpu, read: impl FnOnce(&Server, &Dpu) -> T) -> Option<T
     Some(read(server, &server.dpus[index as usize]))
 }
 
-fn rank_index(server: &Server, rank: *mut Rank) -> Option<usize> {
-    let set = dpu_set_t::of_ranks(1, &mut { rank } as *mut *mut Rank);
+fn rank_index(server: &Server, mut rank: *mut Rank) -> Option<usize> {
+    // The one-rank set points at `rank`, a local that outlives the lookup.
+    let set = dpu_set_t::of_ranks(1, &mut rank);
     server.ranks_of(&set).ok().map(|ranks| ranks[0])
 }
 
@@ -325,4 +370,25 @@ pub unsafe extern "C" fn dpu_copy_from_wram_for_dpu(
     nb_of_words: u32,
 ) -> dpu_error_t {
     direct(dpu, MemoryKind::Wram, u64::from(word_offset) * 4, nb_of_words as usize * 4, destination.cast(), false)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::mem::{offset_of, size_of};
+
+    use super::*;
+
+    /// The offsets gcc gives the members of `dpu_hw_description.h` and `dpu_description.h` (LP64).
+    #[test]
+    fn description_layout_matches_the_headers() {
+        assert_eq!(offset_of!(HwDescription, signature), 0);
+        assert_eq!(offset_of!(HwDescription, topology), 1);
+        assert_eq!(offset_of!(HwDescription, memories), 4);
+        assert_eq!(offset_of!(HwDescription, timings), 16);
+        assert_eq!(offset_of!(HwDescription, dpu), 24);
+        assert_eq!(offset_of!(HwTimings, clock_division), 4);
+        assert_eq!(size_of::<HwDescription>(), 28);
+        assert_eq!(offset_of!(Description, hw), 4);
+        assert_eq!(size_of::<Description>(), 32);
+    }
 }

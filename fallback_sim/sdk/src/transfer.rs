@@ -5,7 +5,9 @@
 //! (`DPU_ERR_INVALID_SYMBOL_ACCESS`), then alignment (MRAM: offset and length multiples of 8,
 //! `DPU_ERR_INVALID_MRAM_ACCESS`; WRAM: multiples of 4, `DPU_ERR_INVALID_WRAM_ACCESS`). Copies to many DPUs
 //! run in parallel on the host's cores. Asynchronous transfers complete before the call returns, which is one
-//! of the orders the SDK allows (buffers must stay alive until `dpu_sync` either way).
+//! of the orders the SDK allows (buffers must stay alive until `dpu_sync` either way); like every transfer, they
+//! run after the asynchronous launch still running on their DPUs, if any, as libdpu's per-rank job queues order
+//! them.
 
 use std::ffi::{c_char, c_void, CStr};
 
@@ -14,6 +16,7 @@ use upmem_sim::{Machine, MemoryKind, MRAM_BASE};
 
 use crate::error::{code, DpuError, Result};
 use crate::guard;
+use crate::launch::after_launch;
 use crate::program::common_program;
 use crate::server::{existing, server, Server};
 use crate::types::*;
@@ -107,6 +110,7 @@ fn broadcast(set: dpu_set_t, symbol: SymbolRef<'_>, offset: u32, source: *const 
     let mut guard = server();
     let server = existing(&mut guard)?;
     let dpus = server.dpus_of(&set)?;
+    after_launch(server, &dpus)?;
     let target = resolve(server, dpus, symbol, offset, length)?;
     if length > 0 && source.is_null() {
         return Err(DpuError(code::INVALID_BUFFER_SIZE));
@@ -126,6 +130,7 @@ fn copy_from_one(
     let server = existing(&mut guard)?;
     let dpu = server.single_dpu(&set)?;
     let dpus = server.dpus_of(&set)?;
+    after_launch(server, &dpus)?;
     debug_assert_eq!(dpus, [dpu]);
     let target = resolve(server, dpus, symbol, offset, length)?;
     if length > 0 && destination.is_null() {
@@ -253,6 +258,7 @@ fn push(set: dpu_set_t, xfer: u32, symbol: SymbolRef<'_>, offset: u32, length: u
     let mut guard = server();
     let server = existing(&mut guard)?;
     let dpus = server.dpus_of(&set)?;
+    after_launch(server, &dpus)?;
     let target = resolve(server, dpus, symbol, offset, length)?;
     if flags & DPU_XFER_PARALLEL != 0 && target.memory == MemoryKind::Mram {
         return Err(DpuError(code::INVALID_PARALLEL_MEMORY_TRANSFER));
@@ -325,9 +331,12 @@ fn scatter_gather(
     };
     let mut guard = server();
     let server = existing(&mut guard)?;
-    if !server.profile.sg_xfer_enable {
+    // The profile's scatter/gather keys belong to the allocation that took the ranks.
+    let ranks = server.ranks_of(&set)?;
+    if ranks.is_empty() || !ranks.iter().all(|&rank| server.ranks[rank].sg_xfer_enable) {
         return Err(DpuError(code::SG_NOT_ACTIVATED));
     }
+    let max_blocks = ranks.iter().map(|&rank| server.ranks[rank].sg_max_blocks_per_dpu).min().unwrap_or(u32::MAX);
     if set.kind != DPU_SET_RANKS {
         eprintln!("libdpu (simulator): dpu_push_sg_xfer needs a set of ranks, not a single DPU");
         return Err(DpuError(code::INTERNAL));
@@ -336,6 +345,7 @@ fn scatter_gather(
     let Some(get_block) = (unsafe { get_block.as_ref() }) else { return Err(DpuError(code::INVALID_BUFFER_SIZE)) };
     let Some(next_block) = get_block.f else { return Err(DpuError(code::INVALID_BUFFER_SIZE)) };
     let dpus = server.dpus_of(&set)?;
+    after_launch(server, &dpus)?;
     let target = resolve(server, dpus, symbol, offset, length)?;
     if target.memory != MemoryKind::Mram {
         return Err(DpuError(code::SG_NOT_MRAM_SYMBOL));
@@ -344,13 +354,13 @@ fn scatter_gather(
     for (index, &dpu) in target.dpus.iter().enumerate() {
         let mut position = 0usize;
         for block_index in 0.. {
-            if block_index >= server.profile.sg_max_blocks_per_dpu {
-                return Err(DpuError(code::SG_TOO_MANY_BLOCKS));
-            }
             let mut block = sg_block_info { addr: std::ptr::null_mut(), length: 0 };
             // SAFETY: the callback and its arguments are the caller's, called as libdpu documents.
             if !unsafe { next_block(&mut block, index as u32, block_index, get_block.args) } {
                 break;
+            }
+            if block_index >= max_blocks {
+                return Err(DpuError(code::SG_TOO_MANY_BLOCKS));
             }
             let block_length = block.length as usize;
             if position + block_length > length {

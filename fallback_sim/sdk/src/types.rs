@@ -195,5 +195,7 @@ pub const DPU_CALLBACK_ASYNC: u32 = 1;
 pub const DPU_CALLBACK_NONBLOCKING: u32 = 2;
 /// Callback flags.
 pub const DPU_CALLBACK_SINGLE_CALL: u32 = 4;
+/// Callback flags.
+pub const DPU_CALLBACK_PARALLEL: u32 = 8;
 /// `DPU_ALLOCATE_ALL`.
 pub const DPU_ALLOCATE_ALL: u32 = u32::MAX;

@@ -1,5 +1,5 @@
 /*
- * abi_check.c: checks upmem-sim's libdpu-compatible headers (capi/include/dpu) against the UPMEM SDK 2025.1 facts
+ * abi_check.c: checks upmem-sim's libdpu-compatible headers (sdk/include/dpu) against the UPMEM SDK 2025.1 facts
  * recorded in upmem-compat.md section 1.2 (sizes and offsets measured with gcc on x86-64 against the SDK's own
  * headers), section 1.3 (signatures) and section 1.4 (macros).
  *
@@ -13,7 +13,7 @@
  * dpu_error_to_string defined at the end of this file, which follow the contract documented in dpu.h.
  *
  * Build and run (x86-64 Linux; the layout figures are LP64 ones):
- *   gcc -std=gnu11 -Wall -Wextra -Werror -I fallback_sim/capi/include/dpu abi_check.c -o /tmp/abi_check
+ *   gcc -std=gnu11 -Wall -Wextra -Werror -I fallback_sim/sdk/include/dpu abi_check.c -o /tmp/abi_check
  *   /tmp/abi_check
  */
 #include <dpu.h>
