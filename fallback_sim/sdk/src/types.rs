@@ -1,4 +1,4 @@
-//! The C types of `dpu.h`, with the SDK's layouts (checked by the C ABI test against upmem-compat's numbers).
+//! The C types of `dpu.h`, with the SDK's layouts (checked by the C ABI test against the SDK's measured numbers).
 
 #![allow(non_camel_case_types)]
 

@@ -1,6 +1,6 @@
 //! The host headers against the SDK's C ABI and against C++:
 //!
-//! - `tests/abi/abi_check.c` (layouts, values, signatures and macros typed in from upmem-compat.md) must build with
+//! - `tests/abi/abi_check.c` (layouts, values, signatures and macros typed in from the SDK 2025.1 measurements) must build with
 //!   `-Wall -Wextra -Werror` and report no failure;
 //! - a C++ translation unit including the headers programs use must compile warning-free, when a C++ compiler is
 //!   installed (a machine with only a C compiler skips it with a notice).

@@ -2,7 +2,7 @@
  * dpu.h: the UPMEM host API (libdpu), as declared by the UPMEM SDK 2025.1, for upmem-sim.
  *
  * upmem-sim's headers declare the SDK's functions with the SDK's signatures, enum values, C layouts and macros
- * (written from upmem-compat.md, not from SDK code), so unchanged UPMEM host programs compile against them and
+ * (written from the SDK's documented interface, not from SDK code), so unchanged UPMEM host programs compile against them and
  * link with upmem-sim's libdpu-compatible library. Functions of the SDK that upmem-sim does not implement are
  * not declared: a program using them fails at compile time rather than at link time.
  *

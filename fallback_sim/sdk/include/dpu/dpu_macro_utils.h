@@ -2,7 +2,7 @@
  * dpu_macro_utils.h: preprocessor helpers used by the host API macros (upmem-sim's libdpu-compatible headers).
  *
  * These headers declare the UPMEM SDK 2025.1 host API with the SDK's names, values and C layouts, written from
- * the facts recorded in upmem-compat.md (no SDK code). Unchanged UPMEM host programs compile against them and
+ * the SDK's documented interface (no SDK code). Unchanged UPMEM host programs compile against them and
  * link with upmem-sim's library.
  */
 #ifndef UPMEM_SIM_DPU_MACRO_UTILS_H

@@ -1,7 +1,7 @@
 /*
  * dpu_types.h: types, enums and constants of the host API (upmem-sim's libdpu-compatible headers).
  *
- * Layouts and values are the UPMEM SDK 2025.1 ones (measured with gcc on x86-64; see upmem-compat.md section 1.2);
+ * Layouts and values are the UPMEM SDK 2025.1 ones (measured with gcc on x86-64 against the SDK's headers);
  * tests/abi/abi_check.c checks every one of them.
  */
 #ifndef UPMEM_SIM_DPU_TYPES_H

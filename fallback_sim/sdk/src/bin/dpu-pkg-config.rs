@@ -3,7 +3,7 @@
 //! (`` `dpu-pkg-config --cflags --libs dpu` ``) build against the simulator.
 //!
 //! The headers are written next to this executable (`upmem-sim-sdk/include/dpu/`); `libdpu.so` is expected
-//! beside the executable too, where cargo builds both. Programs get an rpath to it, so they run as they are.
+//! beside the executable too, where `cargo build` puts both (or in `deps/`, where a test build leaves it). Programs get an rpath to it, so they run as they are.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -28,12 +28,19 @@ fn run(arguments: &[String]) -> Result<String, String> {
     let here = env::current_exe().map_err(|error| format!("cannot find this executable: {error}"))?;
     let bin = here.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
     let include = bin.join("upmem-sim-sdk/include/dpu");
+    // `cargo build` puts libdpu.so beside this command; a build for tests leaves it in `deps/`.
+    let libdir = [bin.clone(), bin.join("deps")].into_iter().find(|dir| dir.join("libdpu.so").exists());
     let mut parts = Vec::new();
     let mut module = None;
     for argument in arguments {
         match argument.as_str() {
             "--cflags" => parts.push(format!("-I{}", include.display())),
-            "--libs" => parts.push(format!("-L{0} -Wl,-rpath,{0} -ldpu", bin.display())),
+            "--libs" => {
+                let libdir = libdir.as_ref().ok_or_else(|| {
+                    format!("libdpu.so is not next to {} (build it: cargo build -p upmem-sim-sdk)", here.display())
+                })?;
+                parts.push(format!("-L{0} -Wl,-rpath,{0} -ldpu", libdir.display()));
+            }
             "--modversion" => parts.push(MODULE_VERSION.to_owned()),
             "--version" => return Ok("0.29.2".into()),
             "--help" => return Ok("usage: dpu-pkg-config [--cflags] [--libs] [--modversion] dpu".into()),

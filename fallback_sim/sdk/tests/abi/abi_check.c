@@ -1,9 +1,9 @@
 /*
  * abi_check.c: checks upmem-sim's libdpu-compatible headers (sdk/include/dpu) against the UPMEM SDK 2025.1 facts
- * recorded in upmem-compat.md section 1.2 (sizes and offsets measured with gcc on x86-64 against the SDK's own
+ * recorded from the UPMEM SDK 2025.1 (sizes and offsets measured with gcc on x86-64 against the SDK's own
  * headers), section 1.3 (signatures) and section 1.4 (macros).
  *
- * The expected numbers below are typed in from upmem-compat.md, never computed from our headers, so a header
+ * The expected numbers below are typed in from those measurements, never computed from our headers, so a header
  * that drifts fails. Every check is a _Static_assert (compile with -DABI_CHECK_RUNTIME_ONLY to skip them and
  * see the whole runtime report) and a runtime check; the last line printed is "N passed, M failed" and the exit
  * status is non-zero on any failure.
@@ -106,7 +106,7 @@ static void expect_true(const char *what, bool ok)
         expect_true(#fn " is " #ret " (" #__VA_ARGS__ ")", _Generic(&fn, ret(*)(__VA_ARGS__): 1, default: 0));       \
     } while (0)
 
-/* ---- upmem-compat.md 1.2: layouts ----------------------------------------------------------------------- */
+/* ---- SDK 2025.1: layouts ----------------------------------------------------------------------- */
 
 static void check_layouts(void)
 {
@@ -177,7 +177,7 @@ static void check_layouts(void)
     EXPECT_TYPEDEF(dpuword_t, uint32_t);
 }
 
-/* ---- upmem-compat.md 1.2: enums and constants ----------------------------------------------------------- */
+/* ---- SDK 2025.1: enums and constants ----------------------------------------------------------- */
 
 static void check_enums(void)
 {
@@ -212,7 +212,7 @@ static void check_enums(void)
     EXPECT_EQ(BACKUP_SPI, 4);
     EXPECT_EQ(SCENARIO, 5);
 
-    /* dpu_checkpoint.h (upmem-compat.md 1.3) */
+    /* dpu_checkpoint.h */
     EXPECT_EQ(DPU_CHECKPOINT_INTERNAL, 1);
     EXPECT_EQ(DPU_CHECKPOINT_IRAM, 2);
     EXPECT_EQ(DPU_CHECKPOINT_MRAM, 8);
@@ -292,7 +292,7 @@ static void check_errors(void)
     EXPECT_EQ(((uint32_t)DPU_ERR_ASYNC_JOBS | (uint32_t)DPU_ERR_DPU_FAULT) & ~(uint32_t)DPU_ERR_ASYNC_JOBS, 23);
 }
 
-/* ---- upmem-compat.md 1.3: signatures -------------------------------------------------------------------- */
+/* ---- SDK 2025.1: signatures -------------------------------------------------------------------- */
 
 static void check_signatures(void)
 {
@@ -371,7 +371,7 @@ static void check_signatures(void)
     EXPECT_EQ(DPU_TARGET_MASK, 0xfff);
 }
 
-/* ---- upmem-compat.md 1.4: macros ------------------------------------------------------------------------ */
+/* ---- SDK 2025.1: macros ------------------------------------------------------------------------ */
 
 /*
  * Fake ranks for the iterator fakes below: rank 0 has DPUs {0, 1, 2} with DPU 1 disabled, rank 1 has DPUs

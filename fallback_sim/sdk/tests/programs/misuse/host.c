@@ -1,5 +1,5 @@
 /*
- * Misuse: every documented libdpu error code (upmem-compat.md 1.3, 1.5, 1.6), produced by the misuse that
+ * Misuse: every documented libdpu error code, produced by the misuse that
  * produces it on the SDK. Each check prints "ok <what>" or "FAILED <what>: expected X got Y"; the last line is
  * "N passed, M failed"; the exit status is non-zero if any check failed.
  */
