@@ -46,6 +46,9 @@
 //!
 //! The simulator runs on Linux, x86-64 and aarch64.
 
+#[cfg(not(target_os = "linux"))]
+compile_error!("upmem-sim runs on Linux (x86-64 and aarch64): it needs memfd, MAP_FIXED windows and Linux signals");
+
 mod builder;
 mod config;
 mod control;

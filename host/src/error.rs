@@ -12,9 +12,6 @@ use crate::set::FaultInfo;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The backend was not compiled into this build.
-    #[error("the {0} backend is not compiled into this build")]
-    NotCompiled(BackendKind),
     /// `UPMEM_BACKEND` holds something other than `hw`, `sim` or `auto`.
     #[error("UPMEM_BACKEND={0:?}: expected hw, sim or auto")]
     InvalidBackend(String),

@@ -15,7 +15,7 @@ use upmem_sys::{dpu_set_t, LibDpu};
 
 use crate::backend::BackendKind;
 use crate::error::{Error, Result};
-use crate::set::{FaultInfo, Symbol};
+use crate::set::{Amount, FaultInfo, Symbol};
 use crate::Kernel;
 
 /// `dpu_error_t` values this backend tells apart.
@@ -120,13 +120,16 @@ unsafe impl Send for HwEngine {}
 unsafe impl Sync for HwEngine {}
 
 impl HwEngine {
-    pub fn allocate(libdpu: Option<&Path>, nr_dpus: Option<u32>, profile: &str) -> Result<Self> {
+    pub fn allocate(libdpu: Option<&Path>, amount: Amount, profile: &str) -> Result<Self> {
         let lib = library(libdpu)?;
         let profile = c_string(profile)?;
-        // SAFETY: a zeroed dpu_set_t is a valid (empty) value; dpu_alloc overwrites it.
-        let mut set: dpu_set_t = unsafe { std::mem::zeroed() };
-        let status = call!(lib, dpu_alloc(nr_dpus.unwrap_or(u32::MAX), profile.as_ptr(), &mut set));
-        checked(&lib, "dpu_alloc", status)?;
+        let mut set = dpu_set_t::default();
+        let status = match amount {
+            Amount::Dpus(count) => call!(lib, dpu_alloc(count, profile.as_ptr(), &mut set)),
+            Amount::All => call!(lib, dpu_alloc(upmem_sys::DPU_ALLOCATE_ALL, profile.as_ptr(), &mut set)),
+            Amount::Ranks(count) => call!(lib, dpu_alloc_ranks(count, profile.as_ptr(), &mut set)),
+        };
+        checked(&lib, if matches!(amount, Amount::Ranks(_)) { "dpu_alloc_ranks" } else { "dpu_alloc" }, status)?;
         let simulated = lib.dpu_sim_fault_reason.is_ok();
         let mut engine =
             HwEngine { lib, set, dpus: Vec::new(), ranks: Vec::new(), program: std::ptr::null_mut(), simulated };
@@ -181,6 +184,15 @@ impl HwEngine {
         let mut program = std::ptr::null_mut();
         let status = call!(self.lib, dpu_load(self.set, path.as_ptr(), &mut program));
         checked(&self.lib, "dpu_load", status)?;
+        self.program = program;
+        Ok(())
+    }
+
+    pub fn load_from_memory(&mut self, binary: &[u8]) -> Result<()> {
+        let mut program = std::ptr::null_mut();
+        let buffer = binary.as_ptr().cast_mut();
+        let status = call!(self.lib, dpu_load_from_memory(self.set, buffer, binary.len(), &mut program));
+        checked(&self.lib, "dpu_load_from_memory", status)?;
         self.program = program;
         Ok(())
     }

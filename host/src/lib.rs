@@ -37,7 +37,9 @@
 //! | libdpu | upmem |
 //! |---|---|
 //! | `struct dpu_set_t` from `dpu_alloc` | [`DpuSet`] (freed on drop), [`DpuSet::builder`] |
-//! | `dpu_load` | [`DpuSet::load`] → [`LoadedSet`] (only a loaded set can transfer by symbol and launch) |
+//! | `dpu_alloc_ranks` | [`DpuSetBuilder::ranks`] |
+//! | `dpu_load` / `dpu_load_from_memory` | [`DpuSet::load`] / [`DpuSet::load_from_memory`] → [`LoadedSet`] (only a loaded set can transfer by symbol and launch) |
+//! | `DPU_MRAM_HEAP_POINTER_NAME` | [`MRAM_HEAP`] |
 //! | `DPU_FOREACH(set, dpu, i)` / `DPU_RANK_FOREACH` | [`DpuSet::dpus`] / [`DpuSet::ranks`] |
 //! | `dpu_get_nr_dpus` / `dpu_get_nr_ranks` | [`DpuSet::nr_dpus`] / [`DpuSet::nr_ranks`] |
 //! | `dpu_get_symbol` | [`LoadedSet::symbol`] |
@@ -87,3 +89,7 @@ pub use error::{Error, Result};
 pub use kernel::Kernel;
 pub use set::{AsyncScope, Dpu, DpuSet, DpuSetBuilder, FaultInfo, Launch, LoadedSet, Symbol};
 pub use upmem_sim::{SimConfig, Topology};
+
+/// The symbol of the MRAM heap, what `DPU_MRAM_HEAP_POINTER` points at on the DPU (`DPU_MRAM_HEAP_POINTER_NAME`):
+/// it spans the MRAM after the program's variables.
+pub const MRAM_HEAP: &str = "__sys_used_mram_end";

@@ -60,10 +60,18 @@ macro_rules! dispatch {
     };
 }
 
+/// How many DPUs a set asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Amount {
+    Dpus(u32),
+    Ranks(u32),
+    All,
+}
+
 /// How to allocate a set.
 #[derive(Clone, Debug)]
 pub struct DpuSetBuilder {
-    nr_dpus: Option<u32>,
+    amount: Amount,
     backend: BackendKind,
     profile: String,
     libdpu: Option<PathBuf>,
@@ -71,9 +79,15 @@ pub struct DpuSetBuilder {
 }
 
 impl DpuSetBuilder {
-    /// This many DPUs (default: all the backend has).
+    /// This many DPUs (`dpu_alloc`; default: all the backend has).
     pub fn dpus(&mut self, nr_dpus: u32) -> &mut Self {
-        self.nr_dpus = Some(nr_dpus);
+        self.amount = Amount::Dpus(nr_dpus);
+        self
+    }
+
+    /// This many whole ranks (`dpu_alloc_ranks`).
+    pub fn ranks(&mut self, nr_ranks: u32) -> &mut Self {
+        self.amount = Amount::Ranks(nr_ranks);
         self
     }
 
@@ -97,7 +111,7 @@ impl DpuSetBuilder {
     }
 
     /// The simulated machine (default: ranks of 64 DPUs, as many as the set needs, or a full 2,560-DPU server
-    /// when allocating all DPUs).
+    /// when allocating all DPUs). The set takes the machine's first DPUs (or ranks).
     pub fn simulator(&mut self, config: SimConfig) -> &mut Self {
         self.simulator = Some(config);
         self
@@ -108,14 +122,18 @@ impl DpuSetBuilder {
         let backend = backend::resolve(self.backend, self.libdpu.as_deref())?;
         let engine = match backend {
             BackendKind::Hardware => {
-                Engine::Hardware(HwEngine::allocate(self.libdpu.as_deref(), self.nr_dpus, &self.profile)?)
+                Engine::Hardware(HwEngine::allocate(self.libdpu.as_deref(), self.amount, &self.profile)?)
             }
             _ => {
                 let config = self.simulator.clone().unwrap_or_else(|| {
-                    let ranks = self.nr_dpus.map_or(40, |n| n.div_ceil(64).max(1));
+                    let ranks = match self.amount {
+                        Amount::Dpus(n) => n.div_ceil(64).max(1),
+                        Amount::Ranks(n) => n.max(1),
+                        Amount::All => 40,
+                    };
                     SimConfig::new(Topology::new(ranks, 64))
                 });
-                Engine::Simulator(Box::new(SimEngine::allocate(config, self.nr_dpus)?))
+                Engine::Simulator(Box::new(SimEngine::allocate(config, self.amount)?))
             }
         };
         let backend = match engine {
@@ -145,7 +163,7 @@ impl DpuSet {
     /// How to allocate a set.
     pub fn builder() -> DpuSetBuilder {
         DpuSetBuilder {
-            nr_dpus: None,
+            amount: Amount::All,
             backend: BackendKind::Auto,
             profile: String::new(),
             libdpu: None,
@@ -196,6 +214,13 @@ impl DpuSet {
         Ok(LoadedSet { set: self })
     }
 
+    /// Loads a binary held in memory (`dpu_load_from_memory`): a simulated binary on the simulator, a DPU ELF
+    /// on hardware.
+    pub fn load_from_memory(mut self, binary: &[u8]) -> Result<LoadedSet> {
+        dispatch!(&mut self.engine, e => e.load_from_memory(binary))?;
+        Ok(LoadedSet { set: self })
+    }
+
     /// The simulated machine behind a simulator set (statistics, raw memory), `None` on hardware.
     pub fn simulator(&self) -> Option<&upmem_sim::Machine> {
         match &self.engine {
@@ -231,6 +256,11 @@ impl LoadedSet {
     /// Loads another program in place (resets WRAM and `__mram` variables, as `dpu_load` does).
     pub fn load(&mut self, kernel: &Kernel) -> Result<()> {
         dispatch!(&mut self.set.engine, e => e.load(kernel))
+    }
+
+    /// Loads another program held in memory in place.
+    pub fn load_from_memory(&mut self, binary: &[u8]) -> Result<()> {
+        dispatch!(&mut self.set.engine, e => e.load_from_memory(binary))
     }
 
     /// A symbol of the loaded program.

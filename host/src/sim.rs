@@ -8,7 +8,7 @@ use upmem_sim::{Machine, MemoryKind, Program, SimConfig, SimError};
 
 use crate::backend::BackendKind;
 use crate::error::{Error, Result};
-use crate::set::{FaultInfo, Symbol};
+use crate::set::{Amount, FaultInfo, Symbol};
 use crate::Kernel;
 
 pub(crate) struct SimEngine {
@@ -20,16 +20,30 @@ pub(crate) struct SimEngine {
 }
 
 impl SimEngine {
-    /// A machine shaped by `config` whose first `nr_dpus` enabled DPUs (all for `None`) form the set.
-    pub fn allocate(config: SimConfig, nr_dpus: Option<u32>) -> Result<Self> {
+    /// A machine shaped by `config` whose first DPUs (or ranks) form the set.
+    pub fn allocate(config: SimConfig, amount: Amount) -> Result<Self> {
         let machine = Machine::new(config)?;
-        let enabled: Vec<u32> = machine.topology().enabled_dpus().collect();
-        let wanted = nr_dpus.map_or(enabled.len(), |n| n as usize);
-        if wanted > enabled.len() || wanted == 0 {
-            return Err(Error::Allocation { requested: wanted, available: enabled.len() });
-        }
-        let dpus: Vec<u32> = enabled[..wanted].to_vec();
         let per_rank = machine.topology().dpus_per_rank;
+        let enabled: Vec<u32> = machine.topology().enabled_dpus().collect();
+        let dpus: Vec<u32> = match amount {
+            Amount::All => enabled,
+            Amount::Dpus(wanted) => {
+                if wanted as usize > enabled.len() || wanted == 0 {
+                    return Err(Error::Allocation { requested: wanted as usize, available: enabled.len() });
+                }
+                enabled[..wanted as usize].to_vec()
+            }
+            Amount::Ranks(wanted) => {
+                let ranks = machine.topology().nr_ranks;
+                if wanted > ranks || wanted == 0 {
+                    return Err(Error::Allocation {
+                        requested: (wanted * per_rank) as usize,
+                        available: enabled.len(),
+                    });
+                }
+                enabled.into_iter().filter(|dpu| dpu / per_rank < wanted).collect()
+            }
+        };
         let mut ranks: Vec<Range<usize>> = Vec::new();
         for (index, &dpu) in dpus.iter().enumerate() {
             match ranks.last_mut() {
@@ -55,6 +69,13 @@ impl SimEngine {
             reason: "it was not built for the simulator".into(),
         })?;
         let program = Arc::new(Program::from_file(path)?);
+        self.machine.load(&self.dpus, &program)?;
+        self.program = Some(program);
+        Ok(())
+    }
+
+    pub fn load_from_memory(&mut self, binary: &[u8]) -> Result<()> {
+        let program = Arc::new(Program::from_bytes(binary)?);
         self.machine.load(&self.dpus, &program)?;
         self.program = Some(program);
         Ok(())

@@ -75,6 +75,23 @@ fn allocation_counts_dpus_and_ranks(backend: Backend) {
     assert_eq!(set.backend(), expected);
 }
 
+fn whole_ranks_and_binaries_from_memory(backend: Backend) {
+    let mut builder = DpuSet::builder();
+    builder.ranks(2);
+    match backend {
+        Backend::Simulator => builder.backend(BackendKind::Simulator),
+        Backend::HardwareOverSimulatorLibdpu => builder.backend(BackendKind::Hardware).libdpu(simulator_libdpu()),
+    };
+    let set = builder.allocate().unwrap();
+    assert_eq!((set.nr_ranks(), set.nr_dpus()), (2, 128));
+    let binary = std::fs::read(kernel("echo").simulator_binary().unwrap()).unwrap();
+    let mut set = set.load_from_memory(&binary).unwrap();
+    set.broadcast("input", 0, &[3u32; 8]).unwrap();
+    set.launch().unwrap();
+    assert_eq!(set.gather::<u32>("output", 0, 8).unwrap()[127], [6; 8]);
+    assert_eq!(set.symbol(upmem::MRAM_HEAP).unwrap().size % 8, 0);
+}
+
 fn vector_addition_with_per_dpu_buffers(backend: Backend) {
     const ELEMENTS: usize = 4096;
     let mut set = backend.loaded(64, "vector_add");
@@ -200,6 +217,7 @@ macro_rules! on_every_backend {
 
 on_every_backend!(
     allocation_counts_dpus_and_ranks,
+    whole_ranks_and_binaries_from_memory,
     vector_addition_with_per_dpu_buffers,
     symbols_logs_and_single_dpu_copies,
     asynchronous_launch_and_reload,
