@@ -1,13 +1,15 @@
 //! Sums 64-bit integers across thousands of DPUs and checks the result against the CPU.
 //!
 //! Every DPU gets its own slice of the input in MRAM; 16 tasklets per DPU stream it through WRAM in 2 KiB
-//! DMA blocks (`dpu/reduce.c`); the host adds the per-DPU sums. Runs on the simulator without hardware.
+//! DMA blocks (`dpu/reduce.c`); the host adds the per-DPU sums. Runs on the simulator without hardware, and
+//! prints where the time went and how evenly the DPUs were loaded.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context as _};
 use clap::Parser;
-use upmem::{BackendKind, DpuSet, SimConfig, Topology};
+use comfy_table::{presets::UTF8_FULL, Table};
+use upmem::{BackendKind, DpuSet, LoadedSet, SimConfig, Topology, MRAM_HEAP};
 
 #[derive(Parser)]
 #[command(about = "Sum 64-bit integers across UPMEM DPUs (simulated when there is no hardware)")]
@@ -23,41 +25,76 @@ struct Args {
     backend: BackendKind,
 }
 
+/// Runs `step` and records how long it took under `phase`.
+fn timed<T>(phases: &mut Vec<(&'static str, Duration)>, phase: &'static str, step: impl FnOnce() -> T) -> T {
+    let started = Instant::now();
+    let value = step();
+    phases.push((phase, started.elapsed()));
+    value
+}
+
 fn main() -> anyhow::Result<()> {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     let args = Args::parse();
-    // The simulated server: 32 ranks of 64 DPUs with 4 disabled, as real servers have a few faulty DPUs.
+    let mut phases = Vec::new();
+    // The simulated server: ranks of 64 DPUs with 4 disabled, as real servers have a few faulty DPUs.
     let topology = Topology::new(args.dpus.div_ceil(64).max(1), 64).with_disabled([3, 700, 1401, 2000]);
-    let mut set = DpuSet::builder()
-        .dpus(args.dpus)
-        .backend(args.backend)
-        .simulator(SimConfig::new(topology))
-        .allocate()
-        .context("allocating DPUs")?
-        .load(&pimgnn::kernel("reduce"))?;
+    let mut set = timed(&mut phases, "allocate and load", || -> anyhow::Result<LoadedSet> {
+        let set = DpuSet::builder()
+            .dpus(args.dpus)
+            .backend(args.backend)
+            .simulator(SimConfig::new(topology))
+            .allocate()
+            .context("allocating DPUs")?;
+        Ok(set.load(&pimgnn::kernel("reduce"))?)
+    })?;
     println!("{} DPUs in {} ranks on the {} backend", set.nr_dpus(), set.nr_ranks(), set.backend());
 
-    let started = Instant::now();
-    let inputs: Vec<Vec<u64>> =
-        (0..set.nr_dpus() as u64).map(|dpu| (0..u64::from(args.elements)).map(|i| i * 3 + dpu).collect()).collect();
+    let inputs: Vec<Vec<u64>> = timed(&mut phases, "generate inputs (CPU)", || {
+        (0..set.nr_dpus() as u64).map(|dpu| (0..u64::from(args.elements)).map(|i| i * 3 + dpu).collect()).collect()
+    });
     let expected = inputs.iter().flatten().fold(0u64, |sum, value| sum.wrapping_add(*value));
-    set.broadcast("nr_elements", 0, &[args.elements])?;
-    set.push("__sys_used_mram_end", 0, &inputs)?;
-    let transferred = started.elapsed();
-
-    let started = Instant::now();
-    set.launch().context("running the reduction")?;
-    let launched = started.elapsed();
-
-    let sums: Vec<Vec<u64>> = set.gather("sum", 0, 1)?;
-    let total = sums.iter().fold(0u64, |sum, dpu| sum.wrapping_add(dpu[0]));
+    timed(&mut phases, "transfer in", || -> upmem::Result<()> {
+        set.broadcast("nr_elements", 0, &[args.elements])?;
+        set.push(MRAM_HEAP, 0, &inputs)
+    })?;
+    timed(&mut phases, "kernel", || set.launch()).context("running the reduction")?;
+    let sums: Vec<Vec<u64>> = timed(&mut phases, "transfer out", || set.gather("sum", 0, 1))?;
+    let total = timed(&mut phases, "merge (CPU)", || sums.iter().fold(0u64, |sum, dpu| sum.wrapping_add(dpu[0])));
     ensure!(total == expected, "DPU sum {total} differs from the CPU's {expected}");
-    println!(
-        "{} x {} integers: sum {total} matches the CPU (inputs {:.1?}, launch {:.1?})",
-        set.nr_dpus(),
-        args.elements,
-        transferred,
-        launched
-    );
+
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL).set_header(["phase", "time"]);
+    for (phase, time) in &phases {
+        table.add_row([phase.to_string(), format!("{:.1} ms", time.as_secs_f64() * 1e3)]);
+    }
+    println!("{table}");
+    print_load_balance(&set)?;
+    println!("{} DPUs x {} integers: sum {total} matches the CPU", set.nr_dpus(), args.elements);
+    Ok(())
+}
+
+/// How evenly the work spread over the DPUs, from the simulator's per-DPU statistics.
+fn print_load_balance(set: &LoadedSet) -> anyhow::Result<()> {
+    let mut dma_cycles = Vec::with_capacity(set.nr_dpus());
+    let mut cycles = Vec::with_capacity(set.nr_dpus());
+    let mut bytes = Vec::with_capacity(set.nr_dpus());
+    for dpu in 0..set.nr_dpus() {
+        let Some(stats) = set.simulator_stats(dpu)? else { return Ok(()) };
+        dma_cycles.push(stats.dma_cycles);
+        cycles.push(stats.cycles);
+        bytes.push(stats.total().dma_read_bytes);
+    }
+    let summary = |values: &mut Vec<u64>| {
+        values.sort_unstable();
+        let mean = values.iter().sum::<u64>() / values.len() as u64;
+        [values[0], values[values.len() / 2], mean, values[values.len() - 1]].map(|value| value.to_string())
+    };
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL).set_header(["per DPU (simulator)", "min", "median", "mean", "max"]);
+    table.add_row(std::iter::once("DMA cycles (exact)".to_owned()).chain(summary(&mut dma_cycles)));
+    table.add_row(std::iter::once("modelled cycles (DMA + compute estimate)".to_owned()).chain(summary(&mut cycles)));
+    table.add_row(std::iter::once("MRAM bytes read".to_owned()).chain(summary(&mut bytes)));
+    println!("{table}");
     Ok(())
 }

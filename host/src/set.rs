@@ -393,6 +393,16 @@ impl LoadedSet {
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 
+    /// What DPU `dpu` did during the last launch (DMA traffic per tasklet, modelled cycles, synchronisation
+    /// waits), on the simulator; `None` on hardware, which does not say.
+    pub fn simulator_stats(&self, dpu: usize) -> Result<Option<upmem_sim::DpuStats>> {
+        self.check_dpu(dpu)?;
+        match &self.set.engine {
+            Engine::Simulator(engine) => engine.stats(dpu).map(Some),
+            Engine::Hardware(_) => Ok(None),
+        }
+    }
+
     /// The DPUs in fault after the last launch, with reasons.
     pub fn faults(&mut self) -> Result<Vec<FaultInfo>> {
         match &mut self.set.engine {

@@ -161,6 +161,10 @@ impl SimEngine {
         Ok(self.machine.log(self.dpus[index])?)
     }
 
+    pub fn stats(&self, index: usize) -> Result<upmem_sim::DpuStats> {
+        Ok(self.machine.stats(self.dpus[index])?)
+    }
+
     /// The simulated machine, for what the safe API does not cover (statistics, raw memory).
     pub fn machine(&self) -> &Machine {
         &self.machine
