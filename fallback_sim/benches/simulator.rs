@@ -76,6 +76,7 @@ fn main() -> anyhow::Result<()> {
     table.load_preset(UTF8_FULL).set_header(["benchmark", "result", "baseline / detail"]);
 
     // (a) An empty kernel on a full server.
+    eprintln!("[1/3] launching an empty kernel on 2,560 DPUs ({REPEATS} times)...");
     let empty = build("empty", 16)?;
     let mut machine = Machine::new(SimConfig::new(Topology::full_server()))?;
     let dpus: Vec<u32> = machine.topology().enabled_dpus().collect();
@@ -95,6 +96,7 @@ fn main() -> anyhow::Result<()> {
     drop(machine);
 
     // (b) mram_read of 2,048-byte blocks against the host's memcpy of the same blocks.
+    eprintln!("[2/3] streaming MRAM through mram_read and through memcpy...");
     let stream = build("stream", 16)?;
     let mut machine = Machine::new(SimConfig::new(Topology::new(1, 2 * workers as u32)))?;
     let dpus: Vec<u32> = machine.topology().enabled_dpus().collect();
@@ -123,6 +125,7 @@ fn main() -> anyhow::Result<()> {
     drop(machine);
 
     // (c) One DPU reading its whole MRAM with 16 tasklets.
+    eprintln!("[3/3] reading a whole 64 MiB MRAM...");
     let mut machine = Machine::new(SimConfig::new(Topology::new(1, 1)))?;
     machine.load(&[0], &stream)?;
     let heap = machine.symbol(0, MRAM_HEAP_SYMBOL)?;

@@ -37,6 +37,9 @@ fn main() -> anyhow::Result<()> {
     let heap = set.symbol("__sys_used_mram_end")?;
     let heap_offset = u64::from(heap.address) - upmem_sim::MRAM_BASE;
 
+    eprintln!(
+        "pushing 1 MiB to each of {NR_DPUS} DPUs through the safe API, then through the core ({REPEATS} times each)..."
+    );
     // Both paths write the same bytes to the same DPUs, so every measured push lands in memory that exists.
     set.push("__sys_used_mram_end", 0, &buffers)?;
     let safe = median(|| {

@@ -99,9 +99,11 @@ fn main() -> anyhow::Result<()> {
         }
         started.elapsed()
     };
+    eprintln!("[1/3] dpu_push_xfer of 1 MiB to each of {NR_DPUS} DPUs...");
     let cold = push();
     let warm = median(push);
 
+    eprintln!("[2/3] memcpy of the same bytes...");
     let mut destinations: Vec<Vec<u8>> = (0..NR_DPUS).map(|_| vec![0u8; BYTES_PER_DPU]).collect();
     let serial = median(|| {
         let started = Instant::now();
@@ -118,6 +120,7 @@ fn main() -> anyhow::Result<()> {
         started.elapsed()
     });
 
+    eprintln!("[3/3] small dpu_copy_to calls...");
     let word = 42u64;
     let small = |target: dpu_set_t| {
         let started = Instant::now();
