@@ -12,16 +12,26 @@ use crate::memory::SharedFile;
 pub(crate) struct Control {
     file: SharedFile,
     nr_dpus: u32,
+    /// Byte offsets of the job list, the worker slots and the DPU records, as the header says.
+    job_list: usize,
+    workers: usize,
+    records: usize,
 }
 
 impl Control {
-    /// Creates the control file for `nr_dpus` DPUs with its header.
+    /// Creates the control file with its header, laid out as the header's offsets say (`control_layout`).
     pub fn new(header: ControlHeader) -> Result<Self> {
         let (_, _, _, total) = control_layout(header.nr_dpus);
         let file = SharedFile::new("control", total)?;
         // SAFETY: the file is at least one page, page-aligned, and no worker maps it yet.
         unsafe { ptr::write(file.ptr().cast::<ControlHeader>(), header) };
-        Ok(Control { nr_dpus: header.nr_dpus, file })
+        Ok(Control {
+            file,
+            nr_dpus: header.nr_dpus,
+            job_list: header.job_list_offset as usize,
+            workers: header.workers_offset as usize,
+            records: header.records_offset as usize,
+        })
     }
 
     pub fn fd(&self) -> std::os::fd::RawFd {
@@ -34,16 +44,14 @@ impl Control {
 
     fn record(&self, dpu: u32) -> *mut DpuRecord {
         assert!(dpu < self.nr_dpus, "DPU {dpu} of {}", self.nr_dpus);
-        let (_, _, records, _) = control_layout(self.nr_dpus);
         // SAFETY: dpu < nr_dpus, so the record lies within the control file.
-        unsafe { self.file.ptr().add(records).cast::<DpuRecord>().add(dpu as usize) }
+        unsafe { self.file.ptr().add(self.records).cast::<DpuRecord>().add(dpu as usize) }
     }
 
     fn worker_slot(&self, index: usize) -> *mut WorkerSlot {
         assert!(index < MAX_WORKERS);
-        let (_, workers, _, _) = control_layout(self.nr_dpus);
         // SAFETY: index < MAX_WORKERS, so the slot lies within the control file's slot array.
-        unsafe { self.file.ptr().add(workers).cast::<WorkerSlot>().add(index) }
+        unsafe { self.file.ptr().add(self.workers).cast::<WorkerSlot>().add(index) }
     }
 
     /// A DPU's state, written by workers with atomic stores.
@@ -73,12 +81,11 @@ impl Control {
 
     /// Publishes a job: the DPU list, its size, and a fresh claim counter. No worker may be working.
     pub fn post_job(&self, dpus: &[u32]) {
-        let (job_list, _, _, _) = control_layout(self.nr_dpus);
         assert!(dpus.len() <= self.nr_dpus as usize);
         // SAFETY: between jobs no worker reads the list or the counters; the list has room for every DPU. The
         // byte the host then sends each worker publishes these writes.
         unsafe {
-            let list = self.file.ptr().add(job_list).cast::<u32>();
+            let list = self.file.ptr().add(self.job_list).cast::<u32>();
             ptr::copy_nonoverlapping(dpus.as_ptr(), list, dpus.len());
             (*self.header()).job_count = dpus.len() as u32;
             (*self.header()).job_generation += 1;

@@ -283,11 +283,16 @@ impl LoadedSet {
         Ok(symbol)
     }
 
+    /// Writes `data` to every DPU (one slice: the same bytes to all; else one slice per DPU, already checked
+    /// with `check_buffers`), now or queued, after checking the symbol range.
+    fn write(&mut self, symbol: &str, offset: u32, data: &[&[u8]], queued: bool) -> Result<()> {
+        let symbol = self.checked(symbol, offset, data[0].len())?;
+        dispatch!(&mut self.set.engine, e => e.write(symbol, offset, data, queued))
+    }
+
     /// Writes the same values to every DPU (`dpu_broadcast_to`).
     pub fn broadcast<T: DpuCopy>(&mut self, symbol: &str, offset: u32, values: &[T]) -> Result<()> {
-        let bytes = as_bytes(values);
-        let symbol = self.checked(symbol, offset, bytes.len())?;
-        dispatch!(&mut self.set.engine, e => e.write(symbol, offset, &[bytes], false))
+        self.write(symbol, offset, &[as_bytes(values)], false)
     }
 
     /// Writes `buffers[i]` to DPU `i`, all in parallel (`dpu_prepare_xfer` + `dpu_push_xfer`). Every buffer
@@ -295,8 +300,7 @@ impl LoadedSet {
     pub fn push<T: DpuCopy, B: AsRef<[T]>>(&mut self, symbol: &str, offset: u32, buffers: &[B]) -> Result<()> {
         let slices: Vec<&[u8]> = buffers.iter().map(|buffer| as_bytes(buffer.as_ref())).collect();
         self.check_buffers(slices.iter().map(|slice| slice.len()))?;
-        let symbol = self.checked(symbol, offset, slices[0].len())?;
-        dispatch!(&mut self.set.engine, e => e.write(symbol, offset, &slices, false))
+        self.write(symbol, offset, &slices, false)
     }
 
     /// Reads `buffers[i].len()` values from DPU `i` into `buffers[i]`, all in parallel.
@@ -422,15 +426,12 @@ impl<'env> AsyncScope<'env> {
     pub fn push<T: DpuCopy, B: AsRef<[T]>>(&mut self, symbol: &str, offset: u32, buffers: &'env [B]) -> Result<()> {
         let slices: Vec<&[u8]> = buffers.iter().map(|buffer| as_bytes(buffer.as_ref())).collect();
         self.set.check_buffers(slices.iter().map(|slice| slice.len()))?;
-        let symbol = self.set.checked(symbol, offset, slices[0].len())?;
-        dispatch!(&mut self.set.set.engine, e => e.write(symbol, offset, &slices, true))
+        self.set.write(symbol, offset, &slices, true)
     }
 
     /// Queues a write of the same values to every DPU.
     pub fn broadcast<T: DpuCopy>(&mut self, symbol: &str, offset: u32, values: &'env [T]) -> Result<()> {
-        let bytes = as_bytes(values);
-        let symbol = self.set.checked(symbol, offset, bytes.len())?;
-        dispatch!(&mut self.set.set.engine, e => e.write(symbol, offset, &[bytes], true))
+        self.set.write(symbol, offset, &[as_bytes(values)], true)
     }
 
     /// Queues a launch of every DPU.
