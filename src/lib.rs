@@ -3,6 +3,15 @@
 //! The DPU kernels of `dpu/` are built by this crate's build script (for the bundled simulator, and for real
 //! DPUs when the UPMEM SDK is installed) and found by name with [`kernel`].
 
+pub mod cpu;
+mod error;
+pub mod sparse;
+pub mod spmm;
+
+pub use error::{Error, Result};
+pub use sparse::{Coo, Csr, Dense, Element};
+pub use spmm::{CpuSpmm, Phase, SpmmEngine};
+
 /// A DPU kernel of `dpu/` by its file stem (e.g. `"reduce"`), ready to load with [`upmem::DpuSet::load`].
 pub fn kernel(name: &str) -> upmem::Kernel {
     upmem::kernel!(name)

@@ -1,0 +1,74 @@
+//! The error type of the `pimgnn` layer.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in `pimgnn`: bad input (files, shapes, indices), plans that do not fit the
+/// DPUs, and the runtime's own errors, kept whole.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Two operands whose shapes do not fit together.
+    #[error("shape mismatch in {what}: expected {expected}, found {found}")]
+    Shape {
+        /// The operation or argument whose shape is wrong.
+        what: String,
+        /// The shape it needed.
+        expected: String,
+        /// The shape it got.
+        found: String,
+    },
+    /// An index outside its dimension.
+    #[error("{what}: index {index} out of range (limit {limit})")]
+    IndexOutOfRange {
+        /// Which index (e.g. "column index of nonzero 12").
+        what: String,
+        /// The index found.
+        index: u64,
+        /// The exclusive upper bound it must stay below.
+        limit: u64,
+    },
+    /// A structure that breaks an invariant (e.g. CSR row pointers that decrease).
+    #[error("invalid {what}: {reason}")]
+    Invalid {
+        /// The structure.
+        what: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A file that could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// A malformed input file.
+    #[error("{}{}: {reason}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The 1-based line, when the format has lines.
+        line: Option<usize>,
+        /// What is wrong there.
+        reason: String,
+    },
+    /// The UPMEM runtime failed (allocation, load, transfer, launch, DPU fault).
+    #[error(transparent)]
+    Upmem(#[from] upmem::Error),
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// A [`Error::Shape`] from displayable parts.
+    pub fn shape(what: impl Into<String>, expected: impl std::fmt::Display, found: impl std::fmt::Display) -> Self {
+        Error::Shape { what: what.into(), expected: expected.to_string(), found: found.to_string() }
+    }
+
+    /// A [`Error::Invalid`] from displayable parts.
+    pub fn invalid(what: impl Into<String>, reason: impl Into<String>) -> Self {
+        Error::Invalid { what: what.into(), reason: reason.into() }
+    }
+}

@@ -1,0 +1,280 @@
+//! Sparse and dense matrices: CSR and COO with 32-bit indices, and row-major dense feature matrices.
+//!
+//! Values are one of the [`Element`] types the DPU kernels support: `f32` (exact, software float on a DPU) and
+//! the quantized `i32`, `i16` and `i8`, which accumulate in `i32`.
+
+use crate::error::{Error, Result};
+
+/// A value type of sparse and dense matrices, with the type its products accumulate in.
+pub trait Element: Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + 'static {
+    /// The accumulator type of sums of products (`f32` for `f32`, `i32` for the integer types).
+    type Acc: Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + 'static;
+    /// The name used in plans, tables and kernel selection (`"f32"`, `"i32"`, `"i16"`, `"i8"`).
+    const NAME: &'static str;
+    /// `acc + a * b`, wrapping for integers (the DPU kernels wrap the same way).
+    fn mul_add(acc: Self::Acc, a: Self, b: Self) -> Self::Acc;
+    /// `a + b` of accumulators, wrapping for integers.
+    fn acc_add(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+}
+
+impl Element for f32 {
+    type Acc = f32;
+    const NAME: &'static str = "f32";
+    #[inline]
+    fn mul_add(acc: f32, a: f32, b: f32) -> f32 {
+        acc + a * b
+    }
+    #[inline]
+    fn acc_add(a: f32, b: f32) -> f32 {
+        a + b
+    }
+}
+
+macro_rules! integer_element {
+    ($ty:ty, $name:literal) => {
+        impl Element for $ty {
+            type Acc = i32;
+            const NAME: &'static str = $name;
+            #[inline]
+            fn mul_add(acc: i32, a: $ty, b: $ty) -> i32 {
+                acc.wrapping_add((a as i32).wrapping_mul(b as i32))
+            }
+            #[inline]
+            fn acc_add(a: i32, b: i32) -> i32 {
+                a.wrapping_add(b)
+            }
+        }
+    };
+}
+integer_element!(i32, "i32");
+integer_element!(i16, "i16");
+integer_element!(i8, "i8");
+
+/// A sparse matrix in compressed sparse row form. Row `r`'s nonzeros are
+/// `col_idx[row_ptr[r]..row_ptr[r + 1]]` with values `values[..]` at the same positions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Csr<T> {
+    nrows: usize,
+    ncols: usize,
+    row_ptr: Vec<u32>,
+    col_idx: Vec<u32>,
+    values: Vec<T>,
+}
+
+impl<T: Element> Csr<T> {
+    /// A CSR matrix from its arrays, checked: `row_ptr` has `nrows + 1` nondecreasing entries from 0 to the
+    /// number of nonzeros, every column index is below `ncols`, and there is one value per column index.
+    pub fn new(nrows: usize, ncols: usize, row_ptr: Vec<u32>, col_idx: Vec<u32>, values: Vec<T>) -> Result<Self> {
+        if row_ptr.len() != nrows + 1 {
+            return Err(Error::shape("CSR row pointers", nrows + 1, row_ptr.len()));
+        }
+        if col_idx.len() != values.len() {
+            return Err(Error::shape("CSR values", col_idx.len(), values.len()));
+        }
+        if row_ptr[0] != 0 || row_ptr[nrows] as usize != col_idx.len() {
+            return Err(Error::invalid(
+                "CSR row pointers",
+                format!("must run from 0 to {} (nonzeros), found {}..{}", col_idx.len(), row_ptr[0], row_ptr[nrows]),
+            ));
+        }
+        if let Some(row) = row_ptr.windows(2).position(|w| w[0] > w[1]) {
+            return Err(Error::invalid("CSR row pointers", format!("decrease at row {row}")));
+        }
+        if let Some((at, &col)) = col_idx.iter().enumerate().find(|(_, &c)| c as usize >= ncols) {
+            return Err(Error::IndexOutOfRange {
+                what: format!("column index of nonzero {at}"),
+                index: col.into(),
+                limit: ncols as u64,
+            });
+        }
+        Ok(Csr { nrows, ncols, row_ptr, col_idx, values })
+    }
+
+    /// Number of rows.
+    pub fn nrows(&self) -> usize {
+        self.nrows
+    }
+
+    /// Number of columns.
+    pub fn ncols(&self) -> usize {
+        self.ncols
+    }
+
+    /// Number of stored nonzeros.
+    pub fn nnz(&self) -> usize {
+        self.col_idx.len()
+    }
+
+    /// Row pointers (`nrows + 1` entries).
+    pub fn row_ptr(&self) -> &[u32] {
+        &self.row_ptr
+    }
+
+    /// Column index of each nonzero, row by row.
+    pub fn col_idx(&self) -> &[u32] {
+        &self.col_idx
+    }
+
+    /// Value of each nonzero, row by row.
+    pub fn values(&self) -> &[T] {
+        &self.values
+    }
+
+    /// Row `r`'s column indices and values.
+    pub fn row(&self, r: usize) -> (&[u32], &[T]) {
+        let range = self.row_ptr[r] as usize..self.row_ptr[r + 1] as usize;
+        (&self.col_idx[range.clone()], &self.values[range])
+    }
+
+    /// The same matrix in coordinate form, row-major.
+    pub fn to_coo(&self) -> Coo<T> {
+        let rows = (0..self.nrows)
+            .flat_map(|r| std::iter::repeat_n(r as u32, (self.row_ptr[r + 1] - self.row_ptr[r]) as usize))
+            .collect();
+        Coo { nrows: self.nrows, ncols: self.ncols, rows, cols: self.col_idx.clone(), values: self.values.clone() }
+    }
+}
+
+/// A sparse matrix in coordinate form: nonzero `i` is `values[i]` at (`rows[i]`, `cols[i]`). Duplicates are
+/// allowed and add up.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Coo<T> {
+    nrows: usize,
+    ncols: usize,
+    rows: Vec<u32>,
+    cols: Vec<u32>,
+    values: Vec<T>,
+}
+
+impl<T: Element> Coo<T> {
+    /// A COO matrix from its arrays, checked: equal lengths and every index in range.
+    pub fn new(nrows: usize, ncols: usize, rows: Vec<u32>, cols: Vec<u32>, values: Vec<T>) -> Result<Self> {
+        if rows.len() != cols.len() || rows.len() != values.len() {
+            return Err(Error::shape(
+                "COO arrays (rows, cols, values)",
+                format!("{0}, {0}, {0}", rows.len()),
+                format!("{}, {}, {}", rows.len(), cols.len(), values.len()),
+            ));
+        }
+        for (what, indices, limit) in [("row", &rows, nrows), ("column", &cols, ncols)] {
+            if let Some((at, &index)) = indices.iter().enumerate().find(|(_, &i)| i as usize >= limit) {
+                return Err(Error::IndexOutOfRange {
+                    what: format!("{what} index of nonzero {at}"),
+                    index: index.into(),
+                    limit: limit as u64,
+                });
+            }
+        }
+        Ok(Coo { nrows, ncols, rows, cols, values })
+    }
+
+    /// Number of rows.
+    pub fn nrows(&self) -> usize {
+        self.nrows
+    }
+
+    /// Number of columns.
+    pub fn ncols(&self) -> usize {
+        self.ncols
+    }
+
+    /// Number of stored entries (duplicates counted).
+    pub fn nnz(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Row index of each entry.
+    pub fn rows(&self) -> &[u32] {
+        &self.rows
+    }
+
+    /// Column index of each entry.
+    pub fn cols(&self) -> &[u32] {
+        &self.cols
+    }
+
+    /// Value of each entry.
+    pub fn values(&self) -> &[T] {
+        &self.values
+    }
+
+    /// The same matrix in CSR form: entries sorted by row (stable, so each row keeps its entries' order);
+    /// duplicates are kept as separate nonzeros.
+    pub fn to_csr(&self) -> Csr<T> {
+        let mut row_ptr = vec![0u32; self.nrows + 1];
+        for &r in &self.rows {
+            row_ptr[r as usize + 1] += 1;
+        }
+        for r in 0..self.nrows {
+            row_ptr[r + 1] += row_ptr[r];
+        }
+        let mut next: Vec<u32> = row_ptr[..self.nrows].to_vec();
+        let mut col_idx = vec![0u32; self.nnz()];
+        let mut values = vec![T::default(); self.nnz()];
+        for ((&r, &c), &v) in self.rows.iter().zip(&self.cols).zip(&self.values) {
+            let at = next[r as usize] as usize;
+            next[r as usize] += 1;
+            col_idx[at] = c;
+            values[at] = v;
+        }
+        Csr { nrows: self.nrows, ncols: self.ncols, row_ptr, col_idx, values }
+    }
+}
+
+/// A dense row-major matrix: row `r` is `data[r * cols..(r + 1) * cols]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dense<T> {
+    rows: usize,
+    cols: usize,
+    data: Vec<T>,
+}
+
+impl<T: Copy + Default> Dense<T> {
+    /// A `rows x cols` matrix of zeros (`T::default()`).
+    pub fn zeros(rows: usize, cols: usize) -> Self {
+        Dense { rows, cols, data: vec![T::default(); rows * cols] }
+    }
+
+    /// A matrix over row-major `data`, which must hold `rows * cols` values.
+    pub fn from_vec(rows: usize, cols: usize, data: Vec<T>) -> Result<Self> {
+        if data.len() != rows * cols {
+            return Err(Error::shape("dense matrix data", format!("{rows} x {cols} = {}", rows * cols), data.len()));
+        }
+        Ok(Dense { rows, cols, data })
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Number of columns.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// Row `r`.
+    pub fn row(&self, r: usize) -> &[T] {
+        &self.data[r * self.cols..(r + 1) * self.cols]
+    }
+
+    /// Row `r`, mutable.
+    pub fn row_mut(&mut self, r: usize) -> &mut [T] {
+        &mut self.data[r * self.cols..(r + 1) * self.cols]
+    }
+
+    /// All values, row-major.
+    pub fn as_slice(&self) -> &[T] {
+        &self.data
+    }
+
+    /// All values, row-major, mutable.
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        &mut self.data
+    }
+
+    /// The row-major values.
+    pub fn into_vec(self) -> Vec<T> {
+        self.data
+    }
+}
