@@ -15,6 +15,8 @@ pub trait Element: Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + 
     fn mul_add(acc: Self::Acc, a: Self, b: Self) -> Self::Acc;
     /// `a + b` of accumulators, wrapping for integers.
     fn acc_add(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// `a + b` of values, wrapping for integers (how duplicate entries of a sparse matrix add up).
+    fn value_add(a: Self, b: Self) -> Self;
 }
 
 impl Element for f32 {
@@ -26,6 +28,10 @@ impl Element for f32 {
     }
     #[inline]
     fn acc_add(a: f32, b: f32) -> f32 {
+        a + b
+    }
+    #[inline]
+    fn value_add(a: f32, b: f32) -> f32 {
         a + b
     }
 }
@@ -41,6 +47,10 @@ macro_rules! integer_element {
             }
             #[inline]
             fn acc_add(a: i32, b: i32) -> i32 {
+                a.wrapping_add(b)
+            }
+            #[inline]
+            fn value_add(a: $ty, b: $ty) -> $ty {
                 a.wrapping_add(b)
             }
         }
@@ -133,6 +143,126 @@ impl<T: Element> Csr<T> {
             .collect();
         Coo { nrows: self.nrows, ncols: self.ncols, rows, cols: self.col_idx.clone(), values: self.values.clone() }
     }
+
+    /// `A^T` (`ncols x nrows`). Each row of the result lists its entries in the order of `A`'s rows, so its
+    /// column indices are ascending.
+    pub fn transpose(&self) -> Csr<T> {
+        let mut row_ptr = vec![0u32; self.ncols + 1];
+        for &c in &self.col_idx {
+            row_ptr[c as usize + 1] += 1;
+        }
+        prefix_sum(&mut row_ptr);
+        let mut next = row_ptr[..self.ncols].to_vec();
+        let mut col_idx = vec![0u32; self.nnz()];
+        let mut values = vec![T::default(); self.nnz()];
+        for r in 0..self.nrows {
+            let (cols, vals) = self.row(r);
+            for (&c, &v) in cols.iter().zip(vals) {
+                let at = next[c as usize] as usize;
+                next[c as usize] += 1;
+                col_idx[at] = r as u32;
+                values[at] = v;
+            }
+        }
+        Csr { nrows: self.ncols, ncols: self.nrows, row_ptr, col_idx, values }
+    }
+
+    /// The same matrix with each row's column indices ascending and at most one entry per position:
+    /// duplicates are summed ([`Duplicates::Sum`], wrapping for integers) or reduced to the first one listed
+    /// ([`Duplicates::KeepFirst`], for graphs whose repeated edges mean nothing more).
+    pub fn deduplicated(&self, duplicates: Duplicates) -> Csr<T> {
+        let mut row_ptr = Vec::with_capacity(self.nrows + 1);
+        row_ptr.push(0u32);
+        let mut col_idx = Vec::with_capacity(self.nnz());
+        let mut values = Vec::with_capacity(self.nnz());
+        let mut entries: Vec<(u32, T)> = Vec::new();
+        for r in 0..self.nrows {
+            let (cols, vals) = self.row(r);
+            let row_start = col_idx.len();
+            entries.clear();
+            entries.extend(cols.iter().copied().zip(vals.iter().copied()));
+            // Stable, so the first entry listed at a position stays first.
+            entries.sort_by_key(|&(c, _)| c);
+            for &(c, v) in &entries {
+                if col_idx.len() > row_start && col_idx.last() == Some(&c) {
+                    if duplicates == Duplicates::Sum {
+                        let last = values.last_mut().expect("a value per column index");
+                        *last = T::value_add(*last, v);
+                    }
+                } else {
+                    col_idx.push(c);
+                    values.push(v);
+                }
+            }
+            row_ptr.push(col_idx.len() as u32);
+        }
+        Csr { nrows: self.nrows, ncols: self.ncols, row_ptr, col_idx, values }
+    }
+
+    /// `A` with a diagonal entry `value` added to every row that has none (rows that have one keep theirs, as
+    /// PyTorch Geometric's `add_remaining_self_loops` does). The new entry goes before the row's first column
+    /// index above the diagonal, so sorted rows stay sorted. `A` must be square.
+    pub fn with_self_loops(&self, value: T) -> Result<Csr<T>> {
+        if self.nrows != self.ncols {
+            return Err(Error::shape("self-loops (a square matrix)", format!("{0} x {0}", self.nrows), self.shape()));
+        }
+        let mut row_ptr = Vec::with_capacity(self.nrows + 1);
+        row_ptr.push(0u32);
+        let mut col_idx = Vec::with_capacity(self.nnz() + self.nrows);
+        let mut values = Vec::with_capacity(self.nnz() + self.nrows);
+        for r in 0..self.nrows {
+            let (cols, vals) = self.row(r);
+            let diagonal = r as u32;
+            let insert_at =
+                if cols.contains(&diagonal) { None } else { Some(cols.iter().position(|&c| c > diagonal).unwrap_or(cols.len())) };
+            for (at, (&c, &v)) in cols.iter().zip(vals).enumerate() {
+                if insert_at == Some(at) {
+                    col_idx.push(diagonal);
+                    values.push(value);
+                }
+                col_idx.push(c);
+                values.push(v);
+            }
+            if insert_at == Some(cols.len()) {
+                col_idx.push(diagonal);
+                values.push(value);
+            }
+            row_ptr.push(col_idx.len() as u32);
+        }
+        Ok(Csr { nrows: self.nrows, ncols: self.ncols, row_ptr, col_idx, values })
+    }
+
+    /// The same pattern with every value mapped through `f` (e.g. an `f32` graph as `i8` for quantized
+    /// aggregation).
+    pub fn map_values<U: Element>(&self, f: impl FnMut(T) -> U) -> Csr<U> {
+        Csr {
+            nrows: self.nrows,
+            ncols: self.ncols,
+            row_ptr: self.row_ptr.clone(),
+            col_idx: self.col_idx.clone(),
+            values: self.values.iter().copied().map(f).collect(),
+        }
+    }
+
+    fn shape(&self) -> String {
+        format!("{} x {}", self.nrows, self.ncols)
+    }
+}
+
+/// What [`Csr::deduplicated`] does with several entries at the same position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Duplicates {
+    /// Add their values (the Matrix Market and COO meaning of duplicates).
+    Sum,
+    /// Keep the first one listed (an unweighted graph with repeated edges).
+    KeepFirst,
+}
+
+/// Turns per-row counts (shifted by one: `counts[r + 1]` is row `r`'s) into row pointers, in place.
+fn prefix_sum(row_ptr: &mut [u32]) {
+    for r in 1..row_ptr.len() {
+        row_ptr[r] += row_ptr[r - 1];
+    }
 }
 
 /// A sparse matrix in coordinate form: nonzero `i` is `values[i]` at (`rows[i]`, `cols[i]`). Duplicates are
@@ -205,9 +335,7 @@ impl<T: Element> Coo<T> {
         for &r in &self.rows {
             row_ptr[r as usize + 1] += 1;
         }
-        for r in 0..self.nrows {
-            row_ptr[r + 1] += row_ptr[r];
-        }
+        prefix_sum(&mut row_ptr);
         let mut next: Vec<u32> = row_ptr[..self.nrows].to_vec();
         let mut col_idx = vec![0u32; self.nnz()];
         let mut values = vec![T::default(); self.nnz()];
@@ -218,6 +346,38 @@ impl<T: Element> Coo<T> {
             values[at] = v;
         }
         Csr { nrows: self.nrows, ncols: self.ncols, row_ptr, col_idx, values }
+    }
+
+    /// `A^T`: every entry's row and column swapped, in the same order.
+    pub fn transpose(&self) -> Coo<T> {
+        Coo {
+            nrows: self.ncols,
+            ncols: self.nrows,
+            rows: self.cols.clone(),
+            cols: self.rows.clone(),
+            values: self.values.clone(),
+        }
+    }
+
+    /// `A` with the mirror `(c, r)` of every off-diagonal entry `(r, c)` appended after the original entries:
+    /// an undirected graph whose edges are listed once becomes a symmetric adjacency matrix. Edges listed in
+    /// both directions come out twice in each; [`Csr::deduplicated`] removes them. `A` must be square.
+    pub fn symmetrized(&self) -> Result<Coo<T>> {
+        if self.nrows != self.ncols {
+            return Err(Error::shape(
+                "symmetrisation (a square matrix)",
+                format!("{0} x {0}", self.nrows),
+                format!("{} x {}", self.nrows, self.ncols),
+            ));
+        }
+        let off_diagonal: Vec<usize> = (0..self.nnz()).filter(|&i| self.rows[i] != self.cols[i]).collect();
+        let mut rows = self.rows.clone();
+        let mut cols = self.cols.clone();
+        let mut values = self.values.clone();
+        rows.extend(off_diagonal.iter().map(|&i| self.cols[i]));
+        cols.extend(off_diagonal.iter().map(|&i| self.rows[i]));
+        values.extend(off_diagonal.iter().map(|&i| self.values[i]));
+        Ok(Coo { nrows: self.nrows, ncols: self.ncols, rows, cols, values })
     }
 }
 
