@@ -16,6 +16,7 @@ pub use rmat::{rmat, try_rmat, RmatParams};
 use rand::rngs::ChaCha8Rng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
+use rustc_hash::FxHashSet;
 
 use crate::error::{Error, Result};
 use crate::sparse::Csr;
@@ -81,9 +82,9 @@ where
 {
     let possible = (nodes as u64) * (nodes as u64).saturating_sub(1);
     let target = (edges as u64).min(possible) as usize;
-    // Each edge as `row << 32 | col`, in the order drawn.
-    let mut drawn: Vec<u64> = Vec::with_capacity(target + target / 8);
-    let mut kept: Vec<u64> = Vec::new();
+    // Each edge as `row << 32 | col`, in the order first drawn.
+    let mut kept: Vec<u64> = Vec::with_capacity(target);
+    let mut seen = FxHashSet::with_capacity_and_hasher(target, Default::default());
     let mut next_block = 0u64;
     for _ in 0..MAX_ROUNDS {
         let missing = target - kept.len();
@@ -104,24 +105,20 @@ where
             })
             .collect();
         next_block += blocks;
-        drawn.extend(fresh.into_iter().flatten());
-        kept = first_distinct(&drawn, target);
+        for edge in fresh.into_iter().flatten() {
+            if kept.len() == target {
+                break;
+            }
+            if seen.insert(edge) {
+                kept.push(edge);
+            }
+        }
     }
     if kept.len() < target {
         log::warn!("random graph: {} of {target} distinct edges after {MAX_ROUNDS} rounds", kept.len());
     }
     kept.par_sort_unstable();
     edges_to_csr(nodes, &kept)
-}
-
-/// The first `limit` distinct values of `drawn`, in the order they first appear.
-fn first_distinct(drawn: &[u64], limit: usize) -> Vec<u64> {
-    let mut by_value: Vec<(u64, u32)> = drawn.par_iter().enumerate().map(|(at, &edge)| (edge, at as u32)).collect();
-    by_value.par_sort_unstable();
-    by_value.dedup_by_key(|&mut (edge, _)| edge);
-    by_value.par_sort_unstable_by_key(|&(_, at)| at);
-    by_value.truncate(limit);
-    by_value.into_iter().map(|(edge, _)| edge).collect()
 }
 
 /// CSR with values 1.0 from edges `row << 32 | col` sorted ascending.
@@ -173,11 +170,5 @@ mod tests {
     #[test]
     fn sizes_beyond_32_bit_indices_are_errors() {
         assert!(try_erdos_renyi(10, u32::MAX as usize + 1, 0).is_err());
-    }
-
-    #[test]
-    fn first_distinct_keeps_first_appearances_in_order() {
-        assert_eq!(first_distinct(&[5, 3, 5, 9, 3, 1], 10), vec![5, 3, 9, 1]);
-        assert_eq!(first_distinct(&[5, 3, 5, 9, 3, 1], 2), vec![5, 3]);
     }
 }
