@@ -6,6 +6,7 @@
 pub mod cpu;
 mod error;
 pub mod graph;
+pub mod io;
 pub mod sparse;
 pub mod spmm;
 
