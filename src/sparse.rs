@@ -213,8 +213,11 @@ impl<T: Element> Csr<T> {
         for r in 0..self.nrows {
             let (cols, vals) = self.row(r);
             let diagonal = r as u32;
-            let insert_at =
-                if cols.contains(&diagonal) { None } else { Some(cols.iter().position(|&c| c > diagonal).unwrap_or(cols.len())) };
+            let insert_at = if cols.contains(&diagonal) {
+                None
+            } else {
+                Some(cols.iter().position(|&c| c > diagonal).unwrap_or(cols.len()))
+            };
             for (at, (&c, &v)) in cols.iter().zip(vals).enumerate() {
                 if insert_at == Some(at) {
                     col_idx.push(diagonal);
@@ -436,5 +439,88 @@ impl<T: Copy + Default> Dense<T> {
     /// The row-major values.
     pub fn into_vec(self) -> Vec<T> {
         self.data
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries<T: Element>(a: &Csr<T>) -> Vec<(u32, u32, T)> {
+        let coo = a.to_coo();
+        (0..coo.nnz()).map(|i| (coo.rows()[i], coo.cols()[i], coo.values()[i])).collect()
+    }
+
+    /// 3 x 4, row 1 empty, row 2 unsorted with a repeated column.
+    fn sample() -> Csr<i32> {
+        Csr::new(3, 4, vec![0, 2, 2, 5], vec![3, 0, 2, 1, 2], vec![1, 2, 3, 4, 5]).unwrap()
+    }
+
+    #[test]
+    fn invalid_csr_arrays_are_errors() {
+        assert!(matches!(Csr::new(2, 2, vec![0, 1], vec![0], vec![1]), Err(Error::Shape { .. })));
+        assert!(matches!(Csr::new(1, 2, vec![0, 1], vec![0], vec![1, 2]), Err(Error::Shape { .. })));
+        assert!(matches!(Csr::new(1, 2, vec![1, 1], vec![0], vec![1]), Err(Error::Invalid { .. })));
+        assert!(matches!(Csr::new(2, 2, vec![0, 2, 1], vec![0, 1], vec![1, 2]), Err(Error::Invalid { .. })));
+        assert!(matches!(Csr::new(1, 2, vec![0, 1], vec![2], vec![1]), Err(Error::IndexOutOfRange { .. })));
+        assert!(matches!(Coo::new(2, 2, vec![2], vec![0], vec![1]), Err(Error::IndexOutOfRange { .. })));
+        assert!(matches!(Coo::new(2, 2, vec![1], vec![0, 1], vec![1]), Err(Error::Shape { .. })));
+        assert!(matches!(Dense::from_vec(2, 2, vec![1]), Err(Error::Shape { .. })));
+    }
+
+    #[test]
+    fn coo_and_csr_convert_both_ways() {
+        let a = sample();
+        assert_eq!(a.to_coo().to_csr(), a);
+        let coo = Coo::new(3, 3, vec![2, 0, 2, 0], vec![1, 2, 0, 0], vec![1, 2, 3, 4]).unwrap();
+        // Stable by row: each row keeps its entries' order.
+        assert_eq!(entries(&coo.to_csr()), [(0, 2, 2), (0, 0, 4), (2, 1, 1), (2, 0, 3)]);
+    }
+
+    #[test]
+    fn transpose_swaps_and_sorts() {
+        let a = sample();
+        let t = a.transpose();
+        assert_eq!((t.nrows(), t.ncols()), (4, 3));
+        assert_eq!(entries(&t), [(0, 0, 2), (1, 2, 4), (2, 2, 3), (2, 2, 5), (3, 0, 1)]);
+        assert_eq!(t.transpose().deduplicated(Duplicates::Sum), a.deduplicated(Duplicates::Sum));
+        let coo = a.to_coo().transpose();
+        assert_eq!(coo.to_csr().deduplicated(Duplicates::Sum), t.deduplicated(Duplicates::Sum));
+    }
+
+    #[test]
+    fn duplicates_sum_or_keep_the_first() {
+        let a = sample();
+        assert_eq!(entries(&a.deduplicated(Duplicates::Sum)), [(0, 0, 2), (0, 3, 1), (2, 1, 4), (2, 2, 8)]);
+        assert_eq!(entries(&a.deduplicated(Duplicates::KeepFirst)), [(0, 0, 2), (0, 3, 1), (2, 1, 4), (2, 2, 3)]);
+        let wrap = Csr::new(1, 1, vec![0, 2], vec![0, 0], vec![i8::MAX, 1]).unwrap();
+        assert_eq!(wrap.deduplicated(Duplicates::Sum).values(), &[i8::MIN]);
+    }
+
+    #[test]
+    fn self_loops_are_added_where_missing() {
+        let a = Csr::new(3, 3, vec![0, 2, 3, 3], vec![0, 2, 0], vec![5, 6, 7]).unwrap();
+        let with = a.with_self_loops(1).unwrap();
+        assert_eq!(entries(&with), [(0, 0, 5), (0, 2, 6), (1, 0, 7), (1, 1, 1), (2, 2, 1)]);
+        assert_eq!(with.with_self_loops(1).unwrap(), with);
+        assert!(matches!(sample().with_self_loops(1), Err(Error::Shape { .. })));
+    }
+
+    #[test]
+    fn symmetrized_mirrors_off_diagonal_entries() {
+        let coo = Coo::new(3, 3, vec![0, 1, 2], vec![1, 1, 0], vec![1.0, 2.0, 3.0]).unwrap();
+        let s = coo.symmetrized().unwrap();
+        assert_eq!(s.rows(), &[0, 1, 2, 1, 0]);
+        assert_eq!(s.cols(), &[1, 1, 0, 0, 2]);
+        assert_eq!(s.values(), &[1.0, 2.0, 3.0, 1.0, 3.0]);
+        assert!(Coo::new(2, 3, vec![], vec![], Vec::<f32>::new()).unwrap().symmetrized().is_err());
+    }
+
+    #[test]
+    fn map_values_keeps_the_pattern() {
+        let a = sample();
+        let halves = a.map_values(|v| v as f32 / 2.0);
+        assert_eq!((halves.row_ptr(), halves.col_idx()), (a.row_ptr(), a.col_idx()));
+        assert_eq!(halves.values(), &[0.5, 1.0, 1.5, 2.0, 2.5]);
     }
 }

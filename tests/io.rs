@@ -81,7 +81,13 @@ fn malformed_matrix_market_files_say_where_and_why() {
     let square = "%%MatrixMarket matrix coordinate real symmetric\n2 3 0\n";
     assert_parse_error("s.mtx", square, MTX, 2, "must be square");
     // Wrong counts, in both directions.
-    assert_parse_error("c.mtx", &format!("{banner}3 3 3\n1 1 1\n2 2 1\n"), MTX, 4, "declares 3 entries, the file has 2");
+    assert_parse_error(
+        "c.mtx",
+        &format!("{banner}3 3 3\n1 1 1\n2 2 1\n"),
+        MTX,
+        4,
+        "declares 3 entries, the file has 2",
+    );
     assert_parse_error("c.mtx", &format!("{banner}3 3 1\n1 1 1\n2 2 1\n"), MTX, 4, "more entries than the 1");
     // Fields.
     assert_parse_error("f.mtx", &format!("{banner}3 3 1\n1 1\n"), MTX, 3, "the value is missing");
@@ -91,7 +97,13 @@ fn malformed_matrix_market_files_say_where_and_why() {
     let integer = "%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 1 1.5\n";
     assert_parse_error("f.mtx", integer, MTX, 3, "`1.5` is not an integer");
     // Indices.
-    assert_parse_error("i.mtx", &format!("{banner}3 3 1\n0 1 1\n"), MTX, 3, "row index 0: Matrix Market indices start at 1");
+    assert_parse_error(
+        "i.mtx",
+        &format!("{banner}3 3 1\n0 1 1\n"),
+        MTX,
+        3,
+        "row index 0: Matrix Market indices start at 1",
+    );
     assert_parse_error("i.mtx", &format!("{banner}3 3 1\n1 4 1\n"), MTX, 3, "column index 4 out of range 1..=3");
     assert_parse_error("i.mtx", &format!("{banner}3 3 1\n-1 1 1\n"), MTX, 3, "row index: `-1`");
 }

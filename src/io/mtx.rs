@@ -37,10 +37,9 @@ pub fn read_matrix_market(path: &Path) -> Result<Coo<f32>> {
     };
     let tokens: Vec<&str> = size.split_whitespace().collect();
     let [rows, cols, declared] = tokens[..] else {
-        return Err(file.error(
-            size_line,
-            format!("size line must be `rows columns entries`, found {} fields", tokens.len()),
-        ));
+        return Err(
+            file.error(size_line, format!("size line must be `rows columns entries`, found {} fields", tokens.len()))
+        );
     };
     let rows: u32 = parse_count(&file, size_line, "rows", rows)?;
     let cols: u32 = parse_count(&file, size_line, "columns", cols)?;
@@ -98,10 +97,9 @@ fn parse_banner(file: &TextFile, number: usize, banner: &str) -> Result<(Field, 
     let words: Vec<String> = banner.split_whitespace().map(str::to_ascii_lowercase).collect();
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
     let [head, object, format, field, symmetry] = words[..] else {
-        return Err(file.error(
-            number,
-            "bad banner: expected `%%MatrixMarket matrix coordinate <field> <symmetry>` (5 words)",
-        ));
+        return Err(
+            file.error(number, "bad banner: expected `%%MatrixMarket matrix coordinate <field> <symmetry>` (5 words)")
+        );
     };
     if head != "%%matrixmarket" {
         return Err(file.error(number, format!("bad banner: starts with `{head}`, not `%%MatrixMarket`")));
