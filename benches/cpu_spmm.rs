@@ -6,10 +6,9 @@
 //!
 //! `cargo bench --bench cpu_spmm`
 
-use std::fmt::Write as _;
-use std::io::Write as _;
+use std::io::{BufRead, BufReader, Lines, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
@@ -21,93 +20,159 @@ const EDGES: usize = 1_000_000;
 const SEED: u64 = 1;
 const FEATURES: [usize; 3] = [16, 64, 256];
 const THREADS: usize = 2;
-/// Timed repetitions at each F (after one warm-up); the median is reported.
+/// Timed runs of each contender at each F, after one warm-up run.
 const REPS: usize = 9;
 
-/// Times `torch.sparse.mm` and scipy's CSR product on the graph in `dir` (`row_ptr.u32`, `col_idx.u32`) with
-/// the same X as [`x_matrix`], printing `name F median_ms sum_of_Y` per measurement, or `name unavailable`.
+/// The references, driven line by line so that their runs interleave with ours (the machine may be shared, and
+/// load that comes and goes then weighs on both alike). Arguments: the folder holding the graph
+/// (`row_ptr.u32`, `col_idx.u32`), `n` and the thread count. It first prints the references it has
+/// (`available torch scipy`), then for each request `NAME F` runs that product once (building X as
+/// [`x_matrix`] does, the first time) and prints `milliseconds sum_of_Y`.
 const REFERENCE_SCRIPT: &str = r#"
 import sys, time
 import numpy as np
-folder, n, threads, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-features = [int(f) for f in sys.argv[5].split(",")]
+folder, n, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 row_ptr = np.fromfile(folder + "/row_ptr.u32", dtype=np.uint32).astype(np.int64)
 col_idx = np.fromfile(folder + "/col_idx.u32", dtype=np.uint32).astype(np.int64)
 values = np.ones(len(col_idx), dtype=np.float32)
+products = {}
+try:
+    import torch
+    torch.set_num_threads(threads)
+    a_torch = torch.sparse_csr_tensor(torch.from_numpy(row_ptr), torch.from_numpy(col_idx), torch.from_numpy(values), (n, n))
+    products["torch"] = (lambda f: torch.from_numpy(x_matrix(f)), lambda x: torch.sparse.mm(a_torch, x))
+except ImportError:
+    pass
+try:
+    import scipy.sparse
+    a_scipy = scipy.sparse.csr_matrix((values, col_idx, row_ptr), shape=(n, n))
+    products["scipy"] = (lambda f: x_matrix(f), lambda x: a_scipy @ x)
+except ImportError:
+    pass
 
 def x_matrix(f):
     return ((np.arange(n * f, dtype=np.int64) % 1000) / 1000.0 - 0.5).astype(np.float32).reshape(n, f)
 
-def median_ms(product, x):
+print("available", *products, flush=True)
+inputs = {}
+for request in sys.stdin:
+    name, f = request.split()
+    make_x, product = products[name]
+    x = inputs.setdefault((name, f), make_x(int(f)))
+    start = time.perf_counter()
     y = product(x)
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        product(x)
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2] * 1e3, float(np.asarray(y, dtype=np.float64).sum())
-
-try:
-    import torch
-    torch.set_num_threads(threads)
-    a = torch.sparse_csr_tensor(torch.from_numpy(row_ptr), torch.from_numpy(col_idx), torch.from_numpy(values), (n, n))
-    for f in features:
-        ms, total = median_ms(lambda x: torch.sparse.mm(a, x), torch.from_numpy(x_matrix(f)))
-        print("torch", f, ms, total, flush=True)
-except ImportError:
-    print("torch unavailable", flush=True)
-try:
-    import scipy.sparse
-    a = scipy.sparse.csr_matrix((values, col_idx, row_ptr), shape=(n, n))
-    for f in features:
-        ms, total = median_ms(lambda x: a @ x, x_matrix(f))
-        print("scipy", f, ms, total, flush=True)
-except ImportError:
-    print("scipy unavailable", flush=True)
+    elapsed = time.perf_counter() - start
+    print(elapsed * 1e3, float(np.asarray(y, dtype=np.float64).sum()), flush=True)
 "#;
 
-/// One reference measurement: median time and the sum of Y's entries (a check that both computed the same).
-struct Reference {
-    median: Duration,
-    sum: f64,
+/// A python3 child running [`REFERENCE_SCRIPT`].
+struct References {
+    child: Child,
+    requests: ChildStdin,
+    replies: Lines<BufReader<ChildStdout>>,
+    available: Vec<String>,
+    /// Keeps the graph files until the child has read them.
+    _graph: tempfile::TempDir,
+}
+
+impl References {
+    fn start(a: &Csr<f32>) -> anyhow::Result<Self> {
+        let graph = tempfile::tempdir()?;
+        write_u32s(&graph.path().join("row_ptr.u32"), a.row_ptr())?;
+        write_u32s(&graph.path().join("col_idx.u32"), a.col_idx())?;
+        let mut child = Command::new("python3")
+            .args(["-c", REFERENCE_SCRIPT])
+            .arg(graph.path())
+            .args([a.nrows(), THREADS].map(|v| v.to_string()))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .context("starting python3")?;
+        let requests = child.stdin.take().expect("piped stdin");
+        let mut replies = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
+        let first = replies.next().context("python3 exited before saying which references it has")??;
+        let available = match first.strip_prefix("available") {
+            Some(names) => names.split_whitespace().map(String::from).collect(),
+            None => bail!("unexpected first line from the reference script: {first:?}"),
+        };
+        Ok(References { child, requests, replies, available, _graph: graph })
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.available.iter().any(|n| n == name)
+    }
+
+    /// One run of `name`'s product at `features`: its time and the sum of Y's entries.
+    fn run(&mut self, name: &str, features: usize) -> anyhow::Result<(Duration, f64)> {
+        writeln!(self.requests, "{name} {features}")?;
+        let reply = self.replies.next().context("python3 exited")??;
+        let (ms, sum) = reply.split_once(' ').with_context(|| format!("unexpected reply {reply:?}"))?;
+        Ok((Duration::from_secs_f64(ms.parse::<f64>()? / 1e3), sum.parse()?))
+    }
+}
+
+impl Drop for References {
+    fn drop(&mut self) {
+        // Closing stdin ends the script's loop.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 fn main() -> anyhow::Result<()> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(THREADS).build()?;
-    println!("cpu_spmm: R-MAT {NODES} nodes, {EDGES} edges, f32, {THREADS} threads, median of {REPS} runs");
+    println!("cpu_spmm: R-MAT {NODES} nodes, {EDGES} edges, f32, {THREADS} threads, {REPS} interleaved runs each");
     let started = Instant::now();
     let a = pool.install(|| graph::rmat(NODES, EDGES, SEED));
     println!("generated the graph in {:.1} ms ({} nonzeros)", ms(started.elapsed()), a.nnz());
 
-    println!("running the references (torch.sparse.mm, scipy) in python3 ...");
-    let references = run_references(&a).unwrap_or_else(|e| {
-        println!("references not run: {e:#}");
-        Vec::new()
-    });
-    let reference = |name: &str, features: usize| {
-        references.iter().find(|(n, f, _)| n == name && *f == features).map(|(_, _, r)| r)
-    };
+    let mut references = References::start(&a).inspect_err(|e| println!("references not run: {e:#}")).ok();
+    for name in ["torch", "scipy"] {
+        if !references.as_ref().is_some_and(|r| r.has(name)) {
+            println!("{name} not available");
+        }
+    }
 
     let mut table = Table::new();
     table.set_header([
         "F",
         "Rust cpu::spmm ms",
-        "reusing Y ms",
         "torch.sparse.mm ms",
         "Rust / torch",
         "goal",
-        "scipy ms",
+        "scipy ms (1 thread)",
+        "Rust reusing Y ms",
         "sum of Y: Rust / torch",
     ]);
     for features in FEATURES {
-        println!("timing cpu::spmm at F = {features} ...");
+        println!("timing F = {features} ...");
         let x = x_matrix(NODES, features);
-        let y = pool.install(|| cpu::spmm(&a, &x))?;
-        let ours = pool.install(|| median(|| drop(cpu::spmm(&a, &x))));
         let mut reused = Dense::zeros(NODES, features);
-        let ours_reusing = pool.install(|| median(|| cpu::spmm_into(&a, &x, &mut reused).expect("shapes fit")));
-        let our_sum: f64 = y.as_slice().iter().map(|&v| f64::from(v)).sum();
-        let torch = reference("torch", features);
+        let mut ours = Timings::default();
+        let mut ours_reusing = Timings::default();
+        let mut torch = Timings::default();
+        let mut scipy = Timings::default();
+        let (mut our_sum, mut torch_sum) = (0.0, None);
+        // One warm-up round, then REPS timed rounds, each running every contender once.
+        for round in 0..=REPS {
+            let started = Instant::now();
+            let y = pool.install(|| cpu::spmm(&a, &x))?;
+            ours.record(round, started.elapsed());
+            our_sum = y.as_slice().iter().map(|&v| f64::from(v)).sum();
+            let started = Instant::now();
+            pool.install(|| cpu::spmm_into(&a, &x, &mut reused))?;
+            ours_reusing.record(round, started.elapsed());
+            if let Some(references) = references.as_mut() {
+                if references.has("torch") {
+                    let (time, sum) = references.run("torch", features)?;
+                    torch.record(round, time);
+                    torch_sum = Some(sum);
+                }
+                if references.has("scipy") {
+                    scipy.record(round, references.run("scipy", features)?.0);
+                }
+            }
+        }
         let goal = match features {
             64 => "<= 1/3",
             256 => "<= 1/4",
@@ -115,79 +180,63 @@ fn main() -> anyhow::Result<()> {
         };
         table.add_row([
             features.to_string(),
-            format!("{:.2}", ms(ours)),
-            format!("{:.2}", ms(ours_reusing)),
-            torch.map_or("torch not available".into(), |t| format!("{:.2}", ms(t.median))),
-            torch.map_or("-".into(), |t| format!("{:.3}", ours.as_secs_f64() / t.median.as_secs_f64())),
+            ours.summary(),
+            torch.summary_or("torch not available"),
+            torch.median().map_or("-".into(), |t| {
+                format!("{:.3}", ours.median().expect("timed").as_secs_f64() / t.as_secs_f64())
+            }),
             goal.into(),
-            reference("scipy", features).map_or("scipy not available".into(), |s| format!("{:.2}", ms(s.median))),
-            torch.map_or("-".into(), |t| format!("{our_sum:.6e} / {:.6e}", t.sum)),
+            scipy.summary_or("scipy not available"),
+            ours_reusing.summary(),
+            torch_sum.map_or("-".into(), |t| format!("{our_sum:.6e} / {t:.6e}")),
         ]);
     }
     println!("{table}");
+    println!("times: median (min); the ratio is of medians");
     Ok(())
 }
 
-/// `X[i][k] = ((i * F + k) mod 1000) / 1000 - 0.5`, which the reference script rebuilds exactly.
-fn x_matrix(rows: usize, features: usize) -> Dense<f32> {
-    let data = (0..rows * features).map(|i| ((i % 1000) as f64 / 1000.0 - 0.5) as f32).collect();
-    Dense::from_vec(rows, features, data).expect("rows * features values")
+/// The timed runs of one contender (warm-up excluded).
+#[derive(Default)]
+struct Timings(Vec<Duration>);
+
+impl Timings {
+    fn record(&mut self, round: usize, time: Duration) {
+        if round > 0 {
+            self.0.push(time);
+        }
+    }
+
+    fn median(&self) -> Option<Duration> {
+        let mut sorted = self.0.clone();
+        sorted.sort();
+        sorted.get(sorted.len() / 2).copied()
+    }
+
+    fn summary(&self) -> String {
+        self.summary_or("-")
+    }
+
+    fn summary_or(&self, missing: &str) -> String {
+        match (self.median(), self.0.iter().min()) {
+            (Some(median), Some(&min)) => format!("{:.2} ({:.2})", ms(median), ms(min)),
+            _ => missing.into(),
+        }
+    }
 }
 
-/// The median of [`REPS`] timed runs of `run`, after one warm-up run.
-fn median(mut run: impl FnMut()) -> Duration {
-    run();
-    let mut times: Vec<Duration> = (0..REPS)
-        .map(|_| {
-            let started = Instant::now();
-            run();
-            started.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[REPS / 2]
+/// `X[i][k] = ((i * F + k) mod 1000) / 1000 - 0.5`, which the reference script rebuilds exactly. Built in a
+/// [`Dense::zeros`] matrix, as the layers of a model produce their outputs (huge pages on Linux).
+fn x_matrix(rows: usize, features: usize) -> Dense<f32> {
+    let mut x = Dense::zeros(rows, features);
+    for (i, value) in x.as_mut_slice().iter_mut().enumerate() {
+        *value = ((i % 1000) as f64 / 1000.0 - 0.5) as f32;
+    }
+    x
 }
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
-}
-
-/// Runs [`REFERENCE_SCRIPT`] on `a`: `(name, F, measurement)` for every reference that python3 has.
-fn run_references(a: &Csr<f32>) -> anyhow::Result<Vec<(String, usize, Reference)>> {
-    let folder = tempfile::tempdir()?;
-    write_u32s(&folder.path().join("row_ptr.u32"), a.row_ptr())?;
-    write_u32s(&folder.path().join("col_idx.u32"), a.col_idx())?;
-    let features = FEATURES.iter().fold(String::new(), |mut list, f| {
-        let _ = write!(list, "{}{f}", if list.is_empty() { "" } else { "," });
-        list
-    });
-    let mut child = Command::new("python3")
-        .arg("-")
-        .arg(folder.path())
-        .args([a.nrows(), THREADS, REPS].map(|v| v.to_string()))
-        .arg(features)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .context("starting python3")?;
-    child.stdin.take().expect("piped stdin").write_all(REFERENCE_SCRIPT.as_bytes())?;
-    let output = child.wait_with_output()?;
-    if !output.status.success() {
-        bail!("python3 failed ({})", output.status);
-    }
-    let mut references = Vec::new();
-    for line in String::from_utf8(output.stdout)?.lines() {
-        match line.split_whitespace().collect::<Vec<_>>()[..] {
-            [name, "unavailable"] => println!("{name} not available"),
-            [name, features, median_ms, sum] => references.push((
-                name.to_string(),
-                features.parse()?,
-                Reference { median: Duration::from_secs_f64(median_ms.parse::<f64>()? / 1e3), sum: sum.parse()? },
-            )),
-            _ => bail!("unexpected line from the reference script: {line:?}"),
-        }
-    }
-    Ok(references)
 }
 
 fn write_u32s(path: &Path, values: &[u32]) -> anyhow::Result<()> {

@@ -393,9 +393,13 @@ pub struct Dense<T> {
 }
 
 impl<T: Copy + Default> Dense<T> {
-    /// A `rows x cols` matrix of zeros (`T::default()`).
+    /// A `rows x cols` matrix of zeros (`T::default()`). On Linux, a large one is backed by transparent huge
+    /// pages where the system allows it: an SpMM reads the rows of its `X` at random, and with 4 KiB pages
+    /// nearly every read would also miss the TLB.
     pub fn zeros(rows: usize, cols: usize) -> Self {
-        Dense { rows, cols, data: vec![T::default(); rows * cols] }
+        let data = vec![T::default(); rows * cols];
+        advise_huge_pages(&data);
+        Dense { rows, cols, data }
     }
 
     /// A matrix over row-major `data`, which must hold `rows * cols` values.
@@ -441,6 +445,27 @@ impl<T: Copy + Default> Dense<T> {
         self.data
     }
 }
+
+/// Asks Linux to back the 2 MiB-aligned interior of `data` with transparent huge pages. Only a hint, and
+/// effective before the pages are first touched (as in a fresh zeroed allocation); where huge pages are
+/// disabled nothing changes.
+#[cfg(target_os = "linux")]
+fn advise_huge_pages<T>(data: &[T]) {
+    const HUGE_PAGE: usize = 2 << 20;
+    let start = data.as_ptr() as usize;
+    let end = start + std::mem::size_of_val(data);
+    let first = start.next_multiple_of(HUGE_PAGE);
+    if end >= first + HUGE_PAGE {
+        let len = (end - first) / HUGE_PAGE * HUGE_PAGE;
+        // SAFETY: MADV_HUGEPAGE changes neither contents nor access rights, only how the kernel backs the
+        // pages; the page-aligned range lies inside `data`, which is borrowed for the call.
+        // A refusal (huge pages disabled) leaves ordinary pages, which is fine.
+        let _ = unsafe { libc::madvise(first as *mut libc::c_void, len, libc::MADV_HUGEPAGE) };
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages<T>(_data: &[T]) {}
 
 #[cfg(test)]
 mod tests {
