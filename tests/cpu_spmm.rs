@@ -89,7 +89,15 @@ fn dense_reference_int<T: Element<Acc = i32> + Into<i32>>(a: &Csr<T>, x: &Dense<
 
 /// Shapes to test: (rows, columns, hub degree, F), covering F = 1..=512 with odd sizes.
 fn cases() -> Vec<(usize, usize, usize, usize)> {
-    let mut cases = vec![(1, 1, 3, 1), (97, 13, 200, 512), (333, 331, 1_000, 65), (0, 5, 0, 8), (7, 0, 0, 3)];
+    // Hub rows of degree 12,000 (the "degree > 10,000") in a short, wide case.
+    let mut cases = vec![
+        (1, 1, 3, 1),
+        (97, 13, 200, 512),
+        (333, 331, 1_000, 65),
+        (40, 301, 12_000, 17),
+        (0, 5, 0, 8),
+        (7, 0, 0, 3),
+    ];
     cases.extend(
         [1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 100, 127, 129, 255, 257, 300].map(|f| (61, 59, 150, f)),
     );
