@@ -1,18 +1,20 @@
 //! Seeded random graphs for tests and benchmarks: R-MAT ([`rmat`], Graph500-style power-law graphs) and
-//! Erdos-Renyi G(n, m) ([`erdos_renyi`]).
+//! Erdos-Renyi G(n, m) ([`erdos_renyi`]) and G(n, p) ([`erdos_renyi_gnp`]).
 //!
-//! Both return simple directed graphs as `n x n` CSR adjacency matrices with values 1.0: exactly the number of
-//! edges asked for (up to all `n (n - 1)` pairs), each distinct and none a self-loop, columns ascending within
-//! each row. (Use
-//! [`crate::Coo::symmetrized`] for an undirected graph and [`Csr::with_self_loops`] for GCN's `A + I`.)
+//! R-MAT and G(n, m) return simple directed graphs as `n x n` CSR adjacency matrices with values 1.0: exactly
+//! the number of edges asked for (up to all `n (n - 1)` pairs), each distinct and none a self-loop, columns
+//! ascending within each row. Use [`crate::Coo::symmetrized`] for an undirected graph and
+//! [`Csr::with_self_loops`] for GCN's `A + I`.
 //!
 //! The same `(nodes, edges, seed)` gives the same graph on every platform and thread count: samples are drawn
 //! in fixed-size blocks, block `b` from ChaCha8 seeded with `seed` on stream `b`, only integer arithmetic turns
 //! random words into vertices, and the graph is the first `edges` distinct pairs in block order. Blocks run in
 //! parallel (about 0.2 s for the default benchmark graph, 100,000 nodes and 1,000,000 edges, on one core).
 
+mod gnp;
 mod rmat;
 
+pub use gnp::erdos_renyi_gnp;
 pub use rmat::{rmat, try_rmat, RmatParams};
 
 use rand::rngs::ChaCha8Rng;
