@@ -206,6 +206,7 @@ impl<T: Element> Csr<T> {
         if self.nrows != self.ncols {
             return Err(Error::shape("self-loops (a square matrix)", format!("{0} x {0}", self.nrows), self.shape()));
         }
+        check_nnz("matrix with self-loops", self.nnz() + self.nrows)?;
         let mut row_ptr = Vec::with_capacity(self.nrows + 1);
         row_ptr.push(0u32);
         let mut col_idx = Vec::with_capacity(self.nnz() + self.nrows);
@@ -261,6 +262,18 @@ pub enum Duplicates {
     KeepFirst,
 }
 
+/// Rejects more nonzeros than 32-bit row pointers can count.
+fn check_nnz(what: &str, nnz: usize) -> Result<()> {
+    if nnz > u32::MAX as usize {
+        return Err(Error::IndexOutOfRange {
+            what: format!("{what}: nonzeros (CSR row pointers are 32-bit)"),
+            index: nnz as u64,
+            limit: u64::from(u32::MAX) + 1,
+        });
+    }
+    Ok(())
+}
+
 /// Turns per-row counts (shifted by one: `counts[r + 1]` is row `r`'s) into row pointers, in place.
 fn prefix_sum(row_ptr: &mut [u32]) {
     for r in 1..row_ptr.len() {
@@ -280,7 +293,8 @@ pub struct Coo<T> {
 }
 
 impl<T: Element> Coo<T> {
-    /// A COO matrix from its arrays, checked: equal lengths and every index in range.
+    /// A COO matrix from its arrays, checked: equal lengths, every index in range, and at most `u32::MAX`
+    /// entries (so that it converts to CSR).
     pub fn new(nrows: usize, ncols: usize, rows: Vec<u32>, cols: Vec<u32>, values: Vec<T>) -> Result<Self> {
         if rows.len() != cols.len() || rows.len() != values.len() {
             return Err(Error::shape(
@@ -289,6 +303,7 @@ impl<T: Element> Coo<T> {
                 format!("{}, {}, {}", rows.len(), cols.len(), values.len()),
             ));
         }
+        check_nnz("COO matrix", rows.len())?;
         for (what, indices, limit) in [("row", &rows, nrows), ("column", &cols, ncols)] {
             if let Some((at, &index)) = indices.iter().enumerate().find(|(_, &i)| i as usize >= limit) {
                 return Err(Error::IndexOutOfRange {
@@ -374,6 +389,7 @@ impl<T: Element> Coo<T> {
             ));
         }
         let off_diagonal: Vec<usize> = (0..self.nnz()).filter(|&i| self.rows[i] != self.cols[i]).collect();
+        check_nnz("symmetrised matrix", self.nnz() + off_diagonal.len())?;
         let mut rows = self.rows.clone();
         let mut cols = self.cols.clone();
         let mut values = self.values.clone();
