@@ -5,11 +5,13 @@
 
 pub mod cpu;
 mod error;
+pub mod graph;
+pub mod io;
 pub mod sparse;
 pub mod spmm;
 
 pub use error::{Error, Result};
-pub use sparse::{Coo, Csr, Dense, Element};
+pub use sparse::{Coo, Csr, Dense, Duplicates, Element};
 pub use spmm::{CpuSpmm, Phase, SpmmEngine};
 
 /// A DPU kernel of `dpu/` by its file stem (e.g. `"reduce"`), ready to load with [`upmem::DpuSet::load`].

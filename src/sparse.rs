@@ -15,6 +15,8 @@ pub trait Element: Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + 
     fn mul_add(acc: Self::Acc, a: Self, b: Self) -> Self::Acc;
     /// `a + b` of accumulators, wrapping for integers.
     fn acc_add(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// `a + b` of values, wrapping for integers (how duplicate entries of a sparse matrix add up).
+    fn value_add(a: Self, b: Self) -> Self;
 }
 
 impl Element for f32 {
@@ -26,6 +28,10 @@ impl Element for f32 {
     }
     #[inline]
     fn acc_add(a: f32, b: f32) -> f32 {
+        a + b
+    }
+    #[inline]
+    fn value_add(a: f32, b: f32) -> f32 {
         a + b
     }
 }
@@ -41,6 +47,10 @@ macro_rules! integer_element {
             }
             #[inline]
             fn acc_add(a: i32, b: i32) -> i32 {
+                a.wrapping_add(b)
+            }
+            #[inline]
+            fn value_add(a: $ty, b: $ty) -> $ty {
                 a.wrapping_add(b)
             }
         }
@@ -133,6 +143,142 @@ impl<T: Element> Csr<T> {
             .collect();
         Coo { nrows: self.nrows, ncols: self.ncols, rows, cols: self.col_idx.clone(), values: self.values.clone() }
     }
+
+    /// `A^T` (`ncols x nrows`). Each row of the result lists its entries in the order of `A`'s rows, so its
+    /// column indices are ascending.
+    pub fn transpose(&self) -> Csr<T> {
+        let mut row_ptr = vec![0u32; self.ncols + 1];
+        for &c in &self.col_idx {
+            row_ptr[c as usize + 1] += 1;
+        }
+        prefix_sum(&mut row_ptr);
+        let mut next = row_ptr[..self.ncols].to_vec();
+        let mut col_idx = vec![0u32; self.nnz()];
+        let mut values = vec![T::default(); self.nnz()];
+        for r in 0..self.nrows {
+            let (cols, vals) = self.row(r);
+            for (&c, &v) in cols.iter().zip(vals) {
+                let at = next[c as usize] as usize;
+                next[c as usize] += 1;
+                col_idx[at] = r as u32;
+                values[at] = v;
+            }
+        }
+        Csr { nrows: self.ncols, ncols: self.nrows, row_ptr, col_idx, values }
+    }
+
+    /// The same matrix with each row's column indices ascending and at most one entry per position:
+    /// duplicates are summed ([`Duplicates::Sum`], wrapping for integers) or reduced to the first one listed
+    /// ([`Duplicates::KeepFirst`], for graphs whose repeated edges mean nothing more).
+    pub fn deduplicated(&self, duplicates: Duplicates) -> Csr<T> {
+        let mut row_ptr = Vec::with_capacity(self.nrows + 1);
+        row_ptr.push(0u32);
+        let mut col_idx = Vec::with_capacity(self.nnz());
+        let mut values = Vec::with_capacity(self.nnz());
+        let mut entries: Vec<(u32, T)> = Vec::new();
+        for r in 0..self.nrows {
+            let (cols, vals) = self.row(r);
+            let row_start = col_idx.len();
+            entries.clear();
+            entries.extend(cols.iter().copied().zip(vals.iter().copied()));
+            // Stable, so the first entry listed at a position stays first.
+            entries.sort_by_key(|&(c, _)| c);
+            for &(c, v) in &entries {
+                if col_idx.len() > row_start && col_idx.last() == Some(&c) {
+                    if duplicates == Duplicates::Sum {
+                        let last = values.last_mut().expect("a value per column index");
+                        *last = T::value_add(*last, v);
+                    }
+                } else {
+                    col_idx.push(c);
+                    values.push(v);
+                }
+            }
+            row_ptr.push(col_idx.len() as u32);
+        }
+        Csr { nrows: self.nrows, ncols: self.ncols, row_ptr, col_idx, values }
+    }
+
+    /// `A` with a diagonal entry `value` added to every row that has none (rows that have one keep theirs, as
+    /// PyTorch Geometric's `add_remaining_self_loops` does). The new entry goes before the row's first column
+    /// index above the diagonal, so sorted rows stay sorted. `A` must be square.
+    pub fn with_self_loops(&self, value: T) -> Result<Csr<T>> {
+        if self.nrows != self.ncols {
+            return Err(Error::shape("self-loops (a square matrix)", format!("{0} x {0}", self.nrows), self.shape()));
+        }
+        check_nnz("matrix with self-loops", self.nnz() + self.nrows)?;
+        let mut row_ptr = Vec::with_capacity(self.nrows + 1);
+        row_ptr.push(0u32);
+        let mut col_idx = Vec::with_capacity(self.nnz() + self.nrows);
+        let mut values = Vec::with_capacity(self.nnz() + self.nrows);
+        for r in 0..self.nrows {
+            let (cols, vals) = self.row(r);
+            let diagonal = r as u32;
+            let insert_at = if cols.contains(&diagonal) {
+                None
+            } else {
+                Some(cols.iter().position(|&c| c > diagonal).unwrap_or(cols.len()))
+            };
+            for (at, (&c, &v)) in cols.iter().zip(vals).enumerate() {
+                if insert_at == Some(at) {
+                    col_idx.push(diagonal);
+                    values.push(value);
+                }
+                col_idx.push(c);
+                values.push(v);
+            }
+            if insert_at == Some(cols.len()) {
+                col_idx.push(diagonal);
+                values.push(value);
+            }
+            row_ptr.push(col_idx.len() as u32);
+        }
+        Ok(Csr { nrows: self.nrows, ncols: self.ncols, row_ptr, col_idx, values })
+    }
+
+    /// The same pattern with every value mapped through `f` (e.g. an `f32` graph as `i8` for quantized
+    /// aggregation).
+    pub fn map_values<U: Element>(&self, f: impl FnMut(T) -> U) -> Csr<U> {
+        Csr {
+            nrows: self.nrows,
+            ncols: self.ncols,
+            row_ptr: self.row_ptr.clone(),
+            col_idx: self.col_idx.clone(),
+            values: self.values.iter().copied().map(f).collect(),
+        }
+    }
+
+    fn shape(&self) -> String {
+        format!("{} x {}", self.nrows, self.ncols)
+    }
+}
+
+/// What [`Csr::deduplicated`] does with several entries at the same position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Duplicates {
+    /// Add their values (the Matrix Market and COO meaning of duplicates).
+    Sum,
+    /// Keep the first one listed (an unweighted graph with repeated edges).
+    KeepFirst,
+}
+
+/// Rejects more nonzeros than 32-bit row pointers can count.
+fn check_nnz(what: &str, nnz: usize) -> Result<()> {
+    if nnz > u32::MAX as usize {
+        return Err(Error::IndexOutOfRange {
+            what: format!("{what}: nonzeros (CSR row pointers are 32-bit)"),
+            index: nnz as u64,
+            limit: u64::from(u32::MAX) + 1,
+        });
+    }
+    Ok(())
+}
+
+/// Turns per-row counts (shifted by one: `counts[r + 1]` is row `r`'s) into row pointers, in place.
+fn prefix_sum(row_ptr: &mut [u32]) {
+    for r in 1..row_ptr.len() {
+        row_ptr[r] += row_ptr[r - 1];
+    }
 }
 
 /// A sparse matrix in coordinate form: nonzero `i` is `values[i]` at (`rows[i]`, `cols[i]`). Duplicates are
@@ -147,7 +293,8 @@ pub struct Coo<T> {
 }
 
 impl<T: Element> Coo<T> {
-    /// A COO matrix from its arrays, checked: equal lengths and every index in range.
+    /// A COO matrix from its arrays, checked: equal lengths, every index in range, and at most `u32::MAX`
+    /// entries (so that it converts to CSR).
     pub fn new(nrows: usize, ncols: usize, rows: Vec<u32>, cols: Vec<u32>, values: Vec<T>) -> Result<Self> {
         if rows.len() != cols.len() || rows.len() != values.len() {
             return Err(Error::shape(
@@ -156,6 +303,7 @@ impl<T: Element> Coo<T> {
                 format!("{}, {}, {}", rows.len(), cols.len(), values.len()),
             ));
         }
+        check_nnz("COO matrix", rows.len())?;
         for (what, indices, limit) in [("row", &rows, nrows), ("column", &cols, ncols)] {
             if let Some((at, &index)) = indices.iter().enumerate().find(|(_, &i)| i as usize >= limit) {
                 return Err(Error::IndexOutOfRange {
@@ -205,9 +353,7 @@ impl<T: Element> Coo<T> {
         for &r in &self.rows {
             row_ptr[r as usize + 1] += 1;
         }
-        for r in 0..self.nrows {
-            row_ptr[r + 1] += row_ptr[r];
-        }
+        prefix_sum(&mut row_ptr);
         let mut next: Vec<u32> = row_ptr[..self.nrows].to_vec();
         let mut col_idx = vec![0u32; self.nnz()];
         let mut values = vec![T::default(); self.nnz()];
@@ -218,6 +364,39 @@ impl<T: Element> Coo<T> {
             values[at] = v;
         }
         Csr { nrows: self.nrows, ncols: self.ncols, row_ptr, col_idx, values }
+    }
+
+    /// `A^T`: every entry's row and column swapped, in the same order.
+    pub fn transpose(&self) -> Coo<T> {
+        Coo {
+            nrows: self.ncols,
+            ncols: self.nrows,
+            rows: self.cols.clone(),
+            cols: self.rows.clone(),
+            values: self.values.clone(),
+        }
+    }
+
+    /// `A` with the mirror `(c, r)` of every off-diagonal entry `(r, c)` appended after the original entries:
+    /// an undirected graph whose edges are listed once becomes a symmetric adjacency matrix. Edges listed in
+    /// both directions come out twice in each; [`Csr::deduplicated`] removes them. `A` must be square.
+    pub fn symmetrized(&self) -> Result<Coo<T>> {
+        if self.nrows != self.ncols {
+            return Err(Error::shape(
+                "symmetrisation (a square matrix)",
+                format!("{0} x {0}", self.nrows),
+                format!("{} x {}", self.nrows, self.ncols),
+            ));
+        }
+        let off_diagonal: Vec<usize> = (0..self.nnz()).filter(|&i| self.rows[i] != self.cols[i]).collect();
+        check_nnz("symmetrised matrix", self.nnz() + off_diagonal.len())?;
+        let mut rows = self.rows.clone();
+        let mut cols = self.cols.clone();
+        let mut values = self.values.clone();
+        rows.extend(off_diagonal.iter().map(|&i| self.cols[i]));
+        cols.extend(off_diagonal.iter().map(|&i| self.rows[i]));
+        values.extend(off_diagonal.iter().map(|&i| self.values[i]));
+        Ok(Coo { nrows: self.nrows, ncols: self.ncols, rows, cols, values })
     }
 }
 
@@ -230,9 +409,13 @@ pub struct Dense<T> {
 }
 
 impl<T: Copy + Default> Dense<T> {
-    /// A `rows x cols` matrix of zeros (`T::default()`).
+    /// A `rows x cols` matrix of zeros (`T::default()`). On Linux, a large one is backed by transparent huge
+    /// pages where the system allows it: an SpMM reads the rows of its `X` at random, and with 4 KiB pages
+    /// nearly every read would also miss the TLB.
     pub fn zeros(rows: usize, cols: usize) -> Self {
-        Dense { rows, cols, data: vec![T::default(); rows * cols] }
+        let data = vec![T::default(); rows * cols];
+        advise_huge_pages(&data);
+        Dense { rows, cols, data }
     }
 
     /// A matrix over row-major `data`, which must hold `rows * cols` values.
@@ -276,5 +459,109 @@ impl<T: Copy + Default> Dense<T> {
     /// The row-major values.
     pub fn into_vec(self) -> Vec<T> {
         self.data
+    }
+}
+
+/// Asks Linux to back the 2 MiB-aligned interior of `data` with transparent huge pages. Only a hint, and
+/// effective before the pages are first touched (as in a fresh zeroed allocation); where huge pages are
+/// disabled nothing changes.
+#[cfg(target_os = "linux")]
+fn advise_huge_pages<T>(data: &[T]) {
+    const HUGE_PAGE: usize = 2 << 20;
+    let start = data.as_ptr() as usize;
+    let end = start + std::mem::size_of_val(data);
+    let first = start.next_multiple_of(HUGE_PAGE);
+    if end >= first + HUGE_PAGE {
+        let len = (end - first) / HUGE_PAGE * HUGE_PAGE;
+        // SAFETY: MADV_HUGEPAGE changes neither contents nor access rights, only how the kernel backs the
+        // pages; the page-aligned range lies inside `data`, which is borrowed for the call.
+        // A refusal (huge pages disabled) leaves ordinary pages, which is fine.
+        let _ = unsafe { libc::madvise(first as *mut libc::c_void, len, libc::MADV_HUGEPAGE) };
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages<T>(_data: &[T]) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries<T: Element>(a: &Csr<T>) -> Vec<(u32, u32, T)> {
+        let coo = a.to_coo();
+        (0..coo.nnz()).map(|i| (coo.rows()[i], coo.cols()[i], coo.values()[i])).collect()
+    }
+
+    /// 3 x 4, row 1 empty, row 2 unsorted with a repeated column.
+    fn sample() -> Csr<i32> {
+        Csr::new(3, 4, vec![0, 2, 2, 5], vec![3, 0, 2, 1, 2], vec![1, 2, 3, 4, 5]).unwrap()
+    }
+
+    #[test]
+    fn invalid_csr_arrays_are_errors() {
+        assert!(matches!(Csr::new(2, 2, vec![0, 1], vec![0], vec![1]), Err(Error::Shape { .. })));
+        assert!(matches!(Csr::new(1, 2, vec![0, 1], vec![0], vec![1, 2]), Err(Error::Shape { .. })));
+        assert!(matches!(Csr::new(1, 2, vec![1, 1], vec![0], vec![1]), Err(Error::Invalid { .. })));
+        assert!(matches!(Csr::new(2, 2, vec![0, 2, 1], vec![0, 1], vec![1, 2]), Err(Error::Invalid { .. })));
+        assert!(matches!(Csr::new(1, 2, vec![0, 1], vec![2], vec![1]), Err(Error::IndexOutOfRange { .. })));
+        assert!(matches!(Coo::new(2, 2, vec![2], vec![0], vec![1]), Err(Error::IndexOutOfRange { .. })));
+        assert!(matches!(Coo::new(2, 2, vec![1], vec![0, 1], vec![1]), Err(Error::Shape { .. })));
+        assert!(matches!(Dense::from_vec(2, 2, vec![1]), Err(Error::Shape { .. })));
+    }
+
+    #[test]
+    fn coo_and_csr_convert_both_ways() {
+        let a = sample();
+        assert_eq!(a.to_coo().to_csr(), a);
+        let coo = Coo::new(3, 3, vec![2, 0, 2, 0], vec![1, 2, 0, 0], vec![1, 2, 3, 4]).unwrap();
+        // Stable by row: each row keeps its entries' order.
+        assert_eq!(entries(&coo.to_csr()), [(0, 2, 2), (0, 0, 4), (2, 1, 1), (2, 0, 3)]);
+    }
+
+    #[test]
+    fn transpose_swaps_and_sorts() {
+        let a = sample();
+        let t = a.transpose();
+        assert_eq!((t.nrows(), t.ncols()), (4, 3));
+        assert_eq!(entries(&t), [(0, 0, 2), (1, 2, 4), (2, 2, 3), (2, 2, 5), (3, 0, 1)]);
+        assert_eq!(t.transpose().deduplicated(Duplicates::Sum), a.deduplicated(Duplicates::Sum));
+        let coo = a.to_coo().transpose();
+        assert_eq!(coo.to_csr().deduplicated(Duplicates::Sum), t.deduplicated(Duplicates::Sum));
+    }
+
+    #[test]
+    fn duplicates_sum_or_keep_the_first() {
+        let a = sample();
+        assert_eq!(entries(&a.deduplicated(Duplicates::Sum)), [(0, 0, 2), (0, 3, 1), (2, 1, 4), (2, 2, 8)]);
+        assert_eq!(entries(&a.deduplicated(Duplicates::KeepFirst)), [(0, 0, 2), (0, 3, 1), (2, 1, 4), (2, 2, 3)]);
+        let wrap = Csr::new(1, 1, vec![0, 2], vec![0, 0], vec![i8::MAX, 1]).unwrap();
+        assert_eq!(wrap.deduplicated(Duplicates::Sum).values(), &[i8::MIN]);
+    }
+
+    #[test]
+    fn self_loops_are_added_where_missing() {
+        let a = Csr::new(3, 3, vec![0, 2, 3, 3], vec![0, 2, 0], vec![5, 6, 7]).unwrap();
+        let with = a.with_self_loops(1).unwrap();
+        assert_eq!(entries(&with), [(0, 0, 5), (0, 2, 6), (1, 0, 7), (1, 1, 1), (2, 2, 1)]);
+        assert_eq!(with.with_self_loops(1).unwrap(), with);
+        assert!(matches!(sample().with_self_loops(1), Err(Error::Shape { .. })));
+    }
+
+    #[test]
+    fn symmetrized_mirrors_off_diagonal_entries() {
+        let coo = Coo::new(3, 3, vec![0, 1, 2], vec![1, 1, 0], vec![1.0, 2.0, 3.0]).unwrap();
+        let s = coo.symmetrized().unwrap();
+        assert_eq!(s.rows(), &[0, 1, 2, 1, 0]);
+        assert_eq!(s.cols(), &[1, 1, 0, 0, 2]);
+        assert_eq!(s.values(), &[1.0, 2.0, 3.0, 1.0, 3.0]);
+        assert!(Coo::new(2, 3, vec![], vec![], Vec::<f32>::new()).unwrap().symmetrized().is_err());
+    }
+
+    #[test]
+    fn map_values_keeps_the_pattern() {
+        let a = sample();
+        let halves = a.map_values(|v| v as f32 / 2.0);
+        assert_eq!((halves.row_ptr(), halves.col_idx()), (a.row_ptr(), a.col_idx()));
+        assert_eq!(halves.values(), &[0.5, 1.0, 1.5, 2.0, 2.5]);
     }
 }
