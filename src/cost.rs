@@ -1,0 +1,354 @@
+//! The cost model: predicted time of an SpMM plan on real UPMEM hardware, and the automatic plan choice.
+//!
+//! # Sources
+//!
+//! Figures are PrIM's measurements on a 2,556-DPU server at 350 MHz (Gómez-Luna et al., "Benchmarking a New
+//! Paradigm", arXiv 2105.03814), as collected in `upmem-compat.md` section 3.3, and the UPMEM documentation:
+//!
+//! - **Host <-> DPU transfers**: parallel push 6.68 GB/s per rank, parallel gather 4.74 GB/s per rank,
+//!   broadcast 16.88 GB/s per rank (PrIM, 1 rank of 64 DPUs). Ranks transfer in parallel; PrIM reports
+//!   sub-linear scaling over ranks, so multi-rank predictions are a lower bound. A parallel transfer moves the
+//!   same size to every DPU of a rank, so the largest DPU buffer counts.
+//! - **MRAM DMA**: `alpha + beta * bytes` cycles, alpha 77 (read) and 61 (write), beta 0.5 cycle per byte. The
+//!   DMA engine serves one transfer at a time, so a DPU's DMA cycles add up.
+//! - **Compute**: the pipeline issues one instruction per cycle once at least 11 tasklets are ready (a
+//!   tasklet issues every 11 cycles), so `T < 11` tasklets run at `T / 11` of that. Per-operation costs from
+//!   PrIM's throughput at 350 MHz: 32-bit integer add ~6 cycles (58 MOPS) and multiply ~35 (10 MOPS, software,
+//!   from 8x8-bit steps), float add ~71 (4.9 MOPS) and multiply ~184 (1.9 MOPS, software float). Our kernels
+//!   multiply in 32 bits for every integer type, so i16 and i8 cost what i32 costs per operation and gain only
+//!   on bytes moved.
+//! - **Kernel time** is the slowest DPU's `max(compute cycles, DMA cycles)`: with 11 or more tasklets the DMA
+//!   latency hides behind other tasklets' compute, whichever engine is busier bounds the time.
+//! - **Host work** (building per-DPU X buffers, merging partial Y tiles) is memory-bound at
+//!   [`HardwareModel::host_bytes_per_second`] on the host's cores.
+//!
+//! The model is deliberately simple and its parameters are public, so a measured server can replace them.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::pim::abi::{FEATURE_CHUNK, MAX_PARTIALS, MAX_TASKLETS, SEQREAD_BYTES};
+use crate::pim::partition::{Partition, TileStats};
+use crate::pim::PimElement;
+use crate::plan::{Format, Plan, XDelivery};
+use crate::sparse::Csr;
+
+/// Parameters of a UPMEM server; [`HardwareModel::default`] is the 350 MHz PrIM server.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HardwareModel {
+    /// DPU clock in Hz.
+    pub clock_hz: f64,
+    /// Fixed cycles of an MRAM -> WRAM DMA.
+    pub dma_read_alpha: f64,
+    /// Fixed cycles of a WRAM -> MRAM DMA.
+    pub dma_write_alpha: f64,
+    /// DMA cycles per byte.
+    pub dma_cycles_per_byte: f64,
+    /// Tasklets needed to issue one instruction per cycle.
+    pub pipeline_tasklets: f64,
+    /// Cycles of a 32-bit integer multiply-add.
+    pub int_mac_cycles: f64,
+    /// Cycles of a float multiply-add (software).
+    pub float_mac_cycles: f64,
+    /// Instructions per nonzero and feature chunk besides the products (record walk, loop, DMA setup).
+    pub nonzero_instructions: f64,
+    /// Instructions per row and feature chunk besides the sums (row walk, clearing, store setup).
+    pub row_instructions: f64,
+    /// Host -> DPU parallel push bandwidth of one rank, bytes per second.
+    pub push_bytes_per_second: f64,
+    /// DPU -> host parallel gather bandwidth of one rank, bytes per second.
+    pub gather_bytes_per_second: f64,
+    /// Host -> DPU broadcast bandwidth of one rank, bytes per second.
+    pub broadcast_bytes_per_second: f64,
+    /// DPUs per rank.
+    pub dpus_per_rank: usize,
+    /// Host memory bandwidth for building buffers and merging, bytes per second.
+    pub host_bytes_per_second: f64,
+    /// MRAM heap per DPU available to a plan, bytes.
+    pub mram_bytes: u64,
+}
+
+impl Default for HardwareModel {
+    fn default() -> Self {
+        HardwareModel {
+            clock_hz: 350e6,
+            dma_read_alpha: 77.0,
+            dma_write_alpha: 61.0,
+            dma_cycles_per_byte: 0.5,
+            pipeline_tasklets: 11.0,
+            int_mac_cycles: 6.0 + 35.0,
+            float_mac_cycles: 71.0 + 184.0,
+            nonzero_instructions: 24.0,
+            row_instructions: 40.0,
+            push_bytes_per_second: 6.68e9,
+            gather_bytes_per_second: 4.74e9,
+            broadcast_bytes_per_second: 16.88e9,
+            dpus_per_rank: 64,
+            host_bytes_per_second: 5e9,
+            mram_bytes: 64 << 20,
+        }
+    }
+}
+
+/// Predicted hardware time of one SpMM call, by phase.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Prediction {
+    /// Building X buffers on the host and sending them.
+    pub send_x: Duration,
+    /// The slowest DPU's kernel.
+    pub kernel: Duration,
+    /// Reading Y back.
+    pub gather: Duration,
+    /// Adding partial tiles and scattering into Y on the host.
+    pub merge: Duration,
+}
+
+impl Prediction {
+    /// Sum of the phases.
+    pub fn total(&self) -> Duration {
+        self.send_x + self.kernel + self.gather + self.merge
+    }
+}
+
+impl fmt::Display for Prediction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        write!(
+            f,
+            "{:.3} ms (send X {:.3}, kernel {:.3}, gather {:.3}, merge {:.3})",
+            ms(self.total()),
+            ms(self.send_x),
+            ms(self.kernel),
+            ms(self.gather),
+            ms(self.merge)
+        )
+    }
+}
+
+/// Padded features per DPU of a call with `features` columns split over `groups`: even and a multiple of 8
+/// bytes of `T`, as the kernels need.
+pub(crate) fn padded_features<T>(features: usize, groups: usize) -> usize {
+    let unit = 8 / std::mem::size_of::<T>();
+    features.div_ceil(groups).div_ceil(unit).max(1) * unit
+}
+
+/// Bytes of one DPU's MRAM image of a tile.
+pub(crate) fn matrix_bytes(format: Format, rows: usize, nonzeros: usize) -> usize {
+    match format {
+        Format::Csr => (rows + 1).next_multiple_of(2) * 4 + nonzeros * 8,
+        Format::Coo => (nonzeros * 3).next_multiple_of(2) * 4,
+    }
+}
+
+/// MRAM a DPU needs during a call: its matrix, X, the partial rows, Y.
+pub(crate) fn call_bytes<T: PimElement>(matrix: usize, x_rows: usize, rows: usize, features: usize) -> usize {
+    let acc = std::mem::size_of::<T::Acc>();
+    matrix
+        + x_rows * features * std::mem::size_of::<T>()
+        + MAX_TASKLETS * MAX_PARTIALS * features * acc
+        + rows * features * acc
+}
+
+impl HardwareModel {
+    /// Time to move `bytes_per_dpu` to or from each of `dpus` DPUs at a rank bandwidth, ranks in parallel.
+    fn parallel_transfer(&self, dpus: usize, bytes_per_dpu: usize, rank_bytes_per_second: f64) -> Duration {
+        let per_rank = dpus.min(self.dpus_per_rank);
+        Duration::from_secs_f64((per_rank * bytes_per_dpu) as f64 / rank_bytes_per_second)
+    }
+
+    fn host(&self, bytes: usize) -> Duration {
+        Duration::from_secs_f64(bytes as f64 / self.host_bytes_per_second)
+    }
+
+    /// Cycles of one DPU's kernel for a tile of `rows` rows and `nonzeros` nonzeros over `features` padded
+    /// features, run by `tasklets` tasklets.
+    pub fn kernel_cycles<T: PimElement>(
+        &self,
+        format: Format,
+        rows: usize,
+        nonzeros: usize,
+        features: usize,
+        tasklets: u32,
+    ) -> f64 {
+        let size = std::mem::size_of::<T>() as f64;
+        let mac = if T::NAME == "f32" { self.float_mac_cycles } else { self.int_mac_cycles };
+        let record = match format {
+            Format::Csr => 8.0,
+            Format::Coo => 12.0,
+        };
+        let (nz, rows) = (nonzeros as f64, rows as f64);
+        let seqread = |bytes: f64| {
+            (bytes / SEQREAD_BYTES as f64).ceil()
+                * (self.dma_read_alpha + self.dma_cycles_per_byte * SEQREAD_BYTES as f64)
+        };
+        let mut dma = 0.0;
+        let mut compute = 0.0;
+        let mut first = 0;
+        while first < features {
+            let width = (features - first).min(FEATURE_CHUNK) as f64;
+            dma += nz * (self.dma_read_alpha + self.dma_cycles_per_byte * width * size);
+            dma += seqread(nz * record);
+            if format == Format::Csr {
+                dma += seqread(rows * 4.0);
+            }
+            dma += rows * (self.dma_write_alpha + self.dma_cycles_per_byte * width * 4.0);
+            compute += nz * (width * mac + self.nonzero_instructions) + rows * (self.row_instructions + 2.0 * width);
+            first += FEATURE_CHUNK;
+        }
+        let issue_rate = (f64::from(tasklets) / self.pipeline_tasklets).min(1.0);
+        (compute / issue_rate).max(dma)
+    }
+
+    /// Predicted time of one call of `plan` over tiles of these sizes (in tile order, as [`Partition`] makes
+    /// them) with `features` columns of X, on a set of `nr_dpus` DPUs for a matrix of `nrows` rows.
+    pub(crate) fn predict<T: PimElement>(
+        &self,
+        plan: &Plan,
+        tiles: &[TileStats],
+        nrows: usize,
+        features: usize,
+        nr_dpus: usize,
+    ) -> Prediction {
+        let groups = plan.feature_groups as usize;
+        let padded = padded_features::<T>(features, groups);
+        let size = std::mem::size_of::<T>();
+        let acc = std::mem::size_of::<T::Acc>();
+        let x_rows = |tile: &TileStats| match plan.x {
+            XDelivery::Whole => tile.width,
+            XDelivery::Referenced => tile.referenced,
+        };
+        let max_x_rows = tiles.iter().map(x_rows).max().unwrap_or(0);
+        let max_rows = tiles.iter().map(|tile| tile.rows).max().unwrap_or(0);
+        let broadcast = groups == 1 && plan.col_blocks == 1 && plan.x == XDelivery::Whole;
+        let x_bytes = max_x_rows * padded * size;
+        let send_x = if broadcast {
+            Duration::from_secs_f64(x_bytes as f64 / self.broadcast_bytes_per_second)
+        } else {
+            let built = match plan.x {
+                XDelivery::Whole => plan.col_blocks as usize * groups * x_bytes,
+                XDelivery::Referenced => tiles.len() * groups * x_bytes,
+            };
+            self.host(built) + self.parallel_transfer(nr_dpus, x_bytes, self.push_bytes_per_second)
+        };
+        let cycles = tiles
+            .iter()
+            .map(|tile| self.kernel_cycles::<T>(plan.format, tile.rows, tile.nonzeros, padded, plan.tasklets))
+            .fold(0.0, f64::max);
+        let gather = self.parallel_transfer(nr_dpus, max_rows * padded * acc, self.gather_bytes_per_second);
+        let merge = self.host(nrows * features * acc * plan.col_blocks as usize);
+        Prediction { send_x, kernel: Duration::from_secs_f64(cycles / self.clock_hz), gather, merge }
+    }
+
+    /// MRAM bytes the fullest DPU of `plan` needs during a call. Transfers are the same size on every DPU, so
+    /// the largest matrix, X and Y blocks add up even when they belong to different tiles.
+    fn mram_needed<T: PimElement>(&self, plan: &Plan, tiles: &[TileStats], features: usize) -> u64 {
+        let padded = padded_features::<T>(features, plan.feature_groups as usize);
+        let max = |f: &dyn Fn(&TileStats) -> usize| tiles.iter().map(f).max().unwrap_or(0);
+        let matrix = max(&|tile| matrix_bytes(plan.format, tile.rows, tile.nonzeros));
+        let x_rows = max(&|tile| if plan.x == XDelivery::Whole { tile.width } else { tile.referenced });
+        call_bytes::<T>(matrix, x_rows, max(&|tile| tile.rows), padded) as u64
+    }
+}
+
+/// A plan with its predicted time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Costed {
+    /// The plan.
+    pub plan: Plan,
+    /// Its predicted hardware time.
+    pub prediction: Prediction,
+}
+
+/// The outcome of an automatic choice: the fastest predicted plan, and PyGim's default for comparison.
+#[derive(Clone, Debug)]
+pub struct Choice {
+    /// The chosen plan.
+    pub best: Costed,
+    /// PyGim's default plan on the same input (`None` when it does not fit the DPUs).
+    pub pygim: Option<Costed>,
+    /// Every candidate that fits, fastest first.
+    pub candidates: Vec<Costed>,
+}
+
+/// Plans considered by [`choose`]: PyGim's default, and for powers of two of feature groups (up to the
+/// features) and column blocks (up to 16) the row blocks that fill the set, in both formats and both X
+/// deliveries.
+pub fn candidates(nr_dpus: u32, features: usize, tasklets: u32) -> Vec<Plan> {
+    let mut plans = vec![Plan::pygim_default(nr_dpus, tasklets)];
+    let powers = |limit: u64| {
+        std::iter::successors(Some(1u32), |p| p.checked_mul(2)).take_while(move |&p| u64::from(p) <= limit)
+    };
+    for groups in powers(features.clamp(1, 64) as u64) {
+        for col_blocks in powers(16) {
+            let row_blocks = nr_dpus / (groups * col_blocks);
+            if row_blocks == 0 {
+                continue;
+            }
+            for format in [Format::Csr, Format::Coo] {
+                for x in [XDelivery::Whole, XDelivery::Referenced] {
+                    plans.push(Plan { format, row_blocks, col_blocks, feature_groups: groups, x, tasklets });
+                }
+            }
+        }
+    }
+    plans.dedup();
+    plans
+}
+
+/// Predicts `plan` for `a` and `features` columns on `nr_dpus` DPUs.
+pub fn predict<T: PimElement>(
+    model: &HardwareModel,
+    a: &Csr<T>,
+    plan: &Plan,
+    features: usize,
+    nr_dpus: usize,
+) -> Prediction {
+    let partition = Partition::new(a, plan.row_blocks as usize, plan.col_blocks as usize);
+    model.predict::<T>(plan, &partition.stats(a), a.nrows(), features, nr_dpus)
+}
+
+/// Costs every [candidate](candidates) that fits the DPUs' MRAM and picks the fastest.
+pub fn choose<T: PimElement>(
+    model: &HardwareModel,
+    a: &Csr<T>,
+    features: usize,
+    nr_dpus: u32,
+    tasklets: u32,
+) -> Result<Choice> {
+    let mut stats: HashMap<(u32, u32), Vec<TileStats>> = HashMap::new();
+    let mut costed = Vec::new();
+    let pygim_plan = Plan::pygim_default(nr_dpus, tasklets);
+    let mut pygim = None;
+    let mut least_needed = u64::MAX;
+    for plan in candidates(nr_dpus, features, tasklets) {
+        plan.check(nr_dpus as usize)?;
+        let tiles = stats
+            .entry((plan.row_blocks, plan.col_blocks))
+            .or_insert_with(|| Partition::new(a, plan.row_blocks as usize, plan.col_blocks as usize).stats(a));
+        let needed = model.mram_needed::<T>(&plan, tiles, features);
+        least_needed = least_needed.min(needed);
+        if needed > model.mram_bytes {
+            continue;
+        }
+        let entry =
+            Costed { plan, prediction: model.predict::<T>(&plan, tiles, a.nrows(), features, nr_dpus as usize) };
+        if plan == pygim_plan {
+            pygim = Some(entry);
+        }
+        costed.push(entry);
+    }
+    costed.sort_by(|a, b| a.prediction.total().cmp(&b.prediction.total()));
+    let best = *costed.first().ok_or_else(|| Error::Capacity {
+        what: format!(
+            "MRAM per DPU for a {}x{} matrix with {} nonzeros and {features} features on {nr_dpus} DPUs (least of any plan)",
+            a.nrows(),
+            a.ncols(),
+            a.nnz()
+        ),
+        needed: least_needed,
+        limit: model.mram_bytes,
+    })?;
+    Ok(Choice { best, pygim, candidates: costed })
+}
