@@ -55,9 +55,6 @@ typedef uint32_t spmm_acc;
 #error "define one of SPMM_TYPE_F32, SPMM_TYPE_I32, SPMM_TYPE_I16, SPMM_TYPE_I8"
 #endif
 
-/* Bytes per seqread DMA when walking nonzeros and row pointers. */
-#define SPMM_SEQREAD 128
-
 __host struct spmm_matrix_args matrix;
 __host struct spmm_call_args call;
 

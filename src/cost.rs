@@ -266,22 +266,24 @@ pub struct Costed {
 pub struct Choice {
     /// The chosen plan.
     pub best: Costed,
-    /// PyGim's default plan on the same input (`None` when it does not fit the DPUs).
+    /// PyGim's default plan on the same input (`None` when no PyGim plan fits the DPUs' MRAM).
     pub pygim: Option<Costed>,
-    /// Every candidate that fits, fastest first.
+    /// Every candidate allowed, fastest first.
     pub candidates: Vec<Costed>,
 }
 
-/// Plans considered by [`choose`]: PyGim's default, and for powers of two of feature groups (up to the
-/// features) and column blocks (up to 16) the row blocks that fill the set, in both formats and both X
-/// deliveries.
+/// Powers of two from 1 up to `limit`.
+fn powers_of_two(limit: u64) -> impl Iterator<Item = u32> {
+    std::iter::successors(Some(1u32), |p| p.checked_mul(2)).take_while(move |&p| u64::from(p) <= limit)
+}
+
+/// Plans considered by [`choose`]: for powers of two of feature groups (up to the features, at most 64) and
+/// of column blocks (up to 16), the row blocks that fill the set, in both formats and both X deliveries.
+/// PyGim's plans ([`Plan::pygim`]) are among them.
 pub fn candidates(nr_dpus: u32, features: usize, tasklets: u32) -> Vec<Plan> {
-    let mut plans = vec![Plan::pygim_default(nr_dpus, tasklets)];
-    let powers = |limit: u64| {
-        std::iter::successors(Some(1u32), |p| p.checked_mul(2)).take_while(move |&p| u64::from(p) <= limit)
-    };
-    for groups in powers(features.clamp(1, 64) as u64) {
-        for col_blocks in powers(16) {
+    let mut plans = Vec::new();
+    for groups in powers_of_two(features.clamp(1, 64) as u64) {
+        for col_blocks in powers_of_two(16) {
             let row_blocks = nr_dpus / (groups * col_blocks);
             if row_blocks == 0 {
                 continue;
@@ -293,7 +295,6 @@ pub fn candidates(nr_dpus: u32, features: usize, tasklets: u32) -> Vec<Plan> {
             }
         }
     }
-    plans.dedup();
     plans
 }
 
@@ -310,17 +311,21 @@ pub fn predict<T: PimElement>(
 }
 
 /// Costs every [candidate](candidates) that fits the DPUs' MRAM and picks the fastest.
+///
+/// `host_budget`, when given, also bounds the bytes all DPUs' MRAM hold together: the simulator keeps every
+/// DPU's MRAM in host memory, so runs on it pass the memory they may use. PyGim's default is costed without
+/// that bound (it is the hardware default).
 pub fn choose<T: PimElement>(
     model: &HardwareModel,
     a: &Csr<T>,
     features: usize,
     nr_dpus: u32,
     tasklets: u32,
+    host_budget: Option<u64>,
 ) -> Result<Choice> {
     let mut stats: HashMap<(u32, u32), Vec<TileStats>> = HashMap::new();
-    let mut costed = Vec::new();
-    let pygim_plan = Plan::pygim_default(nr_dpus, tasklets);
-    let mut pygim = None;
+    let mut allowed = Vec::new();
+    let mut pygim: Option<(u32, Costed)> = None;
     let mut least_needed = u64::MAX;
     for plan in candidates(nr_dpus, features, tasklets) {
         plan.check(nr_dpus as usize)?;
@@ -332,23 +337,29 @@ pub fn choose<T: PimElement>(
         if needed > model.mram_bytes {
             continue;
         }
-        let entry =
+        let costed =
             Costed { plan, prediction: model.predict::<T>(&plan, tiles, a.nrows(), features, nr_dpus as usize) };
-        if plan == pygim_plan {
-            pygim = Some(entry);
+        let groups = plan.feature_groups;
+        if plan == Plan::pygim(nr_dpus, groups, tasklets) && pygim.is_none_or(|(fewest, _)| groups < fewest) {
+            pygim = Some((groups, costed));
         }
-        costed.push(entry);
+        if host_budget.is_none_or(|budget| needed * u64::from(nr_dpus) <= budget) {
+            allowed.push(costed);
+        }
     }
-    costed.sort_by(|a, b| a.prediction.total().cmp(&b.prediction.total()));
-    let best = *costed.first().ok_or_else(|| Error::Capacity {
+    let pygim = pygim.map(|(_, costed)| costed);
+    // PyGim's default stays a candidate whenever the budget allows it, so ours is never predicted slower.
+    allowed.sort_by_key(|costed| costed.prediction.total());
+    let best = *allowed.first().ok_or_else(|| Error::Capacity {
         what: format!(
-            "MRAM per DPU for a {}x{} matrix with {} nonzeros and {features} features on {nr_dpus} DPUs (least of any plan)",
+            "MRAM per DPU for a {}x{} matrix with {} nonzeros and {features} features on {nr_dpus} DPUs (least of any plan{})",
             a.nrows(),
             a.ncols(),
-            a.nnz()
+            a.nnz(),
+            if host_budget.is_some() { ", within the host's memory budget" } else { "" }
         ),
         needed: least_needed,
         limit: model.mram_bytes,
     })?;
-    Ok(Choice { best, pygim, candidates: costed })
+    Ok(Choice { best, pygim, candidates: allowed })
 }

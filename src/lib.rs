@@ -6,6 +6,7 @@
 //! SpMM (`Y = A X`) runs on the CPU ([`CpuSpmm`]) or on DPUs ([`pim::PimSpmm`]), with a partitioning
 //! [`plan::Plan`] chosen by the [`cost`] model or by the caller.
 
+pub mod bench;
 pub mod cost;
 pub mod cpu;
 mod error;

@@ -54,14 +54,16 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// PyGim's default as we understand it (CSR, rows over all DPUs balanced by nonzeros, one group, the whole
-    /// `X` broadcast to every DPU); a candidate of every automatic choice, so ours is never predicted slower.
-    pub fn pygim_default(nr_dpus: u32, tasklets: u32) -> Plan {
+    /// PyGim's plan with `groups` cooperative groups: CSR, each group holding all rows (split over its
+    /// `nr_dpus / groups` DPUs by nonzeros) and one slice of the feature columns, the whole `X` slice sent to
+    /// every DPU of the group. PyGim's default is the fewest groups whose slice fits in MRAM
+    /// ([`crate::cost::choose`] finds it and costs it next to its own choice).
+    pub fn pygim(nr_dpus: u32, groups: u32, tasklets: u32) -> Plan {
         Plan {
             format: Format::Csr,
-            row_blocks: nr_dpus.max(1),
+            row_blocks: (nr_dpus / groups.max(1)).max(1),
             col_blocks: 1,
-            feature_groups: 1,
+            feature_groups: groups.max(1),
             x: XDelivery::Whole,
             tasklets,
         }
@@ -184,7 +186,7 @@ mod tests {
         assert_eq!(plan.to_string().parse::<Plan>().unwrap(), plan);
         assert_eq!(
             "csr:rows=8".parse::<Plan>().unwrap(),
-            Plan { row_blocks: 8, x: XDelivery::Referenced, ..Plan::pygim_default(8, 16) }
+            Plan { row_blocks: 8, x: XDelivery::Referenced, ..Plan::pygim(8, 1, 16) }
         );
     }
 
@@ -199,8 +201,8 @@ mod tests {
             let message = text.parse::<Plan>().unwrap_err().to_string();
             assert!(message.contains(needle), "{text}: {message}");
         }
-        let too_big = Plan::pygim_default(64, 16);
+        let too_big = Plan::pygim(64, 1, 16);
         assert!(too_big.check(63).unwrap_err().to_string().contains("limit 63"));
-        assert!(Plan::pygim_default(4, 25).check(4).is_err());
+        assert!(Plan::pygim(4, 2, 25).check(4).is_err());
     }
 }

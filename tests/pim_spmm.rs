@@ -192,7 +192,7 @@ fn f32_with_fractions_matches_to_rounding() {
 fn many_dpus_and_the_automatic_plan() {
     let a = random_graph::<f32>(20_000, 8, &[10], 15_000, 6);
     let nr_dpus = 4 * 64 - 3;
-    let choice = cost::choose(&HardwareModel::default(), &a, 16, nr_dpus, 16).unwrap();
+    let choice = cost::choose(&HardwareModel::default(), &a, 16, nr_dpus, 16, None).unwrap();
     let pygim = choice.pygim.expect("PyGim's default fits");
     assert!(choice.best.prediction.total() <= pygim.prediction.total());
     check(sim_set(4, 64, &[1, 100, 200]), &a, choice.best.plan, &[16]);

@@ -11,7 +11,7 @@ pub const MAX_TASKLETS: usize = 24;
 pub const FEATURE_CHUNK: usize = 64;
 /// Rows a tasklet may share with its neighbours (`SPMM_MAX_PARTIALS`).
 pub const MAX_PARTIALS: usize = 2;
-/// Bytes per sequential-reader DMA in the kernels (`SPMM_SEQREAD` in `dpu/spmm_kernel.h`).
+/// Bytes per sequential-reader DMA in the kernels (`SPMM_SEQREAD`).
 pub const SEQREAD_BYTES: usize = 128;
 
 /// `struct spmm_tasklet_work`: one tasklet's nonzeros and rows.

@@ -82,7 +82,7 @@ impl<T: PimElement> PimSpmm<T> {
     /// `tasklets` tasklets per DPU.
     pub fn auto(set: DpuSet, a: Csr<T>, features: usize, tasklets: u32) -> Result<Self> {
         let model = HardwareModel::default();
-        let choice = cost::choose(&model, &a, features, set.nr_dpus() as u32, tasklets)?;
+        let choice = cost::choose(&model, &a, features, set.nr_dpus() as u32, tasklets, None)?;
         Self::with_model(set, a, choice.best.plan, model)
     }
 
