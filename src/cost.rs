@@ -92,6 +92,22 @@ impl Default for HardwareModel {
     }
 }
 
+/// Cycles of one DPU's kernel: the pipeline's and the DMA engine's, which overlap.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct KernelCycles {
+    /// Instructions issued, scaled by the pipeline's issue rate.
+    pub compute: f64,
+    /// DMA engine cycles (the simulator counts these exactly).
+    pub dma: f64,
+}
+
+impl KernelCycles {
+    /// The kernel's cycles: the busier of the two engines.
+    pub fn total(&self) -> f64 {
+        self.compute.max(self.dma)
+    }
+}
+
 /// Predicted hardware time of one SpMM call, by phase.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Prediction {
@@ -171,34 +187,32 @@ impl HardwareModel {
         nonzeros: usize,
         features: usize,
         tasklets: u32,
-    ) -> f64 {
+    ) -> KernelCycles {
         let size = std::mem::size_of::<T>() as f64;
         let mac = if T::NAME == "f32" { self.float_mac_cycles } else { self.int_mac_cycles };
-        let record = match format {
-            Format::Csr => 8.0,
-            Format::Coo => 12.0,
+        let (record, readers) = match format {
+            Format::Csr => (8.0, 2.0),
+            Format::Coo => (12.0, 1.0),
         };
-        let (nz, rows) = (nonzeros as f64, rows as f64);
-        let seqread = |bytes: f64| {
-            (bytes / SEQREAD_BYTES as f64).ceil()
-                * (self.dma_read_alpha + self.dma_cycles_per_byte * SEQREAD_BYTES as f64)
-        };
-        let mut dma = 0.0;
-        let mut compute = 0.0;
-        let mut first = 0;
-        while first < features {
+        let (nz, rows, tasklets) = (nonzeros as f64, rows as f64, f64::from(tasklets));
+        // A sequential reader refills with one read of 2 x SEQREAD_BYTES each time it has consumed
+        // SEQREAD_BYTES, and fills once when a tasklet starts a pass.
+        let refill = self.dma_read_alpha + self.dma_cycles_per_byte * 2.0 * SEQREAD_BYTES as f64;
+        let refills = |bytes: f64| (bytes / SEQREAD_BYTES as f64).floor() * refill;
+        let mut cycles = KernelCycles::default();
+        for first in (0..features).step_by(FEATURE_CHUNK) {
             let width = (features - first).min(FEATURE_CHUNK) as f64;
-            dma += nz * (self.dma_read_alpha + self.dma_cycles_per_byte * width * size);
-            dma += seqread(nz * record);
+            cycles.dma += nz * (self.dma_read_alpha + self.dma_cycles_per_byte * width * size);
+            cycles.dma += refills(nz * record) + tasklets.min(nz + rows) * readers * refill;
             if format == Format::Csr {
-                dma += seqread(rows * 4.0);
+                cycles.dma += refills(rows * 4.0);
             }
-            dma += rows * (self.dma_write_alpha + self.dma_cycles_per_byte * width * 4.0);
-            compute += nz * (width * mac + self.nonzero_instructions) + rows * (self.row_instructions + 2.0 * width);
-            first += FEATURE_CHUNK;
+            cycles.dma += rows * (self.dma_write_alpha + self.dma_cycles_per_byte * width * 4.0);
+            cycles.compute +=
+                nz * (width * mac + self.nonzero_instructions) + rows * (self.row_instructions + 2.0 * width);
         }
-        let issue_rate = (f64::from(tasklets) / self.pipeline_tasklets).min(1.0);
-        (compute / issue_rate).max(dma)
+        cycles.compute /= (tasklets / self.pipeline_tasklets).min(1.0);
+        cycles
     }
 
     /// Predicted time of one call of `plan` over tiles of these sizes (in tile order, as [`Partition`] makes
@@ -234,7 +248,7 @@ impl HardwareModel {
         };
         let cycles = tiles
             .iter()
-            .map(|tile| self.kernel_cycles::<T>(plan.format, tile.rows, tile.nonzeros, padded, plan.tasklets))
+            .map(|tile| self.kernel_cycles::<T>(plan.format, tile.rows, tile.nonzeros, padded, plan.tasklets).total())
             .fold(0.0, f64::max);
         let gather = self.parallel_transfer(nr_dpus, max_rows * padded * acc, self.gather_bytes_per_second);
         let merge = self.host(nrows * features * acc * plan.col_blocks as usize);
