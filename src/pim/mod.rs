@@ -273,40 +273,61 @@ impl<T: PimElement> PimSpmm<T> {
         Ok(())
     }
 
-    /// Adds the tiles' Y blocks into `y`, row blocks in parallel, column blocks in order.
+    /// Adds the tiles' Y blocks into `y` (zeros): rows owned by one row block in parallel, then the few rows
+    /// shared between row blocks (a long row cut over several DPUs) in row block order.
     fn merge(&self, y: &mut Dense<T::Acc>, padded: usize) {
         let features = y.cols();
-        let col_blocks = self.partition.col_blocks();
-        let nr_tiles = self.tiles.len();
-        let groups = self.plan.feature_groups as usize;
-        let mut blocks = Vec::with_capacity(self.partition.row_blocks());
+        let mut owned = Vec::with_capacity(self.partition.row_blocks());
         let mut rest = y.as_mut_slice();
+        let mut at = 0;
         for rb in 0..self.partition.row_blocks() {
-            let (block, tail) = rest.split_at_mut(self.partition.rows(rb).len() * features);
-            blocks.push((rb, block));
+            let block = self.partition.block(rb);
+            let first = block.rows.start + usize::from(block.head_shared);
+            let end = (block.rows.end - usize::from(block.tail_shared)).max(first);
+            let (_, tail) = rest.split_at_mut((first - at) * features);
+            let (rows, tail) = tail.split_at_mut((end - first) * features);
+            owned.push((rb, first - block.rows.start, rows));
             rest = tail;
+            at = end;
         }
-        blocks.into_par_iter().for_each(|(rb, block)| {
-            for cb in 0..col_blocks {
-                let tile = rb * col_blocks + cb;
-                for group in 0..groups {
-                    let first = group * padded;
-                    if first >= features {
-                        break;
-                    }
-                    let width = padded.min(features - first);
-                    let source = &self.y_buffers[group * nr_tiles + tile];
-                    for (out, part) in block.chunks_mut(features).zip(source.chunks(padded)) {
-                        let out = &mut out[first..first + width];
-                        if cb == 0 {
-                            out.copy_from_slice(&part[..width]);
-                        } else {
-                            out.iter_mut().zip(part).for_each(|(o, &p)| *o = T::acc_add(*o, p));
-                        }
-                    }
-                }
+        owned.into_par_iter().for_each(|(rb, offset, rows)| {
+            for (local, out) in rows.chunks_mut(features).enumerate() {
+                self.merge_row(rb, offset + local, out, padded, true);
             }
         });
+        for rb in 0..self.partition.row_blocks() {
+            let block = self.partition.block(rb);
+            let last = block.rows.len().saturating_sub(1);
+            let shared = [(block.head_shared, 0), (block.tail_shared && !(block.head_shared && last == 0), last)];
+            for (_, local) in shared.into_iter().filter(|(is_shared, _)| *is_shared) {
+                self.merge_row(rb, local, y.row_mut(block.rows.start + local), padded, false);
+            }
+        }
+    }
+
+    /// Adds row `local` of row block `rb`, from every column block and feature group, into `out` (a row of Y).
+    /// With `overwrite`, column block 0 is copied rather than added.
+    fn merge_row(&self, rb: usize, local: usize, out: &mut [T::Acc], padded: usize, overwrite: bool) {
+        let features = out.len();
+        let col_blocks = self.partition.col_blocks();
+        for cb in 0..col_blocks {
+            let tile = rb * col_blocks + cb;
+            for group in 0..self.plan.feature_groups as usize {
+                let first = group * padded;
+                if first >= features {
+                    break;
+                }
+                let width = padded.min(features - first);
+                let buffer = &self.y_buffers[group * self.tiles.len() + tile];
+                let part = &buffer[local * padded..local * padded + width];
+                let out = &mut out[first..first + width];
+                if overwrite && cb == 0 {
+                    out.copy_from_slice(part);
+                } else {
+                    out.iter_mut().zip(part).for_each(|(o, &p)| *o = T::acc_add(*o, p));
+                }
+            }
+        }
     }
 
     /// The simulator's modelled cycles of the slowest DPU with work, when running on the simulator.

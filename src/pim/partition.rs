@@ -1,5 +1,9 @@
 //! Cutting `A` into the tiles of a plan: row blocks balanced by nonzeros plus rows, column blocks of equal
 //! width, and per tile its DPU-local CSR with the columns renumbered as the plan's X delivery says.
+//!
+//! Row blocks are cut by work (a row costs one unit, a nonzero one more), inside a row when the row is long:
+//! a hub row of 10,000 nonzeros is spread over several DPUs, whose partial sums the host adds up. Tasklets
+//! split a DPU's block the same way ([`cut_at`]).
 
 use std::ops::Range;
 
@@ -10,10 +14,66 @@ use crate::pim::PimElement;
 use crate::plan::{Format, XDelivery};
 use crate::sparse::Csr;
 
-/// Row and column boundaries of a plan's tiles. Tile `rb * col_blocks + cb` is row block `rb`, column block `cb`.
+/// A point in a CSR matrix's nonzero order: `nonzero` lies in `row`, or is `row_ptr[row]` when the cut falls
+/// just before the row starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Cut {
+    pub(crate) row: usize,
+    pub(crate) nonzero: usize,
+}
+
+impl Cut {
+    /// Whether the cut falls strictly inside a row, which is then shared by the pieces on either side.
+    pub(crate) fn inside(self, row_ptr: &[u32]) -> bool {
+        self.nonzero > row_ptr[self.row] as usize
+    }
+}
+
+/// The cut after `weight` units of work, where a row costs one unit (writing it) and each nonzero one more.
+pub(crate) fn cut_at(row_ptr: &[u32], weight: usize) -> Cut {
+    let rows = row_ptr.len() - 1;
+    // The last row starting within `weight` units: row r starts after row_ptr[r] + r units.
+    let row = first_index(rows + 1, |r| row_ptr[r] as usize + r > weight).saturating_sub(1);
+    if row == rows {
+        return Cut { row, nonzero: row_ptr[rows] as usize };
+    }
+    let start = row_ptr[row] as usize;
+    let end = row_ptr[row + 1] as usize;
+    let nonzero = (start + (weight - (start + row))).min(end);
+    // A cut at the end of a row is the start of the next one.
+    if nonzero == end && nonzero > start {
+        Cut { row: row + 1, nonzero }
+    } else {
+        Cut { row, nonzero }
+    }
+}
+
+/// The rows and nonzeros between two cuts, and whether its first and last rows are shared with the pieces
+/// before and after.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Piece {
+    pub(crate) rows: Range<usize>,
+    pub(crate) nonzeros: Range<usize>,
+    pub(crate) head_shared: bool,
+    pub(crate) tail_shared: bool,
+}
+
+/// The piece of work between cuts `begin` and `end`.
+pub(crate) fn piece(row_ptr: &[u32], begin: Cut, end: Cut) -> Piece {
+    let tail_shared = end.inside(row_ptr);
+    Piece {
+        rows: begin.row..if tail_shared { end.row + 1 } else { end.row },
+        nonzeros: begin.nonzero..end.nonzero,
+        head_shared: begin.inside(row_ptr),
+        tail_shared,
+    }
+}
+
+/// Row blocks and column boundaries of a plan's tiles. Tile `rb * col_blocks + cb` is row block `rb`, column
+/// block `cb`.
 #[derive(Clone, Debug)]
 pub(crate) struct Partition {
-    pub(crate) row_bounds: Vec<usize>,
+    pub(crate) row_blocks: Vec<Piece>,
     pub(crate) col_bounds: Vec<usize>,
 }
 
@@ -76,20 +136,15 @@ impl Partition {
     /// `row_blocks` row blocks of about equal nonzeros plus rows, each cut into `col_blocks` equal column ranges.
     pub(crate) fn new<T: PimElement>(a: &Csr<T>, row_blocks: usize, col_blocks: usize) -> Self {
         let row_ptr = a.row_ptr();
-        let rows = a.nrows();
-        let total = a.nnz() + rows;
-        let row_bounds = (0..=row_blocks)
-            .map(|b| {
-                let target = total * b / row_blocks;
-                first_index(rows + 1, |r| row_ptr[r] as usize + r >= target)
-            })
-            .collect();
+        let total = a.nnz() + a.nrows();
+        let cuts: Vec<Cut> = (0..=row_blocks).map(|b| cut_at(row_ptr, total * b / row_blocks)).collect();
+        let row_blocks = cuts.windows(2).map(|pair| piece(row_ptr, pair[0], pair[1])).collect();
         let col_bounds = (0..=col_blocks).map(|b| a.ncols() * b / col_blocks).collect();
-        Partition { row_bounds, col_bounds }
+        Partition { row_blocks, col_bounds }
     }
 
     pub(crate) fn row_blocks(&self) -> usize {
-        self.row_bounds.len() - 1
+        self.row_blocks.len()
     }
 
     pub(crate) fn col_blocks(&self) -> usize {
@@ -100,8 +155,8 @@ impl Partition {
         self.row_blocks() * self.col_blocks()
     }
 
-    pub(crate) fn rows(&self, row_block: usize) -> Range<usize> {
-        self.row_bounds[row_block]..self.row_bounds[row_block + 1]
+    pub(crate) fn block(&self, row_block: usize) -> &Piece {
+        &self.row_blocks[row_block]
     }
 
     pub(crate) fn cols(&self, col_block: usize) -> Range<usize> {
@@ -122,19 +177,17 @@ impl Partition {
                 |seen, rb| {
                     let mut tiles: Vec<TileStats> = (0..col_blocks)
                         .map(|cb| TileStats {
-                            rows: self.rows(rb).len(),
+                            rows: self.block(rb).rows.len(),
                             width: self.cols(cb).len(),
                             ..TileStats::default()
                         })
                         .collect();
-                    for r in self.rows(rb) {
-                        for &c in a.row(r).0 {
-                            let tile = &mut tiles[if col_blocks == 1 { 0 } else { self.col_block_of(c as usize) }];
-                            tile.nonzeros += 1;
-                            if seen[c as usize] != rb as u32 {
-                                seen[c as usize] = rb as u32;
-                                tile.referenced += 1;
-                            }
+                    for &c in &a.col_idx()[self.block(rb).nonzeros.clone()] {
+                        let tile = &mut tiles[if col_blocks == 1 { 0 } else { self.col_block_of(c as usize) }];
+                        tile.nonzeros += 1;
+                        if seen[c as usize] != rb as u32 {
+                            seen[c as usize] = rb as u32;
+                            tile.referenced += 1;
                         }
                     }
                     tiles
@@ -150,18 +203,22 @@ impl Partition {
     }
 
     fn tile<T: PimElement>(&self, a: &Csr<T>, tile: usize, x: XDelivery) -> Tile {
-        let rows = self.rows(tile / self.col_blocks());
+        let block = self.block(tile / self.col_blocks());
+        let rows = block.rows.clone();
         let cols = self.cols(tile % self.col_blocks());
         let mut row_ptr = Vec::with_capacity(rows.len() + 1);
         let mut columns = Vec::new();
         let mut values = Vec::new();
         row_ptr.push(0);
         for r in rows.clone() {
-            let (row_cols, row_values) = a.row(r);
-            for (&c, &v) in row_cols.iter().zip(row_values) {
+            // The row's nonzeros within the block (all of them unless the row is shared).
+            let start = (a.row_ptr()[r] as usize).max(block.nonzeros.start);
+            let end = (a.row_ptr()[r + 1] as usize).min(block.nonzeros.end);
+            for k in start..end {
+                let c = a.col_idx()[k];
                 if cols.contains(&(c as usize)) {
                     columns.push(c);
-                    values.push(v.value_bits());
+                    values.push(a.values()[k].value_bits());
                 }
             }
             row_ptr.push(columns.len() as u32);

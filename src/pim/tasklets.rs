@@ -1,41 +1,7 @@
 //! How one DPU's block is split between its tasklets: by nonzeros plus rows, cutting inside long rows.
 
 use super::abi::{TaskletWork, MAX_TASKLETS};
-use super::partition::first_index;
-
-/// A point in the block's nonzero order: `nonzero` lies in `row` (or, when it is `row_ptr[row]`, the cut falls
-/// just before the row starts).
-#[derive(Clone, Copy)]
-struct Cut {
-    row: usize,
-    nonzero: usize,
-}
-
-impl Cut {
-    /// Whether the cut falls strictly inside a row, which is then shared by the tasklets on either side.
-    fn inside(self, row_ptr: &[u32]) -> bool {
-        self.nonzero > row_ptr[self.row] as usize
-    }
-}
-
-/// The cut after `weight` units of work, where a row costs one unit (writing it) and each nonzero one more.
-fn cut_at(row_ptr: &[u32], weight: usize) -> Cut {
-    let rows = row_ptr.len() - 1;
-    // The last row starting within `weight` units: row r starts after row_ptr[r] + r units.
-    let row = first_index(rows + 1, |r| row_ptr[r] as usize + r > weight).saturating_sub(1);
-    if row == rows {
-        return Cut { row, nonzero: row_ptr[rows] as usize };
-    }
-    let start = row_ptr[row] as usize;
-    let end = row_ptr[row + 1] as usize;
-    let nonzero = (start + (weight - (start + row))).min(end);
-    // A cut at the end of a row is the start of the next one.
-    if nonzero == end && nonzero > start {
-        Cut { row: row + 1, nonzero }
-    } else {
-        Cut { row, nonzero }
-    }
-}
+use super::partition::{cut_at, piece, Cut};
 
 /// Work of `tasklets` tasklets over a block with these row pointers; entries past `tasklets` are empty.
 ///
@@ -48,26 +14,21 @@ pub(crate) fn split(row_ptr: &[u32], tasklets: usize) -> [TaskletWork; MAX_TASKL
     let cuts: Vec<Cut> = (0..=tasklets).map(|t| cut_at(row_ptr, total * t / tasklets)).collect();
     let mut work = [TaskletWork::default(); MAX_TASKLETS];
     for (t, pair) in cuts.windows(2).enumerate() {
-        let (begin, end) = (pair[0], pair[1]);
+        let piece = piece(row_ptr, pair[0], pair[1]);
         let mut shared = Vec::with_capacity(2);
-        if begin.inside(row_ptr) {
-            shared.push(begin.row as u32);
+        if piece.head_shared {
+            shared.push(piece.rows.start as u32);
         }
-        let row_end = if end.inside(row_ptr) {
-            if shared.last() != Some(&(end.row as u32)) {
-                shared.push(end.row as u32);
-            }
-            end.row + 1
-        } else {
-            end.row
-        };
+        if piece.tail_shared && shared.last() != Some(&(piece.rows.end as u32 - 1)) {
+            shared.push(piece.rows.end as u32 - 1);
+        }
         let mut partial_rows = [0; 2];
         partial_rows[..shared.len()].copy_from_slice(&shared);
         work[t] = TaskletWork {
-            nz_begin: begin.nonzero as u32,
-            nz_end: end.nonzero as u32,
-            row_begin: begin.row as u32,
-            row_end: row_end as u32,
+            nz_begin: piece.nonzeros.start as u32,
+            nz_end: piece.nonzeros.end as u32,
+            row_begin: piece.rows.start as u32,
+            row_end: piece.rows.end as u32,
             nr_partials: shared.len() as u32,
             partial_rows,
             reserved: 0,
