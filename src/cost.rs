@@ -275,14 +275,17 @@ pub struct Costed {
     pub prediction: Prediction,
 }
 
-/// The outcome of an automatic choice: the fastest predicted plan, and PyGim's default for comparison.
+/// The outcome of an automatic choice.
 #[derive(Clone, Debug)]
 pub struct Choice {
-    /// The chosen plan.
+    /// The fastest predicted plan within the host's memory budget (the plan to run).
     pub best: Costed,
+    /// The fastest predicted plan that fits the DPUs' MRAM, budget or not (the choice for hardware); the same
+    /// as `best` without a budget. Never predicted slower than `pygim`.
+    pub fastest: Costed,
     /// PyGim's default plan on the same input (`None` when no PyGim plan fits the DPUs' MRAM).
     pub pygim: Option<Costed>,
-    /// Every candidate allowed, fastest first.
+    /// Every candidate within the budget, fastest first.
     pub candidates: Vec<Costed>,
 }
 
@@ -291,12 +294,15 @@ fn powers_of_two(limit: u64) -> impl Iterator<Item = u32> {
     std::iter::successors(Some(1u32), |p| p.checked_mul(2)).take_while(move |&p| u64::from(p) <= limit)
 }
 
-/// Plans considered by [`choose`]: for powers of two of feature groups (up to the features, at most 64) and
-/// of column blocks (up to 16), the row blocks that fill the set, in both formats and both X deliveries.
-/// PyGim's plans ([`Plan::pygim`]) are among them.
+/// Plans considered by [`choose`]: PyGim's plans ([`Plan::pygim`]), and for powers of two of feature groups
+/// (up to the features, at most 64) and of column blocks (up to 16) the row blocks that fill the set, cut
+/// inside long rows, in both formats and both X deliveries.
 pub fn candidates(nr_dpus: u32, features: usize, tasklets: u32) -> Vec<Plan> {
     let mut plans = Vec::new();
     for groups in powers_of_two(features.clamp(1, 64) as u64) {
+        if groups <= nr_dpus {
+            plans.push(Plan::pygim(nr_dpus, groups, tasklets));
+        }
         for col_blocks in powers_of_two(16) {
             let row_blocks = nr_dpus / (groups * col_blocks);
             if row_blocks == 0 {
@@ -304,7 +310,16 @@ pub fn candidates(nr_dpus: u32, features: usize, tasklets: u32) -> Vec<Plan> {
             }
             for format in [Format::Csr, Format::Coo] {
                 for x in [XDelivery::Whole, XDelivery::Referenced] {
-                    plans.push(Plan { format, row_blocks, col_blocks, feature_groups: groups, x, tasklets });
+                    let split_rows = true;
+                    plans.push(Plan {
+                        format,
+                        row_blocks,
+                        split_rows,
+                        col_blocks,
+                        feature_groups: groups,
+                        x,
+                        tasklets,
+                    });
                 }
             }
         }
@@ -320,15 +335,15 @@ pub fn predict<T: PimElement>(
     features: usize,
     nr_dpus: usize,
 ) -> Prediction {
-    let partition = Partition::new(a, plan.row_blocks as usize, plan.col_blocks as usize);
+    let partition = Partition::new(a, plan);
     model.predict::<T>(plan, &partition.stats(a), a.nrows(), features, nr_dpus)
 }
 
 /// Costs every [candidate](candidates) that fits the DPUs' MRAM and picks the fastest.
 ///
 /// `host_budget`, when given, also bounds the bytes all DPUs' MRAM hold together: the simulator keeps every
-/// DPU's MRAM in host memory, so runs on it pass the memory they may use. PyGim's default is costed without
-/// that bound (it is the hardware default).
+/// DPU's MRAM in host memory, so runs on it pass the memory they may use, and [`Choice::best`] is the
+/// fastest plan within it while [`Choice::fastest`] stays the hardware choice.
 pub fn choose<T: PimElement>(
     model: &HardwareModel,
     a: &Csr<T>,
@@ -337,15 +352,16 @@ pub fn choose<T: PimElement>(
     tasklets: u32,
     host_budget: Option<u64>,
 ) -> Result<Choice> {
-    let mut stats: HashMap<(u32, u32), Vec<TileStats>> = HashMap::new();
+    let mut stats: HashMap<(u32, u32, bool), Vec<TileStats>> = HashMap::new();
+    let mut fitting = Vec::new();
     let mut allowed = Vec::new();
-    let mut pygim: Option<(u32, Costed)> = None;
+    let mut pygim: Option<Costed> = None;
     let mut least_needed = u64::MAX;
     for plan in candidates(nr_dpus, features, tasklets) {
         plan.check(nr_dpus as usize)?;
         let tiles = stats
-            .entry((plan.row_blocks, plan.col_blocks))
-            .or_insert_with(|| Partition::new(a, plan.row_blocks as usize, plan.col_blocks as usize).stats(a));
+            .entry((plan.row_blocks, plan.col_blocks, plan.split_rows))
+            .or_insert_with(|| Partition::new(a, &plan).stats(a));
         let needed = model.mram_needed::<T>(&plan, tiles, features);
         least_needed = least_needed.min(needed);
         if needed > model.mram_bytes {
@@ -353,27 +369,29 @@ pub fn choose<T: PimElement>(
         }
         let costed =
             Costed { plan, prediction: model.predict::<T>(&plan, tiles, a.nrows(), features, nr_dpus as usize) };
-        let groups = plan.feature_groups;
-        if plan == Plan::pygim(nr_dpus, groups, tasklets) && pygim.is_none_or(|(fewest, _)| groups < fewest) {
-            pygim = Some((groups, costed));
+        // PyGim's default: its fewest groups that fit (candidates come in increasing groups).
+        if pygim.is_none() && plan == Plan::pygim(nr_dpus, plan.feature_groups, tasklets) {
+            pygim = Some(costed);
         }
+        fitting.push(costed);
         if host_budget.is_none_or(|budget| needed * u64::from(nr_dpus) <= budget) {
             allowed.push(costed);
         }
     }
-    let pygim = pygim.map(|(_, costed)| costed);
-    // PyGim's default stays a candidate whenever the budget allows it, so ours is never predicted slower.
-    allowed.sort_by_key(|costed| costed.prediction.total());
-    let best = *allowed.first().ok_or_else(|| Error::Capacity {
+    let no_plan = |within: &str| {
+        Error::Capacity {
         what: format!(
-            "MRAM per DPU for a {}x{} matrix with {} nonzeros and {features} features on {nr_dpus} DPUs (least of any plan{})",
+            "MRAM per DPU for a {}x{} matrix with {} nonzeros and {features} features on {nr_dpus} DPUs (least of any plan{within})",
             a.nrows(),
             a.ncols(),
             a.nnz(),
-            if host_budget.is_some() { ", within the host's memory budget" } else { "" }
         ),
         needed: least_needed,
         limit: model.mram_bytes,
-    })?;
-    Ok(Choice { best, pygim, candidates: allowed })
+    }
+    };
+    let fastest = *fitting.iter().min_by_key(|costed| costed.prediction.total()).ok_or_else(|| no_plan(""))?;
+    allowed.sort_by_key(|costed| costed.prediction.total());
+    let best = *allowed.first().ok_or_else(|| no_plan(", within the host's memory budget"))?;
+    Ok(Choice { best, fastest, pygim, candidates: allowed })
 }

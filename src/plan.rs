@@ -3,7 +3,9 @@
 //!
 //! A plan uses `row_blocks x col_blocks x feature_groups` DPUs (the rest of the set stays idle):
 //!
-//! - **row blocks** (1D): rows split into contiguous blocks balanced by nonzeros plus rows;
+//! - **row blocks** (1D): rows split into contiguous blocks balanced by nonzeros plus rows, cut inside long
+//!   rows when [`Plan::split_rows`] is set (a hub row then spreads over several DPUs and the host adds the
+//!   pieces; PyGim cuts only between rows, so one hub row can hold up every DPU);
 //! - **column blocks** (2D tiles): each row block is cut into column ranges of equal width; every tile gives a
 //!   partial `Y` that the host adds up;
 //! - **feature groups** (PyGim's cooperative groups): the feature columns of `X` are split into groups, each
@@ -43,6 +45,8 @@ pub struct Plan {
     pub format: Format,
     /// Row blocks (at least 1).
     pub row_blocks: u32,
+    /// Whether row blocks may cut inside a row (else only between rows).
+    pub split_rows: bool,
     /// Column blocks per row block (at least 1).
     pub col_blocks: u32,
     /// Feature-column groups (at least 1).
@@ -54,14 +58,15 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// PyGim's plan with `groups` cooperative groups: CSR, each group holding all rows (split over its
-    /// `nr_dpus / groups` DPUs by nonzeros) and one slice of the feature columns, the whole `X` slice sent to
+    /// PyGim's plan with `groups` cooperative groups: CSR, each group holding all rows (split between rows
+    /// over its `nr_dpus / groups` DPUs, balanced by nonzeros) and one slice of the feature columns, the whole `X` slice sent to
     /// every DPU of the group. PyGim's default is the fewest groups whose slice fits in MRAM
     /// ([`crate::cost::choose`] finds it and costs it next to its own choice).
     pub fn pygim(nr_dpus: u32, groups: u32, tasklets: u32) -> Plan {
         Plan {
             format: Format::Csr,
             row_blocks: (nr_dpus / groups.max(1)).max(1),
+            split_rows: false,
             col_blocks: 1,
             feature_groups: groups.max(1),
             x: XDelivery::Whole,
@@ -118,19 +123,25 @@ impl fmt::Display for XDelivery {
     }
 }
 
-/// `csr:rows=2048,cols=1,groups=1,x=referenced,tasklets=16`, the form [`Plan::from_str`] reads.
+/// `csr:rows=2048,split=yes,cols=1,groups=1,x=referenced,tasklets=16`, the form [`Plan::from_str`] reads.
 impl fmt::Display for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}:rows={},cols={},groups={},x={},tasklets={}",
-            self.format, self.row_blocks, self.col_blocks, self.feature_groups, self.x, self.tasklets
+            "{}:rows={},split={},cols={},groups={},x={},tasklets={}",
+            self.format,
+            self.row_blocks,
+            if self.split_rows { "yes" } else { "no" },
+            self.col_blocks,
+            self.feature_groups,
+            self.x,
+            self.tasklets
         )
     }
 }
 
 /// Parses the [`Display`](fmt::Display) form; keys after the format may come in any order, and omitted ones
-/// default to 1 block, 1 group, `x=referenced` and 16 tasklets; `rows` is required.
+/// default to `split=yes`, 1 column block, 1 group, `x=referenced` and 16 tasklets; `rows` is required.
 impl FromStr for Plan {
     type Err = Error;
 
@@ -142,8 +153,15 @@ impl FromStr for Plan {
             "coo" => Format::Coo,
             other => return Err(bad(format!("format '{other}': expected csr or coo"))),
         };
-        let mut plan =
-            Plan { format, row_blocks: 0, col_blocks: 1, feature_groups: 1, x: XDelivery::Referenced, tasklets: 16 };
+        let mut plan = Plan {
+            format,
+            row_blocks: 0,
+            split_rows: true,
+            col_blocks: 1,
+            feature_groups: 1,
+            x: XDelivery::Referenced,
+            tasklets: 16,
+        };
         for pair in rest.split(',').filter(|pair| !pair.is_empty()) {
             let (key, value) = pair.split_once('=').ok_or_else(|| bad(format!("'{pair}': expected key=value")))?;
             let number = || value.parse::<u32>().map_err(|_| bad(format!("{key}={value}: not a count")));
@@ -152,6 +170,13 @@ impl FromStr for Plan {
                 "cols" => plan.col_blocks = number()?,
                 "groups" => plan.feature_groups = number()?,
                 "tasklets" => plan.tasklets = number()?,
+                "split" => {
+                    plan.split_rows = match value {
+                        "yes" => true,
+                        "no" => false,
+                        _ => return Err(bad(format!("split={value}: expected yes or no"))),
+                    }
+                }
                 "x" => {
                     plan.x = match value {
                         "whole" => XDelivery::Whole,
@@ -159,7 +184,7 @@ impl FromStr for Plan {
                         _ => return Err(bad(format!("x={value}: expected whole or referenced"))),
                     }
                 }
-                _ => return Err(bad(format!("unknown key '{key}' (rows, cols, groups, x, tasklets)"))),
+                _ => return Err(bad(format!("unknown key '{key}' (rows, split, cols, groups, x, tasklets)"))),
             }
         }
         if plan.row_blocks == 0 {
@@ -178,6 +203,7 @@ mod tests {
         let plan = Plan {
             format: Format::Coo,
             row_blocks: 100,
+            split_rows: false,
             col_blocks: 3,
             feature_groups: 4,
             x: XDelivery::Whole,
@@ -186,7 +212,7 @@ mod tests {
         assert_eq!(plan.to_string().parse::<Plan>().unwrap(), plan);
         assert_eq!(
             "csr:rows=8".parse::<Plan>().unwrap(),
-            Plan { row_blocks: 8, x: XDelivery::Referenced, ..Plan::pygim(8, 1, 16) }
+            Plan { row_blocks: 8, split_rows: true, x: XDelivery::Referenced, ..Plan::pygim(8, 1, 16) }
         );
     }
 

@@ -27,8 +27,15 @@ fn modelled_dma_cycles_match_the_simulator() {
     let a = graph(3000);
     for format in [Format::Csr, Format::Coo] {
         for features in [16, 100] {
-            let plan =
-                Plan { format, row_blocks: 1, col_blocks: 1, feature_groups: 1, x: XDelivery::Whole, tasklets: 16 };
+            let plan = Plan {
+                format,
+                row_blocks: 1,
+                split_rows: true,
+                col_blocks: 1,
+                feature_groups: 1,
+                x: XDelivery::Whole,
+                tasklets: 16,
+            };
             let set = DpuSet::builder()
                 .backend(BackendKind::Simulator)
                 .simulator(SimConfig::new(Topology::new(1, 1)))
@@ -52,6 +59,7 @@ fn referenced_rows_move_less_than_whole_column_slices_on_a_sparse_graph() {
     let whole = Plan {
         format: Format::Csr,
         row_blocks: 128,
+        split_rows: true,
         col_blocks: 2,
         feature_groups: 1,
         x: XDelivery::Whole,
@@ -63,6 +71,29 @@ fn referenced_rows_move_less_than_whole_column_slices_on_a_sparse_graph() {
 }
 
 #[test]
+fn splitting_hub_rows_balances_row_blocks() {
+    // One row holds half the nonzeros: cut only between rows, one DPU gets it all.
+    let n = 4096;
+    let mut row_ptr = vec![0u32, n as u32];
+    row_ptr.extend((1..n).map(|r| (n + r) as u32));
+    let cols: Vec<u32> = (0..2 * n as u32 - 1).map(|k| k % n as u32).collect();
+    let a = Csr::new(n, n, row_ptr, cols.clone(), vec![1.0f32; cols.len()]).unwrap();
+    let model = HardwareModel::default();
+    let split = Plan {
+        format: Format::Csr,
+        row_blocks: 64,
+        split_rows: true,
+        col_blocks: 1,
+        feature_groups: 1,
+        x: XDelivery::Referenced,
+        tasklets: 16,
+    };
+    let whole_rows = Plan { split_rows: false, ..split };
+    let kernel = |plan: &Plan| cost::predict(&model, &a, plan, 16, 64).kernel;
+    assert!(kernel(&split) * 10 < kernel(&whole_rows), "{:?} vs {:?}", kernel(&split), kernel(&whole_rows));
+}
+
+#[test]
 fn the_choice_is_never_predicted_slower_than_pygim() {
     let model = HardwareModel::default();
     let a = graph(20_000);
@@ -70,6 +101,7 @@ fn the_choice_is_never_predicted_slower_than_pygim() {
         let choice = cost::choose(&model, &a, features, 512, 16, None).unwrap();
         let pygim = choice.pygim.expect("a PyGim plan fits");
         assert!(choice.best.prediction.total() <= pygim.prediction.total());
+        assert_eq!(pygim.plan, Plan::pygim(512, pygim.plan.feature_groups, 16));
         assert!(choice.candidates.windows(2).all(|w| w[0].prediction.total() <= w[1].prediction.total()));
         assert!(choice.candidates.iter().any(|c| c.plan == pygim.plan));
     }

@@ -88,7 +88,7 @@ fn sim_set(ranks: u32, per_rank: u32, disabled: &[u32]) -> DpuSet {
 }
 
 fn plan(format: Format, rows: u32, cols: u32, groups: u32, x: XDelivery, tasklets: u32) -> Plan {
-    Plan { format, row_blocks: rows, col_blocks: cols, feature_groups: groups, x, tasklets }
+    Plan { format, row_blocks: rows, split_rows: true, col_blocks: cols, feature_groups: groups, x, tasklets }
 }
 
 /// Runs `plan` twice (A stays loaded between calls) and compares with the CPU exactly.
@@ -119,8 +119,10 @@ fn every_plan(dpus: u32, tasklets: u32) -> Vec<Plan> {
             plans.push(plan(format, dpus / 2, 2, 1, x, tasklets));
             plans.push(plan(format, 2, 1, 3, x, tasklets));
             plans.push(plan(format, 1, 2, 3, x, tasklets));
+            plans.push(Plan { split_rows: false, ..plan(format, dpus / 2, 2, 1, x, tasklets) });
         }
     }
+    plans.push(Plan::pygim(dpus, 3, tasklets));
     plans
 }
 
@@ -195,6 +197,7 @@ fn many_dpus_and_the_automatic_plan() {
     let choice = cost::choose(&HardwareModel::default(), &a, 16, nr_dpus, 16, None).unwrap();
     let pygim = choice.pygim.expect("PyGim's default fits");
     assert!(choice.best.prediction.total() <= pygim.prediction.total());
+    assert_eq!(choice.best, choice.fastest, "no memory budget");
     check(sim_set(4, 64, &[1, 100, 200]), &a, choice.best.plan, &[16]);
 }
 

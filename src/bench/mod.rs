@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use comfy_table::{presets::UTF8_FULL, Table};
 use upmem::{BackendKind, DpuSet};
 
-use crate::cost::{self, HardwareModel, Prediction};
+use crate::cost::{self, Costed, HardwareModel, Prediction};
 use crate::error::{Error, Result};
 use crate::pim::{PimReport, PimSpmm};
 use crate::plan::Plan;
@@ -73,6 +73,8 @@ pub struct SpmmBenchRow {
     pub pim: Duration,
     /// PyGim's default plan's predicted hardware time on the same input, when it fits.
     pub pygim: Option<Prediction>,
+    /// The fastest predicted plan for hardware (the one run unless the simulator's memory budget forbids it).
+    pub fastest: Costed,
     /// The PIM engine's report of that call.
     pub report: PimReport,
     /// Largest difference from the CPU result, relative to the largest CPU value.
@@ -107,6 +109,7 @@ pub fn run(config: &SpmmBenchConfig, a: &Csr<f32>) -> Result<Vec<SpmmBenchRow>> 
         let budget = on_simulator.then_some(SIMULATOR_MRAM_BUDGET);
         let choice = cost::choose(&model, a, features, set.nr_dpus() as u32, config.tasklets, budget)?;
         let pygim = choice.pygim.map(|costed| costed.prediction);
+        let fastest = choice.fastest;
         let plan = match config.plan {
             PlanChoice::Auto => choice.best.plan,
             PlanChoice::PyGim => choice.pygim.map(|costed| costed.plan).ok_or_else(|| {
@@ -124,6 +127,7 @@ pub fn run(config: &SpmmBenchConfig, a: &Csr<f32>) -> Result<Vec<SpmmBenchRow>> 
             cpu: cpu_best,
             pim,
             pygim,
+            fastest,
             report: engine.report().clone(),
             max_relative_error: relative_error(&y, &expected),
         });
@@ -145,8 +149,9 @@ pub fn table(rows: &[SpmmBenchRow]) -> Table {
         "CPU ms",
         "PIM sim ms",
         "PIM / CPU",
-        "plan",
+        "plan run",
         "predicted hw ms",
+        "hardware choice (if not run), predicted ms",
         "PyGim default predicted ms",
         "phases wall ms (predicted hw)",
         "nnz per DPU min / median / max",
@@ -169,6 +174,15 @@ pub fn table(rows: &[SpmmBenchRow]) -> Table {
             format!("{:.2}", row.pim.as_secs_f64() / row.cpu.as_secs_f64()),
             report.plan.to_string().replace(',', "\n"),
             format!("{:.3}", report.predicted.total().as_secs_f64() * 1e3),
+            if row.fastest.plan == report.plan {
+                "the plan run".to_owned()
+            } else {
+                format!(
+                    "{}\n{:.3}",
+                    row.fastest.plan.to_string().replace(',', "\n"),
+                    row.fastest.prediction.total().as_secs_f64() * 1e3
+                )
+            },
             row.pygim.map_or("does not fit".into(), |p| format!("{:.3}", p.total().as_secs_f64() * 1e3)),
             phases,
             format!("{} / {} / {}", balance.min, balance.median, balance.max),

@@ -93,7 +93,7 @@ impl<T: PimElement> PimSpmm<T> {
         let kernel = crate::kernel(&format!("spmm_{}_{}", plan.format, T::NAME));
         let mut set = set.load(&kernel)?;
         let heap_bytes = set.symbol(MRAM_HEAP)?.size as usize;
-        let partition = Partition::new(&a, plan.row_blocks as usize, plan.col_blocks as usize);
+        let partition = Partition::new(&a, &plan);
         let tiles = partition.tiles(&a, plan.x);
         let images: Vec<(Vec<u32>, usize, usize)> = tiles.par_iter().map(|tile| tile.encode(plan.format)).collect();
         let image_words = images.iter().map(|(words, ..)| words.len()).max().unwrap_or(0);

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use crate::pim::abi::{CooNonzero, CsrNonzero};
 use crate::pim::PimElement;
-use crate::plan::{Format, XDelivery};
+use crate::plan::{Format, Plan, XDelivery};
 use crate::sparse::Csr;
 
 /// A point in a CSR matrix's nonzero order: `nonzero` lies in `row`, or is `row_ptr[row]` when the cut falls
@@ -133,11 +133,21 @@ pub(crate) fn first_index(len: usize, reached: impl Fn(usize) -> bool) -> usize 
 }
 
 impl Partition {
-    /// `row_blocks` row blocks of about equal nonzeros plus rows, each cut into `col_blocks` equal column ranges.
-    pub(crate) fn new<T: PimElement>(a: &Csr<T>, row_blocks: usize, col_blocks: usize) -> Self {
+    /// `plan`'s row blocks of about equal nonzeros plus rows (cut inside rows if it says so), each cut into its
+    /// column blocks of equal width.
+    pub(crate) fn new<T: PimElement>(a: &Csr<T>, plan: &Plan) -> Self {
+        let (row_blocks, col_blocks) = (plan.row_blocks as usize, plan.col_blocks as usize);
         let row_ptr = a.row_ptr();
         let total = a.nnz() + a.nrows();
-        let cuts: Vec<Cut> = (0..=row_blocks).map(|b| cut_at(row_ptr, total * b / row_blocks)).collect();
+        let cut = |weight: usize| {
+            if plan.split_rows {
+                cut_at(row_ptr, weight)
+            } else {
+                let row = first_index(a.nrows() + 1, |r| row_ptr[r] as usize + r >= weight);
+                Cut { row, nonzero: row_ptr[row] as usize }
+            }
+        };
+        let cuts: Vec<Cut> = (0..=row_blocks).map(|b| cut(total * b / row_blocks)).collect();
         let row_blocks = cuts.windows(2).map(|pair| piece(row_ptr, pair[0], pair[1])).collect();
         let col_bounds = (0..=col_blocks).map(|b| a.ncols() * b / col_blocks).collect();
         Partition { row_blocks, col_bounds }
