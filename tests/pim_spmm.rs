@@ -234,3 +234,15 @@ fn shape_of_the_engine_is_the_matrix() {
     assert_eq!(engine.shape(), (10, 10));
     let _: fn(i16, i16) -> i32 = |a, b| <i16 as Element>::mul_add(0, a, b);
 }
+
+#[test]
+fn more_dpus_and_tasklets_than_work() {
+    let tiny = Csr::new(3, 3, vec![0, 0, 2, 2], vec![2, 0], vec![5i32, -3]).unwrap();
+    let empty = Csr::new(4, 4, vec![0; 5], Vec::new(), Vec::<i32>::new()).unwrap();
+    for a in [tiny, empty] {
+        for format in [Format::Csr, Format::Coo] {
+            check(sim_set(1, 8, &[]), &a, plan(format, 8, 1, 1, XDelivery::Referenced, 24), &[3]);
+            check(sim_set(1, 8, &[]), &a, plan(format, 2, 2, 2, XDelivery::Whole, 24), &[3]);
+        }
+    }
+}

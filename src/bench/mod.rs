@@ -153,16 +153,15 @@ pub fn table(rows: &[SpmmBenchRow]) -> Table {
         "predicted hw ms",
         "hardware choice (if not run), predicted ms",
         "PyGim default predicted ms",
-        "phases wall ms (predicted hw)",
+        "phases wall ms (predicted hw); load A once",
         "nnz per DPU min / median / max",
         "slowest DPU cycles (sim)",
         "max rel. error",
     ]);
     for row in rows {
         let report = &row.report;
-        let phases = report
-            .phases
-            .iter()
+        let phases = std::iter::once(&report.load)
+            .chain(&report.phases)
             .map(|phase| format!("{} {} ({})", phase.name, ms(phase.wall), phase.predicted.map_or("-".into(), ms)))
             .collect::<Vec<_>>()
             .join("\n");
