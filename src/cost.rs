@@ -168,6 +168,11 @@ pub(crate) fn call_bytes<T: PimElement>(matrix: usize, x_rows: usize, rows: usiz
 }
 
 impl HardwareModel {
+    /// Predicted time to load a matrix of `bytes_per_dpu` (the largest DPU's image) onto `dpus` DPUs.
+    pub fn load_time(&self, dpus: usize, bytes_per_dpu: usize) -> Duration {
+        self.parallel_transfer(dpus, bytes_per_dpu, self.push_bytes_per_second)
+    }
+
     /// Time to move `bytes_per_dpu` to or from each of `dpus` DPUs at a rank bandwidth, ranks in parallel.
     fn parallel_transfer(&self, dpus: usize, bytes_per_dpu: usize, rank_bytes_per_second: f64) -> Duration {
         let per_rank = dpus.min(self.dpus_per_rank);

@@ -108,6 +108,8 @@ fn check<T: TestValue>(set: DpuSet, a: &Csr<T>, plan: Plan, features: &[usize]) 
             );
         }
         assert_eq!(engine.last_phases().len(), 4);
+        let report = engine.report().to_string();
+        assert!(report.contains(&plan.to_string()) && report.contains("kernel"), "{report}");
     }
 }
 
@@ -199,6 +201,9 @@ fn many_dpus_and_the_automatic_plan() {
     assert!(choice.best.prediction.total() <= pygim.prediction.total());
     assert_eq!(choice.best, choice.fastest, "no memory budget");
     check(sim_set(4, 64, &[1, 100, 200]), &a, choice.best.plan, &[16]);
+    let mut engine = PimSpmm::auto(sim_set(4, 64, &[1, 100, 200]), a.clone(), 16, 16).unwrap();
+    engine.spmm(&random_dense(a.ncols(), 16, 3)).unwrap();
+    println!("{}", engine.report());
 }
 
 #[test]

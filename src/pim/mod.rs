@@ -151,7 +151,8 @@ impl<T: PimElement> PimSpmm<T> {
             })
             .collect();
         let balance = LoadBalance::of((0..used).map(|dpu| tiles[dpu % tiles.len()].stats.nonzeros));
-        let load = Phase { name: "load A", wall: started.elapsed(), predicted: None };
+        let predicted = model.load_time(nr_dpus, matrix_bytes);
+        let load = Phase { name: "load A", wall: started.elapsed(), predicted: Some(predicted) };
         let report = PimReport::new(plan, nr_dpus, balance, load);
         Ok(PimSpmm {
             set,

@@ -91,8 +91,7 @@ impl fmt::Display for PimReport {
             self.features
         )?;
         writeln!(f, "  {:<8} {:>12} {:>16}", "phase", "wall ms", "predicted hw ms")?;
-        writeln!(f, "  {:<8} {:>12.3} {:>16}", self.load.name, ms(self.load.wall), "-")?;
-        for phase in &self.phases {
+        for phase in std::iter::once(&self.load).chain(&self.phases) {
             let predicted = phase.predicted.map_or("-".to_owned(), |p| format!("{:.3}", ms(p)));
             writeln!(f, "  {:<8} {:>12.3} {:>16}", phase.name, ms(phase.wall), predicted)?;
         }
