@@ -20,9 +20,14 @@
 //! - **Kernel time** is the slowest DPU's `max(compute cycles, DMA cycles)`: with 11 or more tasklets the DMA
 //!   latency hides behind other tasklets' compute, whichever engine is busier bounds the time.
 //! - **Host work** (building per-DPU X buffers, merging partial Y tiles) is memory-bound at
-//!   [`HardwareModel::host_bytes_per_second`] on the host's cores.
+//!   [`HardwareModel::host_bytes_per_second`], 5 GB/s by default: a conservative figure for copying scattered
+//!   rows on a few cores, not a measurement of a UPMEM server's host.
 //!
-//! The model is deliberately simple and its parameters are public, so a measured server can replace them.
+//! `upmem-compat.md` marks the PrIM figures as recalled, to be verified before citing. What can be checked
+//! here is checked: the model's DMA cycles match the simulator's exact DMA count for the same kernel run within
+//! 3% (`tests/pim_cost.rs`). The compute part is not checked: the simulator estimates compute from host CPU
+//! time, which knows nothing of software float. The model is deliberately simple and its parameters are
+//! public, so a measured server can replace them.
 
 use std::collections::HashMap;
 use std::fmt;
