@@ -49,7 +49,14 @@ typedef int8_t spmm_feature;
 #endif
 typedef uint32_t spmm_acc;
 #define SPMM_VALUE(v) ((v).i32)
-#define SPMM_MUL_ADD(acc, a, x) ((acc) + (uint32_t)(int32_t)(a) * (uint32_t)(int32_t)(x))
+#if defined(SPMM_TYPE_I32)
+/* 32 x 32 bits, wrapping: unsigned arithmetic has no overflow. */
+#define SPMM_MUL_ADD(acc, a, x) ((acc) + (uint32_t)(a) * (uint32_t)(x))
+#else
+/* Both factors fit in the value type, so the product fits in int32 and the compiler can use the DPU's 8 x 8-bit
+ * multiply steps (one for i8, four for i16) instead of a 32-bit multiply. */
+#define SPMM_MUL_ADD(acc, a, x) ((acc) + (uint32_t)((int32_t)(spmm_feature)(a) * (int32_t)(x)))
+#endif
 #define SPMM_ADD(a, b) ((a) + (b))
 #else
 #error "define one of SPMM_TYPE_F32, SPMM_TYPE_I32, SPMM_TYPE_I16, SPMM_TYPE_I8"

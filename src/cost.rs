@@ -14,9 +14,9 @@
 //! - **Compute**: the pipeline issues one instruction per cycle once at least 11 tasklets are ready (a
 //!   tasklet issues every 11 cycles), so `T < 11` tasklets run at `T / 11` of that. Per-operation costs from
 //!   PrIM's throughput at 350 MHz: 32-bit integer add ~6 cycles (58 MOPS) and multiply ~35 (10 MOPS, software,
-//!   from 8x8-bit steps), float add ~71 (4.9 MOPS) and multiply ~184 (1.9 MOPS, software float). Our kernels
-//!   multiply in 32 bits for every integer type, so i16 and i8 cost what i32 costs per operation and gain only
-//!   on bytes moved.
+//!   from 8x8-bit steps), float add ~71 (4.9 MOPS) and multiply ~184 (1.9 MOPS, software float). The kernels
+//!   multiply i8 and i16 in their own width, which the DPU does in one and four 8x8-bit multiply steps: we
+//!   count 2 and 8 cycles (an estimate from the step count; PrIM did not measure them).
 //! - **Kernel time** is the slowest DPU's `max(compute cycles, DMA cycles)`: with 11 or more tasklets the DMA
 //!   latency hides behind other tasklets' compute, whichever engine is busier bounds the time.
 //! - **Host work** (building per-DPU X buffers, merging partial Y tiles) is memory-bound at
@@ -55,6 +55,10 @@ pub struct HardwareModel {
     pub pipeline_tasklets: f64,
     /// Cycles of a 32-bit integer multiply-add.
     pub int_mac_cycles: f64,
+    /// Cycles of a 16-bit integer multiply-add (four 8 x 8-bit multiply steps).
+    pub i16_mac_cycles: f64,
+    /// Cycles of an 8-bit integer multiply-add (one 8 x 8-bit multiply step).
+    pub i8_mac_cycles: f64,
     /// Cycles of a float multiply-add (software).
     pub float_mac_cycles: f64,
     /// Instructions per nonzero and feature chunk besides the products (record walk, loop, DMA setup).
@@ -84,6 +88,8 @@ impl Default for HardwareModel {
             dma_cycles_per_byte: 0.5,
             pipeline_tasklets: 11.0,
             int_mac_cycles: 6.0 + 35.0,
+            i16_mac_cycles: 6.0 + 8.0,
+            i8_mac_cycles: 6.0 + 2.0,
             float_mac_cycles: 71.0 + 184.0,
             nonzero_instructions: 24.0,
             row_instructions: 40.0,
@@ -199,7 +205,12 @@ impl HardwareModel {
         tasklets: u32,
     ) -> KernelCycles {
         let size = std::mem::size_of::<T>() as f64;
-        let mac = if T::NAME == "f32" { self.float_mac_cycles } else { self.int_mac_cycles };
+        let mac = match T::NAME {
+            "f32" => self.float_mac_cycles,
+            "i16" => self.i16_mac_cycles,
+            "i8" => self.i8_mac_cycles,
+            _ => self.int_mac_cycles,
+        };
         let (record, readers) = match format {
             Format::Csr => (8.0, 2.0),
             Format::Coo => (12.0, 1.0),
