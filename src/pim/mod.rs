@@ -140,15 +140,8 @@ impl<T: PimElement> PimSpmm<T> {
         drop(padded);
         let tiles: Vec<ResidentTile> = tiles
             .into_iter()
-            .map(|tile| {
-                let stats = TileStats {
-                    rows: tile.rows.len(),
-                    nonzeros: tile.nnz(),
-                    referenced: tile.x_rows.len(),
-                    width: tile.x_rows.len(),
-                };
-                ResidentTile { rows: tile.rows, x_rows: tile.x_rows, stats }
-            })
+            .zip(partition.stats(&a))
+            .map(|(tile, stats)| ResidentTile { rows: tile.rows, x_rows: tile.x_rows, stats })
             .collect();
         let balance = LoadBalance::of((0..used).map(|dpu| tiles[dpu % tiles.len()].stats.nonzeros));
         let predicted = model.load_time(nr_dpus, matrix_bytes);
