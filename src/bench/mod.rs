@@ -117,6 +117,16 @@ pub fn run(config: &SpmmBenchConfig, a: &Csr<f32>) -> Result<Vec<SpmmBenchRow>> 
             })?,
             PlanChoice::Fixed(plan) => plan,
         };
+        if let Some(budget) = budget {
+            let needed = cost::mram_per_dpu(&model, a, &plan, features) * u64::from(config.dpus);
+            if needed > budget {
+                return Err(Error::Capacity {
+                    what: format!("host memory for the simulated DPUs' MRAM under plan {plan} at {features} features"),
+                    needed,
+                    limit: budget,
+                });
+            }
+        }
         let mut engine = PimSpmm::new(set, a.clone(), plan)?;
         engine.spmm(&x)?;
         let started = Instant::now();
