@@ -87,7 +87,7 @@ fn bench_spmm(args: SpmmArgs) -> anyhow::Result<()> {
     println!(
         "PIM sim ms: the second call (A stays on the DPUs). On the simulator, plans whose DPUs' MRAM would hold more \
          than {} GiB in all are not run; the hardware choice is shown beside the plan run.",
-        bench::SIMULATOR_MRAM_BUDGET >> 30
+        pimgnn::pim::SIMULATOR_MRAM_BUDGET >> 30
     );
     Ok(())
 }

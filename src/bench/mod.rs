@@ -12,7 +12,7 @@ use upmem::{BackendKind, DpuSet};
 
 use crate::cost::{self, Costed, HardwareModel, Prediction};
 use crate::error::{Error, Result};
-use crate::pim::{PimReport, PimSpmm};
+use crate::pim::{PimReport, PimSpmm, SIMULATOR_MRAM_BUDGET};
 use crate::plan::Plan;
 use crate::sparse::{Csr, Dense};
 use crate::spmm::{CpuSpmm, SpmmEngine};
@@ -40,10 +40,6 @@ impl std::str::FromStr for PlanChoice {
         }
     }
 }
-
-/// Bytes all simulated DPUs' MRAM may hold together when the plan is chosen automatically: the simulator keeps
-/// them in host memory, and the whole benchmark must stay under 4 GiB.
-pub const SIMULATOR_MRAM_BUDGET: u64 = 2 << 30;
 
 /// What to run.
 #[derive(Clone, Debug)]

@@ -32,7 +32,7 @@ use std::ops::Range;
 use std::time::Instant;
 
 use rayon::prelude::*;
-use upmem::{DpuSet, LoadedSet, MRAM_HEAP};
+use upmem::{BackendKind, DpuSet, LoadedSet, MRAM_HEAP};
 
 pub use element::PimElement;
 pub use report::{LoadBalance, PimReport};
@@ -44,6 +44,11 @@ use crate::sparse::{Csr, Dense};
 use crate::spmm::{Phase, SpmmEngine};
 use abi::{CallArgs, MatrixArgs};
 use partition::{Partition, TileStats, XRows};
+
+/// Bytes all simulated DPUs' MRAM may hold together when a plan is chosen automatically: the simulator keeps
+/// every DPU's MRAM in host memory (a broadcast of X to 2,048 DPUs would copy it 2,048 times), and a run
+/// such as `pimgnn bench spmm` must stay under 4 GiB.
+pub const SIMULATOR_MRAM_BUDGET: u64 = 2 << 30;
 
 /// What stays on the host of a tile once its block of `A` is on the DPUs.
 #[derive(Debug)]
@@ -79,10 +84,11 @@ impl<T: PimElement> PimSpmm<T> {
     }
 
     /// Loads `a` onto `set` with the plan the cost model predicts fastest for `features` columns of X and
-    /// `tasklets` tasklets per DPU.
+    /// `tasklets` tasklets per DPU (on the simulator, the fastest within [`SIMULATOR_MRAM_BUDGET`]).
     pub fn auto(set: DpuSet, a: Csr<T>, features: usize, tasklets: u32) -> Result<Self> {
         let model = HardwareModel::default();
-        let choice = cost::choose(&model, &a, features, set.nr_dpus() as u32, tasklets, None)?;
+        let budget = (set.backend() == BackendKind::Simulator).then_some(SIMULATOR_MRAM_BUDGET);
+        let choice = cost::choose(&model, &a, features, set.nr_dpus() as u32, tasklets, budget)?;
         Self::with_model(set, a, choice.best.plan, model)
     }
 
