@@ -1,21 +1,35 @@
 //! Builds the DPU kernels of `dpu/`: for the simulator always, and for real DPUs when the UPMEM SDK is installed.
 
-/// Kernels of `dpu/` and their tasklet counts.
+/// Kernels built from one source each, with their tasklet counts.
 const KERNELS: [(&str, u32); 1] = [("reduce", 16)];
+
+/// SpMM kernel families (`dpu/spmm_<family>.c`), each built once per value type as `spmm_<family>_<type>`.
+const SPMM_FAMILIES: [&str; 2] = ["csr", "coo"];
+/// Value types of the SpMM kernels, as in `pimgnn::Element::NAME`.
+const SPMM_TYPES: [&str; 4] = ["f32", "i32", "i16", "i8"];
+/// Tasklets of every SpMM kernel (`SPMM_MAX_TASKLETS` in `dpu/spmm_args.h`); the host gives work to fewer.
+const SPMM_TASKLETS: u32 = 24;
 
 fn main() {
     println!("cargo:rerun-if-changed=dpu");
     for (name, nr_tasklets) in KERNELS {
-        let built = upmem::build::KernelBuilder::new(name)
-            .source(format!("dpu/{name}.c"))
-            .include("dpu")
-            .nr_tasklets(nr_tasklets)
-            .flag("-O2")
-            .flag("-Wall")
-            .flag("-Werror")
-            .build();
-        if let Err(error) = built {
-            panic!("building DPU kernel dpu/{name}.c: {error}");
+        build(name, &format!("dpu/{name}.c"), nr_tasklets, None);
+    }
+    for family in SPMM_FAMILIES {
+        for ty in SPMM_TYPES {
+            let define = format!("SPMM_TYPE_{}", ty.to_uppercase());
+            build(&format!("spmm_{family}_{ty}"), &format!("dpu/spmm_{family}.c"), SPMM_TASKLETS, Some(&define));
         }
+    }
+}
+
+fn build(name: &str, source: &str, nr_tasklets: u32, define: Option<&str>) {
+    let mut builder = upmem::build::KernelBuilder::new(name);
+    builder.source(source).include("dpu").nr_tasklets(nr_tasklets).flag("-O2").flag("-Wall").flag("-Werror");
+    if let Some(define) = define {
+        builder.define(define, None);
+    }
+    if let Err(error) = builder.build() {
+        panic!("building DPU kernel {name} from {source}: {error}");
     }
 }

@@ -53,6 +53,16 @@ pub enum Error {
         /// What is wrong there.
         reason: String,
     },
+    /// Input that does not fit the DPUs (MRAM per DPU, DPUs in the set).
+    #[error("{what}: needs {needed}, limit {limit}")]
+    Capacity {
+        /// What does not fit, and where.
+        what: String,
+        /// How much it needs.
+        needed: u64,
+        /// How much there is.
+        limit: u64,
+    },
     /// The UPMEM runtime failed (allocation, load, transfer, launch, DPU fault).
     #[error(transparent)]
     Upmem(#[from] upmem::Error),

@@ -2,11 +2,18 @@
 //!
 //! The DPU kernels of `dpu/` are built by this crate's build script (for the bundled simulator, and for real
 //! DPUs when the UPMEM SDK is installed) and found by name with [`kernel`].
+//!
+//! SpMM (`Y = A X`) runs on the CPU ([`CpuSpmm`]) or on DPUs ([`pim::PimSpmm`]), with a partitioning
+//! [`plan::Plan`] chosen by the [`cost`] model or by the caller.
 
+pub mod bench;
+pub mod cost;
 pub mod cpu;
 mod error;
 pub mod graph;
 pub mod io;
+pub mod pim;
+pub mod plan;
 pub mod sparse;
 pub mod spmm;
 

@@ -1,0 +1,88 @@
+/*
+ * Arguments of the SpMM kernels (dpu/spmm_csr.c, dpu/spmm_coo.c), shared with the host: the Rust mirror in
+ * src/pim/abi.rs is checked against this file by tests/pim_abi.rs (sizes and field offsets).
+ *
+ * Every DPU holds one block of A (its rows, the columns it sees renumbered from 0) in its MRAM heap, written
+ * once; per call the host writes X (this DPU's rows of X, `nr_features` wide) and reads Y back. All offsets
+ * are bytes from the start of the MRAM heap (DPU_MRAM_HEAP_POINTER) and multiples of 8.
+ *
+ * Only <stdint.h>: the host's C compiler reads this file too.
+ */
+#ifndef PIMGNN_SPMM_ARGS_H
+#define PIMGNN_SPMM_ARGS_H
+
+#include <stdint.h>
+
+/* Tasklets the kernels are built with; the host gives work to 1..SPMM_MAX_TASKLETS of them. */
+#define SPMM_MAX_TASKLETS 24
+/* Features per pass over a tasklet's nonzeros: one X DMA reads at most this many features of one row, one
+ * Y DMA writes this many accumulators (64 x 4 B = 256 B, far below the 2,048-byte DMA limit). */
+#define SPMM_FEATURE_CHUNK 64
+/* Bytes per sequential-reader DMA (SEQREAD_CACHE_SIZE) when kernels walk nonzeros and row pointers. */
+#define SPMM_SEQREAD 128
+/* A tasklet shares at most its first and its last row with its neighbours. */
+#define SPMM_MAX_PARTIALS 2
+
+/* A nonzero's value as stored in MRAM: f32 bits, or an integer sign-extended to 32 bits (i32, i16, i8). */
+typedef union {
+    float f32;
+    int32_t i32;
+} spmm_value;
+
+/* A CSR nonzero: 8 bytes, so every nonzero starts 8-aligned in MRAM. */
+struct spmm_csr_nonzero {
+    uint32_t column;
+    spmm_value value;
+};
+
+/* A COO nonzero, entries sorted by row. */
+struct spmm_coo_nonzero {
+    uint32_t row;
+    uint32_t column;
+    spmm_value value;
+};
+
+/*
+ * One tasklet's work: nonzeros [nz_begin, nz_end) of the DPU's block, which lie in rows [row_begin, row_end).
+ * Rows of that range without nonzeros are written as zeros. The rows listed in partial_rows (at most the
+ * first and the last) are shared with the neighbouring tasklets: their sums go to the tasklet's partial slots
+ * and are added up, in tasklet order, after a barrier. Every other row is written by this tasklet alone.
+ * A tasklet with nothing to do has nz_begin == nz_end and row_begin == row_end.
+ */
+struct spmm_tasklet_work {
+    uint32_t nz_begin;
+    uint32_t nz_end;
+    uint32_t row_begin;
+    uint32_t row_end;
+    uint32_t nr_partials;
+    uint32_t partial_rows[SPMM_MAX_PARTIALS];
+    uint32_t reserved; /* keeps the size a multiple of 8 */
+};
+
+/* This DPU's block of A, written once when the matrix is loaded. */
+struct spmm_matrix_args {
+    uint32_t nr_rows;
+    uint32_t nr_nonzeros;
+    /* CSR: nr_rows + 1 row pointers (uint32_t, local nonzero indices); unused by COO. */
+    uint32_t row_ptr_offset;
+    /* struct spmm_csr_nonzero[nr_nonzeros] or struct spmm_coo_nonzero[nr_nonzeros]. */
+    uint32_t nonzeros_offset;
+    /* Tasklets with work (the others only join the barrier). */
+    uint32_t nr_tasklets;
+    uint32_t reserved;
+    struct spmm_tasklet_work tasklets[SPMM_MAX_TASKLETS];
+};
+
+/* One SpMM call, the same on every DPU. */
+struct spmm_call_args {
+    /* Row length of X and Y in elements: even, and a multiple of 8 bytes of X. */
+    uint32_t nr_features;
+    /* X: rows of the value type, nr_features each, in the DPU's column numbering. */
+    uint32_t x_offset;
+    /* Y: nr_rows rows of accumulators (int32 or float), nr_features each. */
+    uint32_t y_offset;
+    /* SPMM_MAX_TASKLETS x SPMM_MAX_PARTIALS rows of accumulators, nr_features each. */
+    uint32_t partials_offset;
+};
+
+#endif /* PIMGNN_SPMM_ARGS_H */

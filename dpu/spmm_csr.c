@@ -1,0 +1,46 @@
+/*
+ * SpMM Y = A X over one CSR block of A per DPU (see spmm_kernel.h for the work split and data movement).
+ *
+ * A tasklet walks its rows' pointers and its nonzeros with two sequential readers; row r's nonzeros within the
+ * tasklet's range are [max(row_ptr[r], nz_begin), min(row_ptr[r + 1], nz_end)).
+ */
+#define SEQREAD_CACHE_SIZE 128
+#include <seqread.h>
+
+#include "spmm_kernel.h"
+
+#if SEQREAD_CACHE_SIZE != SPMM_SEQREAD
+#error "SEQREAD_CACHE_SIZE must be SPMM_SEQREAD"
+#endif
+
+/* seqread caches (2 x SEQREAD_CACHE_SIZE each): row pointers and nonzeros. */
+static __dma_aligned uint8_t row_ptr_cache[NR_TASKLETS][2 * SEQREAD_CACHE_SIZE];
+static __dma_aligned uint8_t nonzero_cache[NR_TASKLETS][2 * SEQREAD_CACHE_SIZE];
+
+static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width) {
+    seqreader_t row_ptrs, nonzeros;
+    const uint32_t *row_ptr = seqread_init(
+        (seqreader_buffer_t)row_ptr_cache[tasklet],
+        (__mram_ptr void *)(spmm_heap() + matrix.row_ptr_offset + work->row_begin * (uint32_t)sizeof(uint32_t)),
+        &row_ptrs);
+    const struct spmm_csr_nonzero *nonzero = seqread_init(
+        (seqreader_buffer_t)nonzero_cache[tasklet],
+        (__mram_ptr void *)(spmm_heap() + matrix.nonzeros_offset +
+                            work->nz_begin * (uint32_t)sizeof(struct spmm_csr_nonzero)),
+        &nonzeros);
+    spmm_acc *sum = row_sum[tasklet];
+    uint32_t row_start = *row_ptr;
+    for (uint32_t row = work->row_begin; row < work->row_end; row++) {
+        row_ptr = seqread_get((void *)row_ptr, sizeof(uint32_t), &row_ptrs);
+        const uint32_t row_stop = *row_ptr;
+        const uint32_t begin = row_start > work->nz_begin ? row_start : work->nz_begin;
+        const uint32_t end = row_stop < work->nz_end ? row_stop : work->nz_end;
+        spmm_clear(sum, width);
+        for (uint32_t k = begin; k < end; k++) {
+            spmm_accumulate(sum, incoming[tasklet], nonzero->value, nonzero->column, first, width);
+            nonzero = seqread_get((void *)nonzero, sizeof(struct spmm_csr_nonzero), &nonzeros);
+        }
+        spmm_store(work, tasklet, row, sum, first, width);
+        row_start = row_stop;
+    }
+}

@@ -1,0 +1,167 @@
+/*
+ * What the CSR and COO SpMM kernels share: the value types, the WRAM buffers, the X reads and Y writes, the
+ * merge of rows shared between tasklets, and main(). A family's .c file includes this header and defines
+ * spmm_pass(), which walks one tasklet's nonzeros for one chunk of features.
+ *
+ * Value type: built once per type with -DSPMM_TYPE_F32, _I32, _I16 or _I8. A's values are 32 bits in MRAM
+ * (spmm_value); X has the value type; Y and partial sums are float for f32 and 32-bit integers otherwise.
+ * Integer products and sums wrap modulo 2^32 (computed in uint32_t, so no signed overflow), exactly as the
+ * host's Element::mul_add does; f32 is multiplied then added with two roundings (built with
+ * -ffp-contract=off), as on the host.
+ *
+ * Work split (the host computes it, src/pim/tasklets.rs): each tasklet gets a contiguous range of the DPU's
+ * nonzeros, balanced by nonzeros plus rows, cut inside a row when a row is long; see struct
+ * spmm_tasklet_work. Features go in chunks of SPMM_FEATURE_CHUNK: for each chunk a tasklet walks its
+ * nonzeros (seqread, SPMM_SEQREAD bytes per DMA), reads the chunk of the referenced X row (one mram_read of
+ * at most SPMM_FEATURE_CHUNK * 4 = 256 bytes) and accumulates into WRAM; a finished row goes to Y (or to the
+ * tasklet's partial slot when shared) with one mram_write. After a barrier, each shared row is summed in
+ * tasklet order by the tasklet holding its first partial, so the result never depends on interleaving.
+ *
+ * WRAM per tasklet: 2 x 256 B of row buffers and the seqread caches; stacks are STACK_SIZE_DEFAULT.
+ */
+#ifndef PIMGNN_SPMM_KERNEL_H
+#define PIMGNN_SPMM_KERNEL_H
+
+#include <barrier.h>
+#include <defs.h>
+#include <mram.h>
+#include <stdint.h>
+
+#include "spmm_args.h"
+
+#if NR_TASKLETS != SPMM_MAX_TASKLETS
+#error "SpMM kernels are built with SPMM_MAX_TASKLETS tasklets; the host chooses how many get work"
+#endif
+
+#if defined(SPMM_TYPE_F32)
+typedef float spmm_feature;
+typedef float spmm_acc;
+#define SPMM_VALUE(v) ((v).f32)
+#define SPMM_MUL_ADD(acc, a, x) ((acc) + (a) * (x))
+#define SPMM_ADD(a, b) ((a) + (b))
+#elif defined(SPMM_TYPE_I32) || defined(SPMM_TYPE_I16) || defined(SPMM_TYPE_I8)
+#if defined(SPMM_TYPE_I32)
+typedef int32_t spmm_feature;
+#elif defined(SPMM_TYPE_I16)
+typedef int16_t spmm_feature;
+#else
+typedef int8_t spmm_feature;
+#endif
+typedef uint32_t spmm_acc;
+#define SPMM_VALUE(v) ((v).i32)
+#if defined(SPMM_TYPE_I32)
+/* 32 x 32 bits, wrapping: unsigned arithmetic has no overflow. */
+#define SPMM_MUL_ADD(acc, a, x) ((acc) + (uint32_t)(a) * (uint32_t)(x))
+#else
+/* Both factors fit in the value type, so the product fits in int32 and the compiler can use the DPU's 8 x 8-bit
+ * multiply steps (one for i8, four for i16) instead of a 32-bit multiply. */
+#define SPMM_MUL_ADD(acc, a, x) ((acc) + (uint32_t)((int32_t)(spmm_feature)(a) * (int32_t)(x)))
+#endif
+#define SPMM_ADD(a, b) ((a) + (b))
+#else
+#error "define one of SPMM_TYPE_F32, SPMM_TYPE_I32, SPMM_TYPE_I16, SPMM_TYPE_I8"
+#endif
+
+__host struct spmm_matrix_args matrix;
+__host struct spmm_call_args call;
+
+/* Per tasklet: the row being accumulated, and the X chunk just read (also an incoming partial in the merge). */
+static __dma_aligned spmm_acc row_sum[NR_TASKLETS][SPMM_FEATURE_CHUNK];
+static __dma_aligned spmm_acc incoming[NR_TASKLETS][SPMM_FEATURE_CHUNK];
+
+BARRIER_INIT(partials_written, NR_TASKLETS);
+
+/* The family's walk over one tasklet's nonzeros for features [first, first + width). */
+static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width);
+
+static inline uint32_t spmm_heap(void) {
+    return (uint32_t)DPU_MRAM_HEAP_POINTER;
+}
+
+static inline void spmm_clear(spmm_acc *sum, uint32_t width) {
+    for (uint32_t f = 0; f < width; f++)
+        sum[f] = 0;
+}
+
+/* sum[0..width) += value * X[column][first..first + width). width * sizeof(spmm_feature) is a multiple of 8
+ * (the host pads rows to 8 bytes) and at most SPMM_FEATURE_CHUNK * 4 bytes. */
+static inline void spmm_accumulate(spmm_acc *sum, spmm_acc *buffer, spmm_value value, uint32_t column,
+                                   uint32_t first, uint32_t width) {
+    const uint32_t x_row = call.x_offset + column * call.nr_features * (uint32_t)sizeof(spmm_feature);
+    mram_read((__mram_ptr void *)(spmm_heap() + x_row + first * (uint32_t)sizeof(spmm_feature)), buffer,
+              width * (uint32_t)sizeof(spmm_feature));
+    const spmm_feature *x = (const spmm_feature *)buffer;
+    for (uint32_t f = 0; f < width; f++)
+        sum[f] = SPMM_MUL_ADD(sum[f], SPMM_VALUE(value), x[f]);
+}
+
+/* Byte offset of features [first, ..) of partial slot `slot` of `tasklet`. */
+static inline uint32_t spmm_partial_at(uint32_t tasklet, uint32_t slot, uint32_t first) {
+    return call.partials_offset +
+           ((tasklet * SPMM_MAX_PARTIALS + slot) * call.nr_features + first) * (uint32_t)sizeof(spmm_acc);
+}
+
+/* Writes a finished row's chunk to Y, or to the tasklet's partial slot when the row is shared. */
+static inline void spmm_store(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t row,
+                              const spmm_acc *sum, uint32_t first, uint32_t width) {
+    uint32_t at = call.y_offset + (row * call.nr_features + first) * (uint32_t)sizeof(spmm_acc);
+    for (uint32_t slot = 0; slot < work->nr_partials; slot++)
+        if (work->partial_rows[slot] == row)
+            at = spmm_partial_at(tasklet, slot, first);
+    mram_write(sum, (__mram_ptr void *)(spmm_heap() + at), width * (uint32_t)sizeof(spmm_acc));
+}
+
+/* Whether `tasklet`'s partial `slot` is the first of its row's chain (the previous tasklet's last partial is
+ * another row). */
+static inline int spmm_starts_chain(uint32_t tasklet, uint32_t slot) {
+    if (slot > 0 || tasklet == 0)
+        return 1;
+    const struct spmm_tasklet_work *previous = &matrix.tasklets[tasklet - 1];
+    return previous->nr_partials == 0 ||
+           previous->partial_rows[previous->nr_partials - 1] != matrix.tasklets[tasklet].partial_rows[0];
+}
+
+/* For each chain of partials this tasklet starts: adds the chain's slots in tasklet order and writes Y. */
+static void spmm_merge(uint32_t tasklet) {
+    const struct spmm_tasklet_work *work = &matrix.tasklets[tasklet];
+    spmm_acc *sum = row_sum[tasklet];
+    spmm_acc *other = incoming[tasklet];
+    for (uint32_t slot = 0; slot < work->nr_partials; slot++) {
+        if (!spmm_starts_chain(tasklet, slot))
+            continue;
+        const uint32_t row = work->partial_rows[slot];
+        for (uint32_t first = 0; first < call.nr_features; first += SPMM_FEATURE_CHUNK) {
+            const uint32_t left = call.nr_features - first;
+            const uint32_t width = left < SPMM_FEATURE_CHUNK ? left : SPMM_FEATURE_CHUNK;
+            const uint32_t bytes = width * (uint32_t)sizeof(spmm_acc);
+            mram_read((__mram_ptr void *)(spmm_heap() + spmm_partial_at(tasklet, slot, first)), sum, bytes);
+            /* The chain goes on while the next tasklet's first partial is the same row. */
+            for (uint32_t next = tasklet + 1; next < NR_TASKLETS; next++) {
+                const struct spmm_tasklet_work *after = &matrix.tasklets[next];
+                if (after->nr_partials == 0 || after->partial_rows[0] != row)
+                    break;
+                mram_read((__mram_ptr void *)(spmm_heap() + spmm_partial_at(next, 0, first)), other, bytes);
+                for (uint32_t f = 0; f < width; f++)
+                    sum[f] = SPMM_ADD(sum[f], other[f]);
+            }
+            const uint32_t at = call.y_offset + (row * call.nr_features + first) * (uint32_t)sizeof(spmm_acc);
+            mram_write(sum, (__mram_ptr void *)(spmm_heap() + at), bytes);
+        }
+    }
+}
+
+int main(void) {
+    const uint32_t tasklet = me();
+    const struct spmm_tasklet_work *work = &matrix.tasklets[tasklet];
+    if (work->row_begin < work->row_end) {
+        for (uint32_t first = 0; first < call.nr_features; first += SPMM_FEATURE_CHUNK) {
+            const uint32_t left = call.nr_features - first;
+            spmm_pass(work, tasklet, first, left < SPMM_FEATURE_CHUNK ? left : SPMM_FEATURE_CHUNK);
+        }
+    }
+    barrier_wait(&partials_written);
+    spmm_merge(tasklet);
+    return 0;
+}
+
+#endif /* PIMGNN_SPMM_KERNEL_H */

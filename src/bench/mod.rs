@@ -1,0 +1,199 @@
+//! `pimgnn bench spmm`: the CPU SpMM against PIM SpMM on the simulator (or hardware) at several feature
+//! widths, with the chosen plan, its predicted hardware time next to PyGim's default plan's, the phase
+//! breakdown and the load balance.
+
+mod graph;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use comfy_table::{presets::UTF8_FULL, Table};
+use upmem::{BackendKind, DpuSet};
+
+use crate::cost::{self, Costed, HardwareModel, Prediction};
+use crate::error::{Error, Result};
+use crate::pim::{PimReport, PimSpmm, SIMULATOR_MRAM_BUDGET};
+use crate::plan::Plan;
+use crate::sparse::{Csr, Dense};
+use crate::spmm::{CpuSpmm, SpmmEngine};
+
+/// The plan a benchmark runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanChoice {
+    /// The cost model's choice at each feature width.
+    Auto,
+    /// PyGim's default: [`Plan::pygim`] with the fewest groups that fit.
+    PyGim,
+    /// This plan at every width.
+    Fixed(Plan),
+}
+
+impl std::str::FromStr for PlanChoice {
+    type Err = Error;
+
+    /// `auto`, `pygim`, or a plan as [`Plan`] displays it.
+    fn from_str(text: &str) -> Result<Self> {
+        match text {
+            "auto" => Ok(PlanChoice::Auto),
+            "pygim" => Ok(PlanChoice::PyGim),
+            plan => plan.parse().map(PlanChoice::Fixed),
+        }
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct SpmmBenchConfig {
+    /// A Matrix Market file or a CSV edge list; `None`: an R-MAT graph of 100,000 nodes and 1,000,000 edges.
+    pub graph: Option<PathBuf>,
+    /// Feature widths.
+    pub features: Vec<usize>,
+    /// DPUs to allocate.
+    pub dpus: u32,
+    /// Tasklets per DPU.
+    pub tasklets: u32,
+    /// The plan.
+    pub plan: PlanChoice,
+    /// Where the DPUs are.
+    pub backend: BackendKind,
+}
+
+/// One feature width's results.
+#[derive(Clone, Debug)]
+pub struct SpmmBenchRow {
+    /// Features.
+    pub features: usize,
+    /// The CPU SpMM's wall time (best of three).
+    pub cpu: Duration,
+    /// The PIM call's wall time (second call: A already resident).
+    pub pim: Duration,
+    /// PyGim's default plan's predicted hardware time on the same input, when it fits.
+    pub pygim: Option<Prediction>,
+    /// The fastest predicted plan for hardware (the one run unless the simulator's memory budget forbids it).
+    pub fastest: Costed,
+    /// The PIM engine's report of that call.
+    pub report: PimReport,
+    /// Largest difference from the CPU result, relative to the largest CPU value.
+    pub max_relative_error: f32,
+}
+
+/// Loads the graph the configuration names, or generates the default R-MAT graph.
+pub fn load_graph(config: &SpmmBenchConfig) -> Result<Csr<f32>> {
+    match &config.graph {
+        Some(path) => graph::read_edges(path),
+        None => Ok(crate::graph::rmat(100_000, 1_000_000, 42)),
+    }
+}
+
+/// Runs the benchmark on `a` at each feature width.
+pub fn run(config: &SpmmBenchConfig, a: &Csr<f32>) -> Result<Vec<SpmmBenchRow>> {
+    let model = HardwareModel::default();
+    let mut cpu = CpuSpmm::new(a.clone());
+    let mut rows = Vec::new();
+    for &features in &config.features {
+        let x = graph::features(a.ncols(), features, 7);
+        let mut cpu_best = Duration::MAX;
+        let mut expected = None;
+        for _ in 0..3 {
+            let started = Instant::now();
+            expected = Some(cpu.spmm(&x)?);
+            cpu_best = cpu_best.min(started.elapsed());
+        }
+        let expected = expected.expect("three CPU runs");
+        let set = DpuSet::builder().dpus(config.dpus).backend(config.backend).allocate()?;
+        let on_simulator = set.backend() == BackendKind::Simulator;
+        let budget = on_simulator.then_some(SIMULATOR_MRAM_BUDGET);
+        let choice = cost::choose(&model, a, features, set.nr_dpus() as u32, config.tasklets, budget)?;
+        let pygim = choice.pygim.map(|costed| costed.prediction);
+        let fastest = choice.fastest;
+        let plan = match config.plan {
+            PlanChoice::Auto => choice.best.plan,
+            PlanChoice::PyGim => choice.pygim.map(|costed| costed.plan).ok_or_else(|| {
+                Error::invalid("plan pygim", format!("no PyGim plan fits the DPUs' MRAM at {features} features"))
+            })?,
+            PlanChoice::Fixed(plan) => plan,
+        };
+        if let Some(budget) = budget {
+            let needed = cost::mram_per_dpu(&model, a, &plan, features) * u64::from(config.dpus);
+            if needed > budget {
+                return Err(Error::Capacity {
+                    what: format!("host memory for the simulated DPUs' MRAM under plan {plan} at {features} features"),
+                    needed,
+                    limit: budget,
+                });
+            }
+        }
+        let mut engine = PimSpmm::new(set, a.clone(), plan)?;
+        engine.spmm(&x)?;
+        let started = Instant::now();
+        let y = engine.spmm(&x)?;
+        let pim = started.elapsed();
+        rows.push(SpmmBenchRow {
+            features,
+            cpu: cpu_best,
+            pim,
+            pygim,
+            fastest,
+            report: engine.report().clone(),
+            max_relative_error: relative_error(&y, &expected),
+        });
+    }
+    Ok(rows)
+}
+
+fn relative_error(y: &Dense<f32>, expected: &Dense<f32>) -> f32 {
+    let scale = expected.as_slice().iter().fold(0f32, |m, v| m.max(v.abs())).max(f32::MIN_POSITIVE);
+    y.as_slice().iter().zip(expected.as_slice()).fold(0f32, |m, (a, b)| m.max((a - b).abs())) / scale
+}
+
+/// The results as a table, one row per feature width.
+pub fn table(rows: &[SpmmBenchRow]) -> Table {
+    let ms = |d: Duration| format!("{:.1}", d.as_secs_f64() * 1e3);
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL).set_header([
+        "F",
+        "CPU ms",
+        "PIM sim ms",
+        "PIM / CPU",
+        "plan run",
+        "predicted hw ms",
+        "hardware choice (if not run), predicted ms",
+        "PyGim default predicted ms",
+        "phases wall ms (predicted hw); load A once",
+        "nnz per DPU min / median / max",
+        "slowest DPU cycles (sim)",
+        "max rel. error",
+    ]);
+    for row in rows {
+        let report = &row.report;
+        let phases = std::iter::once(&report.load)
+            .chain(&report.phases)
+            .map(|phase| format!("{} {} ({})", phase.name, ms(phase.wall), phase.predicted.map_or("-".into(), ms)))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let balance = report.balance;
+        table.add_row([
+            row.features.to_string(),
+            ms(row.cpu),
+            ms(row.pim),
+            format!("{:.2}", row.pim.as_secs_f64() / row.cpu.as_secs_f64()),
+            report.plan.to_string().replace(',', "\n"),
+            format!("{:.3}", report.predicted.total().as_secs_f64() * 1e3),
+            if row.fastest.plan == report.plan {
+                "the plan run".to_owned()
+            } else {
+                format!(
+                    "{}\n{:.3}",
+                    row.fastest.plan.to_string().replace(',', "\n"),
+                    row.fastest.prediction.total().as_secs_f64() * 1e3
+                )
+            },
+            row.pygim.map_or("does not fit".into(), |p| format!("{:.3}", p.total().as_secs_f64() * 1e3)),
+            phases,
+            format!("{} / {} / {}", balance.min, balance.median, balance.max),
+            report.modelled_cycles.map_or("-".into(), |(cycles, dma)| format!("{cycles}\n({dma} DMA)")),
+            format!("{:.1e}", row.max_relative_error),
+        ]);
+    }
+    table
+}

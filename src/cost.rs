@@ -1,0 +1,423 @@
+//! The cost model: predicted time of an SpMM plan on real UPMEM hardware, and the automatic plan choice.
+//!
+//! # Sources
+//!
+//! Figures are PrIM's measurements on a 2,556-DPU server at 350 MHz (Gómez-Luna et al., "Benchmarking a New
+//! Paradigm", arXiv 2105.03814), as collected in `upmem-compat.md` section 3.3, and the UPMEM documentation:
+//!
+//! - **Host <-> DPU transfers**: parallel push 6.68 GB/s per rank, parallel gather 4.74 GB/s per rank,
+//!   broadcast 16.88 GB/s per rank (PrIM, 1 rank of 64 DPUs). Ranks transfer in parallel; PrIM reports
+//!   sub-linear scaling over ranks, so multi-rank predictions are a lower bound. A parallel transfer moves the
+//!   same size to every DPU of a rank, so the largest DPU buffer counts.
+//! - **MRAM DMA**: `alpha + beta * bytes` cycles, alpha 77 (read) and 61 (write), beta 0.5 cycle per byte. The
+//!   DMA engine serves one transfer at a time, so a DPU's DMA cycles add up.
+//! - **Compute**: the pipeline issues one instruction per cycle once at least 11 tasklets are ready (a
+//!   tasklet issues every 11 cycles), so `T < 11` tasklets run at `T / 11` of that. Per-operation costs from
+//!   PrIM's throughput at 350 MHz: 32-bit integer add ~6 cycles (58 MOPS) and multiply ~35 (10 MOPS, software,
+//!   from 8x8-bit steps), float add ~71 (4.9 MOPS) and multiply ~184 (1.9 MOPS, software float). The kernels
+//!   multiply i8 and i16 in their own width, which the DPU does in one and four 8x8-bit multiply steps: we
+//!   count 2 and 8 cycles (an estimate from the step count; PrIM did not measure them).
+//! - **Kernel time** is the slowest DPU's `max(compute cycles, DMA cycles)`: with 11 or more tasklets the DMA
+//!   latency hides behind other tasklets' compute, whichever engine is busier bounds the time.
+//! - **Host work** (building per-DPU X buffers, merging partial Y tiles) is memory-bound at
+//!   [`HardwareModel::host_bytes_per_second`], 5 GB/s by default: a conservative figure for copying scattered
+//!   rows on a few cores, not a measurement of a UPMEM server's host.
+//!
+//! `upmem-compat.md` marks the PrIM figures as recalled, to be verified before citing. What can be checked
+//! here is checked: the model's DMA cycles match the simulator's exact DMA count for the same kernel run within
+//! 3% (`tests/pim_cost.rs`). The compute part is not checked: the simulator estimates compute from host CPU
+//! time, which knows nothing of software float. The model is deliberately simple and its parameters are
+//! public, so a measured server can replace them.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::pim::abi::{FEATURE_CHUNK, MAX_PARTIALS, MAX_TASKLETS, SEQREAD_BYTES};
+use crate::pim::partition::{Partition, TileStats};
+use crate::pim::PimElement;
+use crate::plan::{Format, Plan, XDelivery};
+use crate::sparse::Csr;
+
+/// Parameters of a UPMEM server; [`HardwareModel::default`] is the 350 MHz PrIM server.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HardwareModel {
+    /// DPU clock in Hz.
+    pub clock_hz: f64,
+    /// Fixed cycles of an MRAM -> WRAM DMA.
+    pub dma_read_alpha: f64,
+    /// Fixed cycles of a WRAM -> MRAM DMA.
+    pub dma_write_alpha: f64,
+    /// DMA cycles per byte.
+    pub dma_cycles_per_byte: f64,
+    /// Tasklets needed to issue one instruction per cycle.
+    pub pipeline_tasklets: f64,
+    /// Cycles of a 32-bit integer multiply-add.
+    pub int_mac_cycles: f64,
+    /// Cycles of a 16-bit integer multiply-add (four 8 x 8-bit multiply steps).
+    pub i16_mac_cycles: f64,
+    /// Cycles of an 8-bit integer multiply-add (one 8 x 8-bit multiply step).
+    pub i8_mac_cycles: f64,
+    /// Cycles of a float multiply-add (software).
+    pub float_mac_cycles: f64,
+    /// Instructions per nonzero and feature chunk besides the products (record walk, loop, DMA setup).
+    pub nonzero_instructions: f64,
+    /// Instructions per row and feature chunk besides the sums (row walk, clearing, store setup).
+    pub row_instructions: f64,
+    /// Host -> DPU parallel push bandwidth of one rank, bytes per second.
+    pub push_bytes_per_second: f64,
+    /// DPU -> host parallel gather bandwidth of one rank, bytes per second.
+    pub gather_bytes_per_second: f64,
+    /// Host -> DPU broadcast bandwidth of one rank, bytes per second.
+    pub broadcast_bytes_per_second: f64,
+    /// DPUs per rank.
+    pub dpus_per_rank: usize,
+    /// Host memory bandwidth for building buffers and merging, bytes per second.
+    pub host_bytes_per_second: f64,
+    /// MRAM heap per DPU available to a plan, bytes.
+    pub mram_bytes: u64,
+}
+
+impl Default for HardwareModel {
+    fn default() -> Self {
+        HardwareModel {
+            clock_hz: 350e6,
+            dma_read_alpha: 77.0,
+            dma_write_alpha: 61.0,
+            dma_cycles_per_byte: 0.5,
+            pipeline_tasklets: 11.0,
+            int_mac_cycles: 6.0 + 35.0,
+            i16_mac_cycles: 6.0 + 8.0,
+            i8_mac_cycles: 6.0 + 2.0,
+            float_mac_cycles: 71.0 + 184.0,
+            nonzero_instructions: 24.0,
+            row_instructions: 40.0,
+            push_bytes_per_second: 6.68e9,
+            gather_bytes_per_second: 4.74e9,
+            broadcast_bytes_per_second: 16.88e9,
+            dpus_per_rank: 64,
+            host_bytes_per_second: 5e9,
+            mram_bytes: 64 << 20,
+        }
+    }
+}
+
+/// Cycles of one DPU's kernel: the pipeline's and the DMA engine's, which overlap.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct KernelCycles {
+    /// Instructions issued, scaled by the pipeline's issue rate.
+    pub compute: f64,
+    /// DMA engine cycles (the simulator counts these exactly).
+    pub dma: f64,
+}
+
+impl KernelCycles {
+    /// The kernel's cycles: the busier of the two engines.
+    pub fn total(&self) -> f64 {
+        self.compute.max(self.dma)
+    }
+}
+
+/// Predicted hardware time of one SpMM call, by phase.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Prediction {
+    /// Building X buffers on the host and sending them.
+    pub send_x: Duration,
+    /// The slowest DPU's kernel.
+    pub kernel: Duration,
+    /// Reading Y back.
+    pub gather: Duration,
+    /// Adding partial tiles and scattering into Y on the host.
+    pub merge: Duration,
+}
+
+impl Prediction {
+    /// Sum of the phases.
+    pub fn total(&self) -> Duration {
+        self.send_x + self.kernel + self.gather + self.merge
+    }
+}
+
+impl fmt::Display for Prediction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        write!(
+            f,
+            "{:.3} ms (send X {:.3}, kernel {:.3}, gather {:.3}, merge {:.3})",
+            ms(self.total()),
+            ms(self.send_x),
+            ms(self.kernel),
+            ms(self.gather),
+            ms(self.merge)
+        )
+    }
+}
+
+/// Padded features per DPU of a call with `features` columns split over `groups`: even and a multiple of 8
+/// bytes of `T`, as the kernels need.
+pub(crate) fn padded_features<T>(features: usize, groups: usize) -> usize {
+    let unit = 8 / std::mem::size_of::<T>();
+    features.div_ceil(groups).div_ceil(unit).max(1) * unit
+}
+
+/// Bytes of one DPU's MRAM image of a tile.
+pub(crate) fn matrix_bytes(format: Format, rows: usize, nonzeros: usize) -> usize {
+    match format {
+        Format::Csr => (rows + 1).next_multiple_of(2) * 4 + nonzeros * 8,
+        Format::Coo => (nonzeros * 3).next_multiple_of(2) * 4,
+    }
+}
+
+/// MRAM a DPU needs during a call: its matrix, X, the partial rows, Y.
+pub(crate) fn call_bytes<T: PimElement>(matrix: usize, x_rows: usize, rows: usize, features: usize) -> usize {
+    let acc = std::mem::size_of::<T::Acc>();
+    matrix
+        + x_rows * features * std::mem::size_of::<T>()
+        + MAX_TASKLETS * MAX_PARTIALS * features * acc
+        + rows * features * acc
+}
+
+impl HardwareModel {
+    /// Predicted time to load a matrix of `bytes_per_dpu` (the largest DPU's image) onto `dpus` DPUs.
+    pub fn load_time(&self, dpus: usize, bytes_per_dpu: usize) -> Duration {
+        self.parallel_transfer(dpus, bytes_per_dpu, self.push_bytes_per_second)
+    }
+
+    /// Time to move `bytes_per_dpu` to or from each of `dpus` DPUs at a rank bandwidth, ranks in parallel.
+    fn parallel_transfer(&self, dpus: usize, bytes_per_dpu: usize, rank_bytes_per_second: f64) -> Duration {
+        let per_rank = dpus.min(self.dpus_per_rank);
+        Duration::from_secs_f64((per_rank * bytes_per_dpu) as f64 / rank_bytes_per_second)
+    }
+
+    fn host(&self, bytes: usize) -> Duration {
+        Duration::from_secs_f64(bytes as f64 / self.host_bytes_per_second)
+    }
+
+    /// Cycles of one DPU's kernel for a tile of `rows` rows and `nonzeros` nonzeros over `features` padded
+    /// features, run by `tasklets` tasklets.
+    pub fn kernel_cycles<T: PimElement>(
+        &self,
+        format: Format,
+        rows: usize,
+        nonzeros: usize,
+        features: usize,
+        tasklets: u32,
+    ) -> KernelCycles {
+        let size = std::mem::size_of::<T>() as f64;
+        let mac = match T::NAME {
+            "f32" => self.float_mac_cycles,
+            "i16" => self.i16_mac_cycles,
+            "i8" => self.i8_mac_cycles,
+            _ => self.int_mac_cycles,
+        };
+        let (record, readers) = match format {
+            Format::Csr => (8.0, 2.0),
+            Format::Coo => (12.0, 1.0),
+        };
+        let (nz, rows, tasklets) = (nonzeros as f64, rows as f64, f64::from(tasklets));
+        // A sequential reader refills with one read of 2 x SEQREAD_BYTES each time it has consumed
+        // SEQREAD_BYTES, and fills once when a tasklet starts a pass.
+        let refill = self.dma_read_alpha + self.dma_cycles_per_byte * 2.0 * SEQREAD_BYTES as f64;
+        let refills = |bytes: f64| (bytes / SEQREAD_BYTES as f64).floor() * refill;
+        let mut cycles = KernelCycles::default();
+        for first in (0..features).step_by(FEATURE_CHUNK) {
+            let width = (features - first).min(FEATURE_CHUNK) as f64;
+            cycles.dma += nz * (self.dma_read_alpha + self.dma_cycles_per_byte * width * size);
+            cycles.dma += refills(nz * record) + tasklets.min(nz + rows) * readers * refill;
+            if format == Format::Csr {
+                cycles.dma += refills(rows * 4.0);
+            }
+            cycles.dma += rows * (self.dma_write_alpha + self.dma_cycles_per_byte * width * 4.0);
+            cycles.compute +=
+                nz * (width * mac + self.nonzero_instructions) + rows * (self.row_instructions + 2.0 * width);
+        }
+        cycles.compute /= (tasklets / self.pipeline_tasklets).min(1.0);
+        cycles
+    }
+
+    /// Predicted time of one call of `plan` over tiles of these sizes (in tile order, as [`Partition`] makes
+    /// them) with `features` columns of X, on a set of `nr_dpus` DPUs for a matrix of `nrows` rows.
+    pub(crate) fn predict<T: PimElement>(
+        &self,
+        plan: &Plan,
+        tiles: &[TileStats],
+        nrows: usize,
+        features: usize,
+        nr_dpus: usize,
+    ) -> Prediction {
+        let groups = plan.feature_groups as usize;
+        let padded = padded_features::<T>(features, groups);
+        let size = std::mem::size_of::<T>();
+        let acc = std::mem::size_of::<T::Acc>();
+        let x_rows = |tile: &TileStats| match plan.x {
+            XDelivery::Whole => tile.width,
+            XDelivery::Referenced => tile.referenced,
+        };
+        let max_x_rows = tiles.iter().map(x_rows).max().unwrap_or(0);
+        let max_rows = tiles.iter().map(|tile| tile.rows).max().unwrap_or(0);
+        let broadcast = groups == 1 && plan.col_blocks == 1 && plan.x == XDelivery::Whole;
+        let x_bytes = max_x_rows * padded * size;
+        let send_x = if broadcast {
+            Duration::from_secs_f64(x_bytes as f64 / self.broadcast_bytes_per_second)
+        } else {
+            let built = match plan.x {
+                XDelivery::Whole => plan.col_blocks as usize * groups * x_bytes,
+                XDelivery::Referenced => tiles.len() * groups * x_bytes,
+            };
+            self.host(built) + self.parallel_transfer(nr_dpus, x_bytes, self.push_bytes_per_second)
+        };
+        let cycles = tiles
+            .iter()
+            .map(|tile| self.kernel_cycles::<T>(plan.format, tile.rows, tile.nonzeros, padded, plan.tasklets).total())
+            .fold(0.0, f64::max);
+        let gather = self.parallel_transfer(nr_dpus, max_rows * padded * acc, self.gather_bytes_per_second);
+        let merge = self.host(nrows * features * acc * plan.col_blocks as usize);
+        Prediction { send_x, kernel: Duration::from_secs_f64(cycles / self.clock_hz), gather, merge }
+    }
+
+    /// MRAM bytes the fullest DPU of `plan` needs during a call. Transfers are the same size on every DPU, so
+    /// the largest matrix, X and Y blocks add up even when they belong to different tiles.
+    fn mram_needed<T: PimElement>(&self, plan: &Plan, tiles: &[TileStats], features: usize) -> u64 {
+        let padded = padded_features::<T>(features, plan.feature_groups as usize);
+        let max = |f: &dyn Fn(&TileStats) -> usize| tiles.iter().map(f).max().unwrap_or(0);
+        let matrix = max(&|tile| matrix_bytes(plan.format, tile.rows, tile.nonzeros));
+        let x_rows = max(&|tile| if plan.x == XDelivery::Whole { tile.width } else { tile.referenced });
+        call_bytes::<T>(matrix, x_rows, max(&|tile| tile.rows), padded) as u64
+    }
+}
+
+/// A plan with its predicted time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Costed {
+    /// The plan.
+    pub plan: Plan,
+    /// Its predicted hardware time.
+    pub prediction: Prediction,
+}
+
+/// The outcome of an automatic choice.
+#[derive(Clone, Debug)]
+pub struct Choice {
+    /// The fastest predicted plan within the host's memory budget (the plan to run).
+    pub best: Costed,
+    /// The fastest predicted plan that fits the DPUs' MRAM, budget or not (the choice for hardware); the same
+    /// as `best` without a budget. Never predicted slower than `pygim`.
+    pub fastest: Costed,
+    /// PyGim's default plan on the same input (`None` when no PyGim plan fits the DPUs' MRAM).
+    pub pygim: Option<Costed>,
+    /// Every candidate within the budget, fastest first.
+    pub candidates: Vec<Costed>,
+}
+
+/// Powers of two from 1 up to `limit`.
+fn powers_of_two(limit: u64) -> impl Iterator<Item = u32> {
+    std::iter::successors(Some(1u32), |p| p.checked_mul(2)).take_while(move |&p| u64::from(p) <= limit)
+}
+
+/// Plans considered by [`choose`]: PyGim's plans ([`Plan::pygim`]), and for powers of two of feature groups
+/// (up to the features, at most 64) and of column blocks (up to 16) the row blocks that fill the set, cut
+/// inside long rows, in both formats and both X deliveries.
+pub fn candidates(nr_dpus: u32, features: usize, tasklets: u32) -> Vec<Plan> {
+    let mut plans = Vec::new();
+    for groups in powers_of_two(features.clamp(1, 64) as u64) {
+        if groups <= nr_dpus {
+            plans.push(Plan::pygim(nr_dpus, groups, tasklets));
+        }
+        for col_blocks in powers_of_two(16) {
+            let row_blocks = nr_dpus / (groups * col_blocks);
+            if row_blocks == 0 {
+                continue;
+            }
+            for format in [Format::Csr, Format::Coo] {
+                for x in [XDelivery::Whole, XDelivery::Referenced] {
+                    let split_rows = true;
+                    plans.push(Plan {
+                        format,
+                        row_blocks,
+                        split_rows,
+                        col_blocks,
+                        feature_groups: groups,
+                        x,
+                        tasklets,
+                    });
+                }
+            }
+        }
+    }
+    plans
+}
+
+/// MRAM bytes the fullest DPU of `plan` needs for `a` during a call with `features` columns.
+pub fn mram_per_dpu<T: PimElement>(model: &HardwareModel, a: &Csr<T>, plan: &Plan, features: usize) -> u64 {
+    model.mram_needed::<T>(plan, &Partition::new(a, plan).stats(a), features)
+}
+
+/// Predicts `plan` for `a` and `features` columns on `nr_dpus` DPUs.
+pub fn predict<T: PimElement>(
+    model: &HardwareModel,
+    a: &Csr<T>,
+    plan: &Plan,
+    features: usize,
+    nr_dpus: usize,
+) -> Prediction {
+    let partition = Partition::new(a, plan);
+    model.predict::<T>(plan, &partition.stats(a), a.nrows(), features, nr_dpus)
+}
+
+/// Costs every [candidate](candidates) that fits the DPUs' MRAM and picks the fastest.
+///
+/// `host_budget`, when given, also bounds the bytes all DPUs' MRAM hold together: the simulator keeps every
+/// DPU's MRAM in host memory, so runs on it pass the memory they may use, and [`Choice::best`] is the
+/// fastest plan within it while [`Choice::fastest`] stays the hardware choice.
+pub fn choose<T: PimElement>(
+    model: &HardwareModel,
+    a: &Csr<T>,
+    features: usize,
+    nr_dpus: u32,
+    tasklets: u32,
+    host_budget: Option<u64>,
+) -> Result<Choice> {
+    let mut stats: HashMap<(u32, u32, bool), Vec<TileStats>> = HashMap::new();
+    let mut fitting = Vec::new();
+    let mut allowed = Vec::new();
+    let mut pygim: Option<Costed> = None;
+    let mut least_needed = u64::MAX;
+    for plan in candidates(nr_dpus, features, tasklets) {
+        plan.check(nr_dpus as usize)?;
+        let tiles = stats
+            .entry((plan.row_blocks, plan.col_blocks, plan.split_rows))
+            .or_insert_with(|| Partition::new(a, &plan).stats(a));
+        let needed = model.mram_needed::<T>(&plan, tiles, features);
+        least_needed = least_needed.min(needed);
+        if needed > model.mram_bytes {
+            continue;
+        }
+        let costed =
+            Costed { plan, prediction: model.predict::<T>(&plan, tiles, a.nrows(), features, nr_dpus as usize) };
+        // PyGim's default: its fewest groups that fit (candidates come in increasing groups).
+        if pygim.is_none() && plan == Plan::pygim(nr_dpus, plan.feature_groups, tasklets) {
+            pygim = Some(costed);
+        }
+        fitting.push(costed);
+        if host_budget.is_none_or(|budget| needed * u64::from(nr_dpus) <= budget) {
+            allowed.push(costed);
+        }
+    }
+    let no_plan = |within: &str| {
+        Error::Capacity {
+        what: format!(
+            "MRAM per DPU for a {}x{} matrix with {} nonzeros and {features} features on {nr_dpus} DPUs (least of any plan{within})",
+            a.nrows(),
+            a.ncols(),
+            a.nnz(),
+        ),
+        needed: least_needed,
+        limit: model.mram_bytes,
+    }
+    };
+    let fastest = *fitting.iter().min_by_key(|costed| costed.prediction.total()).ok_or_else(|| no_plan(""))?;
+    allowed.sort_by_key(|costed| costed.prediction.total());
+    let best = *allowed.first().ok_or_else(|| no_plan(", within the host's memory budget"))?;
+    Ok(Choice { best, fastest, pygim, candidates: allowed })
+}

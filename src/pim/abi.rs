@@ -1,0 +1,117 @@
+//! The SpMM kernels' argument structs and nonzero records, mirroring `dpu/spmm_args.h` field for field.
+//!
+//! `tests/pim_abi.rs` compiles a probe against the header and checks every size, offset and constant here, so
+//! the two cannot drift apart.
+
+use upmem::DpuCopy;
+
+/// Tasklets the kernels are built with (`SPMM_MAX_TASKLETS`); plans give work to 1 up to this many.
+pub const MAX_TASKLETS: usize = 24;
+/// Features per pass over a tasklet's nonzeros (`SPMM_FEATURE_CHUNK`).
+pub const FEATURE_CHUNK: usize = 64;
+/// Rows a tasklet may share with its neighbours (`SPMM_MAX_PARTIALS`).
+pub const MAX_PARTIALS: usize = 2;
+/// Bytes per sequential-reader DMA in the kernels (`SPMM_SEQREAD`).
+pub const SEQREAD_BYTES: usize = 128;
+
+/// `struct spmm_tasklet_work`: one tasklet's nonzeros and rows.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TaskletWork {
+    /// First nonzero (DPU-local index).
+    pub nz_begin: u32,
+    /// One past the last nonzero.
+    pub nz_end: u32,
+    /// First row written or contributed to.
+    pub row_begin: u32,
+    /// One past the last row.
+    pub row_end: u32,
+    /// How many of `partial_rows` are used.
+    pub nr_partials: u32,
+    /// Rows shared with the neighbouring tasklets, ascending.
+    pub partial_rows: [u32; MAX_PARTIALS],
+    /// Padding to a multiple of 8 bytes.
+    pub reserved: u32,
+}
+
+/// `struct spmm_matrix_args`: one DPU's block of A, written once.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatrixArgs {
+    /// Rows of the block.
+    pub nr_rows: u32,
+    /// Nonzeros of the block.
+    pub nr_nonzeros: u32,
+    /// MRAM heap offset of the CSR row pointers (unused by COO).
+    pub row_ptr_offset: u32,
+    /// MRAM heap offset of the nonzero records.
+    pub nonzeros_offset: u32,
+    /// Tasklets with work.
+    pub nr_tasklets: u32,
+    /// Padding to a multiple of 8 bytes.
+    pub reserved: u32,
+    /// Work of every tasklet (empty for those without).
+    pub tasklets: [TaskletWork; MAX_TASKLETS],
+}
+
+/// `struct spmm_call_args`: one SpMM call, the same on every DPU.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CallArgs {
+    /// Row length of X and Y in elements (padded).
+    pub nr_features: u32,
+    /// MRAM heap offset of X.
+    pub x_offset: u32,
+    /// MRAM heap offset of Y.
+    pub y_offset: u32,
+    /// MRAM heap offset of the tasklets' partial rows.
+    pub partials_offset: u32,
+}
+
+/// `struct spmm_csr_nonzero`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CsrNonzero {
+    /// DPU-local column (row of the DPU's X).
+    pub column: u32,
+    /// The value's 32 bits (`spmm_value`).
+    pub value: u32,
+}
+
+/// `struct spmm_coo_nonzero`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CooNonzero {
+    /// DPU-local row.
+    pub row: u32,
+    /// DPU-local column.
+    pub column: u32,
+    /// The value's 32 bits (`spmm_value`).
+    pub value: u32,
+}
+
+// SAFETY: #[repr(C)] structs of u32 fields only (sizes are multiples of 4, checked against the C header by
+// tests/pim_abi.rs): no padding, every bit pattern valid.
+unsafe impl DpuCopy for TaskletWork {}
+// SAFETY: as above, u32 fields and an array of TaskletWork.
+unsafe impl DpuCopy for MatrixArgs {}
+// SAFETY: as above.
+unsafe impl DpuCopy for CallArgs {}
+// SAFETY: as above.
+unsafe impl DpuCopy for CsrNonzero {}
+// SAFETY: as above.
+unsafe impl DpuCopy for CooNonzero {}
+
+impl Default for MatrixArgs {
+    fn default() -> Self {
+        MatrixArgs {
+            nr_rows: 0,
+            nr_nonzeros: 0,
+            row_ptr_offset: 0,
+            nonzeros_offset: 0,
+            nr_tasklets: 0,
+            reserved: 0,
+            tasklets: [TaskletWork::default(); MAX_TASKLETS],
+        }
+    }
+}

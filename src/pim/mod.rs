@@ -1,0 +1,417 @@
+//! SpMM on UPMEM DPUs: `A` is cut by a [`Plan`], loaded once and kept on the DPUs; each call sends only `X`,
+//! launches the CSR or COO kernel (`dpu/spmm_csr.c`, `dpu/spmm_coo.c`), reads `Y` back and merges it on all
+//! host cores.
+//!
+//! ```no_run
+//! # fn main() -> pimgnn::Result<()> {
+//! use pimgnn::pim::PimSpmm;
+//! use pimgnn::{Csr, Dense, SpmmEngine};
+//! use upmem::DpuSet;
+//!
+//! let a = Csr::new(2, 2, vec![0, 1, 2], vec![1, 0], vec![1.0f32, 2.0])?;
+//! let set = DpuSet::builder().dpus(64).allocate()?;
+//! let mut engine = PimSpmm::auto(set, a, 16, 16)?; // plan chosen by the cost model for 16 features
+//! let y = engine.spmm(&Dense::from_vec(2, 16, vec![1.0; 32])?)?;
+//! println!("{}", engine.report());
+//! # Ok(()) }
+//! ```
+//!
+//! Every budget is checked on the host before anything runs: the plan against the set's DPUs, the matrix and
+//! each call's X, partial rows and Y against the MRAM heap (a [`crate::Error::Capacity`] naming the limit).
+//! WRAM use is fixed at build time (`dpu/spmm_kernel.h`: two 256-byte row buffers and the sequential readers'
+//! caches per tasklet, 24 stacks of `STACK_SIZE_DEFAULT`), so a kernel that loads fits.
+
+pub mod abi;
+mod element;
+pub(crate) mod partition;
+mod report;
+mod tasklets;
+
+use std::marker::PhantomData;
+use std::ops::Range;
+use std::time::Instant;
+
+use rayon::prelude::*;
+use upmem::{BackendKind, DpuSet, LoadedSet, MRAM_HEAP};
+
+pub use element::PimElement;
+pub use report::{LoadBalance, PimReport};
+
+use crate::cost::{self, HardwareModel, Prediction};
+use crate::error::{Error, Result};
+use crate::plan::{Plan, XDelivery};
+use crate::sparse::{Csr, Dense};
+use crate::spmm::{Phase, SpmmEngine};
+use abi::{CallArgs, MatrixArgs};
+use partition::{Partition, TileStats, XRows};
+
+/// Bytes all simulated DPUs' MRAM may hold together when a plan is chosen automatically: the simulator keeps
+/// every DPU's MRAM in host memory (a broadcast of X to 2,048 DPUs would copy it 2,048 times), and a run
+/// such as `pimgnn bench spmm` must stay under 4 GiB.
+pub const SIMULATOR_MRAM_BUDGET: u64 = 2 << 30;
+
+/// What stays on the host of a tile once its block of `A` is on the DPUs.
+#[derive(Debug)]
+struct ResidentTile {
+    rows: Range<usize>,
+    x_rows: XRows,
+    stats: TileStats,
+}
+
+/// The PIM SpMM engine; see the [module documentation](self).
+pub struct PimSpmm<T: PimElement> {
+    set: LoadedSet,
+    plan: Plan,
+    model: HardwareModel,
+    nrows: usize,
+    ncols: usize,
+    partition: Partition,
+    tiles: Vec<ResidentTile>,
+    /// Bytes of the largest DPU's matrix image, where X starts.
+    matrix_bytes: usize,
+    heap_bytes: usize,
+    report: PimReport,
+    phases: Vec<Phase>,
+    y_buffers: Vec<Vec<T::Acc>>,
+    _values: PhantomData<T>,
+}
+
+impl<T: PimElement> PimSpmm<T> {
+    /// Loads `a` onto `set` as `plan` says. Checks the plan and the MRAM budget first: on error nothing has
+    /// been written to the DPUs.
+    pub fn new(set: DpuSet, a: Csr<T>, plan: Plan) -> Result<Self> {
+        Self::with_model(set, a, plan, HardwareModel::default())
+    }
+
+    /// Loads `a` onto `set` with the plan the cost model predicts fastest for `features` columns of X and
+    /// `tasklets` tasklets per DPU (on the simulator, the fastest within [`SIMULATOR_MRAM_BUDGET`]).
+    pub fn auto(set: DpuSet, a: Csr<T>, features: usize, tasklets: u32) -> Result<Self> {
+        let model = HardwareModel::default();
+        let budget = (set.backend() == BackendKind::Simulator).then_some(SIMULATOR_MRAM_BUDGET);
+        let choice = cost::choose(&model, &a, features, set.nr_dpus() as u32, tasklets, budget)?;
+        Self::with_model(set, a, choice.best.plan, model)
+    }
+
+    /// As [`PimSpmm::new`], predicting hardware time with `model`.
+    pub fn with_model(set: DpuSet, a: Csr<T>, plan: Plan, model: HardwareModel) -> Result<Self> {
+        let started = Instant::now();
+        plan.check(set.nr_dpus())?;
+        let kernel = crate::kernel(&format!("spmm_{}_{}", plan.format, T::NAME));
+        let mut set = set.load(&kernel)?;
+        let heap_bytes = set.symbol(MRAM_HEAP)?.size as usize;
+        let partition = Partition::new(&a, &plan);
+        let tiles = partition.tiles(&a, plan.x);
+        let images: Vec<(Vec<u32>, usize, usize)> = tiles.par_iter().map(|tile| tile.encode(plan.format)).collect();
+        let image_words = images.iter().map(|(words, ..)| words.len()).max().unwrap_or(0);
+        let matrix_bytes = image_words * 4;
+        if matrix_bytes > heap_bytes {
+            return Err(Error::Capacity {
+                what: format!("MRAM per DPU for the matrix's largest block under plan {plan}"),
+                needed: matrix_bytes as u64,
+                limit: heap_bytes as u64,
+            });
+        }
+        let nr_dpus = set.nr_dpus();
+        let used = plan.dpus_used() as usize;
+        let tile_of = |dpu: usize| (dpu < used).then(|| dpu % tiles.len());
+        let empty = vec![0u32; image_words];
+        let padded: Vec<Vec<u32>> = images
+            .par_iter()
+            .map(|(words, ..)| {
+                let mut words = words.clone();
+                words.resize(image_words, 0);
+                words
+            })
+            .collect();
+        let dpu_images: Vec<&[u32]> =
+            (0..nr_dpus).map(|dpu| tile_of(dpu).map_or(empty.as_slice(), |tile| padded[tile].as_slice())).collect();
+        let args: Vec<[MatrixArgs; 1]> = (0..nr_dpus)
+            .map(|dpu| match tile_of(dpu) {
+                None => [MatrixArgs::default()],
+                Some(t) => [MatrixArgs {
+                    nr_rows: tiles[t].rows.len() as u32,
+                    nr_nonzeros: tiles[t].nnz() as u32,
+                    row_ptr_offset: (images[t].1 * 4) as u32,
+                    nonzeros_offset: (images[t].2 * 4) as u32,
+                    nr_tasklets: plan.tasklets,
+                    reserved: 0,
+                    tasklets: tasklets::split(&tiles[t].row_ptr, plan.tasklets as usize),
+                }],
+            })
+            .collect();
+        if image_words > 0 {
+            set.push(MRAM_HEAP, 0, &dpu_images)?;
+        }
+        set.push("matrix", 0, &args)?;
+        drop(padded);
+        let tiles: Vec<ResidentTile> = tiles
+            .into_iter()
+            .zip(partition.stats(&a))
+            .map(|(tile, stats)| ResidentTile { rows: tile.rows, x_rows: tile.x_rows, stats })
+            .collect();
+        let balance = LoadBalance::of((0..used).map(|dpu| tiles[dpu % tiles.len()].stats.nonzeros));
+        let predicted = model.load_time(nr_dpus, matrix_bytes);
+        let load = Phase { name: "load A", wall: started.elapsed(), predicted: Some(predicted) };
+        let report = PimReport::new(plan, nr_dpus, balance, load);
+        Ok(PimSpmm {
+            set,
+            plan,
+            model,
+            nrows: a.nrows(),
+            ncols: a.ncols(),
+            partition,
+            tiles,
+            matrix_bytes,
+            heap_bytes,
+            report,
+            phases: Vec::new(),
+            y_buffers: Vec::new(),
+            _values: PhantomData,
+        })
+    }
+
+    /// The plan the engine runs.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Timings, load balance, modelled cycles and predictions of the last call (and of loading `A`).
+    pub fn report(&self) -> &PimReport {
+        &self.report
+    }
+
+    /// Predicted hardware time of a call with `features` columns.
+    pub fn predict(&self, features: usize) -> Prediction {
+        let stats: Vec<TileStats> = self.tiles.iter().map(|tile| tile.stats).collect();
+        self.model.predict::<T>(&self.plan, &stats, self.nrows, features, self.set.nr_dpus())
+    }
+
+    /// The call's MRAM layout, checked against the heap.
+    fn call_args(&self, features: usize) -> Result<CallArgs> {
+        let size = std::mem::size_of::<T>();
+        let acc = std::mem::size_of::<T::Acc>();
+        let max_x_rows = self.tiles.iter().map(|tile| tile.x_rows.len()).max().unwrap_or(0);
+        let max_rows = self.tiles.iter().map(|tile| tile.rows.len()).max().unwrap_or(0);
+        let x_offset = self.matrix_bytes;
+        let partials_offset = x_offset + max_x_rows * features * size;
+        let y_offset = partials_offset + abi::MAX_TASKLETS * abi::MAX_PARTIALS * features * acc;
+        let end = y_offset + max_rows * features * acc;
+        if end > self.heap_bytes {
+            return Err(Error::Capacity {
+                what: format!(
+                    "MRAM per DPU for {features} padded features under plan {} (matrix {} B, X {} B, Y {} B)",
+                    self.plan,
+                    self.matrix_bytes,
+                    partials_offset - x_offset,
+                    end - y_offset
+                ),
+                needed: end as u64,
+                limit: self.heap_bytes as u64,
+            });
+        }
+        Ok(CallArgs {
+            nr_features: features as u32,
+            x_offset: x_offset as u32,
+            y_offset: y_offset as u32,
+            partials_offset: partials_offset as u32,
+        })
+    }
+
+    /// Sends each DPU its rows of X, `padded` features of its group.
+    fn send_x(&mut self, x: &Dense<T>, padded: usize) -> Result<()> {
+        let groups = self.plan.feature_groups as usize;
+        let max_x_rows = self.tiles.iter().map(|tile| tile.x_rows.len()).max().unwrap_or(0);
+        if max_x_rows == 0 {
+            return Ok(());
+        }
+        let broadcast = groups == 1 && self.partition.col_blocks() == 1 && self.plan.x == XDelivery::Whole;
+        if broadcast && padded == x.cols() {
+            return Ok(self.set.broadcast(MRAM_HEAP, self.matrix_bytes as u32, x.as_slice())?);
+        }
+        // One buffer per distinct (rows of X, feature group): per column block for whole slices, per tile for
+        // referenced rows.
+        let sources: Vec<&XRows> = match self.plan.x {
+            XDelivery::Whole => (0..self.partition.col_blocks()).map(|cb| &self.tiles[cb].x_rows).collect(),
+            XDelivery::Referenced => self.tiles.iter().map(|tile| &tile.x_rows).collect(),
+        };
+        let mut buffers = vec![vec![T::default(); max_x_rows * padded]; sources.len() * groups];
+        buffers.par_iter_mut().enumerate().for_each(|(id, buffer)| {
+            let (group, source) = (id / sources.len(), id % sources.len());
+            fill_x(buffer, x, sources[source], group * padded..((group + 1) * padded).min(x.cols()), padded);
+        });
+        if broadcast {
+            return Ok(self.set.broadcast(MRAM_HEAP, self.matrix_bytes as u32, &buffers[0])?);
+        }
+        let used = self.plan.dpus_used() as usize;
+        let nr_tiles = self.tiles.len();
+        let col_blocks = self.partition.col_blocks();
+        let per_dpu: Vec<&[T]> = (0..self.set.nr_dpus())
+            .map(|dpu| {
+                let dpu = if dpu < used { dpu } else { 0 };
+                let (group, tile) = (dpu / nr_tiles, dpu % nr_tiles);
+                let source = match self.plan.x {
+                    XDelivery::Whole => tile % col_blocks,
+                    XDelivery::Referenced => tile,
+                };
+                buffers[group * sources.len() + source].as_slice()
+            })
+            .collect();
+        Ok(self.set.push(MRAM_HEAP, self.matrix_bytes as u32, &per_dpu)?)
+    }
+
+    /// Reads every DPU's Y block into the reused buffers.
+    fn gather_y(&mut self, args: &CallArgs) -> Result<()> {
+        let max_rows = self.tiles.iter().map(|tile| tile.rows.len()).max().unwrap_or(0);
+        let length = max_rows * args.nr_features as usize;
+        self.y_buffers.resize_with(self.set.nr_dpus(), Vec::new);
+        for buffer in &mut self.y_buffers {
+            buffer.resize(length, T::Acc::default());
+        }
+        if length > 0 {
+            self.set.gather_into(MRAM_HEAP, args.y_offset, &mut self.y_buffers)?;
+        }
+        Ok(())
+    }
+
+    /// Adds the tiles' Y blocks into `y` (zeros): rows owned by one row block in parallel, then the few rows
+    /// shared between row blocks (a long row cut over several DPUs) in row block order.
+    fn merge(&self, y: &mut Dense<T::Acc>, padded: usize) {
+        let features = y.cols();
+        let mut owned = Vec::with_capacity(self.partition.row_blocks());
+        let mut rest = y.as_mut_slice();
+        let mut at = 0;
+        for rb in 0..self.partition.row_blocks() {
+            let block = self.partition.block(rb);
+            let first = block.rows.start + usize::from(block.head_shared);
+            let end = (block.rows.end - usize::from(block.tail_shared)).max(first);
+            let (_, tail) = rest.split_at_mut((first - at) * features);
+            let (rows, tail) = tail.split_at_mut((end - first) * features);
+            owned.push((rb, first - block.rows.start, rows));
+            rest = tail;
+            at = end;
+        }
+        owned.into_par_iter().for_each(|(rb, offset, rows)| {
+            for (local, out) in rows.chunks_mut(features).enumerate() {
+                self.merge_row(rb, offset + local, out, padded, true);
+            }
+        });
+        for rb in 0..self.partition.row_blocks() {
+            let block = self.partition.block(rb);
+            let last = block.rows.len().saturating_sub(1);
+            let shared = [(block.head_shared, 0), (block.tail_shared && !(block.head_shared && last == 0), last)];
+            for (_, local) in shared.into_iter().filter(|(is_shared, _)| *is_shared) {
+                self.merge_row(rb, local, y.row_mut(block.rows.start + local), padded, false);
+            }
+        }
+    }
+
+    /// Adds row `local` of row block `rb`, from every column block and feature group, into `out` (a row of Y).
+    /// With `overwrite`, column block 0 is copied rather than added.
+    fn merge_row(&self, rb: usize, local: usize, out: &mut [T::Acc], padded: usize, overwrite: bool) {
+        let features = out.len();
+        let col_blocks = self.partition.col_blocks();
+        for cb in 0..col_blocks {
+            let tile = rb * col_blocks + cb;
+            for group in 0..self.plan.feature_groups as usize {
+                let first = group * padded;
+                if first >= features {
+                    break;
+                }
+                let width = padded.min(features - first);
+                let buffer = &self.y_buffers[group * self.tiles.len() + tile];
+                let part = &buffer[local * padded..local * padded + width];
+                let out = &mut out[first..first + width];
+                if overwrite && cb == 0 {
+                    out.copy_from_slice(part);
+                } else {
+                    out.iter_mut().zip(part).for_each(|(o, &p)| *o = T::acc_add(*o, p));
+                }
+            }
+        }
+    }
+
+    /// The simulator's modelled cycles of the slowest DPU with work, when running on the simulator.
+    fn modelled_cycles(&self) -> Result<Option<(u64, u64)>> {
+        let mut slowest = None;
+        for dpu in 0..self.plan.dpus_used() as usize {
+            let Some(stats) = self.set.simulator_stats(dpu)? else { return Ok(None) };
+            let (cycles, dma) = slowest.unwrap_or((0, 0));
+            slowest = Some((cycles.max(stats.cycles), dma.max(stats.dma_cycles)));
+        }
+        Ok(slowest)
+    }
+}
+
+/// Writes `x`'s `rows`, `features` columns, into `buffer` as rows of `padded` values (the rest stays zero).
+fn fill_x<T: Copy + Default>(buffer: &mut [T], x: &Dense<T>, rows: &XRows, features: Range<usize>, padded: usize) {
+    if features.is_empty() {
+        return;
+    }
+    let width = features.len();
+    let mut copy = |local: usize, global: usize| {
+        buffer[local * padded..local * padded + width].copy_from_slice(&x.row(global)[features.clone()]);
+    };
+    match rows {
+        XRows::Range(range) => range.clone().enumerate().for_each(|(local, global)| copy(local, global)),
+        XRows::List(list) => list.iter().enumerate().for_each(|(local, &global)| copy(local, global as usize)),
+    }
+}
+
+impl<T: PimElement> SpmmEngine<T> for PimSpmm<T> {
+    fn shape(&self) -> (usize, usize) {
+        (self.nrows, self.ncols)
+    }
+
+    fn spmm(&mut self, x: &Dense<T>) -> Result<Dense<T::Acc>> {
+        if x.rows() != self.ncols {
+            return Err(Error::shape("PIM SpMM: rows of X (columns of A)", self.ncols, x.rows()));
+        }
+        let features = x.cols();
+        let mut y = Dense::zeros(self.nrows, features);
+        if features == 0 {
+            return Ok(y);
+        }
+        let padded = cost::padded_features::<T>(features, self.plan.feature_groups as usize);
+        let args = self.call_args(padded)?;
+        let predicted = self.predict(features);
+        let mut phases = Vec::with_capacity(4);
+        let mut timed = |name, predicted, started: Instant| {
+            phases.push(Phase { name, wall: started.elapsed(), predicted: Some(predicted) })
+        };
+
+        let started = Instant::now();
+        self.send_x(x, padded)?;
+        self.set.broadcast("call", 0, &[args])?;
+        timed("send X", predicted.send_x, started);
+
+        let started = Instant::now();
+        self.set.launch()?;
+        timed("kernel", predicted.kernel, started);
+
+        let started = Instant::now();
+        self.gather_y(&args)?;
+        timed("gather", predicted.gather, started);
+
+        let started = Instant::now();
+        self.merge(&mut y, padded);
+        timed("merge", predicted.merge, started);
+
+        self.phases = phases;
+        let cycles = self.modelled_cycles()?;
+        self.report.record_call(features, &self.phases, predicted, cycles);
+        Ok(y)
+    }
+
+    fn last_phases(&self) -> &[Phase] {
+        &self.phases
+    }
+}
+
+impl<T: PimElement> std::fmt::Debug for PimSpmm<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PimSpmm")
+            .field("plan", &self.plan)
+            .field("shape", &(self.nrows, self.ncols))
+            .finish_non_exhaustive()
+    }
+}

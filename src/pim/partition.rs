@@ -1,0 +1,293 @@
+//! Cutting `A` into the tiles of a plan: row blocks balanced by nonzeros plus rows, column blocks of equal
+//! width, and per tile its DPU-local CSR with the columns renumbered as the plan's X delivery says.
+//!
+//! Row blocks are cut by work (a row costs one unit, a nonzero one more), inside a row when the row is long:
+//! a hub row of 10,000 nonzeros is spread over several DPUs, whose partial sums the host adds up. Tasklets
+//! split a DPU's block the same way ([`cut_at`]).
+
+use std::ops::Range;
+
+use rayon::prelude::*;
+
+use crate::pim::abi::{CooNonzero, CsrNonzero};
+use crate::pim::PimElement;
+use crate::plan::{Format, Plan, XDelivery};
+use crate::sparse::Csr;
+
+/// A point in a CSR matrix's nonzero order: `nonzero` lies in `row`, or is `row_ptr[row]` when the cut falls
+/// just before the row starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Cut {
+    pub(crate) row: usize,
+    pub(crate) nonzero: usize,
+}
+
+impl Cut {
+    /// Whether the cut falls strictly inside a row, which is then shared by the pieces on either side.
+    pub(crate) fn inside(self, row_ptr: &[u32]) -> bool {
+        self.nonzero > row_ptr[self.row] as usize
+    }
+}
+
+/// The cut after `weight` units of work, where a row costs one unit (writing it) and each nonzero one more.
+pub(crate) fn cut_at(row_ptr: &[u32], weight: usize) -> Cut {
+    let rows = row_ptr.len() - 1;
+    // The last row starting within `weight` units: row r starts after row_ptr[r] + r units.
+    let row = first_index(rows + 1, |r| row_ptr[r] as usize + r > weight).saturating_sub(1);
+    if row == rows {
+        return Cut { row, nonzero: row_ptr[rows] as usize };
+    }
+    let start = row_ptr[row] as usize;
+    let end = row_ptr[row + 1] as usize;
+    let nonzero = (start + (weight - (start + row))).min(end);
+    // A cut at the end of a row is the start of the next one.
+    if nonzero == end && nonzero > start {
+        Cut { row: row + 1, nonzero }
+    } else {
+        Cut { row, nonzero }
+    }
+}
+
+/// The rows and nonzeros between two cuts, and whether its first and last rows are shared with the pieces
+/// before and after.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Piece {
+    pub(crate) rows: Range<usize>,
+    pub(crate) nonzeros: Range<usize>,
+    pub(crate) head_shared: bool,
+    pub(crate) tail_shared: bool,
+}
+
+/// The piece of work between cuts `begin` and `end`.
+pub(crate) fn piece(row_ptr: &[u32], begin: Cut, end: Cut) -> Piece {
+    let tail_shared = end.inside(row_ptr);
+    Piece {
+        rows: begin.row..if tail_shared { end.row + 1 } else { end.row },
+        nonzeros: begin.nonzero..end.nonzero,
+        head_shared: begin.inside(row_ptr),
+        tail_shared,
+    }
+}
+
+/// Row blocks and column boundaries of a plan's tiles. Tile `rb * col_blocks + cb` is row block `rb`, column
+/// block `cb`.
+#[derive(Clone, Debug)]
+pub(crate) struct Partition {
+    pub(crate) row_blocks: Vec<Piece>,
+    pub(crate) col_bounds: Vec<usize>,
+}
+
+/// What the cost model needs of a tile.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct TileStats {
+    pub(crate) rows: usize,
+    pub(crate) nonzeros: usize,
+    /// Distinct columns its nonzeros reference.
+    pub(crate) referenced: usize,
+    /// Columns of its column block.
+    pub(crate) width: usize,
+}
+
+/// A tile ready for a DPU: its block of `A` with DPU-local columns, and which rows of `X` it needs.
+#[derive(Clone, Debug)]
+pub(crate) struct Tile {
+    pub(crate) rows: Range<usize>,
+    pub(crate) row_ptr: Vec<u32>,
+    pub(crate) columns: Vec<u32>,
+    /// Values as stored in nonzero records ([`PimElement::value_bits`]).
+    pub(crate) values: Vec<u32>,
+    /// Global rows of `X` in DPU-local order.
+    pub(crate) x_rows: XRows,
+}
+
+/// The rows of `X` a DPU holds, in its local numbering.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum XRows {
+    /// A contiguous range: local row `i` is global row `start + i`.
+    Range(Range<usize>),
+    /// Sorted distinct global rows.
+    List(Vec<u32>),
+}
+
+impl XRows {
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            XRows::Range(range) => range.len(),
+            XRows::List(rows) => rows.len(),
+        }
+    }
+}
+
+/// The first `i` in `0..len` for which `reached(i)` holds (`len` if none), for `reached` false then true.
+pub(crate) fn first_index(len: usize, reached: impl Fn(usize) -> bool) -> usize {
+    let (mut low, mut high) = (0, len);
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if reached(mid) {
+            high = mid;
+        } else {
+            low = mid + 1;
+        }
+    }
+    low
+}
+
+impl Partition {
+    /// `plan`'s row blocks of about equal nonzeros plus rows (cut inside rows if it says so), each cut into its
+    /// column blocks of equal width.
+    pub(crate) fn new<T: PimElement>(a: &Csr<T>, plan: &Plan) -> Self {
+        let (row_blocks, col_blocks) = (plan.row_blocks as usize, plan.col_blocks as usize);
+        let row_ptr = a.row_ptr();
+        let total = a.nnz() + a.nrows();
+        let cut = |weight: usize| {
+            if plan.split_rows {
+                cut_at(row_ptr, weight)
+            } else {
+                let row = first_index(a.nrows() + 1, |r| row_ptr[r] as usize + r >= weight);
+                Cut { row, nonzero: row_ptr[row] as usize }
+            }
+        };
+        let cuts: Vec<Cut> = (0..=row_blocks).map(|b| cut(total * b / row_blocks)).collect();
+        let row_blocks = cuts.windows(2).map(|pair| piece(row_ptr, pair[0], pair[1])).collect();
+        let col_bounds = (0..=col_blocks).map(|b| a.ncols() * b / col_blocks).collect();
+        Partition { row_blocks, col_bounds }
+    }
+
+    pub(crate) fn row_blocks(&self) -> usize {
+        self.row_blocks.len()
+    }
+
+    pub(crate) fn col_blocks(&self) -> usize {
+        self.col_bounds.len() - 1
+    }
+
+    pub(crate) fn nr_tiles(&self) -> usize {
+        self.row_blocks() * self.col_blocks()
+    }
+
+    pub(crate) fn block(&self, row_block: usize) -> &Piece {
+        &self.row_blocks[row_block]
+    }
+
+    pub(crate) fn cols(&self, col_block: usize) -> Range<usize> {
+        self.col_bounds[col_block]..self.col_bounds[col_block + 1]
+    }
+
+    fn col_block_of(&self, col: usize) -> usize {
+        self.col_bounds.partition_point(|&bound| bound <= col) - 1
+    }
+
+    /// Sizes of every tile, in tile order, without building them.
+    pub(crate) fn stats<T: PimElement>(&self, a: &Csr<T>) -> Vec<TileStats> {
+        let col_blocks = self.col_blocks();
+        (0..self.row_blocks())
+            .into_par_iter()
+            .map_init(
+                || vec![u32::MAX; a.ncols()],
+                |seen, rb| {
+                    let mut tiles: Vec<TileStats> = (0..col_blocks)
+                        .map(|cb| TileStats {
+                            rows: self.block(rb).rows.len(),
+                            width: self.cols(cb).len(),
+                            ..TileStats::default()
+                        })
+                        .collect();
+                    for &c in &a.col_idx()[self.block(rb).nonzeros.clone()] {
+                        let tile = &mut tiles[if col_blocks == 1 { 0 } else { self.col_block_of(c as usize) }];
+                        tile.nonzeros += 1;
+                        if seen[c as usize] != rb as u32 {
+                            seen[c as usize] = rb as u32;
+                            tile.referenced += 1;
+                        }
+                    }
+                    tiles
+                },
+            )
+            .flatten()
+            .collect()
+    }
+
+    /// Every tile with its DPU-local columns.
+    pub(crate) fn tiles<T: PimElement>(&self, a: &Csr<T>, x: XDelivery) -> Vec<Tile> {
+        (0..self.nr_tiles()).into_par_iter().map(|tile| self.tile(a, tile, x)).collect()
+    }
+
+    fn tile<T: PimElement>(&self, a: &Csr<T>, tile: usize, x: XDelivery) -> Tile {
+        let block = self.block(tile / self.col_blocks());
+        let rows = block.rows.clone();
+        let cols = self.cols(tile % self.col_blocks());
+        let mut row_ptr = Vec::with_capacity(rows.len() + 1);
+        let mut columns = Vec::new();
+        let mut values = Vec::new();
+        row_ptr.push(0);
+        for r in rows.clone() {
+            // The row's nonzeros within the block (all of them unless the row is shared).
+            let start = (a.row_ptr()[r] as usize).max(block.nonzeros.start);
+            let end = (a.row_ptr()[r + 1] as usize).min(block.nonzeros.end);
+            for k in start..end {
+                let c = a.col_idx()[k];
+                if cols.contains(&(c as usize)) {
+                    columns.push(c);
+                    values.push(a.values()[k].value_bits());
+                }
+            }
+            row_ptr.push(columns.len() as u32);
+        }
+        let x_rows = match x {
+            XDelivery::Whole => {
+                columns.iter_mut().for_each(|c| *c -= cols.start as u32);
+                XRows::Range(cols)
+            }
+            XDelivery::Referenced => {
+                let mut referenced = columns.clone();
+                referenced.par_sort_unstable();
+                referenced.dedup();
+                columns.iter_mut().for_each(|c| *c = referenced.binary_search(c).expect("referenced column") as u32);
+                XRows::List(referenced)
+            }
+        };
+        Tile { rows, row_ptr, columns, values, x_rows }
+    }
+}
+
+impl Tile {
+    pub(crate) fn nnz(&self) -> usize {
+        self.columns.len()
+    }
+
+    /// The tile's MRAM image in 32-bit words (even length) and the word offsets of its row pointers and
+    /// nonzero records.
+    pub(crate) fn encode(&self, format: Format) -> (Vec<u32>, usize, usize) {
+        let mut words = Vec::new();
+        let row_ptr_at = 0;
+        if format == Format::Csr {
+            words.extend_from_slice(&self.row_ptr);
+            if words.len() % 2 == 1 {
+                words.push(0);
+            }
+        }
+        let nonzeros_at = words.len();
+        match format {
+            Format::Csr => {
+                words.reserve(2 * self.nnz());
+                for (&column, &value) in self.columns.iter().zip(&self.values) {
+                    let record = CsrNonzero { column, value };
+                    words.extend_from_slice(&[record.column, record.value]);
+                }
+            }
+            Format::Coo => {
+                words.reserve(3 * self.nnz());
+                for (r, span) in self.row_ptr.windows(2).enumerate() {
+                    for k in span[0] as usize..span[1] as usize {
+                        let record = CooNonzero { row: r as u32, column: self.columns[k], value: self.values[k] };
+                        words.extend_from_slice(&[record.row, record.column, record.value]);
+                    }
+                }
+            }
+        }
+        if words.len() % 2 == 1 {
+            words.push(0);
+        }
+        (words, row_ptr_at, nonzeros_at)
+    }
+}

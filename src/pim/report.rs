@@ -1,0 +1,108 @@
+//! What a [`super::PimSpmm`] tells its caller: per-phase wall and predicted times, the load balance across
+//! DPUs and the simulator's modelled cycles, printable as a small table.
+
+use std::fmt;
+
+use crate::cost::Prediction;
+use crate::plan::Plan;
+use crate::spmm::Phase;
+
+/// Nonzeros per DPU over the DPUs a plan uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoadBalance {
+    /// Fewest nonzeros on a DPU.
+    pub min: usize,
+    /// Median.
+    pub median: usize,
+    /// Most nonzeros on a DPU (it bounds the kernel time).
+    pub max: usize,
+}
+
+impl LoadBalance {
+    /// The balance of these per-DPU nonzero counts.
+    pub fn of(counts: impl Iterator<Item = usize>) -> Self {
+        let mut counts: Vec<usize> = counts.collect();
+        counts.sort_unstable();
+        match counts.len() {
+            0 => LoadBalance::default(),
+            n => LoadBalance { min: counts[0], median: counts[n / 2], max: counts[n - 1] },
+        }
+    }
+}
+
+/// The report of a [`super::PimSpmm`]: its plan, loading `A`, and the last call.
+#[derive(Clone, Debug)]
+pub struct PimReport {
+    /// The plan run.
+    pub plan: Plan,
+    /// DPUs in the set (the plan may leave some idle).
+    pub nr_dpus: usize,
+    /// Nonzeros per DPU.
+    pub balance: LoadBalance,
+    /// Loading `A` onto the DPUs (once).
+    pub load: Phase,
+    /// Features of the last call (0 before the first).
+    pub features: usize,
+    /// Phases of the last call with their predicted hardware times.
+    pub phases: Vec<Phase>,
+    /// Predicted hardware time of the last call.
+    pub predicted: Prediction,
+    /// The slowest DPU's modelled cycles and DMA cycles in the last call, on the simulator.
+    pub modelled_cycles: Option<(u64, u64)>,
+}
+
+impl PimReport {
+    pub(crate) fn new(plan: Plan, nr_dpus: usize, balance: LoadBalance, load: Phase) -> Self {
+        PimReport {
+            plan,
+            nr_dpus,
+            balance,
+            load,
+            features: 0,
+            phases: Vec::new(),
+            predicted: Prediction::default(),
+            modelled_cycles: None,
+        }
+    }
+
+    pub(crate) fn record_call(
+        &mut self,
+        features: usize,
+        phases: &[Phase],
+        predicted: Prediction,
+        cycles: Option<(u64, u64)>,
+    ) {
+        self.features = features;
+        self.phases = phases.to_vec();
+        self.predicted = predicted;
+        self.modelled_cycles = cycles;
+    }
+}
+
+impl fmt::Display for PimReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        writeln!(
+            f,
+            "plan {} on {} DPUs ({} used), F = {}",
+            self.plan,
+            self.nr_dpus,
+            self.plan.dpus_used(),
+            self.features
+        )?;
+        writeln!(f, "  {:<8} {:>12} {:>16}", "phase", "wall ms", "predicted hw ms")?;
+        for phase in std::iter::once(&self.load).chain(&self.phases) {
+            let predicted = phase.predicted.map_or("-".to_owned(), |p| format!("{:.3}", ms(p)));
+            writeln!(f, "  {:<8} {:>12.3} {:>16}", phase.name, ms(phase.wall), predicted)?;
+        }
+        writeln!(
+            f,
+            "  nonzeros per DPU: min {} / median {} / max {}",
+            self.balance.min, self.balance.median, self.balance.max
+        )?;
+        match self.modelled_cycles {
+            Some((cycles, dma)) => write!(f, "  slowest DPU (simulator model): {cycles} cycles, {dma} of them DMA"),
+            None => write!(f, "  no modelled cycles (hardware)"),
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! The Rust mirror of `dpu/spmm_args.h` (`pimgnn::pim::abi`) against the header itself: a C probe compiled by
+//! the host's C compiler prints every size, field offset and constant, and each must match.
+
+use std::collections::HashMap;
+use std::mem::{offset_of, size_of};
+use std::path::Path;
+use std::process::Command;
+
+use pimgnn::pim::abi::{
+    CallArgs, CooNonzero, CsrNonzero, MatrixArgs, TaskletWork, FEATURE_CHUNK, MAX_PARTIALS, MAX_TASKLETS, SEQREAD_BYTES,
+};
+
+/// `(name, C expression, Rust value)` for every fact checked.
+fn expected() -> Vec<(&'static str, &'static str, usize)> {
+    macro_rules! field {
+        ($c:literal, $rust:ty, $field:ident) => {
+            (
+                concat!($c, ".", stringify!($field)),
+                concat!("offsetof(struct ", $c, ", ", stringify!($field), ")"),
+                offset_of!($rust, $field),
+            )
+        };
+    }
+    vec![
+        ("SPMM_MAX_TASKLETS", "SPMM_MAX_TASKLETS", MAX_TASKLETS),
+        ("SPMM_FEATURE_CHUNK", "SPMM_FEATURE_CHUNK", FEATURE_CHUNK),
+        ("SPMM_MAX_PARTIALS", "SPMM_MAX_PARTIALS", MAX_PARTIALS),
+        ("SPMM_SEQREAD", "SPMM_SEQREAD", SEQREAD_BYTES),
+        ("sizeof spmm_value", "sizeof(spmm_value)", 4),
+        ("sizeof spmm_tasklet_work", "sizeof(struct spmm_tasklet_work)", size_of::<TaskletWork>()),
+        field!("spmm_tasklet_work", TaskletWork, nz_begin),
+        field!("spmm_tasklet_work", TaskletWork, nz_end),
+        field!("spmm_tasklet_work", TaskletWork, row_begin),
+        field!("spmm_tasklet_work", TaskletWork, row_end),
+        field!("spmm_tasklet_work", TaskletWork, nr_partials),
+        field!("spmm_tasklet_work", TaskletWork, partial_rows),
+        field!("spmm_tasklet_work", TaskletWork, reserved),
+        ("sizeof spmm_matrix_args", "sizeof(struct spmm_matrix_args)", size_of::<MatrixArgs>()),
+        field!("spmm_matrix_args", MatrixArgs, nr_rows),
+        field!("spmm_matrix_args", MatrixArgs, nr_nonzeros),
+        field!("spmm_matrix_args", MatrixArgs, row_ptr_offset),
+        field!("spmm_matrix_args", MatrixArgs, nonzeros_offset),
+        field!("spmm_matrix_args", MatrixArgs, nr_tasklets),
+        field!("spmm_matrix_args", MatrixArgs, reserved),
+        field!("spmm_matrix_args", MatrixArgs, tasklets),
+        ("sizeof spmm_call_args", "sizeof(struct spmm_call_args)", size_of::<CallArgs>()),
+        field!("spmm_call_args", CallArgs, nr_features),
+        field!("spmm_call_args", CallArgs, x_offset),
+        field!("spmm_call_args", CallArgs, y_offset),
+        field!("spmm_call_args", CallArgs, partials_offset),
+        ("sizeof spmm_csr_nonzero", "sizeof(struct spmm_csr_nonzero)", size_of::<CsrNonzero>()),
+        field!("spmm_csr_nonzero", CsrNonzero, column),
+        field!("spmm_csr_nonzero", CsrNonzero, value),
+        ("sizeof spmm_coo_nonzero", "sizeof(struct spmm_coo_nonzero)", size_of::<CooNonzero>()),
+        field!("spmm_coo_nonzero", CooNonzero, row),
+        field!("spmm_coo_nonzero", CooNonzero, column),
+        field!("spmm_coo_nonzero", CooNonzero, value),
+    ]
+}
+
+#[test]
+fn rust_mirror_matches_the_header() {
+    let facts = expected();
+    let dir = tempfile::tempdir().unwrap();
+    let mut probe =
+        String::from("#include <stddef.h>\n#include <stdio.h>\n#include \"spmm_args.h\"\nint main(void) {\n");
+    for (name, expression, _) in &facts {
+        probe.push_str(&format!("    printf(\"%s %zu\\n\", \"{name}\", (size_t)({expression}));\n"));
+    }
+    probe.push_str("    return 0;\n}\n");
+    let source = dir.path().join("probe.c");
+    let binary = dir.path().join("probe");
+    std::fs::write(&source, probe).unwrap();
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("dpu");
+    let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
+    let status = Command::new(&compiler).arg("-I").arg(&include).arg(&source).arg("-o").arg(&binary).status();
+    assert!(status.is_ok_and(|s| s.success()), "compiling the probe with {compiler}");
+    let output = Command::new(&binary).output().unwrap();
+    let printed: HashMap<String, usize> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let (name, value) = line.rsplit_once(' ').unwrap();
+            (name.to_owned(), value.parse().unwrap())
+        })
+        .collect();
+    for (name, _, rust) in facts {
+        assert_eq!(printed[name], rust, "{name}: header says {}, Rust says {rust}", printed[name]);
+    }
+}

@@ -1,0 +1,108 @@
+//! The cost model against what can be checked here: its DMA cycles against the simulator's exact count for
+//! the same kernel run, and its choices against PyGim's default and between X deliveries.
+
+use pimgnn::cost::{self, HardwareModel};
+use pimgnn::pim::PimSpmm;
+use pimgnn::plan::{Format, Plan, XDelivery};
+use pimgnn::{Csr, Dense, SpmmEngine};
+use upmem::{BackendKind, DpuSet, SimConfig, Topology};
+
+/// A graph whose row `r` has `1 + r % 7` nonzeros spread over the columns.
+fn graph(n: usize) -> Csr<f32> {
+    let mut row_ptr = vec![0u32];
+    let mut cols = Vec::new();
+    for r in 0..n {
+        for k in 0..=(r % 7) {
+            cols.push(((r * 7919 + k * 104_729) % n) as u32);
+        }
+        row_ptr.push(cols.len() as u32);
+    }
+    let values = vec![1.0; cols.len()];
+    Csr::new(n, n, row_ptr, cols, values).unwrap()
+}
+
+#[test]
+fn modelled_dma_cycles_match_the_simulator() {
+    let model = HardwareModel::default();
+    let a = graph(3000);
+    for format in [Format::Csr, Format::Coo] {
+        for features in [16, 100] {
+            let plan = Plan {
+                format,
+                row_blocks: 1,
+                split_rows: true,
+                col_blocks: 1,
+                feature_groups: 1,
+                x: XDelivery::Whole,
+                tasklets: 16,
+            };
+            let set = DpuSet::builder()
+                .backend(BackendKind::Simulator)
+                .simulator(SimConfig::new(Topology::new(1, 1)))
+                .allocate()
+                .unwrap();
+            let mut engine = PimSpmm::new(set, a.clone(), plan).unwrap();
+            engine.spmm(&Dense::zeros(3000, features)).unwrap();
+            let (_, simulated) = engine.report().modelled_cycles.expect("simulator statistics");
+            let modelled = model.kernel_cycles::<f32>(format, a.nrows(), a.nnz(), features, 16).dma;
+            let error = (modelled - simulated as f64).abs() / simulated as f64;
+            assert!(error < 0.03, "{format}, F = {features}: model {modelled:.0} DMA cycles, simulator {simulated}");
+        }
+    }
+}
+
+#[test]
+fn referenced_rows_move_less_than_whole_column_slices_on_a_sparse_graph() {
+    // (With one column block and one group, a whole X is one broadcast, which the model rightly prefers.)
+    let model = HardwareModel::default();
+    let a = graph(50_000);
+    let whole = Plan {
+        format: Format::Csr,
+        row_blocks: 128,
+        split_rows: true,
+        col_blocks: 2,
+        feature_groups: 1,
+        x: XDelivery::Whole,
+        tasklets: 16,
+    };
+    let referenced = Plan { x: XDelivery::Referenced, ..whole };
+    let send = |plan: &Plan| cost::predict(&model, &a, plan, 64, 256).send_x;
+    assert!(send(&referenced) * 4 < send(&whole), "{:?} vs {:?}", send(&referenced), send(&whole));
+}
+
+#[test]
+fn splitting_hub_rows_balances_row_blocks() {
+    // One row holds half the nonzeros: cut only between rows, one DPU gets it all.
+    let n = 4096;
+    let mut row_ptr = vec![0u32, n as u32];
+    row_ptr.extend((1..n).map(|r| (n + r) as u32));
+    let cols: Vec<u32> = (0..2 * n as u32 - 1).map(|k| k % n as u32).collect();
+    let a = Csr::new(n, n, row_ptr, cols.clone(), vec![1.0f32; cols.len()]).unwrap();
+    let model = HardwareModel::default();
+    let split = Plan {
+        format: Format::Csr,
+        row_blocks: 64,
+        split_rows: true,
+        col_blocks: 1,
+        feature_groups: 1,
+        x: XDelivery::Referenced,
+        tasklets: 16,
+    };
+    let whole_rows = Plan { split_rows: false, ..split };
+    let kernel = |plan: &Plan| cost::predict(&model, &a, plan, 16, 64).kernel;
+    assert!(kernel(&split) * 10 < kernel(&whole_rows), "{:?} vs {:?}", kernel(&split), kernel(&whole_rows));
+}
+
+#[test]
+fn the_choice_is_never_predicted_slower_than_pygim() {
+    let model = HardwareModel::default();
+    let a = graph(20_000);
+    for features in [1, 16, 64, 256] {
+        let choice = cost::choose(&model, &a, features, 512, 16, None).unwrap();
+        let pygim = choice.pygim.expect("a PyGim plan fits");
+        assert!(choice.best.prediction.total() <= pygim.prediction.total());
+        assert_eq!(pygim.plan, Plan::pygim(512, pygim.plan.feature_groups, 16));
+        assert!(choice.candidates.windows(2).all(|w| w[0].prediction.total() <= w[1].prediction.total()));
+        assert!(choice.candidates.iter().any(|c| c.plan == pygim.plan));
+    }
+}

@@ -1,0 +1,253 @@
+//! PIM SpMM against the CPU oracle (`pimgnn::cpu::spmm`) on the simulator: every plan, type and format, empty
+//! and hub rows, feature counts that are not multiples of anything, disabled DPUs and several tasklet counts,
+//! with the simulator switching tasklets at every DMA (races show up) and in strict mode.
+
+use pimgnn::cost::{self, HardwareModel};
+use pimgnn::pim::{PimElement, PimSpmm};
+use pimgnn::plan::{Format, Plan, XDelivery};
+use pimgnn::{cpu, Csr, Dense, Element, Error, SpmmEngine};
+use upmem::{BackendKind, DpuSet, SimConfig, Topology};
+
+/// splitmix64: a tiny seeded generator, enough for test graphs.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, limit: usize) -> usize {
+        (self.next() % limit as u64) as usize
+    }
+}
+
+/// A value type with a way to draw test values: small integers for f32, so that every sum is exact in any order.
+trait TestValue: PimElement {
+    fn draw(rng: &mut Rng) -> Self;
+}
+
+impl TestValue for f32 {
+    fn draw(rng: &mut Rng) -> Self {
+        rng.below(17) as f32 - 8.0
+    }
+}
+
+impl TestValue for i32 {
+    /// Full-range values, so sums wrap.
+    fn draw(rng: &mut Rng) -> Self {
+        rng.next() as i32
+    }
+}
+
+impl TestValue for i16 {
+    fn draw(rng: &mut Rng) -> Self {
+        rng.next() as i16
+    }
+}
+
+impl TestValue for i8 {
+    fn draw(rng: &mut Rng) -> Self {
+        rng.next() as i8
+    }
+}
+
+/// An `n x n` graph: each row has 0 to `2 * degree` random neighbours (so some rows are empty), and each row of
+/// `hubs` has `hub_degree` nonzeros spread over all columns.
+fn random_graph<T: TestValue>(n: usize, degree: usize, hubs: &[usize], hub_degree: usize, seed: u64) -> Csr<T> {
+    let mut rng = Rng(seed);
+    let mut row_ptr = vec![0u32];
+    let mut cols = Vec::new();
+    let mut values = Vec::new();
+    for r in 0..n {
+        let count = if hubs.contains(&r) { hub_degree } else { rng.below(2 * degree + 1) };
+        for _ in 0..count {
+            cols.push(rng.below(n) as u32);
+            values.push(T::draw(&mut rng));
+        }
+        row_ptr.push(cols.len() as u32);
+    }
+    Csr::new(n, n, row_ptr, cols, values).unwrap()
+}
+
+fn random_dense<T: TestValue>(rows: usize, cols: usize, seed: u64) -> Dense<T> {
+    let mut rng = Rng(seed);
+    Dense::from_vec(rows, cols, (0..rows * cols).map(|_| T::draw(&mut rng)).collect()).unwrap()
+}
+
+/// A simulated set of every enabled DPU of `ranks x per_rank` with `disabled` DPUs, switching tasklets at
+/// every DMA and faulting on what the hardware only tolerates.
+fn sim_set(ranks: u32, per_rank: u32, disabled: &[u32]) -> DpuSet {
+    let mut config = SimConfig::new(Topology::new(ranks, per_rank).with_disabled(disabled.iter().copied()));
+    config.strict = true;
+    config.yield_on_dma = true;
+    DpuSet::builder().backend(BackendKind::Simulator).simulator(config).allocate().unwrap()
+}
+
+fn plan(format: Format, rows: u32, cols: u32, groups: u32, x: XDelivery, tasklets: u32) -> Plan {
+    Plan { format, row_blocks: rows, split_rows: true, col_blocks: cols, feature_groups: groups, x, tasklets }
+}
+
+/// Runs `plan` twice (A stays loaded between calls) and compares with the CPU exactly.
+fn check<T: TestValue>(set: DpuSet, a: &Csr<T>, plan: Plan, features: &[usize]) {
+    let mut engine = PimSpmm::new(set, a.clone(), plan).unwrap_or_else(|e| panic!("{plan}: {e}"));
+    for (call, &f) in features.iter().enumerate() {
+        let x = random_dense::<T>(a.ncols(), f, 7 + call as u64);
+        let expected = cpu::spmm(a, &x).unwrap();
+        let y = engine.spmm(&x).unwrap_or_else(|e| panic!("{plan}, F = {f}: {e}"));
+        if y != expected {
+            let wrong = (0..y.rows()).find(|&r| y.row(r) != expected.row(r)).unwrap();
+            panic!(
+                "{} {plan}, F = {f}: row {wrong} differs: {:?} vs {:?}",
+                T::NAME,
+                &y.row(wrong)[..f.min(8)],
+                &expected.row(wrong)[..f.min(8)]
+            );
+        }
+        assert_eq!(engine.last_phases().len(), 4);
+        let report = engine.report().to_string();
+        assert!(report.contains(&plan.to_string()) && report.contains("kernel"), "{report}");
+    }
+}
+
+fn every_plan(dpus: u32, tasklets: u32) -> Vec<Plan> {
+    let mut plans = Vec::new();
+    for format in [Format::Csr, Format::Coo] {
+        for x in [XDelivery::Whole, XDelivery::Referenced] {
+            plans.push(plan(format, dpus, 1, 1, x, tasklets));
+            plans.push(plan(format, dpus / 2, 2, 1, x, tasklets));
+            plans.push(plan(format, 2, 1, 3, x, tasklets));
+            plans.push(plan(format, 1, 2, 3, x, tasklets));
+            plans.push(Plan { split_rows: false, ..plan(format, dpus / 2, 2, 1, x, tasklets) });
+        }
+    }
+    plans.push(Plan::pygim(dpus, 3, tasklets));
+    plans
+}
+
+fn every_plan_on<T: TestValue>() {
+    // 8 DPUs with one disabled: 7 in the set, 301 rows divide over nothing.
+    let a = random_graph::<T>(301, 3, &[5], 400, 1);
+    for (i, plan) in every_plan(7, 16).into_iter().enumerate() {
+        let tasklets = [1, 3, 11, 16, 24][i % 5];
+        check(sim_set(1, 8, &[2]), &a, Plan { tasklets, ..plan }, &[5, 37]);
+    }
+}
+
+#[test]
+fn every_plan_f32() {
+    every_plan_on::<f32>();
+}
+
+#[test]
+fn every_plan_i32() {
+    every_plan_on::<i32>();
+}
+
+#[test]
+fn every_plan_i16() {
+    every_plan_on::<i16>();
+}
+
+#[test]
+fn every_plan_i8() {
+    every_plan_on::<i8>();
+}
+
+#[test]
+fn feature_widths_from_1_to_512() {
+    let a = random_graph::<f32>(97, 4, &[], 0, 2);
+    let widths = [1, 2, 7, 8, 63, 64, 65, 129, 255, 512];
+    check(sim_set(1, 4, &[]), &a, plan(Format::Csr, 4, 1, 1, XDelivery::Referenced, 16), &widths);
+    check(sim_set(1, 4, &[]), &a, plan(Format::Coo, 2, 1, 2, XDelivery::Whole, 5), &widths);
+    let a = random_graph::<i8>(97, 4, &[], 0, 3);
+    check(sim_set(1, 4, &[]), &a, plan(Format::Csr, 2, 2, 1, XDelivery::Whole, 24), &widths);
+}
+
+#[test]
+fn hub_rows_of_more_than_10000_nonzeros() {
+    let a = random_graph::<i32>(3000, 2, &[0, 1500, 2999], 12_000, 4);
+    for tasklets in [1, 7, 16, 24] {
+        check(sim_set(1, 6, &[0]), &a, plan(Format::Csr, 5, 1, 1, XDelivery::Referenced, tasklets), &[3]);
+        check(sim_set(1, 6, &[0]), &a, plan(Format::Coo, 2, 2, 1, XDelivery::Referenced, tasklets), &[3]);
+    }
+}
+
+#[test]
+fn f32_with_fractions_matches_to_rounding() {
+    let mut rng = Rng(9);
+    let base = random_graph::<f32>(500, 6, &[3], 2000, 5);
+    let values: Vec<f32> = base.values().iter().map(|_| (rng.next() % 1_000_000) as f32 / 777.0 - 600.0).collect();
+    let a = Csr::new(500, 500, base.row_ptr().to_vec(), base.col_idx().to_vec(), values).unwrap();
+    let x = Dense::from_vec(500, 33, (0..500 * 33).map(|_| (rng.next() % 10_000) as f32 / 99.0).collect()).unwrap();
+    let expected = cpu::spmm(&a, &x).unwrap();
+    let mut engine =
+        PimSpmm::new(sim_set(1, 8, &[]), a, plan(Format::Csr, 4, 2, 1, XDelivery::Referenced, 16)).unwrap();
+    let y = engine.spmm(&x).unwrap();
+    for (got, want) in y.as_slice().iter().zip(expected.as_slice()) {
+        assert!((got - want).abs() <= 1e-3 * want.abs().max(1.0), "{got} vs {want}");
+    }
+}
+
+#[test]
+fn many_dpus_and_the_automatic_plan() {
+    let a = random_graph::<f32>(20_000, 8, &[10], 15_000, 6);
+    let nr_dpus = 4 * 64 - 3;
+    let choice = cost::choose(&HardwareModel::default(), &a, 16, nr_dpus, 16, None).unwrap();
+    let pygim = choice.pygim.expect("PyGim's default fits");
+    assert!(choice.best.prediction.total() <= pygim.prediction.total());
+    assert_eq!(choice.best, choice.fastest, "no memory budget");
+    check(sim_set(4, 64, &[1, 100, 200]), &a, choice.best.plan, &[16]);
+    let mut engine = PimSpmm::auto(sim_set(4, 64, &[1, 100, 200]), a.clone(), 16, 16).unwrap();
+    engine.spmm(&random_dense(a.ncols(), 16, 3)).unwrap();
+    println!("{}", engine.report());
+}
+
+#[test]
+fn bad_input_is_refused_before_launch() {
+    let a = random_graph::<i32>(50, 2, &[], 0, 8);
+    let mut engine =
+        PimSpmm::new(sim_set(1, 4, &[]), a.clone(), plan(Format::Csr, 4, 1, 1, XDelivery::Whole, 16)).unwrap();
+    let wrong = Dense::<i32>::zeros(49, 4);
+    assert!(matches!(engine.spmm(&wrong), Err(Error::Shape { .. })));
+    assert!(engine.last_phases().is_empty(), "nothing ran");
+
+    // A plan wanting more DPUs than the set has.
+    let err =
+        PimSpmm::new(sim_set(1, 4, &[1]), a.clone(), plan(Format::Csr, 4, 1, 1, XDelivery::Whole, 16)).unwrap_err();
+    assert!(err.to_string().contains("limit 3"), "{err}");
+
+    // A graph too large for 1 MiB of MRAM per DPU, and X too wide for what is left.
+    let mut config = SimConfig::new(Topology { mram_size: 1 << 20, ..Topology::new(1, 2) });
+    config.strict = true;
+    let small = || DpuSet::builder().backend(BackendKind::Simulator).simulator(config.clone()).allocate().unwrap();
+    let big = random_graph::<i32>(60_000, 10, &[], 0, 9);
+    let err = PimSpmm::new(small(), big, plan(Format::Csr, 2, 1, 1, XDelivery::Whole, 16)).unwrap_err();
+    assert!(matches!(err, Error::Capacity { .. }) && err.to_string().contains("MRAM"), "{err}");
+    let mut engine = PimSpmm::new(small(), a, plan(Format::Csr, 2, 1, 1, XDelivery::Whole, 16)).unwrap();
+    let err = engine.spmm(&Dense::<i32>::zeros(50, 4096)).unwrap_err();
+    assert!(matches!(err, Error::Capacity { .. }), "{err}");
+}
+
+#[test]
+fn shape_of_the_engine_is_the_matrix() {
+    let a = random_graph::<i16>(10, 1, &[], 0, 10);
+    let engine = PimSpmm::new(sim_set(1, 2, &[]), a, plan(Format::Coo, 1, 1, 1, XDelivery::Referenced, 2)).unwrap();
+    assert_eq!(engine.shape(), (10, 10));
+    let _: fn(i16, i16) -> i32 = |a, b| <i16 as Element>::mul_add(0, a, b);
+}
+
+#[test]
+fn more_dpus_and_tasklets_than_work() {
+    let tiny = Csr::new(3, 3, vec![0, 0, 2, 2], vec![2, 0], vec![5i32, -3]).unwrap();
+    let empty = Csr::new(4, 4, vec![0; 5], Vec::new(), Vec::<i32>::new()).unwrap();
+    for a in [tiny, empty] {
+        for format in [Format::Csr, Format::Coo] {
+            check(sim_set(1, 8, &[]), &a, plan(format, 8, 1, 1, XDelivery::Referenced, 24), &[3]);
+            check(sim_set(1, 8, &[]), &a, plan(format, 2, 2, 2, XDelivery::Whole, 24), &[3]);
+        }
+    }
+}
