@@ -53,6 +53,14 @@ pub enum Error {
         /// What is wrong there.
         reason: String,
     },
+    /// A backend or engine this build or machine cannot provide.
+    #[error("{what} is not available: {reason}")]
+    Unavailable {
+        /// What was asked for (e.g. "PIM SpMM engine on the simulator").
+        what: String,
+        /// Why it cannot be had.
+        reason: String,
+    },
     /// The UPMEM runtime failed (allocation, load, transfer, launch, DPU fault).
     #[error(transparent)]
     Upmem(#[from] upmem::Error),

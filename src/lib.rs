@@ -5,6 +5,9 @@
 
 pub mod cpu;
 mod error;
+pub mod gnn;
+pub mod graph;
+pub mod io;
 pub mod sparse;
 pub mod spmm;
 
