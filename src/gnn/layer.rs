@@ -54,6 +54,11 @@ impl GcnConv {
     pub fn new(lin: Linear) -> Self {
         GcnConv { lin }
     }
+
+    /// The weight and the bias.
+    pub fn lin(&self) -> &Linear {
+        &self.lin
+    }
 }
 
 /// `SAGEConv` with mean aggregation: `out = lin_l(mean_j x_j) + lin_r(x_i)` (`lin_l` has the bias).
@@ -125,7 +130,8 @@ fn aggregate(aggregator: &mut Aggregator, x: &Dense<f32>, phases: &mut Vec<Phase
     Ok(y)
 }
 
-/// `M x W^T` in the cheaper order, plus `self_weight * x W^T` when given (GIN's `(1 + eps) x_i`).
+/// `lin(M x)` (`M x W^T + b`) in the cheaper order, plus `self_weight * x W^T` when given (GIN's
+/// `(1 + eps) x_i`).
 fn aggregate_linear(
     lin: &Linear,
     self_weight: Option<f32>,
@@ -137,9 +143,15 @@ fn aggregate_linear(
         Order::TransformFirst => {
             let h = timed(phases, "transform (GEMM)", || lin.transform(x))?;
             let mut y = aggregate(aggregator, &h, phases)?;
-            if let Some(weight) = self_weight {
-                timed(phases, "self term", || add_scaled(&mut y, weight, &h))?;
-            }
+            timed(phases, "self term and bias", || {
+                if let Some(weight) = self_weight {
+                    add_scaled(&mut y, weight, &h)?;
+                }
+                if let Some(bias) = lin.bias() {
+                    add_row(&mut y, bias);
+                }
+                Ok(())
+            })?;
             Ok(y)
         }
         Order::AggregateFirst => {
@@ -147,7 +159,7 @@ fn aggregate_linear(
             if let Some(weight) = self_weight {
                 timed(phases, "self term", || add_scaled(&mut m, weight, x))?;
             }
-            timed(phases, "transform (GEMM)", || lin.transform(&m))
+            timed(phases, "transform (GEMM)", || lin.forward(&m))
         }
     }
 }
@@ -197,29 +209,20 @@ impl Layer {
             return Err(Error::shape(format!("{} input width", self.kind()), self.in_features(), x.cols()));
         }
         match self {
-            Layer::Gcn(conv) => {
-                let mut y = aggregate_linear(&conv.lin, None, x, aggregator, phases)?;
-                if let Some(bias) = conv.lin.bias() {
-                    timed(phases, "bias", || Ok(add_row(&mut y, bias)))?;
-                }
-                Ok(y)
-            }
+            Layer::Gcn(conv) => aggregate_linear(&conv.lin, None, x, aggregator, phases),
             Layer::Sage(conv) => {
                 let mut y = aggregate_linear(&conv.lin_l, None, x, aggregator, phases)?;
-                let root = timed(phases, "root (GEMM)", || conv.lin_r.transform(x))?;
-                timed(phases, "bias and root", || {
-                    for bias in [conv.lin_l.bias(), conv.lin_r.bias()].into_iter().flatten() {
+                timed(phases, "root (GEMM)", || {
+                    conv.lin_r.transform_add(x, &mut y)?;
+                    if let Some(bias) = conv.lin_r.bias() {
                         add_row(&mut y, bias);
                     }
-                    add_scaled(&mut y, 1.0, &root)
+                    Ok(())
                 })?;
                 Ok(y)
             }
             Layer::Gin(conv) => {
                 let mut y = aggregate_linear(&conv.mlp[0], Some(1.0 + conv.eps), x, aggregator, phases)?;
-                if let Some(bias) = conv.mlp[0].bias() {
-                    timed(phases, "bias", || Ok(add_row(&mut y, bias)))?;
-                }
                 for lin in &conv.mlp[1..] {
                     y = timed(phases, "MLP (GEMM)", || {
                         relu(&mut y);

@@ -1,0 +1,8 @@
+//! The subcommands of `pimgnn`.
+
+pub mod bench;
+pub mod infer;
+pub mod info;
+mod progress;
+mod table;
+mod workload;

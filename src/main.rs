@@ -1,0 +1,41 @@
+//! `pimgnn`: GNN inference on UPMEM processing-in-memory servers, the simulator, or the CPU.
+
+mod cli;
+
+use clap::{Parser, Subcommand};
+
+/// GNN inference on UPMEM processing-in-memory servers.
+#[derive(Parser)]
+#[command(name = "pimgnn", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Runs a GNN over a graph and prints where the time went (without --graph: a generated R-MAT graph and
+    /// a seeded 3-layer GCN).
+    Infer(cli::infer::InferArgs),
+    /// Says which backends this machine has, why one is missing, and the simulator's settings.
+    Info,
+    /// Benchmarks.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// End-to-end inference on the CPU backend against PyTorch (CSR sparse.mm + Linear, and PyG's GCNConv
+    /// when installed) on the same workload.
+    Infer(cli::bench::BenchInferArgs),
+}
+
+fn main() -> anyhow::Result<()> {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
+    match Cli::parse().command {
+        Command::Infer(args) => cli::infer::run(&args),
+        Command::Info => cli::info::run(),
+        Command::Bench(BenchCommand::Infer(args)) => cli::bench::run(&args),
+    }
+}
