@@ -103,7 +103,7 @@ fn cpu_engine<T: Element>(matrix: Csr<T>) -> Engine<T> {
 /// that says so.
 fn pim_engine<T: Element>(_matrix: &Csr<T>, kind: upmem::BackendKind, _options: &EngineOptions) -> Result<Engine<T>> {
     Err(Error::Unavailable {
-        what: format!("PIM SpMM engine ({kind})"),
+        what: format!("PIM aggregation ({kind})"),
         reason: "PIM SpMM engine not available yet".into(),
     })
 }

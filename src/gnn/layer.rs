@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use super::aggregate::Aggregator;
 use super::dense::{add_row, add_scaled, relu, Linear};
+use super::model::Architecture;
 use crate::error::{Error, Result};
 use crate::sparse::Dense;
 use crate::spmm::Phase;
@@ -180,6 +181,15 @@ impl Layer {
             Layer::Gcn(conv) => conv.lin.out_features(),
             Layer::Sage(conv) => conv.lin_l.out_features(),
             Layer::Gin(conv) => conv.mlp[conv.mlp.len() - 1].out_features(),
+        }
+    }
+
+    /// The architecture of models made of this layer.
+    pub fn architecture(&self) -> Architecture {
+        match self {
+            Layer::Gcn(_) => Architecture::Gcn,
+            Layer::Sage(_) => Architecture::Sage,
+            Layer::Gin(_) => Architecture::Gin,
         }
     }
 

@@ -171,6 +171,30 @@ impl Model {
         Ok(model)
     }
 
+    /// A model of `layers` (each with its `state_dict` name), which must all be of `architecture` and each
+    /// take the previous one's width.
+    pub fn new(architecture: Architecture, layers: Vec<(String, Layer)>) -> Result<Self> {
+        if layers.is_empty() {
+            return Err(Error::invalid("model", "has no layers"));
+        }
+        for (name, layer) in &layers {
+            if layer.architecture() != architecture {
+                return Err(Error::invalid(
+                    format!("layer `{name}`"),
+                    format!("is a {}, not a {architecture} layer", layer.kind()),
+                ));
+            }
+        }
+        if let Some(at) = layers.windows(2).position(|pair| pair[0].1.out_features() != pair[1].1.in_features()) {
+            return Err(Error::shape(
+                format!("input width of layer `{}`", layers[at + 1].0),
+                layers[at].1.out_features(),
+                layers[at + 1].1.in_features(),
+            ));
+        }
+        Ok(Model { architecture, layers })
+    }
+
     /// A GCN with the given widths (input, hidden..., output), weights drawn as PyG initialises them
     /// (Glorot uniform, zero bias) from `seed`.
     pub fn seeded_gcn(widths: &[usize], seed: u64) -> Result<Self> {
@@ -189,7 +213,7 @@ impl Model {
                 Ok((format!("conv{}", at + 1), Layer::Gcn(GcnConv::new(lin))))
             })
             .collect::<Result<_>>()?;
-        Ok(Model { architecture: Architecture::Gcn, layers })
+        Self::new(Architecture::Gcn, layers)
     }
 
     /// The layer type.
