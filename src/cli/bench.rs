@@ -44,26 +44,33 @@ pub fn run(args: &BenchInferArgs) -> anyhow::Result<()> {
     let options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
     let mut aggregator = Aggregator::new(matrix.clone(), Dtype::F32, &options)?;
 
-    let mut ours = Vec::with_capacity(args.runs);
+    let (mut walls, mut cpus) = (Vec::with_capacity(args.runs), Vec::with_capacity(args.runs));
     let mut logits = None;
-    for _ in 0..=args.runs {
-        let started = Instant::now();
+    for run in 0..=args.runs {
+        let (wall, cpu) = (Instant::now(), process_cpu_time()?);
         logits = Some(workload.model.forward(&workload.features, &mut aggregator)?.logits);
-        ours.push(started.elapsed());
+        if run > 0 {
+            walls.push(wall.elapsed().as_secs_f64());
+            cpus.push((process_cpu_time()? - cpu).as_secs_f64());
+        }
     }
-    ours.remove(0);
-    let ours = median(ours);
+    let ours = Times { wall: median(walls), cpu: median(cpus) };
 
     let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_header(["path", "median (s)", "against pimgnn CPU"]);
-    table.add_row(["pimgnn, CPU backend".to_owned(), format!("{:.3}", ours.as_secs_f64()), "1.00x".to_owned()]);
+    table.load_preset(UTF8_FULL).set_header(["path", "wall (s)", "CPU time (s)", "wall against pimgnn CPU"]);
+    table.add_row(["pimgnn, CPU backend".to_owned(), format!("{:.3}", ours.wall), format!("{:.3}", ours.cpu), "1.00x".to_owned()]);
 
     match torch_timings(args, &workload, &matrix, logits.as_ref()) {
         Ok(results) => {
-            for (name, seconds) in results {
-                let row = match seconds {
-                    Ok(seconds) => [name, format!("{seconds:.3}"), format!("{:.2}x", seconds / ours.as_secs_f64())],
-                    Err(reason) => [name, "-".to_owned(), reason],
+            for (name, times) in results {
+                let row = match times {
+                    Ok(times) => [
+                        name,
+                        format!("{:.3}", times.wall),
+                        format!("{:.3}", times.cpu),
+                        format!("{:.2}x", times.wall / ours.wall),
+                    ],
+                    Err(reason) => [name, "-".to_owned(), "-".to_owned(), reason],
                 };
                 table.add_row(row);
             }
@@ -71,12 +78,33 @@ pub fn run(args: &BenchInferArgs) -> anyhow::Result<()> {
         Err(error) => println!("PyTorch comparison skipped: {error:#}"),
     }
     println!("{table}");
+    println!("(medians of {} runs after a warm-up; CPU time is the whole process's, all threads)", args.runs);
     Ok(())
 }
 
-fn median(mut times: Vec<Duration>) -> Duration {
-    times.sort();
+/// Median wall and CPU time of one forward pass.
+struct Times {
+    wall: f64,
+    cpu: f64,
+}
+
+fn median(mut times: Vec<f64>) -> f64 {
+    times.sort_by(f64::total_cmp);
     times[times.len() / 2]
+}
+
+/// CPU time used by this process so far, all threads, user and system.
+fn process_cpu_time() -> anyhow::Result<Duration> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: getrusage writes a whole `rusage` through the valid pointer it is given and returns 0 on success.
+    let status = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    if status != 0 {
+        bail!("getrusage failed: {}", std::io::Error::last_os_error());
+    }
+    // SAFETY: getrusage succeeded, so it initialised `usage`.
+    let usage = unsafe { usage.assume_init() };
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    Ok(time(usage.ru_utime) + time(usage.ru_stime))
 }
 
 /// Writes the workload for the Python script, runs it, and checks its output against `ours`.
@@ -85,7 +113,7 @@ fn torch_timings(
     workload: &Workload,
     matrix: &pimgnn::Csr<f32>,
     ours: Option<&Dense<f32>>,
-) -> anyhow::Result<Vec<(String, Result<f64, String>)>> {
+) -> anyhow::Result<Vec<(String, Result<Times, String>)>> {
     if workload.model.architecture() != Architecture::Gcn {
         bail!("the PyTorch paths run GCN models only");
     }
@@ -121,8 +149,11 @@ fn torch_timings(
                 "pyg_gcnconv" => "PyTorch Geometric GCNConv",
                 _ => return None,
             };
-            let result = rest.parse::<f64>().map_err(|_| rest.trim_start_matches("unavailable ").to_owned());
-            Some((label.to_owned(), result))
+            let times = match rest.split_once(' ').map(|(w, c)| (w.parse::<f64>(), c.parse::<f64>())) {
+                Some((Ok(wall), Ok(cpu))) => Ok(Times { wall, cpu }),
+                _ => Err(rest.trim_start_matches("unavailable ").to_owned()),
+            };
+            Some((label.to_owned(), times))
         })
         .collect();
     Ok(results)

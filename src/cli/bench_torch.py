@@ -1,7 +1,7 @@
 # The PyTorch side of `pimgnn bench infer`: the same GCN on the same graph and features, written by pimgnn to
 # the directory given as argv[1], run (1) as CSR torch.sparse.mm + Linear and (2) with PyG's GCNConv when
-# installed. Prints one line per path: `<name> <median seconds>` or `<name> unavailable <reason>`, and writes
-# the CSR path's output to logits.npy for pimgnn to compare.
+# installed. Prints one line per path: `<name> <median wall seconds> <median CPU seconds>` or
+# `<name> unavailable <reason>`, and writes the CSR path's output to logits.npy for pimgnn to compare.
 import os
 import statistics
 import sys
@@ -21,15 +21,16 @@ n = features.shape[0]
 normalised = torch.sparse_csr_tensor(load("row_ptr"), load("col_idx"), load("values"), size=(n, n))
 
 
-def median_seconds(forward):
+def median_times(forward):
     with torch.no_grad():
         forward()
-        times = []
+        walls, cpus = [], []
         for _ in range(runs):
-            started = time.perf_counter()
+            wall, cpu = time.perf_counter(), time.process_time()
             out = forward()
-            times.append(time.perf_counter() - started)
-    return statistics.median(times), out
+            walls.append(time.perf_counter() - wall)
+            cpus.append(time.process_time() - cpu)
+    return f"{statistics.median(walls)} {statistics.median(cpus)}", out
 
 
 def csr_linear():
@@ -41,7 +42,7 @@ def csr_linear():
     return h
 
 
-seconds, logits = median_seconds(csr_linear)
+seconds, logits = median_times(csr_linear)
 np.save(os.path.join(directory, "logits.npy"), logits.numpy())
 print(f"csr_sparse_mm_linear {seconds}")
 
@@ -66,4 +67,4 @@ else:
                 h = torch.relu(h)
         return h
 
-    print(f"pyg_gcnconv {median_seconds(pyg)[0]}")
+    print(f"pyg_gcnconv {median_times(pyg)[0]}")
