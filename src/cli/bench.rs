@@ -58,7 +58,12 @@ pub fn run(args: &BenchInferArgs) -> anyhow::Result<()> {
 
     let mut table = Table::new();
     table.load_preset(UTF8_FULL).set_header(["path", "wall (s)", "CPU time (s)", "wall against pimgnn CPU"]);
-    table.add_row(["pimgnn, CPU backend".to_owned(), format!("{:.3}", ours.wall), format!("{:.3}", ours.cpu), "1.00x".to_owned()]);
+    table.add_row([
+        "pimgnn, CPU backend".to_owned(),
+        format!("{:.3}", ours.wall),
+        format!("{:.3}", ours.cpu),
+        "1.00x".to_owned(),
+    ]);
 
     match torch_timings(args, &workload, &matrix, logits.as_ref()) {
         Ok(results) => {
