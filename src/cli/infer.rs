@@ -77,7 +77,11 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
             args.dpus.map_or("all".to_owned(), |d| d.to_string())
         }
     );
-    println!("plan: {:?} aggregation in {}: {}", aggregation, aggregator.dtype(), aggregator.plan());
+    println!(
+        "plan: {aggregation} aggregation in {}, the matrix resident for every layer: {}",
+        aggregator.dtype(),
+        aggregator.plan()
+    );
 
     let inference =
         progress::step("running the model", || workload.model.forward(&workload.features, &mut aggregator))?;

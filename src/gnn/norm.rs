@@ -19,6 +19,16 @@ pub enum Aggregation {
     Sum,
 }
 
+impl std::fmt::Display for Aggregation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Aggregation::GcnNormalized => "GCN-normalised D^-1/2 (A + I) D^-1/2",
+            Aggregation::Mean => "mean (rows of A over in-degrees)",
+            Aggregation::Sum => "sum (A)",
+        })
+    }
+}
+
 impl Aggregation {
     /// The aggregation matrix of `graph`, which must be square.
     pub fn matrix(self, graph: &Csr<f32>) -> Result<Csr<f32>> {
