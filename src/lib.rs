@@ -10,6 +10,7 @@ pub mod bench;
 pub mod cost;
 pub mod cpu;
 mod error;
+pub mod gnn;
 pub mod graph;
 pub mod io;
 pub mod pim;

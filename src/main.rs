@@ -1,14 +1,12 @@
-//! `pimgnn`: command-line tools. `pimgnn bench spmm` compares the CPU SpMM with PIM SpMM.
+//! `pimgnn`: GNN inference on UPMEM processing-in-memory servers, the simulator, or the CPU.
 
-use std::path::PathBuf;
+mod cli;
 
-use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use pimgnn::bench::{self, PlanChoice, SpmmBenchConfig};
-use upmem::BackendKind;
 
+/// GNN inference on UPMEM processing-in-memory servers.
 #[derive(Parser)]
-#[command(about = "Graph neural networks on UPMEM processing-in-memory servers")]
+#[command(name = "pimgnn", version, about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -16,78 +14,32 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Runs a GNN over a graph and prints where the time went (without --graph: a generated R-MAT graph and
+    /// a seeded 3-layer GCN).
+    Infer(cli::infer::InferArgs),
+    /// Says which backends this machine has, why one is missing, and the simulator's settings.
+    Info,
     /// Benchmarks.
-    Bench {
-        #[command(subcommand)]
-        which: Bench,
-    },
+    #[command(subcommand)]
+    Bench(BenchCommand),
 }
 
 #[derive(Subcommand)]
-enum Bench {
-    /// SpMM Y = A X: the CPU against PIM (simulated without hardware), at several feature widths.
-    Spmm(SpmmArgs),
-}
-
-#[derive(clap::Args)]
-struct SpmmArgs {
-    /// Graph: a Matrix Market file or a CSV edge list (default: R-MAT, 100,000 nodes, 1,000,000 edges).
-    #[arg(long)]
-    graph: Option<PathBuf>,
-    /// Feature widths, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "16,64,256")]
-    features: Vec<usize>,
-    /// DPUs.
-    #[arg(long, default_value_t = 2048)]
-    dpus: u32,
-    /// Tasklets per DPU (1 to 24).
-    #[arg(long, default_value_t = 16)]
-    tasklets: u32,
-    /// Plan: auto (the cost model's choice), pygim (PyGim's default), or e.g.
-    /// csr:rows=1024,cols=2,groups=1,x=referenced,tasklets=16.
-    #[arg(long, default_value = "auto")]
-    plan: PlanChoice,
-    /// Backend: auto (hardware if present), hw, or sim.
-    #[arg(long, default_value = "auto")]
-    backend: BackendKind,
+enum BenchCommand {
+    /// End-to-end inference on the CPU backend against PyTorch (CSR sparse.mm + Linear, and PyG's GCNConv
+    /// when installed) on the same workload.
+    Infer(cli::bench::BenchInferArgs),
+    /// SpMM Y = A X: the CPU against PIM (simulated without hardware), at several feature widths, with the
+    /// plan the cost model chose, predicted hardware time, phases and load balance.
+    Spmm(cli::bench_spmm::BenchSpmmArgs),
 }
 
 fn main() -> anyhow::Result<()> {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     match Cli::parse().command {
-        Command::Bench { which: Bench::Spmm(args) } => bench_spmm(args),
+        Command::Infer(args) => cli::infer::run(&args),
+        Command::Info => cli::info::run(),
+        Command::Bench(BenchCommand::Infer(args)) => cli::bench::run(&args),
+        Command::Bench(BenchCommand::Spmm(args)) => cli::bench_spmm::run(args),
     }
-}
-
-fn bench_spmm(args: SpmmArgs) -> anyhow::Result<()> {
-    let plan = match args.plan {
-        PlanChoice::Fixed(plan) => PlanChoice::Fixed(pimgnn::plan::Plan { tasklets: args.tasklets, ..plan }),
-        other => other,
-    };
-    let config = SpmmBenchConfig {
-        graph: args.graph,
-        features: args.features,
-        dpus: args.dpus,
-        tasklets: args.tasklets,
-        plan,
-        backend: args.backend,
-    };
-    let a = bench::load_graph(&config).context("loading the graph")?;
-    println!(
-        "graph: {} ({} nodes, {} nonzeros); {} DPUs x {} tasklets; f32; CPU on {} threads",
-        config.graph.as_ref().map_or("R-MAT a=0.57 b=0.19 c=0.19, seed 42".into(), |p| p.display().to_string()),
-        a.nrows(),
-        a.nnz(),
-        config.dpus,
-        config.tasklets,
-        rayon::current_num_threads()
-    );
-    let rows = bench::run(&config, &a)?;
-    println!("{}", bench::table(&rows));
-    println!(
-        "PIM sim ms: the second call (A stays on the DPUs). On the simulator, plans whose DPUs' MRAM would hold more \
-         than {} GiB in all are not run; the hardware choice is shown beside the plan run.",
-        pimgnn::pim::SIMULATOR_MRAM_BUDGET >> 30
-    );
-    Ok(())
 }

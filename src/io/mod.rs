@@ -1,6 +1,7 @@
-//! Graph and sparse-matrix loaders: Matrix Market ([`read_matrix_market`]), CSV edge lists
-//! ([`read_edge_list_csv`]) and CSV `(row, column, value)` triples ([`read_triples_csv`]), with writers for the
-//! first two. Every malformed input is an [`Error::Parse`] naming the file, the 1-based line and the reason;
+//! Reading and writing what GNN inference takes. Graphs and sparse matrices: Matrix Market
+//! ([`read_matrix_market`]), CSV edge lists ([`read_edge_list_csv`]) and CSV `(row, column, value)` triples
+//! ([`read_triples_csv`]), with writers for the first two; dense arrays, labels and masks in [`npy`]; model
+//! weights in [`safetensors`]. Every malformed input is an [`Error::Parse`] naming the file, the 1-based line and the reason;
 //! nothing panics on bad input.
 //!
 //! Loaders return [`Coo`] exactly as listed (repeated entries stay, and add up in products). Turn a file into
@@ -9,9 +10,11 @@
 
 mod csv;
 mod mtx;
+pub mod npy;
+pub mod safetensors;
 
-pub use csv::{read_edge_list_csv, read_triples_csv, write_edge_list_csv};
-pub use mtx::{read_matrix_market, write_matrix_market};
+pub use self::csv::{read_edge_list_csv, read_triples_csv, write_edge_list_csv};
+pub use self::mtx::{read_matrix_market, write_matrix_market};
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -96,4 +99,14 @@ mod tests {
         assert!(matches!(err, Error::Io { .. }));
         assert!(err.to_string().contains("/nonexistent/graph.mtx"), "{err}");
     }
+}
+
+/// A [`Error::Parse`] for `path` at a 1-based `line` (when the format has lines).
+fn parse_error(path: &Path, line: Option<usize>, reason: impl Into<String>) -> Error {
+    Error::Parse { path: path.to_path_buf(), line, reason: reason.into() }
+}
+
+/// A [`Error::Io`] for `path`.
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Io { path: path.to_path_buf(), source }
 }

@@ -1,0 +1,198 @@
+//! `pimgnn bench infer`: end-to-end inference on the CPU backend, and PyTorch on the same workload in the same
+//! run when `python3` with `torch` is available.
+
+use std::io::BufWriter;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+use clap::Args;
+use comfy_table::{presets::UTF8_FULL, Table};
+use npyz::WriterBuilder;
+use pimgnn::gnn::{Aggregator, Architecture, Backend, Dtype, EngineOptions, Layer};
+use pimgnn::io::npy;
+use pimgnn::Dense;
+
+use super::progress;
+use super::workload::{Workload, WorkloadArgs};
+
+/// The PyTorch side of the benchmark.
+const TORCH_SCRIPT: &str = include_str!("bench_torch.py");
+
+/// Arguments of `pimgnn bench infer`.
+#[derive(Args, Debug)]
+pub struct BenchInferArgs {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// Timed runs of each path (the median is reported), after one warm-up run.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// The Python interpreter with torch (and optionally torch_geometric).
+    #[arg(long, default_value = "python3")]
+    python: String,
+}
+
+/// Runs `pimgnn bench infer`.
+pub fn run(args: &BenchInferArgs) -> anyhow::Result<()> {
+    if args.runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    let workload = progress::step("loading the inputs", || args.workload.load())?;
+    println!("workload: {}", workload.description);
+    let matrix = workload.model.architecture().aggregation().matrix(&workload.graph)?;
+    let options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
+    let mut aggregator = Aggregator::new(matrix.clone(), Dtype::F32, &options)?;
+
+    let (mut walls, mut cpus) = (Vec::with_capacity(args.runs), Vec::with_capacity(args.runs));
+    let mut logits = None;
+    for run in 0..=args.runs {
+        let (wall, cpu) = (Instant::now(), process_cpu_time()?);
+        logits = Some(workload.model.forward(&workload.features, &mut aggregator)?.logits);
+        if run > 0 {
+            walls.push(wall.elapsed().as_secs_f64());
+            cpus.push((process_cpu_time()? - cpu).as_secs_f64());
+        }
+    }
+    let ours = Times { wall: median(walls), cpu: median(cpus) };
+
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL).set_header(["path", "wall (s)", "CPU time (s)", "wall against pimgnn CPU"]);
+    table.add_row([
+        "pimgnn, CPU backend".to_owned(),
+        format!("{:.3}", ours.wall),
+        format!("{:.3}", ours.cpu),
+        "1.00x".to_owned(),
+    ]);
+
+    match torch_timings(args, &workload, &matrix, logits.as_ref()) {
+        Ok(results) => {
+            for (name, times) in results {
+                let row = match times {
+                    Ok(times) => [
+                        name,
+                        format!("{:.3}", times.wall),
+                        format!("{:.3}", times.cpu),
+                        format!("{:.2}x", times.wall / ours.wall),
+                    ],
+                    Err(reason) => [name, "-".to_owned(), "-".to_owned(), reason],
+                };
+                table.add_row(row);
+            }
+        }
+        Err(error) => println!("PyTorch comparison skipped: {error:#}"),
+    }
+    println!("{table}");
+    println!("(medians of {} runs after a warm-up; CPU time is the whole process's, all threads)", args.runs);
+    Ok(())
+}
+
+/// Median wall and CPU time of one forward pass.
+struct Times {
+    wall: f64,
+    cpu: f64,
+}
+
+fn median(mut times: Vec<f64>) -> f64 {
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+/// CPU time used by this process so far, all threads, user and system.
+fn process_cpu_time() -> anyhow::Result<Duration> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: getrusage writes a whole `rusage` through the valid pointer it is given and returns 0 on success.
+    let status = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    if status != 0 {
+        bail!("getrusage failed: {}", std::io::Error::last_os_error());
+    }
+    // SAFETY: getrusage succeeded, so it initialised `usage`.
+    let usage = unsafe { usage.assume_init() };
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    Ok(time(usage.ru_utime) + time(usage.ru_stime))
+}
+
+/// Writes the workload for the Python script, runs it, and checks its output against `ours`.
+fn torch_timings(
+    args: &BenchInferArgs,
+    workload: &Workload,
+    matrix: &pimgnn::Csr<f32>,
+    ours: Option<&Dense<f32>>,
+) -> anyhow::Result<Vec<(String, Result<Times, String>)>> {
+    if workload.model.architecture() != Architecture::Gcn {
+        bail!("the PyTorch paths run GCN models only");
+    }
+    let probe = Command::new(&args.python).args(["-c", "import torch, numpy"]).output();
+    match probe {
+        Ok(output) if output.status.success() => {}
+        Ok(_) => bail!("{} cannot import torch and numpy", args.python),
+        Err(error) => bail!("cannot run {}: {error}", args.python),
+    }
+    let dir = tempfile::tempdir().context("creating a directory for the PyTorch inputs")?;
+    progress::step("writing the workload for PyTorch", || export(dir.path(), workload, matrix))?;
+    let script = dir.path().join("bench_torch.py");
+    std::fs::write(&script, TORCH_SCRIPT).context("writing the PyTorch script")?;
+    let output = progress::step("running PyTorch", || {
+        Command::new(&args.python).arg(&script).arg(dir.path()).arg(args.runs.to_string()).output()
+    })
+    .context("running the PyTorch script")?;
+    if !output.status.success() {
+        bail!("the PyTorch script failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    if let Some(ours) = ours {
+        let theirs = npy::read_dense_f32(&dir.path().join("logits.npy"))?;
+        let difference =
+            ours.as_slice().iter().zip(theirs.as_slice()).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        println!("largest difference between pimgnn's and PyTorch's outputs: {difference:.2e}");
+    }
+    let results = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| {
+            let (name, rest) = line.split_once(' ')?;
+            let label = match name {
+                "csr_sparse_mm_linear" => "PyTorch CSR sparse.mm + Linear",
+                "pyg_gcnconv" => "PyTorch Geometric GCNConv",
+                _ => return None,
+            };
+            let times = match rest.split_once(' ').map(|(w, c)| (w.parse::<f64>(), c.parse::<f64>())) {
+                Some((Ok(wall), Ok(cpu))) => Ok(Times { wall, cpu }),
+                _ => Err(rest.trim_start_matches("unavailable ").to_owned()),
+            };
+            Some((label.to_owned(), times))
+        })
+        .collect();
+    Ok(results)
+}
+
+/// The inputs of the Python script: the aggregation matrix (CSR), the graph's edges (for PyG), the features,
+/// and each layer's weight and bias.
+fn export(dir: &Path, workload: &Workload, matrix: &pimgnn::Csr<f32>) -> anyhow::Result<()> {
+    let widen = |v: &[u32]| v.iter().map(|&i| i64::from(i)).collect::<Vec<_>>();
+    write_npy(dir, "row_ptr", &[matrix.row_ptr().len()], &widen(matrix.row_ptr()))?;
+    write_npy(dir, "col_idx", &[matrix.nnz()], &widen(matrix.col_idx()))?;
+    write_npy(dir, "values", &[matrix.nnz()], matrix.values())?;
+    let coo = workload.graph.to_coo();
+    write_npy(dir, "edge_row", &[coo.nnz()], &widen(coo.rows()))?;
+    write_npy(dir, "edge_col", &[coo.nnz()], &widen(coo.cols()))?;
+    write_npy(dir, "features", &[workload.features.rows(), workload.features.cols()], workload.features.as_slice())?;
+    let layers = workload.model.layers();
+    for (at, (_, layer)) in layers.iter().enumerate() {
+        let Layer::Gcn(conv) = layer else { bail!("layer {at} is not a GCNConv") };
+        let lin = conv.lin();
+        let zeros = vec![0.0; lin.out_features()];
+        write_npy(dir, &format!("weight{at}"), &[lin.out_features(), lin.in_features()], lin.weight().as_slice())?;
+        write_npy(dir, &format!("bias{at}"), &[lin.out_features()], lin.bias().unwrap_or(&zeros))?;
+    }
+    std::fs::write(dir.join("layers"), layers.len().to_string())?;
+    Ok(())
+}
+
+fn write_npy<T: npyz::AutoSerialize + Copy>(dir: &Path, name: &str, shape: &[usize], data: &[T]) -> anyhow::Result<()> {
+    let path = dir.join(format!("{name}.npy"));
+    let file = std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+    let shape: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
+    let mut writer = npyz::WriteOptions::new().default_dtype().shape(&shape).writer(BufWriter::new(file)).begin_nd()?;
+    writer.extend(data.iter().copied())?;
+    writer.finish()?;
+    Ok(())
+}

@@ -1,0 +1,66 @@
+//! `pimgnn bench spmm`: SpMM `Y = A X` on the CPU against PIM (simulated without hardware), at several
+//! feature widths.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use pimgnn::bench::{self, PlanChoice, SpmmBenchConfig};
+use upmem::BackendKind;
+
+/// Arguments of `pimgnn bench spmm`.
+#[derive(clap::Args)]
+pub struct BenchSpmmArgs {
+    /// Graph: a Matrix Market file or a CSV edge list (default: R-MAT, 100,000 nodes, 1,000,000 edges).
+    #[arg(long)]
+    graph: Option<PathBuf>,
+    /// Feature widths, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "16,64,256")]
+    features: Vec<usize>,
+    /// DPUs.
+    #[arg(long, default_value_t = 2048)]
+    dpus: u32,
+    /// Tasklets per DPU (1 to 24).
+    #[arg(long, default_value_t = 16)]
+    tasklets: u32,
+    /// Plan: auto (the cost model's choice), pygim (PyGim's default), or e.g.
+    /// csr:rows=1024,cols=2,groups=1,x=referenced,tasklets=16.
+    #[arg(long, default_value = "auto")]
+    plan: PlanChoice,
+    /// Backend: auto (hardware if present), hw, or sim.
+    #[arg(long, default_value = "auto")]
+    backend: BackendKind,
+}
+
+/// Runs the benchmark and prints its table.
+pub fn run(args: BenchSpmmArgs) -> anyhow::Result<()> {
+    let plan = match args.plan {
+        PlanChoice::Fixed(plan) => PlanChoice::Fixed(pimgnn::plan::Plan { tasklets: args.tasklets, ..plan }),
+        other => other,
+    };
+    let config = SpmmBenchConfig {
+        graph: args.graph,
+        features: args.features,
+        dpus: args.dpus,
+        tasklets: args.tasklets,
+        plan,
+        backend: args.backend,
+    };
+    let a = bench::load_graph(&config).context("loading the graph")?;
+    println!(
+        "graph: {} ({} nodes, {} nonzeros); {} DPUs x {} tasklets; f32; CPU on {} threads",
+        config.graph.as_ref().map_or("R-MAT a=0.57 b=0.19 c=0.19, seed 42".into(), |p| p.display().to_string()),
+        a.nrows(),
+        a.nnz(),
+        config.dpus,
+        config.tasklets,
+        rayon::current_num_threads()
+    );
+    let rows = bench::run(&config, &a)?;
+    println!("{}", bench::table(&rows));
+    println!(
+        "PIM sim ms: the second call (A stays on the DPUs). On the simulator, plans whose DPUs' MRAM would hold more \
+         than {} GiB in all are not run; the hardware choice is shown beside the plan run.",
+        pimgnn::pim::SIMULATOR_MRAM_BUDGET >> 30
+    );
+    Ok(())
+}

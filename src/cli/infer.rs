@@ -1,0 +1,99 @@
+//! `pimgnn infer`: one forward pass, with the timing of every layer and phase.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context as _};
+use clap::Args;
+use pimgnn::gnn::{accuracy, inputs, Aggregator, Backend, Dtype, EngineOptions};
+use pimgnn::io::npy;
+use pimgnn::Phase;
+
+use super::progress;
+use super::table;
+use super::workload::WorkloadArgs;
+
+/// Arguments of `pimgnn infer`.
+#[derive(Args, Debug)]
+pub struct InferArgs {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// Where aggregation runs: auto (PIM when available, else CPU), sim, hw or cpu.
+    #[arg(long, default_value = "auto")]
+    backend: Backend,
+    /// DPUs to use on PIM.
+    #[arg(long)]
+    dpus: Option<u32>,
+    /// Tasklets per DPU on PIM.
+    #[arg(long)]
+    tasklets: Option<u32>,
+    /// Value type of aggregation: f32 (exact) or quantized i32, i16, i8.
+    #[arg(long, default_value = "f32")]
+    dtype: Dtype,
+    /// Write the final layer's output as float32 .npy [nodes, classes].
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// Class labels (.npy, int64), to report accuracy over --mask.
+    #[arg(long, requires = "mask")]
+    labels: Option<PathBuf>,
+    /// Nodes to report accuracy on (.npy, bool).
+    #[arg(long, requires = "labels")]
+    mask: Option<PathBuf>,
+}
+
+/// Runs `pimgnn infer`.
+pub fn run(args: &InferArgs) -> anyhow::Result<()> {
+    if args.labels.is_some() && args.workload.graph.is_none() {
+        bail!("--labels and --mask need the --graph they label");
+    }
+    let workload = progress::step("loading the inputs", || args.workload.load())?;
+    let nodes = workload.graph.nrows();
+    let labelled = match (&args.labels, &args.mask) {
+        (Some(labels), Some(mask)) => {
+            Some((inputs::read_labels(labels, nodes, workload.model.out_features())?, inputs::read_mask(mask, nodes)?))
+        }
+        _ => None,
+    };
+    println!("workload: {}", workload.description);
+
+    let options = EngineOptions { backend: args.backend, dpus: args.dpus, tasklets: args.tasklets };
+    let mut setup = Vec::new();
+    let started = Instant::now();
+    let aggregation = workload.model.architecture().aggregation();
+    let matrix = aggregation.matrix(&workload.graph)?;
+    setup.push(Phase { name: "aggregation matrix", wall: started.elapsed(), predicted: None });
+    let started = Instant::now();
+    let mut aggregator =
+        progress::step("loading the graph into the engine", || Aggregator::new(matrix, args.dtype, &options))
+            .context("building the aggregation engine")?;
+    setup.push(Phase { name: "engine (graph resident)", wall: started.elapsed(), predicted: None });
+
+    println!("backend: {} (asked for {})", aggregator.backend(), args.backend);
+    println!(
+        "DPUs: {}",
+        if aggregator.backend() == Backend::Cpu {
+            "none (aggregation on the CPU)".to_owned()
+        } else {
+            args.dpus.map_or("all".to_owned(), |d| d.to_string())
+        }
+    );
+    println!(
+        "plan: {aggregation} aggregation in {}, the matrix resident for every layer: {}",
+        aggregator.dtype(),
+        aggregator.plan()
+    );
+
+    let inference =
+        progress::step("running the model", || workload.model.forward(&workload.features, &mut aggregator))?;
+    println!("{}", table::timings(&setup, &inference.layers));
+
+    if let Some((labels, mask)) = &labelled {
+        let score = accuracy(&inference.logits, labels, mask)?;
+        println!("accuracy: {score:.4} over {} nodes", mask.iter().filter(|&&m| m).count());
+    }
+    if let Some(output) = &args.output {
+        npy::write_dense_f32(output, &inference.logits)?;
+        println!("logits: {} ({} x {} float32)", output.display(), inference.logits.rows(), inference.logits.cols());
+    }
+    Ok(())
+}

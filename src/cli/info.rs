@@ -1,0 +1,52 @@
+//! `pimgnn info`: the backends this machine has.
+
+use pimgnn::gnn::Backend;
+use upmem::{BackendKind, DpuSet, SimConfig, Topology};
+
+/// Runs `pimgnn info`.
+pub fn run() -> anyhow::Result<()> {
+    println!("CPU: available, {} threads", rayon::current_num_threads());
+
+    if upmem::hardware_present() {
+        match DpuSet::builder().backend(BackendKind::Hardware).allocate() {
+            Ok(set) => println!("UPMEM hardware: available, {} DPUs in {} ranks", set.nr_dpus(), set.nr_ranks()),
+            Err(error) => println!("UPMEM hardware: present but unusable: {error}"),
+        }
+    } else {
+        println!("UPMEM hardware: not available (the kernel driver exposes no DPU rank on this machine)");
+    }
+
+    let defaults = SimConfig::new(Topology::full_server());
+    if cfg!(target_os = "linux") {
+        println!(
+            "simulator: available, {} DPUs ({} ranks of {}) by default, {} worker processes, hang limit {}",
+            defaults.topology.nr_enabled_dpus(),
+            defaults.topology.nr_ranks,
+            defaults.topology.dpus_per_rank,
+            defaults.workers,
+            defaults.hang_limit.map_or("none".to_owned(), |limit| format!("{} s", limit.as_secs())),
+        );
+        println!(
+            "           WRAM {} KiB and MRAM {} MiB per DPU",
+            defaults.topology.wram_size >> 10,
+            defaults.topology.mram_size >> 20
+        );
+    } else {
+        println!("simulator: not available (it needs Linux on x86-64 or aarch64)");
+    }
+    for variable in ["UPMEM_BACKEND", "UPMEM_PROFILE", "UPMEM_LIBDPU", "UPMEM_HOME"] {
+        if let Ok(value) = std::env::var(variable) {
+            println!("{variable}={value}");
+        }
+    }
+
+    let probe = pimgnn::gnn::spmm_engine(
+        pimgnn::Csr::<f32>::new(0, 0, vec![0], Vec::new(), Vec::new())?,
+        &pimgnn::gnn::EngineOptions { backend: Backend::Simulator, ..Default::default() },
+    );
+    match probe {
+        Ok(_) => println!("PIM SpMM engine: available"),
+        Err(error) => println!("PIM SpMM engine: {error}; `--backend auto` aggregates on the CPU"),
+    }
+    Ok(())
+}

@@ -1,0 +1,9 @@
+//! The subcommands of `pimgnn`.
+
+pub mod bench;
+pub mod bench_spmm;
+pub mod infer;
+pub mod info;
+mod progress;
+mod table;
+mod workload;

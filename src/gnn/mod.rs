@@ -1,0 +1,56 @@
+//! GNN inference with PyTorch Geometric's layers and `state_dict` names, in hybrid execution: dense transforms
+//! on the CPU, sparse aggregation through an [`SpmmEngine`](crate::SpmmEngine) on PIM or the CPU.
+//!
+//! ```no_run
+//! # fn main() -> pimgnn::Result<()> {
+//! use std::path::Path;
+//! use pimgnn::gnn::{inputs, Aggregator, Dtype, EngineOptions, Model};
+//!
+//! let model = Model::load(Path::new("cora_gcn.safetensors"))?;
+//! let graph = inputs::read_graph(Path::new("cora/graph.mtx"))?;
+//! let features = inputs::read_features(Path::new("cora/features.mtx"), graph.nrows(), model.in_features())?;
+//! // The graph goes into the engine once, as the matrix this architecture aggregates with.
+//! let matrix = model.architecture().aggregation().matrix(&graph)?;
+//! let mut aggregator = Aggregator::new(matrix, Dtype::F32, &EngineOptions::default())?;
+//! let logits = model.forward(&features, &mut aggregator)?.logits;
+//! # Ok(()) }
+//! ```
+
+mod aggregate;
+mod backend;
+mod dense;
+pub mod inputs;
+mod layer;
+mod model;
+mod norm;
+
+pub use aggregate::{Aggregator, Dtype};
+pub use backend::{spmm_engine, Backend, Engine, EngineOptions};
+pub use dense::Linear;
+pub use layer::{GcnConv, GinConv, Layer, Order, SageConv};
+pub use model::{Architecture, Inference, LayerReport, Model};
+pub use norm::Aggregation;
+
+use crate::error::{Error, Result};
+use crate::sparse::Dense;
+
+/// The fraction of nodes in `mask` whose arg-max over `logits`' row is their label.
+pub fn accuracy(logits: &Dense<f32>, labels: &[i64], mask: &[bool]) -> Result<f64> {
+    if labels.len() != logits.rows() {
+        return Err(Error::shape("labels (one per node)", logits.rows(), labels.len()));
+    }
+    if mask.len() != logits.rows() {
+        return Err(Error::shape("mask (one per node)", logits.rows(), mask.len()));
+    }
+    let (mut selected, mut correct) = (0usize, 0usize);
+    for (node, _) in mask.iter().enumerate().filter(|(_, &m)| m) {
+        selected += 1;
+        let row = logits.row(node);
+        let predicted = row.iter().enumerate().fold(0, |best, (c, &v)| if v > row[best] { c } else { best });
+        correct += usize::from(predicted as i64 == labels[node]);
+    }
+    if selected == 0 {
+        return Err(Error::invalid("mask", "selects no node"));
+    }
+    Ok(correct as f64 / selected as f64)
+}

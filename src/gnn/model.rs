@@ -1,0 +1,405 @@
+//! Models: a stack of message-passing layers with ReLU between, read from a PyTorch Geometric `state_dict`
+//! saved as safetensors, or generated with seeded weights.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+
+use super::aggregate::Aggregator;
+use super::dense::{relu, Linear};
+use super::layer::{GcnConv, GinConv, Layer, Order, SageConv};
+use super::norm::Aggregation;
+use crate::error::{Error, Result};
+use crate::io::safetensors::{read_safetensors, Tensor, TensorFile};
+use crate::sparse::Dense;
+use crate::spmm::Phase;
+
+/// The layer type of a model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Architecture {
+    /// `GCNConv` layers.
+    Gcn,
+    /// `SAGEConv` layers (mean aggregation).
+    Sage,
+    /// `GINConv` layers.
+    Gin,
+}
+
+impl Architecture {
+    /// The matrix this architecture aggregates with.
+    pub fn aggregation(self) -> Aggregation {
+        match self {
+            Architecture::Gcn => Aggregation::GcnNormalized,
+            Architecture::Sage => Aggregation::Mean,
+            Architecture::Gin => Aggregation::Sum,
+        }
+    }
+
+    /// The tensor a layer of this architecture always has, by which the architecture is recognised.
+    fn marker(self) -> &'static str {
+        match self {
+            Architecture::Gcn => "lin.weight",
+            Architecture::Sage => "lin_l.weight",
+            Architecture::Gin => "nn.0.weight",
+        }
+    }
+}
+
+impl fmt::Display for Architecture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Architecture::Gcn => "gcn",
+            Architecture::Sage => "sage",
+            Architecture::Gin => "gin",
+        })
+    }
+}
+
+impl FromStr for Architecture {
+    type Err = Error;
+
+    /// `gcn`, `sage` (or `graphsage`) or `gin`, any case.
+    fn from_str(text: &str) -> Result<Self> {
+        match text.to_ascii_lowercase().as_str() {
+            "gcn" => Ok(Architecture::Gcn),
+            "sage" | "graphsage" => Ok(Architecture::Sage),
+            "gin" => Ok(Architecture::Gin),
+            other => Err(Error::invalid("architecture", format!("`{other}` is not one of gcn, sage, gin"))),
+        }
+    }
+}
+
+/// A layer's timing in one forward pass.
+#[derive(Clone, Debug)]
+pub struct LayerReport {
+    /// The layer's name in the `state_dict` (e.g. `conv1`).
+    pub name: String,
+    /// PyG's class name.
+    pub kind: &'static str,
+    /// Input and output widths.
+    pub widths: (usize, usize),
+    /// The order it ran in.
+    pub order: Order,
+    /// Its steps, in order.
+    pub phases: Vec<Phase>,
+}
+
+impl LayerReport {
+    /// Wall time of all its steps.
+    pub fn wall(&self) -> Duration {
+        self.phases.iter().map(|p| p.wall).sum()
+    }
+}
+
+/// The result of a forward pass.
+#[derive(Clone, Debug)]
+pub struct Inference {
+    /// The last layer's output, one row per node (logits, before softmax).
+    pub logits: Dense<f32>,
+    /// Each layer's timing.
+    pub layers: Vec<LayerReport>,
+}
+
+/// A GNN: layers of one architecture, ReLU between them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Model {
+    architecture: Architecture,
+    layers: Vec<(String, Layer)>,
+}
+
+impl Model {
+    /// Reads a model from a `.safetensors` `state_dict`.
+    pub fn load(path: &Path) -> Result<Self> {
+        Self::from_tensors(&read_safetensors(path)?)
+    }
+
+    /// A model from a `state_dict`: the architecture from the `architecture` metadata when present, else
+    /// recognised from the tensor names; layers are the tensor-name prefixes (`conv1`, `convs.0`, ...) in
+    /// natural order. Every tensor must belong to a layer, every layer must be complete, and each layer must
+    /// take the previous one's width (and the `layers`/`in_features` metadata, when present, must agree).
+    pub fn from_tensors(file: &TensorFile) -> Result<Self> {
+        let bad = |reason: String| Error::Parse { path: file.path.clone(), line: None, reason };
+        let architecture = match file.metadata.get("architecture") {
+            Some(name) => name.parse().map_err(|e: Error| bad(format!("metadata: {e}")))?,
+            None => recognise(file).ok_or_else(|| {
+                bad("no `architecture` metadata, and no tensor named *.lin.weight (gcn), *.lin_l.weight (sage) or *.nn.0.weight (gin)".into())
+            })?,
+        };
+        let mut groups: BTreeMap<NaturalKey, (String, BTreeMap<&str, &Tensor>)> = BTreeMap::new();
+        for (name, tensor) in &file.tensors {
+            let (prefix, suffix) = split_layer_name(architecture, name)
+                .ok_or_else(|| bad(format!("unknown tensor `{name}` for a {architecture} model")))?;
+            groups
+                .entry(NaturalKey::new(prefix))
+                .or_insert_with(|| (prefix.to_owned(), BTreeMap::new()))
+                .1
+                .insert(suffix, tensor);
+        }
+        let mut layers: Vec<(String, Layer)> = Vec::new();
+        for (prefix, tensors) in groups.into_values() {
+            let layer =
+                parse_layer(architecture, &prefix, &tensors).map_err(|e| bad(format!("layer `{prefix}`: {e}")))?;
+            if let Some((previous, last)) = layers.last() {
+                if last.out_features() != layer.in_features() {
+                    return Err(bad(format!(
+                        "layer `{prefix}` takes {} features but `{previous}` gives {}",
+                        layer.in_features(),
+                        last.out_features()
+                    )));
+                }
+            }
+            layers.push((prefix, layer));
+        }
+        if layers.is_empty() {
+            return Err(bad("no layers".into()));
+        }
+        let model = Model { architecture, layers };
+        for (key, actual) in
+            [("layers", model.layers.len()), ("in_features", model.in_features()), ("classes", model.out_features())]
+        {
+            if let Some(declared) = file.metadata.get(key) {
+                if declared.parse::<usize>().ok() != Some(actual) {
+                    return Err(bad(format!("metadata says {key}={declared}, the tensors give {actual}")));
+                }
+            }
+        }
+        Ok(model)
+    }
+
+    /// A model of `layers` (each with its `state_dict` name), which must all be of `architecture` and each
+    /// take the previous one's width.
+    pub fn new(architecture: Architecture, layers: Vec<(String, Layer)>) -> Result<Self> {
+        if layers.is_empty() {
+            return Err(Error::invalid("model", "has no layers"));
+        }
+        for (name, layer) in &layers {
+            if layer.architecture() != architecture {
+                return Err(Error::invalid(
+                    format!("layer `{name}`"),
+                    format!("is a {}, not a {architecture} layer", layer.kind()),
+                ));
+            }
+        }
+        if let Some(at) = layers.windows(2).position(|pair| pair[0].1.out_features() != pair[1].1.in_features()) {
+            return Err(Error::shape(
+                format!("input width of layer `{}`", layers[at + 1].0),
+                layers[at].1.out_features(),
+                layers[at + 1].1.in_features(),
+            ));
+        }
+        Ok(Model { architecture, layers })
+    }
+
+    /// A GCN with the given widths (input, hidden..., output), weights drawn as PyG initialises them
+    /// (Glorot uniform, zero bias) from `seed`.
+    pub fn seeded_gcn(widths: &[usize], seed: u64) -> Result<Self> {
+        if widths.len() < 2 {
+            return Err(Error::invalid("GCN widths", "need at least an input and an output width"));
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let layers = widths
+            .windows(2)
+            .enumerate()
+            .map(|(at, pair)| {
+                let (inputs, outputs) = (pair[0], pair[1]);
+                let bound = (6.0 / (inputs + outputs) as f32).sqrt();
+                let weight = (0..inputs * outputs).map(|_| rng.random_range(-bound..=bound)).collect();
+                let lin = Linear::new(Dense::from_vec(outputs, inputs, weight)?, Some(vec![0.0; outputs]))?;
+                Ok((format!("conv{}", at + 1), Layer::Gcn(GcnConv::new(lin))))
+            })
+            .collect::<Result<_>>()?;
+        Self::new(Architecture::Gcn, layers)
+    }
+
+    /// The layer type.
+    pub fn architecture(&self) -> Architecture {
+        self.architecture
+    }
+
+    /// The layers with their `state_dict` names, in order.
+    pub fn layers(&self) -> &[(String, Layer)] {
+        &self.layers
+    }
+
+    /// Width of the node features the model takes.
+    pub fn in_features(&self) -> usize {
+        self.layers[0].1.in_features()
+    }
+
+    /// Width of its output (the classes, for a classifier).
+    pub fn out_features(&self) -> usize {
+        self.layers[self.layers.len() - 1].1.out_features()
+    }
+
+    /// Runs every layer on `x` (one row per node), ReLU between layers, aggregating through `aggregator`, which
+    /// must hold this architecture's [`Aggregation`] matrix of the graph.
+    pub fn forward(&self, x: &Dense<f32>, aggregator: &mut Aggregator) -> Result<Inference> {
+        if x.cols() != self.in_features() {
+            return Err(Error::shape(
+                "node features (columns) for the model's first layer",
+                self.in_features(),
+                x.cols(),
+            ));
+        }
+        let mut reports = Vec::with_capacity(self.layers.len());
+        let mut h: Option<Dense<f32>> = None;
+        for (at, (name, layer)) in self.layers.iter().enumerate() {
+            let mut phases = Vec::new();
+            let mut y = layer.forward(h.as_ref().unwrap_or(x), aggregator, &mut phases)?;
+            if at + 1 < self.layers.len() {
+                let started = std::time::Instant::now();
+                relu(&mut y);
+                phases.push(Phase { name: "ReLU", wall: started.elapsed(), predicted: None });
+            }
+            reports.push(LayerReport {
+                name: name.clone(),
+                kind: layer.kind(),
+                widths: (layer.in_features(), layer.out_features()),
+                order: layer.order(),
+                phases,
+            });
+            h = Some(y);
+        }
+        let logits = h.unwrap_or_else(|| x.clone());
+        Ok(Inference { logits, layers: reports })
+    }
+}
+
+/// The architecture whose marker tensor some layer has.
+fn recognise(file: &TensorFile) -> Option<Architecture> {
+    [Architecture::Sage, Architecture::Gin, Architecture::Gcn].into_iter().find(|arch| {
+        file.tensors.keys().any(|name| name == arch.marker() || name.ends_with(&format!(".{}", arch.marker())))
+    })
+}
+
+/// `(layer prefix, tensor suffix)` of a tensor name, when the suffix is one this architecture's layers have.
+fn split_layer_name(architecture: Architecture, name: &str) -> Option<(&str, &str)> {
+    let fixed: &[&str] = match architecture {
+        Architecture::Gcn => &["lin.weight", "bias"],
+        Architecture::Sage => &["lin_l.weight", "lin_l.bias", "lin_r.weight", "lin_r.bias"],
+        Architecture::Gin => &["eps"],
+    };
+    if let Some(split) = fixed.iter().find_map(|suffix| strip_suffix(name, suffix)) {
+        return Some(split);
+    }
+    if architecture == Architecture::Gin {
+        let at = name.find("nn.")?;
+        let suffix = &name[at..];
+        let prefix = if at == 0 { "" } else { name[..at].strip_suffix('.')? };
+        let mut parts = suffix.split('.');
+        let (_, index, kind) = (parts.next()?, parts.next()?, parts.next()?);
+        if parts.next().is_none() && index.parse::<usize>().is_ok() && matches!(kind, "weight" | "bias") {
+            return Some((prefix, suffix));
+        }
+    }
+    None
+}
+
+/// `name` split before `.suffix` (or the whole name as the suffix, with an empty prefix).
+fn strip_suffix<'a>(name: &'a str, suffix: &str) -> Option<(&'a str, &'a str)> {
+    if name == suffix {
+        return Some(("", name));
+    }
+    let prefix = name.strip_suffix(suffix)?.strip_suffix('.')?;
+    Some((prefix, &name[prefix.len() + 1..]))
+}
+
+/// A layer from its tensors (by suffix).
+fn parse_layer(architecture: Architecture, prefix: &str, tensors: &BTreeMap<&str, &Tensor>) -> Result<Layer> {
+    let get = |suffix: &str| -> Result<&Tensor> {
+        tensors
+            .get(suffix)
+            .copied()
+            .ok_or_else(|| Error::invalid(format!("tensor `{}`", join(prefix, suffix)), "missing"))
+    };
+    let linear = |weight: &str, bias: Option<&str>| -> Result<Linear> {
+        let w = get(weight)?;
+        let [outputs, inputs] = w.shape[..] else {
+            return Err(Error::shape(
+                format!("tensor `{}` ([out, in])", join(prefix, weight)),
+                "2 dimensions",
+                format!("{:?}", w.shape),
+            ));
+        };
+        let bias = match bias.and_then(|b| tensors.get(b).map(|t| (b, t))) {
+            Some((name, b)) if b.shape != [outputs] => {
+                return Err(Error::shape(
+                    format!("tensor `{}`", join(prefix, name)),
+                    format!("[{outputs}]"),
+                    format!("{:?}", b.shape),
+                ))
+            }
+            Some((_, b)) => Some(b.data.clone()),
+            None => None,
+        };
+        Linear::new(Dense::from_vec(outputs, inputs, w.data.clone())?, bias)
+    };
+    match architecture {
+        Architecture::Gcn => Ok(Layer::Gcn(GcnConv::new(linear("lin.weight", Some("bias"))?))),
+        Architecture::Sage => Ok(Layer::Sage(SageConv::new(
+            linear("lin_l.weight", Some("lin_l.bias"))?,
+            linear("lin_r.weight", Some("lin_r.bias"))?,
+        )?)),
+        Architecture::Gin => {
+            let eps = get("eps")?;
+            if eps.data.len() != 1 {
+                return Err(Error::shape(
+                    format!("tensor `{}`", join(prefix, "eps")),
+                    "one value",
+                    format!("{:?}", eps.shape),
+                ));
+            }
+            let mut indices: Vec<usize> =
+                tensors.keys().filter_map(|s| s.strip_prefix("nn.")?.strip_suffix(".weight")?.parse().ok()).collect();
+            indices.sort_unstable();
+            if let Some(orphan) = tensors
+                .keys()
+                .filter_map(|s| s.strip_prefix("nn.")?.strip_suffix(".bias"))
+                .find(|i| !indices.iter().any(|k| k.to_string() == *i))
+            {
+                return Err(Error::invalid(
+                    format!("tensor `{}`", join(prefix, &format!("nn.{orphan}.bias"))),
+                    "has no matching weight",
+                ));
+            }
+            let mlp = indices
+                .iter()
+                .map(|k| linear(&format!("nn.{k}.weight"), Some(&format!("nn.{k}.bias"))))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(Layer::Gin(GinConv::new(eps.data[0], mlp)?))
+        }
+    }
+}
+
+fn join(prefix: &str, suffix: &str) -> String {
+    if prefix.is_empty() {
+        suffix.to_owned()
+    } else {
+        format!("{prefix}.{suffix}")
+    }
+}
+
+/// Orders layer names as people number them: `conv2` before `conv10`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct NaturalKey(Vec<(String, u64)>, String);
+
+impl NaturalKey {
+    fn new(name: &str) -> Self {
+        let mut parts = Vec::new();
+        let mut rest = name;
+        while !rest.is_empty() {
+            let text_end = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+            let (text, tail) = rest.split_at(text_end);
+            let digits_end = tail.find(|c: char| !c.is_ascii_digit()).unwrap_or(tail.len());
+            let (digits, tail) = tail.split_at(digits_end);
+            parts.push((text.to_owned(), digits.parse().unwrap_or(u64::MAX)));
+            rest = tail;
+        }
+        NaturalKey(parts, name.to_owned())
+    }
+}

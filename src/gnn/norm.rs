@@ -1,0 +1,91 @@
+//! The sparse matrices GNN layers aggregate with, built once per model from the graph's adjacency matrix
+//! (row = target node, column = source node, as PyG's `edge_index` flows source -> target).
+//!
+//! Edges count as PyG counts the columns of `edge_index`: every stored entry is one edge of weight 1 (repeated
+//! entries are repeated edges) and the stored values are ignored, as in `conv(x, edge_index)`.
+
+use crate::error::{Error, Result};
+use crate::sparse::Csr;
+
+/// Which matrix a model's layers aggregate with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Aggregation {
+    /// `GCNConv`: `D^-1/2 (A + I) D^-1/2`, existing self-loops replaced by one of weight 1 (PyG's
+    /// `add_remaining_self_loops`), `D` the in-degrees counted with the self-loop.
+    GcnNormalized,
+    /// `SAGEConv`'s mean: row `i` of `A` divided by the in-degree of `i` (a node without neighbours gets 0).
+    Mean,
+    /// `GINConv`'s sum: `A` itself, every edge weight 1.
+    Sum,
+}
+
+impl std::fmt::Display for Aggregation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Aggregation::GcnNormalized => "GCN-normalised D^-1/2 (A + I) D^-1/2",
+            Aggregation::Mean => "mean (rows of A over in-degrees)",
+            Aggregation::Sum => "sum (A)",
+        })
+    }
+}
+
+impl Aggregation {
+    /// The aggregation matrix of `graph`, which must be square.
+    pub fn matrix(self, graph: &Csr<f32>) -> Result<Csr<f32>> {
+        if graph.nrows() != graph.ncols() {
+            return Err(Error::shape(
+                "graph adjacency matrix (nodes x nodes)",
+                "a square matrix",
+                format!("{} x {}", graph.nrows(), graph.ncols()),
+            ));
+        }
+        match self {
+            Aggregation::GcnNormalized => gcn_normalized(graph),
+            Aggregation::Mean => Ok(reweighted(graph, |row| 1.0 / in_degree(graph, row) as f32)),
+            Aggregation::Sum => Ok(reweighted(graph, |_| 1.0)),
+        }
+    }
+}
+
+fn in_degree(graph: &Csr<f32>, row: usize) -> usize {
+    (graph.row_ptr()[row + 1] - graph.row_ptr()[row]) as usize
+}
+
+/// `graph`'s pattern with the value `weight(row)` at every entry of a row.
+fn reweighted(graph: &Csr<f32>, weight: impl Fn(usize) -> f32) -> Csr<f32> {
+    let values = (0..graph.nrows()).flat_map(|row| std::iter::repeat_n(weight(row), in_degree(graph, row))).collect();
+    match Csr::new(graph.nrows(), graph.ncols(), graph.row_ptr().to_vec(), graph.col_idx().to_vec(), values) {
+        Ok(matrix) => matrix,
+        Err(error) => unreachable!("new values on a valid CSR pattern keep it valid: {error}"),
+    }
+}
+
+/// `D^-1/2 (A + I) D^-1/2` with one self-loop per node, placed last in its row.
+fn gcn_normalized(graph: &Csr<f32>) -> Result<Csr<f32>> {
+    let n = graph.nrows();
+    let inv_sqrt_degree: Vec<f32> = (0..n)
+        .map(|row| {
+            let neighbours = graph.row(row).0.iter().filter(|&&col| col as usize != row).count();
+            1.0 / ((neighbours + 1) as f32).sqrt()
+        })
+        .collect();
+    let mut row_ptr = Vec::with_capacity(n + 1);
+    let mut col_idx = Vec::with_capacity(graph.nnz() + n);
+    let mut values = Vec::with_capacity(graph.nnz() + n);
+    row_ptr.push(0);
+    for row in 0..n {
+        for &col in graph.row(row).0 {
+            if col as usize != row {
+                col_idx.push(col);
+                values.push(inv_sqrt_degree[row] * inv_sqrt_degree[col as usize]);
+            }
+        }
+        col_idx.push(row as u32);
+        values.push(inv_sqrt_degree[row] * inv_sqrt_degree[row]);
+        let end = u32::try_from(col_idx.len()).map_err(|_| {
+            Error::invalid("GCN-normalised adjacency matrix", "more than 2^32 - 1 nonzeros with self-loops")
+        })?;
+        row_ptr.push(end);
+    }
+    Csr::new(n, n, row_ptr, col_idx, values)
+}

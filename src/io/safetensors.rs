@@ -1,0 +1,52 @@
+//! Model weights in the `safetensors` format, as `safetensors.torch.save_file(model.state_dict(), ...)`
+//! writes them: named `float32` tensors and a string-to-string metadata header.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use ::safetensors::{Dtype, SafeTensors};
+
+use super::{io_error, parse_error};
+use crate::error::Result;
+
+/// A `float32` tensor: its shape and its values in row-major order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor {
+    /// Dimensions, outermost first (PyTorch's `Linear.weight` is `[out, in]`).
+    pub shape: Vec<usize>,
+    /// Values, row-major.
+    pub data: Vec<f32>,
+}
+
+/// The contents of a `.safetensors` file.
+#[derive(Clone, Debug)]
+pub struct TensorFile {
+    /// Where it was read from, for error messages.
+    pub path: PathBuf,
+    /// The header's `__metadata__` (empty when absent).
+    pub metadata: HashMap<String, String>,
+    /// The tensors by name, in name order.
+    pub tensors: BTreeMap<String, Tensor>,
+}
+
+/// Reads every tensor of a `.safetensors` file; each must be `F32` (the only type GNN weights take here).
+pub fn read_safetensors(path: &Path) -> Result<TensorFile> {
+    let bytes = std::fs::read(path).map_err(io_error(path))?;
+    let invalid =
+        |e: ::safetensors::SafeTensorError| parse_error(path, None, format!("not a valid safetensors file: {e}"));
+    let (_, header) = SafeTensors::read_metadata(&bytes).map_err(invalid)?;
+    let file = SafeTensors::deserialize(&bytes).map_err(invalid)?;
+    let mut tensors = BTreeMap::new();
+    for (name, view) in file.iter() {
+        if view.dtype() != Dtype::F32 {
+            return Err(parse_error(
+                path,
+                None,
+                format!("tensor `{name}` has dtype {:?}; only F32 is supported", view.dtype()),
+            ));
+        }
+        let data = view.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        tensors.insert(name.to_owned(), Tensor { shape: view.shape().to_vec(), data });
+    }
+    Ok(TensorFile { path: path.to_path_buf(), metadata: header.metadata().clone().unwrap_or_default(), tensors })
+}

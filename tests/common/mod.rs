@@ -1,0 +1,53 @@
+//! Helpers shared by the GNN tests (each test file uses some of them).
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use npyz::WriterBuilder;
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+
+/// The real datasets: `PIMGNN_DATASETS`, else `../shared/datasets` beside the workspace root.
+pub fn datasets() -> PathBuf {
+    match std::env::var_os("PIMGNN_DATASETS") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets"),
+    }
+}
+
+/// A named tensor: name, shape, values.
+pub type NamedTensor = (String, Vec<usize>, Vec<f32>);
+
+/// Writes `tensors` as a safetensors file with `metadata`.
+pub fn write_safetensors(path: &Path, tensors: &[NamedTensor], metadata: &[(&str, &str)]) {
+    let bytes: Vec<Vec<u8>> =
+        tensors.iter().map(|(_, _, data)| data.iter().flat_map(|v| v.to_le_bytes()).collect()).collect();
+    let views: Vec<(String, safetensors::tensor::TensorView<'_>)> = tensors
+        .iter()
+        .zip(&bytes)
+        .map(|((name, shape, _), bytes)| {
+            (name.clone(), safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), bytes).unwrap())
+        })
+        .collect();
+    let metadata: HashMap<String, String> = metadata.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    safetensors::serialize_to_file(views, (!metadata.is_empty()).then_some(metadata), path).unwrap();
+}
+
+/// Writes `data` as an `.npy` array of `shape`.
+pub fn write_npy<T: npyz::AutoSerialize + Copy>(path: &Path, shape: &[u64], data: &[T]) {
+    let file = std::fs::File::create(path).unwrap();
+    let mut writer = npyz::WriteOptions::new().default_dtype().shape(shape).writer(file).begin_nd().unwrap();
+    writer.extend(data.iter().copied()).unwrap();
+    writer.finish().unwrap();
+}
+
+/// `count` values uniform in [-1, 1) from `rng`.
+pub fn uniform(rng: &mut ChaCha8Rng, count: usize) -> Vec<f32> {
+    (0..count).map(|_| rng.random_range(-1.0f32..1.0)).collect()
+}
+
+/// A seeded generator.
+pub fn rng(seed: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed)
+}
