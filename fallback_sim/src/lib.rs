@@ -49,6 +49,7 @@
 #[cfg(not(target_os = "linux"))]
 compile_error!("upmem-sim runs on Linux (x86-64 and aarch64): it needs memfd, MAP_FIXED windows and Linux signals");
 
+mod block_costs;
 mod builder;
 mod config;
 mod control;
@@ -63,7 +64,7 @@ mod stats;
 mod worker;
 
 pub use builder::{BuildError, KernelBuilder};
-pub use config::{SimConfig, Topology};
+pub use config::{ParseScheduleError, Schedule, SimConfig, Topology};
 pub use error::{Result, SimError};
 pub use fault::{Fault, FaultKind};
 pub use layout::{
