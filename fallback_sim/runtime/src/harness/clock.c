@@ -6,8 +6,8 @@
  * DPUSIM_PIPELINE_DEPTH (11) cycles. While n tasklets can run, each therefore issues one instruction every
  * max(11, n) cycles. The DMA engine serves one transfer at a time, in issue order, in alpha + bytes / 2
  * cycles; the issuing tasklet waits until its own transfer completes. A tasklet gives way when its clock gets
- * more than QUANTUM_CYCLES ahead of another runnable tasklet, and at every DMA and synchronisation it checks
- * again. Everything here depends only on what the kernel executes, so the same kernel and input give the
+ * more than QUANTUM_CYCLES ahead of another runnable tasklet; before a DMA or a synchronisation it waits until
+ * no runnable tasklet is behind it, so that these happen in modelled-time order (DMA data moves in that order). Everything here depends only on what the kernel executes, so the same kernel and input give the
  * same interleaving, counts and cycles on every run, host and worker count.
  */
 #include "internal.h"
@@ -89,6 +89,7 @@ uint32_t clock_pick(uint32_t round_robin_start) {
     run.cycles_per_instruction = runnable > DPUSIM_PIPELINE_DEPTH ? runnable : DPUSIM_PIPELINE_DEPTH;
     if (run.schedule == DPUSIM_SCHEDULE_FAST) {
         run.yield_at = UINT64_MAX;
+        run.others_earliest = UINT64_MAX;
         return pick_round_robin(round_robin_start);
     }
     uint32_t chosen = earliest;
@@ -102,6 +103,7 @@ uint32_t clock_pick(uint32_t round_robin_start) {
         if (t != chosen && can_run(&run.tasklets[t]) && run.tasklets[t].time < others)
             others = run.tasklets[t].time;
     uint64_t own = run.tasklets[chosen].time;
+    run.others_earliest = others;
     run.yield_at = others == UINT64_MAX ? UINT64_MAX : (others > own ? others : own) + quantum;
     return chosen;
 }
@@ -109,19 +111,21 @@ uint32_t clock_pick(uint32_t round_robin_start) {
 void clock_woken(struct tasklet *tasklet, uint64_t at) {
     if (tasklet->time < at)
         tasklet->time = at;
+    if (run.schedule != DPUSIM_SCHEDULE_FAST && tasklet->time < run.others_earliest)
+        run.others_earliest = tasklet->time;
     if (run.schedule != DPUSIM_SCHEDULE_FAST && tasklet->time + QUANTUM_CYCLES < run.yield_at)
         run.yield_at = tasklet->time + QUANTUM_CYCLES;
 }
 
-void clock_dma(uint32_t alpha, uint32_t size) {
+void clock_dma_issue(uint32_t alpha, uint32_t size) {
     struct tasklet *self = run.running;
     clock_advance(self, COST_DMA_ISSUE);
+    clock_wait_turn();
     uint64_t cycles = alpha + size / 2;
     uint64_t start = self->time > run.dma_free_at ? self->time : run.dma_free_at;
     run.dma_free_at = start + cycles;
     run.dma_cycles += cycles;
     self->time = run.dma_free_at;
-    clock_give_way();
 }
 
 uint64_t clock_dpu_cycles(void) {

@@ -49,6 +49,7 @@ struct run_state {
     uint32_t schedule;               /* DPUSIM_SCHEDULE_* */
     uint32_t cycles_per_instruction; /* the running tasklet's issue interval: max(11, runnable tasklets) */
     uint64_t yield_at;               /* the running tasklet gives way once its time passes this */
+    uint64_t others_earliest;        /* the earliest time of the other runnable tasklets */
     uint64_t dma_free_at;            /* when the DMA engine finishes its last queued transfer */
     uint64_t dma_cycles;             /* cycles the DMA engine was busy */
     uint64_t shuffle_state;          /* DPUSIM_SCHEDULE_SHUFFLE's generator */
@@ -83,8 +84,15 @@ static inline void clock_give_way(void) {
     if (run.running->time > run.yield_at)
         switch_to_scheduler();
 }
-/* The running tasklet issues a DMA of `size` bytes: it waits for the engine, then for its own transfer. */
-void clock_dma(uint32_t alpha, uint32_t size);
+/* Before an action other tasklets can observe (DMA, synchronisation), the running tasklet lets every tasklet
+ * that is behind it catch up, so that these actions happen in modelled-time order. Not when shuffling. */
+static inline void clock_wait_turn(void) {
+    if (run.schedule == DPUSIM_SCHEDULE_MODELLED && run.running->time > run.others_earliest)
+        switch_to_scheduler();
+}
+/* The running tasklet issues a DMA of `size` bytes: once it is its turn, it waits for the engine, then for its
+ * own transfer. The caller moves the data, then calls clock_give_way(). */
+void clock_dma_issue(uint32_t alpha, uint32_t size);
 /* The scheduler's next pick; sets cycles_per_instruction and yield_at for it. DPUSIM_NO_TASKLET if none can run. */
 uint32_t clock_pick(uint32_t round_robin_start);
 /* Starts the model for a launch of `dpu`. */

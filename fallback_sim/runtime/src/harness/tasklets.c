@@ -202,6 +202,7 @@ static void take_free_lock(const void *key) {
 }
 
 void __dpusim_mutex_lock(const void *key) {
+    clock_wait_turn();
     if (find_lock(key) == NULL) {
         take_free_lock(key);
         clock_advance(current(), COST_MUTEX_LOCK);
@@ -213,6 +214,7 @@ void __dpusim_mutex_lock(const void *key) {
 
 bool __dpusim_mutex_trylock(const void *key) {
     clock_advance(current(), COST_MUTEX_TRYLOCK);
+    clock_wait_turn();
     bool free = find_lock(key) == NULL;
     if (free)
         take_free_lock(key);
@@ -223,6 +225,7 @@ bool __dpusim_mutex_trylock(const void *key) {
 void __dpusim_mutex_unlock(const void *key) {
     struct held_lock *lock = find_lock(key);
     clock_advance(current(), COST_MUTEX_UNLOCK);
+    clock_wait_turn();
     if (lock == NULL) {
         if (__dpusim_strict())
             __dpusim_fault(DPUSIM_FAULT_SYNC_MISUSE, (uintptr_t)key, 0, "unlock of mutex %p, which is not locked",
@@ -244,6 +247,7 @@ void __dpusim_mutex_unlock(const void *key) {
 void __dpusim_barrier_wait(void *barrier) {
     struct wait_object *object = barrier;
     clock_advance(current(), COST_BARRIER_ARRIVE);
+    clock_wait_turn();
     if (object->count > 1) {
         object->count--;
         block(WAIT_BARRIER, barrier, COST_BARRIER_ENQUEUE);
@@ -260,6 +264,7 @@ void __dpusim_barrier_wait(void *barrier) {
 void __dpusim_sem_take(void *semaphore) {
     struct wait_object *object = semaphore;
     clock_advance(current(), COST_SEM_TAKE_ARRIVE);
+    clock_wait_turn();
     int8_t count = (int8_t)(object->count - 1);
     object->count = (uint8_t)count;
     if (count < 0) {
@@ -273,6 +278,7 @@ void __dpusim_sem_take(void *semaphore) {
 void __dpusim_sem_give(void *semaphore) {
     struct wait_object *object = semaphore;
     clock_advance(current(), COST_SEM_GIVE_ARRIVE);
+    clock_wait_turn();
     int8_t count = (int8_t)(object->count + 1);
     object->count = (uint8_t)count;
     if (count <= 0) {
@@ -290,6 +296,7 @@ static const void *tasklet_key(uint32_t tasklet) { return (const void *)(uintptr
 
 void __dpusim_handshake_notify(void) {
     clock_advance(current(), COST_NOTIFY_ARRIVE);
+    clock_wait_turn();
     uint32_t waiter = first_waiter(WAIT_HANDSHAKE_WAIT, tasklet_key(__dpusim_tasklet_id));
     if (waiter == DPUSIM_NO_TASKLET) {
         block(WAIT_HANDSHAKE_NOTIFY, tasklet_key(__dpusim_tasklet_id), COST_NOTIFY_ENQUEUE);
@@ -309,6 +316,7 @@ int __dpusim_handshake_wait_for(uint32_t notifier) {
         return EINVAL;
     }
     clock_advance(current(), COST_WAIT_ARRIVE);
+    clock_wait_turn();
     if (first_waiter(WAIT_HANDSHAKE_WAIT, tasklet_key(notifier)) != DPUSIM_NO_TASKLET)
         return EALREADY;
     struct tasklet *other = &run.tasklets[notifier];
