@@ -85,7 +85,7 @@ const END_MARKER: u64 = u64::MAX;
 fn handshake_order_expected(nr_tasklets: u32) -> Vec<u64> {
     let mut words = Vec::new();
     for t in 0..u64::from(nr_tasklets) {
-        let count = 1 + (5 * t + 3) % 7;
+        let count = 1 + (3 * t + 2) % 7;
         words.extend((0..count).map(|i| (t << 8) | i));
     }
     words.push(END_MARKER);

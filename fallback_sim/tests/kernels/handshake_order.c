@@ -2,11 +2,12 @@
  * handshake_order.c: DMA order after a handshake (the pattern of kernels that append variable-length chunks
  * and end the output with a marker).
  *
- * Tasklet t appends count(t) = 1 + (5t + 3) % 7 words: it waits for tasklet t - 1 to hand over the start
+ * Tasklet t appends count(t) = 1 + (3t + 2) % 7 words: it waits for tasklet t - 1 to hand over the start
  * position, hands its own end to tasklet t + 1, then mram_writes its words followed by an end marker. The next
  * tasklet's chunk starts on that marker and overwrites it, so tasklet t's mram_write must land before tasklet
  * t + 1's. On a DPU it does: after the rendezvous the notifier is ahead, and the waiter still has to finish
- * handshake_wait_for and read the position.
+ * handshake_wait_for and read the position. (When the waiter arrives first, the two resume within a slot of
+ * each other on a DPU, a race; the counts here make tasklet 1 arrive after tasklet 0, as in the issue's kernel.)
  *
  * DPU outputs:  output[] (MRAM, u64): for each tasklet t in order, its words (t << 8) | i for i < count(t),
  *               then END_MARKER; total_words = the number of chunk words (without the marker)
@@ -30,7 +31,7 @@ uint64_t chunk[NR_TASKLETS][MAX_WORDS + 1];
 int main(void)
 {
     uint32_t id = me();
-    uint32_t count = 1 + (5 * id + 3) % MAX_WORDS;
+    uint32_t count = 1 + (3 * id + 2) % MAX_WORDS;
     for (uint32_t i = 0; i < count; i++) {
         chunk[id][i] = (id << 8) | i;
     }

@@ -10,6 +10,10 @@
 #ifndef DPUSIM_HARNESS_SDK_COSTS_H
 #define DPUSIM_HARNESS_SDK_COSTS_H
 
+/* A resumed tasklet issues its next instruction in its first pipeline slot after the `resume` took effect:
+ * one slot after the resumer's next instruction. */
+#define COST_RESUME_LATENCY 1u
+
 /* misc/crt0.c, __bootstrap: tasklet 0 clears the stdout state and the 256 atomic bits (a 2-instruction loop)
  * and boots tasklet 1; each tasklet boots the next one with its third instruction; each then loads its stack
  * pointer and calls main. Tasklet 0 enters main after BOOT_FIRST instructions, tasklet k > 0 after

@@ -139,7 +139,7 @@ static void wake(uint32_t tasklet, uint32_t instructions, uint32_t resumed_tail)
     woken->state = TASKLET_RUNNABLE;
     woken->wait = WAIT_NONE;
     woken->instructions += resumed_tail;
-    clock_woken(woken, self->time + (uint64_t)resumed_tail * run.cycles_per_instruction);
+    clock_woken(woken, self->time + (uint64_t)(COST_RESUME_LATENCY + resumed_tail) * run.cycles_per_instruction);
 }
 
 /* The tasklet that has waited longest for (wait, key), or DPUSIM_NO_TASKLET. */
