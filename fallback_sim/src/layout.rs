@@ -72,7 +72,6 @@ pub(crate) struct TaskletStatsRecord {
     pub dma_write_ops: u64,
     pub dma_write_bytes: u64,
     pub sync_waits: u64,
-    pub native_ns: u64,
     pub instructions: u64,
     pub cycles: u64,
 }
@@ -87,6 +86,7 @@ pub(crate) struct DpuRecord {
     pub cycles: u64,
     pub dma_cycles: u64,
     pub instructions: u64,
+    pub native_ns: u64,
     pub log_length: u64,
     pub log_capacity: u64,
     pub fault: FaultRecord,
@@ -173,9 +173,10 @@ mod tests {
         check("offsetof(struct dpusim_fault, message)", offset_of!(FaultRecord, message));
         check("offsetof(struct dpusim_fault, signal)", offset_of!(FaultRecord, signal));
         check("sizeof(struct dpusim_tasklet_stats)", size_of::<TaskletStatsRecord>());
-        check("offsetof(struct dpusim_tasklet_stats, native_ns)", offset_of!(TaskletStatsRecord, native_ns));
+        check("offsetof(struct dpusim_tasklet_stats, instructions)", offset_of!(TaskletStatsRecord, instructions));
         check("offsetof(struct dpusim_tasklet_stats, cycles)", offset_of!(TaskletStatsRecord, cycles));
         check("offsetof(struct dpusim_dpu_record, instructions)", offset_of!(DpuRecord, instructions));
+        check("offsetof(struct dpusim_dpu_record, native_ns)", offset_of!(DpuRecord, native_ns));
         check("sizeof(struct dpusim_dpu_record)", size_of::<DpuRecord>());
         check("offsetof(struct dpusim_dpu_record, launches)", offset_of!(DpuRecord, launches));
         check("offsetof(struct dpusim_dpu_record, log_capacity)", offset_of!(DpuRecord, log_capacity));

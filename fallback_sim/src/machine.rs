@@ -505,6 +505,7 @@ impl Machine {
             cycles: record.cycles,
             dma_cycles: record.dma_cycles,
             instructions: record.instructions,
+            native_time: Duration::from_nanos(record.native_ns),
             tasklets,
         })
     }

@@ -17,8 +17,6 @@ pub struct TaskletStats {
     pub dma_write_bytes: u64,
     /// Times the tasklet blocked at a barrier, mutex, semaphore or handshake.
     pub sync_waits: u64,
-    /// Native run time of the tasklet's code.
-    pub native_time: Duration,
     /// DPU instructions the tasklet executed: its kernel code's basic blocks (counted at build time) and the
     /// SDK routines it called. Compare them across tasklets for the launch's balance.
     pub instructions: u64,
@@ -34,7 +32,6 @@ impl TaskletStats {
             dma_write_ops: record.dma_write_ops,
             dma_write_bytes: record.dma_write_bytes,
             sync_waits: record.sync_waits,
-            native_time: Duration::from_nanos(record.native_ns),
             instructions: record.instructions,
             cycles: record.cycles,
         }
@@ -56,6 +53,8 @@ pub struct DpuStats {
     pub dma_cycles: u64,
     /// DPU instructions executed by all tasklets.
     pub instructions: u64,
+    /// Wall time the worker spent running the launch on this DPU.
+    pub native_time: Duration,
     /// Per tasklet.
     pub tasklets: Vec<TaskletStats>,
 }
@@ -69,7 +68,6 @@ impl DpuStats {
             dma_write_ops: sum.dma_write_ops + t.dma_write_ops,
             dma_write_bytes: sum.dma_write_bytes + t.dma_write_bytes,
             sync_waits: sum.sync_waits + t.sync_waits,
-            native_time: sum.native_time + t.native_time,
             instructions: sum.instructions + t.instructions,
             cycles: sum.cycles.max(t.cycles),
         })

@@ -170,7 +170,6 @@ struct dpusim_tasklet_stats {
     uint64_t dma_write_ops;
     uint64_t dma_write_bytes;
     uint64_t sync_waits;   /* times the tasklet blocked at a barrier, mutex, semaphore or handshake */
-    uint64_t native_ns;    /* native run time of the tasklet */
     uint64_t instructions; /* DPU instructions the tasklet executed */
     uint64_t cycles;       /* modelled cycle at which the tasklet finished */
 };
@@ -182,6 +181,7 @@ struct dpusim_dpu_record {
     uint64_t cycles;       /* modelled cycles of the last launch */
     uint64_t dma_cycles;   /* cycles the DMA engine was busy */
     uint64_t instructions; /* DPU instructions executed by all tasklets */
+    uint64_t native_ns;    /* wall time the worker spent running the launch */
     uint64_t log_length;   /* bytes written to the log in the last launch (the log keeps the last capacity) */
     uint64_t log_capacity; /* the ring's size for the last launch */
     struct dpusim_fault fault;

@@ -43,7 +43,6 @@ struct run_state {
     struct tasklet tasklets[DPUSIM_MAX_TASKLETS];
     void *scheduler_sp;
     bool faulted;
-    uint64_t started_ns;      /* when the running tasklet was switched in (wall clock) */
     struct tasklet *running;  /* the tasklet being run, while in a tasklet */
     /* The timing model (clock.c). */
     uint32_t schedule;               /* DPUSIM_SCHEDULE_* */
