@@ -13,7 +13,7 @@ use upmem_sim::{
 
 const DPUS: [u32; 4] = [0, 1, 2, 3];
 
-/// Modelled cycles of one DMA transfer: alpha + bytes / 2 (crate docs, "Cycle model").
+/// Modelled cycles of one DMA transfer: alpha + bytes / 2 (crate docs, "Timing model").
 const READ_ALPHA: u64 = 77;
 const WRITE_ALPHA: u64 = 61;
 const CLOCKS_PER_SEC: u32 = 350_000_000;

@@ -18,7 +18,7 @@
  * model exists for are decided within a handful of instructions after a barrier, a handshake or a DMA (one
  * instruction is 11 cycles or more): a quantum of a few instructions keeps them in hardware order, and a
  * larger one barely saves switches, because most switches happen at DMA and synchronisation anyway
- * (measurements in the crate's README, "Timing model").
+ * (measurements in the workspace README, "The simulator").
  */
 #define QUANTUM_CYCLES 64u
 

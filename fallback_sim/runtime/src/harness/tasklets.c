@@ -228,9 +228,9 @@ bool __dpusim_mutex_trylock(const void *key) {
 }
 
 void __dpusim_mutex_unlock(const void *key) {
-    struct held_lock *lock = find_lock(key);
     clock_advance(current(), COST_MUTEX_UNLOCK);
-    clock_wait_turn();
+    clock_wait_turn(); /* before looking the lock up: other tasklets may take and free locks meanwhile */
+    struct held_lock *lock = find_lock(key);
     if (lock == NULL) {
         if (__dpusim_strict())
             __dpusim_fault(DPUSIM_FAULT_SYNC_MISUSE, (uintptr_t)key, 0, "unlock of mutex %p, which is not locked",
