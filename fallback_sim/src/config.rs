@@ -156,8 +156,8 @@ pub enum Schedule {
     /// order. The fastest, but kernels that rely on the DPU's interleaving (a DMA suspending its issuer, all
     /// tasklets advancing together) can give wrong results or deadlock.
     Fast,
-    /// On modelled time, like the DPU: the tasklet furthest behind runs, and a tasklet gives way when it gets
-    /// a few instructions ahead of another (see the crate docs, "Timing model").
+    /// On modelled time, like the DPU: the tasklet furthest behind runs; DMA and synchronisation happen in
+    /// modelled-time order (see the crate docs, "Timing model").
     #[default]
     Modelled,
     /// Modelled time perturbed by a generator with this seed: the next tasklet is drawn among those close to

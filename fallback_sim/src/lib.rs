@@ -51,11 +51,12 @@
 //! - **Synchronisation**: a tasklet released by another (barrier, mutex, semaphore, handshake) resumes at its
 //!   releaser's time plus what the SDK's routine still executes in each of them, so that, as on a DPU, after a
 //!   handshake the notifier is a few instructions ahead of the waiter.
-//! - **Scheduling** ([`Schedule::Modelled`]): the runnable tasklet furthest behind runs; it gives way when it
-//!   gets more than a quantum of 64 cycles (a few instructions) ahead of another runnable tasklet, and before
-//!   a DMA or a synchronisation it waits until no runnable tasklet is behind it. [`Schedule::Fast`] runs each
-//!   tasklet until it blocks, round robin (faster, but kernels that rely on the DPU's interleaving can fail);
-//!   [`Schedule::Shuffle`] perturbs the modelled order with a seeded generator to expose races.
+//! - **Scheduling** ([`Schedule::Modelled`]): the runnable tasklet furthest behind runs. Before and after a DMA
+//!   or a synchronisation it lets every tasklet that is behind it run first, so these happen in modelled-time
+//!   order; in its own code it gives way when it gets more than a quantum of 1,024 cycles (about 90
+//!   instructions) ahead of another runnable tasklet. [`Schedule::Fast`] runs each tasklet until it blocks,
+//!   round robin (faster, but kernels that rely on the DPU's interleaving can fail); [`Schedule::Shuffle`]
+//!   perturbs the modelled order with a seeded generator to expose races.
 //!
 //! [`DpuStats`] gives per launch and DPU the modelled cycles (when the last tasklet finished), the
 //! instructions, the cycles the DMA engine was busy, and per tasklet its instructions (the launch's balance)

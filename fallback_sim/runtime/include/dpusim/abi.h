@@ -125,9 +125,6 @@ void __dpusim_log_write(const char *text, size_t length);
 /* Ends the calling tasklet normally (what returning from main does). */
 __attribute__((noreturn)) void __dpusim_tasklet_exit(void);
 
-/* Lets the other tasklets run. */
-void __dpusim_yield(void);
-
 /* Charges the running tasklet `instructions` DPU instructions of an SDK runtime routine that is not instrumented
  * (the runtime's own C files); never switches tasklets. */
 void __dpusim_charge(uint32_t instructions);

@@ -64,7 +64,7 @@ void __dpusim_mram_read(const void *mram, void *wram, uint32_t size) {
     struct dpusim_tasklet_stats *stats = &run.record->tasklets[__dpusim_tasklet_id];
     stats->dma_read_ops++;
     stats->dma_read_bytes += size;
-    clock_give_way();
+    clock_wait_turn();
 }
 
 void __dpusim_mram_write(const void *wram, void *mram, uint32_t size) {
@@ -76,7 +76,7 @@ void __dpusim_mram_write(const void *wram, void *mram, uint32_t size) {
     struct dpusim_tasklet_stats *stats = &run.record->tasklets[__dpusim_tasklet_id];
     stats->dma_write_ops++;
     stats->dma_write_bytes += size;
-    clock_give_way();
+    clock_wait_turn();
 }
 
 /* The log is a ring of log_capacity bytes: the host reads the last log_capacity bytes written. */

@@ -78,19 +78,22 @@ static inline void clock_advance(struct tasklet *tasklet, uint32_t instructions)
     tasklet->instructions += instructions;
     tasklet->time += (uint64_t)instructions * run.cycles_per_instruction;
 }
-/* Lets tasklets that are behind run first, if the running one is too far ahead of them. */
+/* In the kernel's code: lets tasklets that are behind run first, if the running one is more than a quantum
+ * ahead of them. */
 static inline void clock_give_way(void) {
     if (run.running->time > run.yield_at)
         switch_to_scheduler();
 }
-/* Before an action other tasklets can observe (DMA, synchronisation), the running tasklet lets every tasklet
- * that is behind it catch up, so that these actions happen in modelled-time order. Not when shuffling. */
+/* Around what other tasklets can observe or what moves the running tasklet's clock forward at once (DMA,
+ * synchronisation), the running tasklet lets every tasklet that is behind it catch up first, so that these
+ * happen in modelled-time order; when shuffling, only those more than a (random) quantum behind. */
 static inline void clock_wait_turn(void) {
-    if (run.schedule == DPUSIM_SCHEDULE_MODELLED && run.running->time > run.others_earliest)
+    uint64_t limit = run.schedule == DPUSIM_SCHEDULE_MODELLED ? run.others_earliest : run.yield_at;
+    if (run.running->time > limit)
         switch_to_scheduler();
 }
 /* The running tasklet issues a DMA of `size` bytes: once it is its turn, it waits for the engine, then for its
- * own transfer. The caller moves the data, then calls clock_give_way(). */
+ * own transfer. The caller moves the data, then calls clock_wait_turn(). */
 void clock_dma_issue(uint32_t alpha, uint32_t size);
 /* The scheduler's next pick; sets cycles_per_instruction and yield_at for it. DPUSIM_NO_TASKLET if none can run. */
 uint32_t clock_pick(uint32_t round_robin_start);

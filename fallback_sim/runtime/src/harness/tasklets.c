@@ -122,8 +122,6 @@ void __dpusim_tasklet_exit(void) {
     abort(); /* a finished tasklet is never resumed */
 }
 
-void __dpusim_yield(void) { switch_to_scheduler(); }
-
 /* Blocks the running tasklet after it executed `instructions` more of its routine. */
 static void block(enum wait_kind wait, const void *key, uint32_t instructions) {
     struct tasklet *self = current();
@@ -211,7 +209,7 @@ void __dpusim_mutex_lock(const void *key) {
     if (find_lock(key) == NULL) {
         take_free_lock(key);
         clock_advance(current(), COST_MUTEX_LOCK);
-        clock_give_way();
+        clock_wait_turn();
     } else {
         block(WAIT_MUTEX, key, COST_MUTEX_LOCK); /* the unlocking tasklet hands the lock over before waking us */
     }
@@ -223,7 +221,7 @@ bool __dpusim_mutex_trylock(const void *key) {
     bool free = find_lock(key) == NULL;
     if (free)
         take_free_lock(key);
-    clock_give_way();
+    clock_wait_turn();
     return free;
 }
 
@@ -244,7 +242,7 @@ void __dpusim_mutex_unlock(const void *key) {
     } else {
         *lock = held_locks[--nr_held_locks];
     }
-    clock_give_way();
+    clock_wait_turn();
 }
 
 /* ---- Barriers and semaphores ----------------------------------------------------------------------------- */
@@ -263,7 +261,7 @@ void __dpusim_barrier_wait(void *barrier) {
     for (uint32_t waiter; (waiter = first_waiter(WAIT_BARRIER, barrier)) != DPUSIM_NO_TASKLET;)
         wake(waiter, COST_BARRIER_PER_RESUME, COST_BARRIER_RESUMED_TAIL);
     clock_advance(current(), COST_BARRIER_RELEASER_TAIL);
-    clock_give_way();
+    clock_wait_turn();
 }
 
 void __dpusim_sem_take(void *semaphore) {
@@ -277,7 +275,7 @@ void __dpusim_sem_take(void *semaphore) {
         return;
     }
     clock_advance(current(), COST_SEM_TAKE_TAIL);
-    clock_give_way();
+    clock_wait_turn();
 }
 
 void __dpusim_sem_give(void *semaphore) {
@@ -292,7 +290,7 @@ void __dpusim_sem_give(void *semaphore) {
             wake(waiter, COST_SEM_GIVE_RESUME, COST_SEM_RESUMED_TAIL);
     }
     clock_advance(current(), COST_SEM_GIVE_TAIL);
-    clock_give_way();
+    clock_wait_turn();
 }
 
 /* ---- Handshakes ---------------------------------------------------------------------------------------- */
@@ -309,7 +307,7 @@ void __dpusim_handshake_notify(void) {
     }
     wake(waiter, COST_NOTIFY_RESUME, COST_WAIT_RESUMED_TAIL);
     clock_advance(current(), COST_NOTIFY_TAIL);
-    clock_give_way();
+    clock_wait_turn();
 }
 
 int __dpusim_handshake_wait_for(uint32_t notifier) {
@@ -328,7 +326,7 @@ int __dpusim_handshake_wait_for(uint32_t notifier) {
     if (other->state == TASKLET_BLOCKED && other->wait == WAIT_HANDSHAKE_NOTIFY) {
         wake(notifier, COST_WAIT_RESUME, COST_NOTIFY_RESUMED_TAIL);
         clock_advance(current(), COST_WAIT_TAIL);
-        clock_give_way();
+        clock_wait_turn();
     } else {
         block(WAIT_HANDSHAKE_WAIT, tasklet_key(notifier), COST_WAIT_ENQUEUE);
     }
