@@ -277,7 +277,12 @@ impl KernelBuilder {
 
     /// Disassembles the kernel object's code, writes its block-cost table as C and compiles it with the
     /// harness's flags. Returns the table's object.
-    fn build_block_costs(&self, kernel_object: &Path, dir: &Path, harness_args: &[OsString]) -> Result<PathBuf, BuildError> {
+    fn build_block_costs(
+        &self,
+        kernel_object: &Path,
+        dir: &Path,
+        harness_args: &[OsString],
+    ) -> Result<PathBuf, BuildError> {
         let objdump = env::var_os("OBJDUMP").unwrap_or_else(|| "objdump".into());
         let mut disassemble = Command::new(objdump);
         disassemble.args(["-d", "-r", "--no-show-raw-insn", "-j", ".text"]).arg(kernel_object);
@@ -334,7 +339,8 @@ impl KernelBuilder {
                         scope.spawn(move || {
                             let mut compile = Command::new(self.compiler_command());
                             compile.args(args).arg("-c").arg(source).arg("-o").arg(object);
-                            run(&format!("compiling {}", source.display()), &mut compile, "a C compiler (set CC)").map(drop)
+                            run(&format!("compiling {}", source.display()), &mut compile, "a C compiler (set CC)")
+                                .map(drop)
                         })
                     })
                     .collect();

@@ -128,9 +128,7 @@ fn unequal_work(nr_tasklets: u32, schedule: Schedule, workers: usize) -> Result<
         machine.write_symbol(dpu, "items", 0, &bytes).unwrap();
     })?;
     Ok(DPUS
-        .map(|dpu| {
-            (read_u32s(&machine, dpu, "iterations", nr_tasklets as usize), read_u32(&machine, dpu, "checksum"))
-        })
+        .map(|dpu| (read_u32s(&machine, dpu, "iterations", nr_tasklets as usize), read_u32(&machine, dpu, "checksum")))
         .to_vec())
 }
 

@@ -125,9 +125,11 @@ impl Profile {
                 "simWorkers" => profile.workers = Some(number("simWorkers")? as usize),
                 "simStrict" => profile.strict = flag()?,
                 "simSchedule" => {
-                    profile.schedule = Some(value.parse().map_err(|error: upmem_sim::ParseScheduleError| {
-                        invalid(entry, &error.to_string())
-                    })?)
+                    profile.schedule = Some(
+                        value
+                            .parse()
+                            .map_err(|error: upmem_sim::ParseScheduleError| invalid(entry, &error.to_string()))?,
+                    )
                 }
                 "disableResetOnAlloc" => profile.disable_reset_on_alloc = flag()?,
                 "sgXferEnable" => profile.sg_xfer_enable = flag()?,
