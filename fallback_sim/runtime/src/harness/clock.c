@@ -18,12 +18,12 @@
  * How far a tasklet may run ahead of another runnable one in its own code before it gives way, in cycles. DMA
  * and synchronisation are ordered exactly (clock_wait_turn); the quantum only bounds how far plain WRAM reads
  * and writes of different tasklets can be out of modelled order. Measured on the README's main job (2,044
- * DPUs x 16 tasklets, user CPU time; 0.6 s before this model, 0.9 s with the instrumentation alone): 2.7 s at
- * 256 cycles, 1.3 to 1.8 s at 1,024, 1.2 s at 4,096; the patterns of tests/schedules.rs hold at all three.
- * 1,024 cycles (93 instructions at 11 cycles each, 43 with 24 tasklets) keeps the drift well below the
- * hundreds of cycles of a DMA while most switches come from DMA and synchronisation.
+ * DPUs x 16 tasklets; user CPU time of the job, 0.55 to 0.68 s before this model and 0.8 to 1.1 s with the
+ * instrumentation alone): 2.7 s at 256 cycles, 1.4 to 1.8 s at 1,024, 1.3 to 1.4 s at 2,048, 1.2 s at 4,096;
+ * the patterns of tests/schedules.rs hold at each. 2,048 cycles (186 instructions at 11 cycles each, 85 with
+ * 24 tasklets) is where the switches stop paying off, and far less than the extra work the patterns rely on.
  */
-#define QUANTUM_CYCLES 1024u
+#define QUANTUM_CYCLES 2048u
 
 void __sanitizer_cov_trace_pc(void) {
     uintptr_t site = (uintptr_t)__builtin_return_address(0) - (uintptr_t)__dpusim_kernel_text;
