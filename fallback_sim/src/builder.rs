@@ -10,9 +10,9 @@
 //!    kernel names never bind to the C library's or the harness's (and never the reverse).
 //! 3. `objdump` disassembles that `.text`; the cost of each basic block becomes a table in a generated C file
 //!    compiled with the harness.
-//! 4. `dpu_kernel.o` is linked with the worker harness and the table is linked with the worker harness by the linker script `dpusim.ld`, which puts its WRAM
-//!    sections in the 64 KiB window at 0x00100000 and its MRAM sections at the DPU's MRAM window 0x08000000.
-//!    The executable's own code and the C library live above 0x10000000.
+//! 4. `dpu_kernel.o` is linked with the worker harness and the table by the linker script `dpusim.ld`, which
+//!    puts the kernel's WRAM sections in the 64 KiB window at 0x00100000 and its MRAM sections at the DPU's
+//!    MRAM window 0x08000000. The executable's own code and the C library live above 0x10000000.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
