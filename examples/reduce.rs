@@ -78,11 +78,13 @@ fn main() -> anyhow::Result<()> {
 fn print_load_balance(set: &LoadedSet) -> anyhow::Result<()> {
     let mut dma_cycles = Vec::with_capacity(set.nr_dpus());
     let mut cycles = Vec::with_capacity(set.nr_dpus());
+    let mut instructions = Vec::with_capacity(set.nr_dpus());
     let mut bytes = Vec::with_capacity(set.nr_dpus());
     for dpu in 0..set.nr_dpus() {
         let Some(stats) = set.simulator_stats(dpu)? else { return Ok(()) };
         dma_cycles.push(stats.dma_cycles);
         cycles.push(stats.cycles);
+        instructions.push(stats.instructions);
         bytes.push(stats.total().dma_read_bytes);
     }
     let summary = |values: &mut Vec<u64>| {
@@ -92,8 +94,9 @@ fn print_load_balance(set: &LoadedSet) -> anyhow::Result<()> {
     };
     let mut table = Table::new();
     table.load_preset(UTF8_FULL).set_header(["per DPU (simulator)", "min", "median", "mean", "max"]);
-    table.add_row(std::iter::once("DMA cycles (exact)".to_owned()).chain(summary(&mut dma_cycles)));
-    table.add_row(std::iter::once("modelled cycles (DMA + compute estimate)".to_owned()).chain(summary(&mut cycles)));
+    table.add_row(std::iter::once("modelled cycles".to_owned()).chain(summary(&mut cycles)));
+    table.add_row(std::iter::once("DMA engine busy (cycles)".to_owned()).chain(summary(&mut dma_cycles)));
+    table.add_row(std::iter::once("instructions".to_owned()).chain(summary(&mut instructions)));
     table.add_row(std::iter::once("MRAM bytes read".to_owned()).chain(summary(&mut bytes)));
     println!("{table}");
     Ok(())

@@ -3,12 +3,16 @@
 //! 1. The kernel sources are compiled against the SDK-named runtime headers, with the DPU compiler's defaults
 //!    (`NR_TASKLETS=1`, `STACK_SIZE_DEFAULT=1024`) unless the caller defines them, and the runtime's C files
 //!    with the same tasklet and stack settings.
-//! 2. Kernel and runtime objects are combined into one relocatable object, `dpu_kernel.o`; `main` becomes the
-//!    tasklets' entry point and every other global of the kernel is made local, so kernel names never bind to
-//!    the C library's or the harness's (and never the reverse).
-//! 3. That object is linked with the worker harness by the linker script `dpusim.ld`, which puts its WRAM
-//!    sections in the 64 KiB window at 0x00100000 and its MRAM sections at the DPU's MRAM window 0x08000000.
-//!    The executable's own code and the C library live above 0x10000000.
+//!    The kernel sources (not the runtime) are instrumented with `-fsanitize-coverage=trace-pc`, which counts
+//!    the instructions each tasklet executes (see [`crate::block_costs`]).
+//! 2. Kernel and runtime objects are combined into one relocatable object, `dpu_kernel.o`, with all code in one
+//!    `.text`; `main` becomes the tasklets' entry point and every other global of the kernel is made local, so
+//!    kernel names never bind to the C library's or the harness's (and never the reverse).
+//! 3. `objdump` disassembles that `.text`; the cost of each basic block becomes a table in a generated C file
+//!    compiled with the harness.
+//! 4. `dpu_kernel.o` is linked with the worker harness and the table by the linker script `dpusim.ld`, which
+//!    puts the kernel's WRAM sections in the 64 KiB window at 0x00100000 and its MRAM sections at the DPU's
+//!    MRAM window 0x08000000. The executable's own code and the C library live above 0x10000000.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -17,6 +21,7 @@ use std::{env, fs, thread};
 
 use object::{Object, ObjectSymbol};
 
+use crate::block_costs;
 use crate::layout::{DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE};
 use crate::program::Program;
 use crate::runtime;
@@ -25,7 +30,12 @@ use crate::SimError;
 /// Where the executable's code starts: above the DPU windows and the tasklet stacks.
 const TEXT_SEGMENT: &str = "0x10000000";
 /// Symbols of the kernel object that stay global: what the harness calls or reads.
-const KERNEL_EXPORTS: [&str; 3] = ["__dpusim_kernel_main", "__dpusim_kernel_info", "__dpusim_stdout_capacity"];
+const KERNEL_EXPORTS: [&str; 4] =
+    ["__dpusim_kernel_main", "__dpusim_kernel_info", "__dpusim_stdout_capacity", KERNEL_TEXT_SYMBOL];
+/// The start of the kernel object's `.text`, where the block-cost table's offsets start.
+const KERNEL_TEXT_SYMBOL: &str = "__dpusim_kernel_text";
+/// Basic-block instrumentation of the kernel sources (see [`crate::block_costs`]).
+const INSTRUMENTATION_FLAG: &str = "-fsanitize-coverage=trace-pc";
 /// Flags every simulated kernel is compiled with: fixed addresses, DPU-like floating point (no FMA
 /// contraction), no fortified libc calls, and no warnings for the 32-bit MRAM address casts DPU code makes.
 const KERNEL_FLAGS: [&str; 7] = [
@@ -230,17 +240,24 @@ impl KernelBuilder {
             .collect();
         let kernel_object = dir.join("dpu_kernel.o");
         let mut combine = Command::new(self.compiler_command());
-        combine.args(["-r", "-nostdlib", "-o"]).arg(&kernel_object).args(&kernel_objects);
+        combine
+            .args(["-r", "-nostdlib"])
+            .arg(format!("-Wl,-T,{}", runtime_dir.join("kernel_text.ld").display()))
+            .arg("-o")
+            .arg(&kernel_object)
+            .args(&kernel_objects);
         run("combining the kernel objects", &mut combine, "a C compiler (set CC)")?;
         self.check_main(&kernel_object)?;
         let objcopy = env::var_os("OBJCOPY").unwrap_or_else(|| "objcopy".into());
         let mut hide = Command::new(objcopy);
         hide.arg("--redefine-sym=main=__dpusim_kernel_main");
+        hide.arg(format!("--add-symbol={KERNEL_TEXT_SYMBOL}=.text:0,global"));
         for export in KERNEL_EXPORTS {
             hide.arg(format!("--keep-global-symbol={export}"));
         }
         hide.arg(&kernel_object);
         run("hiding the kernel's symbols", &mut hide, "objcopy from GNU binutils (set OBJCOPY)")?;
+        let costs_object = self.build_block_costs(&kernel_object, &dir, &harness_args)?;
 
         if let Some(parent) = output.parent().filter(|parent| !parent.as_os_str().is_empty()) {
             fs::create_dir_all(parent).map_err(|error| BuildError::io(parent, error))?;
@@ -249,12 +266,35 @@ impl KernelBuilder {
         link.args(["-no-pie", &format!("-Wl,-Ttext-segment={TEXT_SEGMENT}"), "-T"])
             .arg(runtime_dir.join("dpusim.ld"))
             .args(&harness_objects)
+            .arg(&costs_object)
             .arg(&kernel_object)
             .args(["-pthread", "-lm", "-o"])
             .arg(output);
         run("linking the simulated DPU binary", &mut link, "a C compiler (set CC)")?;
         Program::from_file(output)?.check_fits(DEFAULT_WRAM_SIZE, DEFAULT_MRAM_SIZE)?;
         Ok(output.to_path_buf())
+    }
+
+    /// Disassembles the kernel object's code, writes its block-cost table as C and compiles it with the
+    /// harness's flags. Returns the table's object.
+    fn build_block_costs(
+        &self,
+        kernel_object: &Path,
+        dir: &Path,
+        harness_args: &[OsString],
+    ) -> Result<PathBuf, BuildError> {
+        let objdump = env::var_os("OBJDUMP").unwrap_or_else(|| "objdump".into());
+        let mut disassemble = Command::new(objdump);
+        disassemble.args(["-d", "-r", "--no-show-raw-insn", "-j", ".text"]).arg(kernel_object);
+        let disassembly = run("disassembling the kernel", &mut disassemble, "objdump from GNU binutils (set OBJDUMP)")?;
+        let source = dir.join("block_costs.c");
+        let table = block_costs::c_table(&block_costs::from_disassembly(&disassembly));
+        fs::write(&source, table).map_err(|error| BuildError::io(&source, error))?;
+        let object = dir.join("block_costs.o");
+        let mut compile = Command::new(self.compiler_command());
+        compile.args(harness_args).arg("-c").arg(&source).arg("-o").arg(&object);
+        run("compiling the block-cost table", &mut compile, "a C compiler (set CC)")?;
+        Ok(object)
     }
 
     /// The tasklet/stack defines (shared with the runtime) and the full argument list for kernel sources.
@@ -285,6 +325,7 @@ impl KernelBuilder {
         }
         kernel.extend(self.flags.iter().map(OsString::from));
         kernel.extend(CAST_WARNINGS_OFF.map(OsString::from));
+        kernel.push(INSTRUMENTATION_FLAG.into());
         (tasklet_defines, kernel)
     }
 
@@ -299,6 +340,7 @@ impl KernelBuilder {
                             let mut compile = Command::new(self.compiler_command());
                             compile.args(args).arg("-c").arg(source).arg("-o").arg(object);
                             run(&format!("compiling {}", source.display()), &mut compile, "a C compiler (set CC)")
+                                .map(drop)
                         })
                     })
                     .collect();
@@ -333,7 +375,8 @@ fn stem(path: &Path) -> String {
     path.file_stem().map_or_else(|| "source".into(), |stem| stem.to_string_lossy().into_owned())
 }
 
-fn run(step: &str, command: &mut Command, tool_hint: &'static str) -> Result<(), BuildError> {
+/// Runs a build step; returns what it printed on standard output.
+fn run(step: &str, command: &mut Command, tool_hint: &'static str) -> Result<String, BuildError> {
     let output = command.output().map_err(|error| {
         if error.kind() == std::io::ErrorKind::NotFound {
             BuildError::ToolNotFound { tool: command.get_program().to_string_lossy().into_owned(), hint: tool_hint }
@@ -342,7 +385,7 @@ fn run(step: &str, command: &mut Command, tool_hint: &'static str) -> Result<(),
         }
     })?;
     if output.status.success() {
-        return Ok(());
+        return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
     }
     let printed = String::from_utf8_lossy(&output.stderr).into_owned() + &String::from_utf8_lossy(&output.stdout);
     let line = std::iter::once(command.get_program())

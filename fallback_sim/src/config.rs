@@ -1,10 +1,14 @@
 //! The simulated machine's shape and behaviour.
 
 use std::collections::BTreeSet;
+use std::fmt;
+use std::str::FromStr;
 use std::time::Duration;
 
 use crate::error::{Result, SimError};
-use crate::layout::{DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE, MAX_WORKERS, MRAM_WINDOW};
+use crate::layout::{
+    DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE, MAX_WORKERS, MRAM_WINDOW, SCHEDULE_FAST, SCHEDULE_MODELLED, SCHEDULE_SHUFFLE,
+};
 
 /// Ranks, DPUs per rank and the disabled DPUs of a simulated server, with each DPU's memory sizes.
 ///
@@ -103,8 +107,9 @@ pub struct SimConfig {
     /// Fault on what the documentation forbids but the hardware tolerates (unaligned or 0-byte DMA, unlocking
     /// a free mutex, bad handshake ids).
     pub strict: bool,
-    /// Switch tasklets at every DMA as well as at synchronisation points, so that races show up.
-    pub yield_on_dma: bool,
+    /// How each DPU's tasklets are interleaved (default: [`Schedule::Modelled`], or what the
+    /// `UPMEM_SIM_SCHEDULE` environment variable says when [`SimConfig::new`] runs).
+    pub schedule: Schedule,
     /// Capacity of each DPU's log in bytes (the SDK's default stdout buffer is 1 MiB).
     pub log_size: u64,
 }
@@ -117,7 +122,7 @@ impl SimConfig {
             workers: std::thread::available_parallelism().map_or(1, usize::from),
             hang_limit: Some(Duration::from_secs(60)),
             strict: false,
-            yield_on_dma: false,
+            schedule: Schedule::from_env(),
             log_size: 1 << 20,
         }
     }
@@ -139,5 +144,111 @@ impl SimConfig {
             }
         }
         Ok(())
+    }
+}
+
+/// How a DPU's tasklets are interleaved. Every schedule is deterministic: the same kernel, input and schedule
+/// give the same results and counts on every run and any number of workers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Schedule {
+    /// Each tasklet runs until it blocks (barrier, mutex, semaphore, handshake), tasklets in round-robin
+    /// order. The fastest, but kernels that rely on the DPU's interleaving (a DMA suspending its issuer, all
+    /// tasklets advancing together) can give wrong results or deadlock.
+    Fast,
+    /// On modelled time, like the DPU: the tasklet furthest behind runs; DMA and synchronisation happen in
+    /// modelled-time order (see the crate docs, "Timing model").
+    #[default]
+    Modelled,
+    /// Modelled time perturbed by a generator with this seed: the next tasklet is drawn among those close to
+    /// the furthest behind, and how far a tasklet may run ahead varies. Different seeds give different
+    /// interleavings, which exposes races a kernel would show only now and then on hardware.
+    Shuffle {
+        /// The generator's seed.
+        seed: u64,
+    },
+}
+
+impl Schedule {
+    /// The environment variable [`SimConfig::new`] reads the schedule from.
+    pub const ENV_VAR: &'static str = "UPMEM_SIM_SCHEDULE";
+
+    /// `DPUSIM_SCHEDULE_*` of abi.h.
+    pub(crate) fn control_code(self) -> u32 {
+        match self {
+            Schedule::Fast => SCHEDULE_FAST,
+            Schedule::Modelled => SCHEDULE_MODELLED,
+            Schedule::Shuffle { .. } => SCHEDULE_SHUFFLE,
+        }
+    }
+
+    /// The generator's seed (0 unless shuffling).
+    pub(crate) fn shuffle_seed(self) -> u64 {
+        match self {
+            Schedule::Shuffle { seed } => seed,
+            _ => 0,
+        }
+    }
+
+    /// The schedule `UPMEM_SIM_SCHEDULE` names, or the default when it is unset. An invalid value is reported
+    /// with a warning (log) and ignored.
+    fn from_env() -> Self {
+        let Ok(text) = std::env::var(Self::ENV_VAR) else { return Self::default() };
+        text.parse().unwrap_or_else(|error| {
+            log::warn!("{}: {error}; using the modelled schedule", Self::ENV_VAR);
+            Self::default()
+        })
+    }
+}
+
+impl fmt::Display for Schedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Schedule::Fast => f.write_str("fast"),
+            Schedule::Modelled => f.write_str("modelled"),
+            Schedule::Shuffle { seed } => write!(f, "shuffle:{seed}"),
+        }
+    }
+}
+
+/// A schedule that could not be parsed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("schedule `{0}`: expected `fast`, `modelled` or `shuffle:SEED` (SEED a 64-bit unsigned integer)")]
+pub struct ParseScheduleError(String);
+
+impl FromStr for Schedule {
+    type Err = ParseScheduleError;
+
+    /// `fast`, `modelled` or `shuffle:SEED`.
+    fn from_str(text: &str) -> std::result::Result<Self, Self::Err> {
+        match text.trim() {
+            "fast" => Ok(Schedule::Fast),
+            "modelled" => Ok(Schedule::Modelled),
+            other => other
+                .strip_prefix("shuffle:")
+                .and_then(|seed| seed.parse().ok())
+                .map(|seed| Schedule::Shuffle { seed })
+                .ok_or_else(|| ParseScheduleError(text.to_owned())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedules_parse_and_print_the_same() {
+        for schedule in [Schedule::Fast, Schedule::Modelled, Schedule::Shuffle { seed: 42 }] {
+            assert_eq!(schedule.to_string().parse::<Schedule>(), Ok(schedule));
+        }
+    }
+
+    #[test]
+    fn bad_schedules_are_rejected_by_name() {
+        for text in ["", "slow", "shuffle", "shuffle:", "shuffle:-1", "shuffle:x"] {
+            let error = text.parse::<Schedule>().unwrap_err();
+            assert!(error.to_string().contains("shuffle:SEED"), "{error}");
+        }
     }
 }

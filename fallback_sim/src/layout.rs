@@ -21,10 +21,12 @@ pub const DMA_MAX: u32 = 2048;
 pub const CLOCK_HZ: u64 = 350_000_000;
 
 pub(crate) const CONTROL_MAGIC: u64 = 0x444d_4953_554d_4953;
-pub(crate) const ABI_VERSION: u32 = 1;
+pub(crate) const ABI_VERSION: u32 = 2;
 pub(crate) const KERNEL_MAGIC: u32 = 0x4450_5553;
 pub(crate) const FLAG_STRICT: u32 = 1;
-pub(crate) const FLAG_YIELD_ON_DMA: u32 = 2;
+pub(crate) const SCHEDULE_FAST: u32 = 0;
+pub(crate) const SCHEDULE_MODELLED: u32 = 1;
+pub(crate) const SCHEDULE_SHUFFLE: u32 = 2;
 pub(crate) const MAX_WORKERS: usize = 256;
 pub(crate) const NO_TASKLET: u32 = u32::MAX;
 pub(crate) const MESSAGE_SIZE: usize = 256;
@@ -70,7 +72,8 @@ pub(crate) struct TaskletStatsRecord {
     pub dma_write_ops: u64,
     pub dma_write_bytes: u64,
     pub sync_waits: u64,
-    pub native_ns: u64,
+    pub instructions: u64,
+    pub cycles: u64,
 }
 
 /// `struct dpusim_dpu_record`.
@@ -82,6 +85,8 @@ pub(crate) struct DpuRecord {
     pub launches: u64,
     pub cycles: u64,
     pub dma_cycles: u64,
+    pub instructions: u64,
+    pub native_ns: u64,
     pub log_length: u64,
     pub log_capacity: u64,
     pub fault: FaultRecord,
@@ -116,6 +121,9 @@ pub(crate) struct ControlHeader {
     pub job_generation: u64,
     pub job_count: u32,
     pub job_next: u32,
+    pub schedule: u32,
+    pub reserved: u32,
+    pub shuffle_seed: u64,
 }
 
 /// `struct dpusim_kernel_info`, read from the binary's `.dpusim.info` section.
@@ -165,7 +173,10 @@ mod tests {
         check("offsetof(struct dpusim_fault, message)", offset_of!(FaultRecord, message));
         check("offsetof(struct dpusim_fault, signal)", offset_of!(FaultRecord, signal));
         check("sizeof(struct dpusim_tasklet_stats)", size_of::<TaskletStatsRecord>());
-        check("offsetof(struct dpusim_tasklet_stats, native_ns)", offset_of!(TaskletStatsRecord, native_ns));
+        check("offsetof(struct dpusim_tasklet_stats, instructions)", offset_of!(TaskletStatsRecord, instructions));
+        check("offsetof(struct dpusim_tasklet_stats, cycles)", offset_of!(TaskletStatsRecord, cycles));
+        check("offsetof(struct dpusim_dpu_record, instructions)", offset_of!(DpuRecord, instructions));
+        check("offsetof(struct dpusim_dpu_record, native_ns)", offset_of!(DpuRecord, native_ns));
         check("sizeof(struct dpusim_dpu_record)", size_of::<DpuRecord>());
         check("offsetof(struct dpusim_dpu_record, launches)", offset_of!(DpuRecord, launches));
         check("offsetof(struct dpusim_dpu_record, log_capacity)", offset_of!(DpuRecord, log_capacity));
@@ -178,6 +189,8 @@ mod tests {
         check("offsetof(struct dpusim_control, record_size)", offset_of!(ControlHeader, record_size));
         check("offsetof(struct dpusim_control, job_count)", offset_of!(ControlHeader, job_count));
         check("offsetof(struct dpusim_control, job_next)", offset_of!(ControlHeader, job_next));
+        check("offsetof(struct dpusim_control, schedule)", offset_of!(ControlHeader, schedule));
+        check("offsetof(struct dpusim_control, shuffle_seed)", offset_of!(ControlHeader, shuffle_seed));
         check("sizeof(struct dpusim_kernel_info)", size_of::<KernelInfo>());
         check("DPUSIM_WRAM_BASE", WRAM_BASE as usize);
         check("DPUSIM_MRAM_BASE", MRAM_BASE as usize);
@@ -196,7 +209,11 @@ mod tests {
             "DPUSIM_CMD_RUN * 65536 + DPUSIM_REPLY_READY * 256 + DPUSIM_REPLY_DONE",
             usize::from(CMD_RUN) * 65536 + usize::from(REPLY_READY) * 256 + usize::from(REPLY_DONE),
         );
-        check("DPUSIM_FLAG_STRICT * 10 + DPUSIM_FLAG_YIELD_ON_DMA", (FLAG_STRICT * 10 + FLAG_YIELD_ON_DMA) as usize);
+        check("DPUSIM_FLAG_STRICT", FLAG_STRICT as usize);
+        check(
+            "DPUSIM_SCHEDULE_FAST * 100 + DPUSIM_SCHEDULE_MODELLED * 10 + DPUSIM_SCHEDULE_SHUFFLE",
+            (SCHEDULE_FAST * 100 + SCHEDULE_MODELLED * 10 + SCHEDULE_SHUFFLE) as usize,
+        );
         check(
             "DPUSIM_DPU_QUEUED * 100 + DPUSIM_DPU_RUNNING * 10 + DPUSIM_DPU_DONE",
             (state::QUEUED * 100 + state::RUNNING * 10 + state::DONE) as usize,

@@ -17,9 +17,9 @@
 //!
 //! Worker processes (one per host core by default) are started from the simulated binary. To run DPU `d`, a
 //! worker maps `d`'s slices of the shared WRAM and MRAM files over the fixed windows (no copy) and runs the
-//! kernel's `NR_TASKLETS` tasklets as coroutines, all starting at `main`, tasklet 0 first. Tasklets switch at
-//! synchronisation points (barriers, mutexes, semaphores, handshakes) and, with
-//! [`SimConfig::yield_on_dma`], at every DMA. Host reads and writes are memory copies into the shared files.
+//! kernel's `NR_TASKLETS` tasklets as coroutines, all starting at `main`. How they interleave is the
+//! [`Schedule`] of [`SimConfig::schedule`]: by default on modelled time, as on a DPU (next section). Host reads
+//! and writes are memory copies into the shared files.
 //!
 //! # Faults
 //!
@@ -30,14 +30,40 @@
 //! running, a worker that took a signal is replaced, and the next launch works. [`SimConfig::strict`] also
 //! faults on what the documentation forbids but the hardware tolerates (unaligned and 0-byte DMA, ...).
 //!
-//! # Cycle model
+//! # Timing model
 //!
-//! `perfcounter_get()` and [`DpuStats::cycles`] count modelled DPU cycles: every DMA costs
-//! `alpha + bytes / 2` cycles (alpha = 77 for `mram_read`, 61 for `mram_write`, from the PrIM measurements),
-//! and the rest is estimated from the CPU time the worker spends on the DPU: 3.5 DPU instructions per nanosecond,
-//! one instruction per cycle with at least 11 tasklets, and `11 / NR_TASKLETS` cycles per instruction with
-//! fewer (the DPU's pipeline issues from a given tasklet every 11 cycles). The DMA part is exact and
-//! deterministic; the rest is an estimate that varies with the host. `CLOCKS_PER_SEC` is 350 MHz.
+//! Kernels that are correct on a DPU must be correct here, and many rely, knowingly or not, on how a DPU
+//! interleaves its tasklets: all of them advance together, one instruction at a time in a shared pipeline, and
+//! a DMA suspends its issuer for hundreds of cycles. So each tasklet runs on a clock in modelled DPU cycles:
+//!
+//! - **Instructions** are counted, not timed. Kernel sources are compiled with
+//!   `-fsanitize-coverage=trace-pc`, which calls the harness at the start of every basic block; the block's
+//!   cost, its number of instructions, is computed when the kernel is built from the disassembled kernel
+//!   object and looked up by return address in one load. The SDK routines the simulator replaces (barriers,
+//!   mutexes, semaphores, handshakes, `mem_alloc`, `seqread`, `perfcounter`, DMA issue, the boot in
+//!   `crt0`) charge the instructions the SDK's own sources execute. The same kernel and input give the same
+//!   counts on every run, host and worker count.
+//! - **The pipeline**: a tasklet issues at most one instruction every 11 cycles and the DPU at most one per
+//!   cycle, so with `n` runnable tasklets each instruction costs `max(11, n)` cycles of its tasklet's clock.
+//! - **DMA**: the engine serves one transfer at a time, in issue order, in `alpha + bytes / 2` cycles (alpha =
+//!   77 for `mram_read`, 61 for `mram_write`, from the PrIM measurements); the issuer waits until its own
+//!   transfer completes. The data moves when the transfer is issued.
+//! - **Synchronisation**: a tasklet released by another (barrier, mutex, semaphore, handshake) resumes at its
+//!   releaser's time plus what the SDK's routine still executes in each of them, so that, as on a DPU, after a
+//!   handshake the notifier is a few instructions ahead of the waiter.
+//! - **Scheduling** ([`Schedule::Modelled`]): the runnable tasklet furthest behind runs. Before and after a DMA
+//!   or a synchronisation it lets every tasklet that is behind it run first, so these happen in modelled-time
+//!   order; in its own code it gives way when it gets more than a quantum of 2,048 cycles (85 to 186
+//!   instructions) ahead of another runnable tasklet. [`Schedule::Fast`] runs each tasklet until it blocks,
+//!   round robin (faster, but kernels that rely on the DPU's interleaving can fail); [`Schedule::Shuffle`]
+//!   perturbs the modelled order with a seeded generator to expose races.
+//!
+//! [`DpuStats`] gives per launch and DPU the modelled cycles (when the last tasklet finished), the
+//! instructions, the cycles the DMA engine was busy, and per tasklet its instructions (the launch's balance)
+//! and finishing cycle. `perfcounter_get()` in kernels returns the running tasklet's clock (`COUNT_CYCLES`) or
+//! the DPU's executed instructions (`COUNT_INSTRUCTIONS`). `CLOCKS_PER_SEC` is 350 MHz. The model is not
+//! cycle-accurate: host instructions stand in for DPU instructions, and the pipeline's finer rules (register
+//! file bank conflicts, multiplication by a sequence of steps) are not modelled.
 //!
 //! # Who checks what
 //!
@@ -49,6 +75,7 @@
 #[cfg(not(target_os = "linux"))]
 compile_error!("upmem-sim runs on Linux (x86-64 and aarch64): it needs memfd, MAP_FIXED windows and Linux signals");
 
+mod block_costs;
 mod builder;
 mod config;
 mod control;
@@ -63,7 +90,7 @@ mod stats;
 mod worker;
 
 pub use builder::{BuildError, KernelBuilder};
-pub use config::{SimConfig, Topology};
+pub use config::{ParseScheduleError, Schedule, SimConfig, Topology};
 pub use error::{Result, SimError};
 pub use fault::{Fault, FaultKind};
 pub use layout::{

@@ -11,8 +11,7 @@ use crate::control::Control;
 use crate::error::{Result, SimError};
 use crate::fault::Fault;
 use crate::layout::{
-    self, control_layout, state, ControlHeader, DpuRecord, ABI_VERSION, CONTROL_MAGIC, FLAG_STRICT, FLAG_YIELD_ON_DMA,
-    MAX_WORKERS,
+    self, control_layout, state, ControlHeader, DpuRecord, ABI_VERSION, CONTROL_MAGIC, FLAG_STRICT, MAX_WORKERS,
 };
 use crate::memory::SharedFile;
 use crate::program::{MemoryKind, Program, Symbol};
@@ -93,9 +92,6 @@ impl Machine {
         if config.strict {
             flags |= FLAG_STRICT;
         }
-        if config.yield_on_dma {
-            flags |= FLAG_YIELD_ON_DMA;
-        }
         let header = ControlHeader {
             magic: CONTROL_MAGIC,
             abi_version: ABI_VERSION,
@@ -112,6 +108,9 @@ impl Machine {
             job_generation: 0,
             job_count: 0,
             job_next: 0,
+            schedule: config.schedule.control_code(),
+            reserved: 0,
+            shuffle_seed: config.schedule.shuffle_seed(),
         };
         let control = Control::new(header)?;
         log::info!(
@@ -505,6 +504,8 @@ impl Machine {
             launches: record.launches,
             cycles: record.cycles,
             dma_cycles: record.dma_cycles,
+            instructions: record.instructions,
+            native_time: Duration::from_nanos(record.native_ns),
             tasklets,
         })
     }

@@ -17,8 +17,11 @@ pub struct TaskletStats {
     pub dma_write_bytes: u64,
     /// Times the tasklet blocked at a barrier, mutex, semaphore or handshake.
     pub sync_waits: u64,
-    /// Native run time of the tasklet's code.
-    pub native_time: Duration,
+    /// DPU instructions the tasklet executed: its kernel code's basic blocks (counted at build time) and the
+    /// SDK routines it called. Compare them across tasklets for the launch's balance.
+    pub instructions: u64,
+    /// The modelled cycle at which the tasklet finished.
+    pub cycles: u64,
 }
 
 impl TaskletStats {
@@ -29,7 +32,8 @@ impl TaskletStats {
             dma_write_ops: record.dma_write_ops,
             dma_write_bytes: record.dma_write_bytes,
             sync_waits: record.sync_waits,
-            native_time: Duration::from_nanos(record.native_ns),
+            instructions: record.instructions,
+            cycles: record.cycles,
         }
     }
 }
@@ -41,16 +45,22 @@ pub struct DpuStats {
     pub nr_tasklets: u32,
     /// Launches completed since the DPU's program was loaded.
     pub launches: u64,
-    /// Modelled DPU cycles of the last launch: DMA cycles plus the compute estimate (see the crate docs).
+    /// Modelled DPU cycles of the last launch: when its last tasklet finished (see the crate docs, "Timing
+    /// model"). Deterministic: the same kernel, input and schedule give the same count.
     pub cycles: u64,
-    /// The DMA part of `cycles`: the sum of alpha + bytes / 2 over every transfer.
+    /// Cycles the DMA engine was busy: the sum of alpha + bytes / 2 over every transfer. Transfers overlap
+    /// with other tasklets' instructions, so this is not a part of `cycles` but at most all of it.
     pub dma_cycles: u64,
+    /// DPU instructions executed by all tasklets.
+    pub instructions: u64,
+    /// Wall time the worker spent running the launch on this DPU.
+    pub native_time: Duration,
     /// Per tasklet.
     pub tasklets: Vec<TaskletStats>,
 }
 
 impl DpuStats {
-    /// Totals over the tasklets.
+    /// Totals over the tasklets (`cycles`: the latest tasklet's).
     pub fn total(&self) -> TaskletStats {
         self.tasklets.iter().fold(TaskletStats::default(), |sum, t| TaskletStats {
             dma_read_ops: sum.dma_read_ops + t.dma_read_ops,
@@ -58,7 +68,8 @@ impl DpuStats {
             dma_write_ops: sum.dma_write_ops + t.dma_write_ops,
             dma_write_bytes: sum.dma_write_bytes + t.dma_write_bytes,
             sync_waits: sum.sync_waits + t.sync_waits,
-            native_time: sum.native_time + t.native_time,
+            instructions: sum.instructions + t.instructions,
+            cycles: sum.cycles.max(t.cycles),
         })
     }
 }

@@ -8,12 +8,12 @@ use std::sync::Arc;
 
 use common::{build, machine_with, read_u32, read_u32s, read_u64, read_u64s, write_u32, write_u64, TASKLET_COUNTS};
 use upmem_sim::{
-    DpuState, Machine, MemoryKind, Program, SimConfig, TaskletStats, Topology, MRAM_HEAP_SYMBOL, WRAM_BASE,
+    DpuState, Machine, MemoryKind, Program, Schedule, SimConfig, TaskletStats, Topology, MRAM_HEAP_SYMBOL, WRAM_BASE,
 };
 
 const DPUS: [u32; 4] = [0, 1, 2, 3];
 
-/// Modelled cycles of one DMA transfer: alpha + bytes / 2 (crate docs, "Cycle model").
+/// Modelled cycles of one DMA transfer: alpha + bytes / 2 (crate docs, "Timing model").
 const READ_ALPHA: u64 = 77;
 const WRITE_ALPHA: u64 = 61;
 const CLOCKS_PER_SEC: u32 = 350_000_000;
@@ -38,9 +38,9 @@ fn loaded(kernel: &str, nr_tasklets: u32, adjust: impl FnOnce(&mut SimConfig)) -
     machine
 }
 
-/// The kernel switches tasklets at every DMA, so that a lock or barrier that does not hold loses updates.
-fn yield_on_dma(config: &mut SimConfig) {
-    config.yield_on_dma = true;
+/// The tasklets' interleaving is perturbed, so that a lock or barrier that does not hold loses updates.
+fn shuffled(config: &mut SimConfig) {
+    config.schedule = Schedule::Shuffle { seed: 1 };
 }
 
 fn launch(machine: &mut Machine, kernel: &str, nr_tasklets: u32) {
@@ -164,7 +164,7 @@ fn mram_read_and_write_through_arrays_heap_and_stack() {
     let addend = |dpu: u32| 5 + u64::from(dpu);
 
     for nr_tasklets in TASKLET_COUNTS {
-        let mut machine = loaded("mram_rw", nr_tasklets, yield_on_dma);
+        let mut machine = loaded("mram_rw", nr_tasklets, shuffled);
         for dpu in DPUS {
             machine.write_symbol(dpu, "input", 0, &to_bytes(&input(dpu))).unwrap();
             write_u32(&machine, dpu, "nr_words", NR_WORDS);
@@ -330,7 +330,7 @@ fn fsb_allocator_hands_out_disjoint_fixed_size_blocks() {
 fn barriers_hold_every_tasklet_and_rearm() {
     for nr_tasklets in TASKLET_COUNTS {
         let tasklets = nr_tasklets as usize;
-        let mut machine = loaded("barrier", nr_tasklets, yield_on_dma);
+        let mut machine = loaded("barrier", nr_tasklets, shuffled);
         for launch_number in 1..=2 {
             launch(&mut machine, "barrier", nr_tasklets);
             for dpu in DPUS {
@@ -350,7 +350,7 @@ fn barriers_hold_every_tasklet_and_rearm() {
 #[test]
 fn mutexes_exclude_across_dma_and_trylock_fails_when_held() {
     for nr_tasklets in TASKLET_COUNTS {
-        let mut machine = loaded("mutex", nr_tasklets, yield_on_dma);
+        let mut machine = loaded("mutex", nr_tasklets, shuffled);
         launch(&mut machine, "mutex", nr_tasklets);
         let increments = 8 * u64::from(nr_tasklets);
         for dpu in DPUS {
@@ -365,7 +365,7 @@ fn mutexes_exclude_across_dma_and_trylock_fails_when_held() {
 #[test]
 fn virtual_mutexes_and_mutex_pools_exclude_across_dma() {
     for nr_tasklets in TASKLET_COUNTS {
-        let mut machine = loaded("vmutex_pool", nr_tasklets, yield_on_dma);
+        let mut machine = loaded("vmutex_pool", nr_tasklets, shuffled);
         launch(&mut machine, "vmutex_pool", nr_tasklets);
         let expected = vec![2 * u64::from(nr_tasklets); 64];
         for dpu in DPUS {
@@ -382,7 +382,7 @@ fn semaphores_run_a_bounded_producer_consumer_queue() {
     for nr_tasklets in TASKLET_COUNTS.into_iter().filter(|&n| n >= 2) {
         let tasklets = nr_tasklets as usize;
         let items = u64::from(ITEMS_PER_CONSUMER * (nr_tasklets - 1));
-        let mut machine = loaded("semaphore", nr_tasklets, yield_on_dma);
+        let mut machine = loaded("semaphore", nr_tasklets, shuffled);
         for launch_number in 1..=2 {
             launch(&mut machine, "semaphore", nr_tasklets);
             for dpu in DPUS {
@@ -403,7 +403,7 @@ fn semaphores_run_a_bounded_producer_consumer_queue() {
 #[test]
 fn handshakes_chain_tasklets_and_a_second_waiter_gets_ealready() {
     for nr_tasklets in TASKLET_COUNTS.into_iter().filter(|&n| n >= 3) {
-        let mut machine = loaded("handshake", nr_tasklets, yield_on_dma);
+        let mut machine = loaded("handshake", nr_tasklets, shuffled);
         launch(&mut machine, "handshake", nr_tasklets);
         for dpu in DPUS {
             let what = format!("DPU {dpu}, {nr_tasklets} tasklets");
@@ -420,7 +420,7 @@ fn handshakes_chain_tasklets_and_a_second_waiter_gets_ealready() {
 #[test]
 fn atomic_bits_work_as_locks() {
     for nr_tasklets in TASKLET_COUNTS {
-        let mut machine = loaded("atomic_bit", nr_tasklets, yield_on_dma);
+        let mut machine = loaded("atomic_bit", nr_tasklets, shuffled);
         launch(&mut machine, "atomic_bit", nr_tasklets);
         for dpu in DPUS {
             let what = format!("DPU {dpu}, {nr_tasklets} tasklets");
@@ -482,7 +482,7 @@ fn sequential_readers_sum_any_range() {
         |dpu: u32| -> Vec<u32> { (0..MAX_ELEMENTS).map(|i| i.wrapping_mul(2_654_435_761).wrapping_add(dpu)).collect() };
     for nr_tasklets in TASKLET_COUNTS {
         let tasklets = nr_tasklets as usize;
-        let mut machine = loaded("seqread_sum", nr_tasklets, yield_on_dma);
+        let mut machine = loaded("seqread_sum", nr_tasklets, shuffled);
         for dpu in DPUS {
             let bytes: Vec<u8> = elements(dpu).iter().flat_map(|element| element.to_le_bytes()).collect();
             machine.write_symbol(dpu, "elements", 0, &bytes).unwrap();

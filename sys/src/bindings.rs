@@ -16,6 +16,7 @@ pub const DPU_MAX_NR_DPUS_PER_CI: u32 = 8;
 pub const DPU_MRAM_HEAP_POINTER_NAME: &::std::ffi::CStr = c"__sys_used_mram_end";
 pub const MAX_NR_DPUS_PER_RANK: u32 = 64;
 pub const DPU_SIM: u32 = 1;
+pub const DPU_SIM_MAX_TASKLETS: u32 = 24;
 pub const DPU_CHECKPOINT_INTERNAL: _dpu_checkpoint_flags_t = 1;
 pub const DPU_CHECKPOINT_IRAM: _dpu_checkpoint_flags_t = 2;
 pub const DPU_CHECKPOINT_MRAM: _dpu_checkpoint_flags_t = 8;
@@ -700,6 +701,43 @@ const _: () = {
         "Offset of field: dpu_sim_stats::reserved",
     ][::std::mem::offset_of!(dpu_sim_stats, reserved) - 60usize];
 };
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct dpu_sim_timing {
+    pub cycles: u64,
+    pub instructions: u64,
+    pub dma_cycles: u64,
+    pub nr_tasklets: u32,
+    pub reserved: u32,
+    pub tasklet_instructions: [u64; 24usize],
+    pub tasklet_cycles: [u64; 24usize],
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of dpu_sim_timing"][::std::mem::size_of::<dpu_sim_timing>() - 416usize];
+    ["Alignment of dpu_sim_timing"][::std::mem::align_of::<dpu_sim_timing>() - 8usize];
+    [
+        "Offset of field: dpu_sim_timing::cycles",
+    ][::std::mem::offset_of!(dpu_sim_timing, cycles) - 0usize];
+    [
+        "Offset of field: dpu_sim_timing::instructions",
+    ][::std::mem::offset_of!(dpu_sim_timing, instructions) - 8usize];
+    [
+        "Offset of field: dpu_sim_timing::dma_cycles",
+    ][::std::mem::offset_of!(dpu_sim_timing, dma_cycles) - 16usize];
+    [
+        "Offset of field: dpu_sim_timing::nr_tasklets",
+    ][::std::mem::offset_of!(dpu_sim_timing, nr_tasklets) - 24usize];
+    [
+        "Offset of field: dpu_sim_timing::reserved",
+    ][::std::mem::offset_of!(dpu_sim_timing, reserved) - 28usize];
+    [
+        "Offset of field: dpu_sim_timing::tasklet_instructions",
+    ][::std::mem::offset_of!(dpu_sim_timing, tasklet_instructions) - 32usize];
+    [
+        "Offset of field: dpu_sim_timing::tasklet_cycles",
+    ][::std::mem::offset_of!(dpu_sim_timing, tasklet_cycles) - 224usize];
+};
 pub const DPU_ALLOCATE_ALL: u32 = 4294967295;
 pub struct LibDpu {
     __library: ::libloading::Library,
@@ -1053,6 +1091,10 @@ pub struct LibDpu {
         unsafe extern "C" fn(dpu: dpu_set_t, stats: *mut dpu_sim_stats) -> dpu_error_t,
         ::libloading::Error,
     >,
+    pub dpu_sim_timing: Result<
+        unsafe extern "C" fn(dpu: dpu_set_t, timing: *mut dpu_sim_timing) -> dpu_error_t,
+        ::libloading::Error,
+    >,
 }
 impl LibDpu {
     pub unsafe fn new<P>(path: P) -> Result<Self, ::libloading::Error>
@@ -1174,6 +1216,8 @@ impl LibDpu {
         let dpu_sim_fault_reason = unsafe { __library.get(b"dpu_sim_fault_reason\0") }
             .map(|sym| *sym);
         let dpu_sim_stats = unsafe { __library.get(b"dpu_sim_stats\0") }.map(|sym| *sym);
+        let dpu_sim_timing = unsafe { __library.get(b"dpu_sim_timing\0") }
+            .map(|sym| *sym);
         Ok(LibDpu {
             __library,
             dpu_error_to_string,
@@ -1228,6 +1272,7 @@ impl LibDpu {
             dpu_copy_from_wram_for_dpu,
             dpu_sim_fault_reason,
             dpu_sim_stats,
+            dpu_sim_timing,
         })
     }
     pub unsafe fn dpu_error_to_string(
@@ -1860,6 +1905,18 @@ impl LibDpu {
                 .dpu_sim_stats
                 .as_ref()
                 .expect("Expected function, got error."))(dpu, stats)
+        }
+    }
+    pub unsafe fn dpu_sim_timing(
+        &self,
+        dpu: dpu_set_t,
+        timing: *mut dpu_sim_timing,
+    ) -> dpu_error_t {
+        unsafe {
+            (self
+                .dpu_sim_timing
+                .as_ref()
+                .expect("Expected function, got error."))(dpu, timing)
         }
     }
 }

@@ -5,7 +5,7 @@ use std::ffi::{c_char, CString};
 
 use crate::error::{code, describe, DpuError, Result};
 use crate::server::{existing, server};
-use crate::types::{dpu_error_t, dpu_set_t, dpu_sim_stats, dpu_t};
+use crate::types::{dpu_error_t, dpu_set_t, dpu_sim_stats, dpu_sim_timing, dpu_t, DPU_SIM_MAX_TASKLETS};
 use crate::{guard, write_out};
 
 fn print_log(dpu: u32, stream: *mut libc::FILE) -> Result<()> {
@@ -103,5 +103,32 @@ pub unsafe extern "C" fn dpu_sim_stats(dpu: dpu_set_t, stats: *mut dpu_sim_stats
         };
         // SAFETY: guaranteed by the caller.
         unsafe { write_out(stats, value) }
+    })
+}
+
+/// `dpu_sim_timing`: the timing model's figures for a single DPU's last launch.
+///
+/// # Safety
+/// `timing` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn dpu_sim_timing(dpu: dpu_set_t, timing: *mut dpu_sim_timing) -> dpu_error_t {
+    guard(|| {
+        let mut guard = server();
+        let server = existing(&mut guard)?;
+        let id = server.single_dpu(&dpu)?;
+        let measured = server.machine.stats(id)?;
+        let mut value = dpu_sim_timing {
+            cycles: measured.cycles,
+            instructions: measured.instructions,
+            dma_cycles: measured.dma_cycles,
+            nr_tasklets: measured.nr_tasklets,
+            ..dpu_sim_timing::default()
+        };
+        for (t, tasklet) in measured.tasklets.iter().enumerate().take(DPU_SIM_MAX_TASKLETS) {
+            value.tasklet_instructions[t] = tasklet.instructions;
+            value.tasklet_cycles[t] = tasklet.cycles;
+        }
+        // SAFETY: guaranteed by the caller.
+        unsafe { write_out(timing, value) }
     })
 }

@@ -3,11 +3,15 @@
 //!
 //! The simulator reads `backend` (`simulator`; any other backend has no device here), the SDK's simulator size
 //! keys `mramSize` and `wramSize`, `disableResetOnAlloc`, `sgXferEnable` and `sgXferMaxBlocksPerDpu`, and its
-//! own `nrRanks`, `nrDpusPerRank`, `disabledDpus` (a `:`-separated list of DPU indices), `simWorkers` and
-//! `simStrict`. Other keys of libdpu are accepted and ignored.
+//! own `nrRanks`, `nrDpusPerRank`, `disabledDpus` (a `:`-separated list of DPU indices), `simWorkers`,
+//! `simStrict` and `simSchedule` (`fast`, `modelled` or `shuffle:SEED`: how tasklets are interleaved, see
+//! [`upmem_sim::Schedule`]; without it, `$UPMEM_SIM_SCHEDULE` or the modelled default). Other keys of libdpu
+//! are accepted and ignored.
 
 use std::collections::BTreeSet;
 use std::ffi::CStr;
+
+use upmem_sim::Schedule;
 
 use crate::error::{code, DpuError, Result};
 
@@ -28,6 +32,8 @@ pub struct Profile {
     pub workers: Option<usize>,
     /// The simulator's strict mode.
     pub strict: bool,
+    /// How tasklets are interleaved (`None`: the simulator's default).
+    pub schedule: Option<Schedule>,
     /// Keep DPU memories as they are on allocation.
     pub disable_reset_on_alloc: bool,
     /// `dpu_push_sg_xfer` allowed.
@@ -46,6 +52,7 @@ impl Default for Profile {
             wram_size: 64 << 10,
             workers: None,
             strict: false,
+            schedule: None,
             disable_reset_on_alloc: false,
             sg_xfer_enable: false,
             sg_max_blocks_per_dpu: u32::MAX,
@@ -56,16 +63,8 @@ impl Default for Profile {
 impl Profile {
     /// The topology-defining part: a server made for one profile serves another only if these agree.
     pub fn same_machine(&self, other: &Profile) -> bool {
-        (self.nr_ranks, self.dpus_per_rank, &self.disabled, self.mram_size, self.wram_size, self.workers, self.strict)
-            == (
-                other.nr_ranks,
-                other.dpus_per_rank,
-                &other.disabled,
-                other.mram_size,
-                other.wram_size,
-                other.workers,
-                other.strict,
-            )
+        let key = |p: &Profile| (p.nr_ranks, p.dpus_per_rank, p.disabled.clone(), p.mram_size, p.wram_size, p.workers);
+        key(self) == key(other) && (self.strict, self.schedule) == (other.strict, other.schedule)
     }
 
     /// Reads the effective profile for an allocation call.
@@ -125,6 +124,13 @@ impl Profile {
                 "wramSize" => profile.wram_size = number("wramSize")?,
                 "simWorkers" => profile.workers = Some(number("simWorkers")? as usize),
                 "simStrict" => profile.strict = flag()?,
+                "simSchedule" => {
+                    profile.schedule = Some(
+                        value
+                            .parse()
+                            .map_err(|error: upmem_sim::ParseScheduleError| invalid(entry, &error.to_string()))?,
+                    )
+                }
                 "disableResetOnAlloc" => profile.disable_reset_on_alloc = flag()?,
                 "sgXferEnable" => profile.sg_xfer_enable = flag()?,
                 "sgXferMaxBlocksPerDpu" => profile.sg_max_blocks_per_dpu = number("sgXferMaxBlocksPerDpu")? as u32,
@@ -161,5 +167,14 @@ mod tests {
         assert_eq!(Profile::parse("nrRanks=many").unwrap_err(), DpuError(code::INVALID_PROFILE));
         assert_eq!(Profile::parse("backend=hw").unwrap_err(), DpuError(code::ALLOCATION));
         assert_eq!(Profile::parse("").unwrap(), Profile::default());
+    }
+
+    #[test]
+    fn the_schedule_is_read_and_checked() {
+        assert_eq!(Profile::parse("simSchedule=shuffle:9").unwrap().schedule, Some(Schedule::Shuffle { seed: 9 }));
+        assert_eq!(Profile::parse("simSchedule=fast").unwrap().schedule, Some(Schedule::Fast));
+        assert_eq!(Profile::parse("simSchedule=slow").unwrap_err(), DpuError(code::INVALID_PROFILE));
+        let modelled = Profile::parse("simSchedule=modelled").unwrap();
+        assert!(!modelled.same_machine(&Profile::parse("simSchedule=fast").unwrap()));
     }
 }

@@ -102,6 +102,9 @@ impl Server {
             config.workers = workers;
         }
         config.strict = profile.strict;
+        if let Some(schedule) = profile.schedule {
+            config.schedule = schedule;
+        }
         let machine = Machine::new(config)?;
         log::info!("libdpu: simulator backend with {} ranks of {} DPUs", profile.nr_ranks, profile.dpus_per_rank);
         let ranks = (0..profile.nr_ranks)

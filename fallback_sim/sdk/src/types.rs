@@ -153,7 +153,7 @@ pub type dpu_callback_t = Option<unsafe extern "C" fn(set: dpu_set_t, rank_id: u
 pub struct dpu_sim_stats {
     /// Modelled cycles of the last launch.
     pub cycles: u64,
-    /// Of which DMA.
+    /// Cycles the DMA engine was busy.
     pub dma_cycles: u64,
     /// Bytes read from MRAM.
     pub dma_read_bytes: u64,
@@ -169,6 +169,29 @@ pub struct dpu_sim_stats {
     pub nr_tasklets: u32,
     /// Zero.
     pub reserved: u32,
+}
+
+/// `DPU_SIM_MAX_TASKLETS` (`dpu_sim.h`).
+pub const DPU_SIM_MAX_TASKLETS: usize = 24;
+
+/// `struct dpu_sim_timing` (`dpu_sim.h`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct dpu_sim_timing {
+    /// Modelled cycles of the last launch.
+    pub cycles: u64,
+    /// Instructions executed by all tasklets.
+    pub instructions: u64,
+    /// Cycles the DMA engine was busy.
+    pub dma_cycles: u64,
+    /// Tasklets of the last launch.
+    pub nr_tasklets: u32,
+    /// Zero.
+    pub reserved: u32,
+    /// Instructions per tasklet.
+    pub tasklet_instructions: [u64; DPU_SIM_MAX_TASKLETS],
+    /// The cycle at which each tasklet finished.
+    pub tasklet_cycles: [u64; DPU_SIM_MAX_TASKLETS],
 }
 
 /// Launch policies.

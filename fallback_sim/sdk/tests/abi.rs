@@ -79,8 +79,10 @@ int run(const char *binary) {
     DPU_CHECK(dpu_launch(set, DPU_SYNCHRONOUS), return 1);
     DPU_FOREACH(set, dpu) {
         struct dpu_sim_stats stats;
+        struct dpu_sim_timing timing;
         char reason[128];
         DPU_ASSERT(dpu_sim_stats(dpu, &stats));
+        DPU_ASSERT(dpu_sim_timing(dpu, &timing));
         DPU_ASSERT(dpu_sim_fault_reason(dpu, reason, sizeof reason));
         DPU_ASSERT(dpulog_read_for_dpu(dpu.dpu, stdout));
         DPU_ASSERT(dpu_log_read(dpu, stdout));

@@ -34,14 +34,12 @@
 #define DPUSIM_MRAM_SIZE (64u << 20)
 #define DPUSIM_DMA_MAX 2048u
 
-/* The DPU's clock and the DMA cost model of the UPMEM PrIM measurements: cycles = alpha + bytes / 2. */
+/* The DPU's clock and timing model (see the crate docs, "Timing model"): a tasklet issues at most one instruction
+ * every DPUSIM_PIPELINE_DEPTH cycles and the DPU at most one per cycle; the DMA engine serves one transfer at a
+ * time in alpha + bytes / 2 cycles (the PrIM measurements) and its issuer waits until the transfer completes. */
 #define DPUSIM_CLOCK_HZ 350000000u
 #define DPUSIM_DMA_READ_ALPHA 77u
 #define DPUSIM_DMA_WRITE_ALPHA 61u
-/* Estimate for everything but DMA: a host core retires about 3.5 instructions per nanosecond of CPU time the
- * worker spends on the DPU, each counted as one DPU instruction; a DPU issues one instruction per cycle once at least
- * 11 tasklets fill its pipeline, and a tasklet can issue only every 11 cycles. */
-#define DPUSIM_INSTRUCTIONS_PER_NS_X2 7u
 #define DPUSIM_PIPELINE_DEPTH 11u
 
 /* ---- What the kernel object tells the harness ---------------------------------------------------------- */
@@ -55,7 +53,7 @@ struct dpusim_kernel_info {
 };
 
 #define DPUSIM_KERNEL_MAGIC 0x44505553u /* "DPUS" */
-#define DPUSIM_ABI_VERSION 1u
+#define DPUSIM_ABI_VERSION 2u
 
 /* Defined in the kernel object (the runtime's part); kept global when the kernel's other symbols are hidden. */
 extern const struct dpusim_kernel_info __dpusim_kernel_info;
@@ -101,7 +99,7 @@ void *__dpusim_heap_start(void);
 /* Is strict mode on (fault on what the documentation forbids but the hardware tolerates)? */
 bool __dpusim_strict(void);
 
-/* DMA between MRAM and WRAM, with the DPU's checks and the cost model. */
+/* DMA between MRAM and WRAM, with the DPU's checks and the timing model. */
 void __dpusim_mram_read(const void *mram, void *wram, uint32_t size);
 void __dpusim_mram_write(const void *wram, void *mram, uint32_t size);
 
@@ -117,7 +115,7 @@ void __dpusim_sem_give(void *semaphore);
 void __dpusim_handshake_notify(void);
 int __dpusim_handshake_wait_for(uint32_t notifier);
 
-/* The DPU's one performance counter (modelled cycles or instructions, see above). */
+/* The DPU's one performance counter: modelled cycles or the DPU's executed instructions since the last reset. */
 uint64_t __dpusim_perfcounter_config(uint32_t config, bool reset);
 uint64_t __dpusim_perfcounter_get(void);
 
@@ -127,8 +125,16 @@ void __dpusim_log_write(const char *text, size_t length);
 /* Ends the calling tasklet normally (what returning from main does). */
 __attribute__((noreturn)) void __dpusim_tasklet_exit(void);
 
-/* Lets the other tasklets run (the DPU interleaves them; the simulator switches at synchronisation points). */
-void __dpusim_yield(void);
+/* Charges the running tasklet `instructions` DPU instructions of an SDK runtime routine that is not instrumented
+ * (the runtime's own C files); never switches tasklets. */
+void __dpusim_charge(uint32_t instructions);
+
+/* Instrumentation: the kernel's code calls this at the start of every basic block (-fsanitize-coverage=trace-pc).
+ * The block's cost is __dpusim_block_costs[return address - __dpusim_kernel_text], a table the kernel builder
+ * computes from the kernel object's disassembly. */
+void __sanitizer_cov_trace_pc(void);
+extern const uint32_t __dpusim_block_costs[];
+extern char __dpusim_kernel_text[];
 
 /* ---- Shared memory between the host and the workers ------------------------------------------------------ */
 
@@ -160,8 +166,9 @@ struct dpusim_tasklet_stats {
     uint64_t dma_read_bytes;
     uint64_t dma_write_ops;
     uint64_t dma_write_bytes;
-    uint64_t sync_waits;  /* times the tasklet blocked at a barrier, mutex, semaphore or handshake */
-    uint64_t native_ns;   /* native run time of the tasklet */
+    uint64_t sync_waits;   /* times the tasklet blocked at a barrier, mutex, semaphore or handshake */
+    uint64_t instructions; /* DPU instructions the tasklet executed */
+    uint64_t cycles;       /* modelled cycle at which the tasklet finished */
 };
 
 struct dpusim_dpu_record {
@@ -169,7 +176,9 @@ struct dpusim_dpu_record {
     uint32_t nr_tasklets;  /* tasklets of the last launch */
     uint64_t launches;     /* completed launches since the machine was made */
     uint64_t cycles;       /* modelled cycles of the last launch */
-    uint64_t dma_cycles;   /* of which DMA */
+    uint64_t dma_cycles;   /* cycles the DMA engine was busy */
+    uint64_t instructions; /* DPU instructions executed by all tasklets */
+    uint64_t native_ns;    /* wall time the worker spent running the launch */
     uint64_t log_length;   /* bytes written to the log in the last launch (the log keeps the last capacity) */
     uint64_t log_capacity; /* the ring's size for the last launch */
     struct dpusim_fault fault;
@@ -184,7 +193,10 @@ struct dpusim_worker_slot {
 
 #define DPUSIM_CONTROL_MAGIC 0x444d4953554d4953ull /* "SIMUSIMD" */
 #define DPUSIM_FLAG_STRICT 1u
-#define DPUSIM_FLAG_YIELD_ON_DMA 2u
+/* How a worker interleaves a DPU's tasklets (struct dpusim_control.schedule). */
+#define DPUSIM_SCHEDULE_FAST 0u     /* each tasklet runs until it blocks, round robin */
+#define DPUSIM_SCHEDULE_MODELLED 1u /* by modelled time: the tasklet furthest behind runs */
+#define DPUSIM_SCHEDULE_SHUFFLE 2u  /* modelled time perturbed by a seeded generator */
 #define DPUSIM_MAX_WORKERS 256
 
 /* The first page of the control file; the job list, worker slots and DPU records follow at the offsets given. */
@@ -204,6 +216,9 @@ struct dpusim_control {
     uint64_t job_generation;
     uint32_t job_count;
     uint32_t job_next;        /* claimed with an atomic fetch-and-add by the workers */
+    uint32_t schedule;        /* DPUSIM_SCHEDULE_* */
+    uint32_t reserved;
+    uint64_t shuffle_seed;    /* DPUSIM_SCHEDULE_SHUFFLE: mixed with each DPU's index */
 };
 
 /* The worker's command line and file descriptors. */

@@ -2,8 +2,8 @@
  * alloc.c: mem_alloc/mem_reset, the WRAM bump allocator.
  *
  * __sys_heap_pointer is an ordinary WRAM global: zero after dpu_load, set to the heap start by the first
- * mem_alloc or mem_reset, and kept across launches. Tasklets switch only at synchronisation points, so the
- * read-modify-write below needs no lock.
+ * mem_alloc or mem_reset, and kept across launches. The runtime is not instrumented, so no tasklet switch
+ * happens inside these functions and the read-modify-write below needs no lock.
  */
 #include <stdint.h>
 
@@ -13,6 +13,9 @@
 #include <dpuruntime.h>
 
 #define HEAP_ALIGNMENT 8u
+/* The SDK's mem_alloc (dpu-rt/src/syslib/alloc.c): call, acquire, load the heap pointer, align (2), bound check
+ * (2), store, release, return. */
+#define MEM_ALLOC_INSTRUCTIONS 10u
 
 uint32_t __sys_heap_pointer;
 
@@ -23,6 +26,7 @@ static uint32_t heap_start(void)
 
 void *mem_alloc(size_t size)
 {
+    __dpusim_charge(MEM_ALLOC_INSTRUCTIONS);
     if (__sys_heap_pointer == 0) {
         __sys_heap_pointer = heap_start();
     }

@@ -16,9 +16,15 @@
 #include <seqread.h>
 
 #define MRAM_ALIGNMENT 8u
+/* What the SDK's seqread_get (dpu-rt/src/syslib/seqread.inc) executes: within the cache a call, an add, a
+ * compare-and-branch and a return; a refill also computes the new MRAM address and cache position around its
+ * mram_read (which the DMA model charges itself). */
+#define GET_INSTRUCTIONS 5u
+#define REFILL_INSTRUCTIONS 8u
 
 static void *load(uintptr_t mram, seqreader_t *reader, uint32_t size)
 {
+    __dpusim_charge(REFILL_INSTRUCTIONS);
     uintptr_t aligned = mram & ~(uintptr_t)(MRAM_ALIGNMENT - 1);
     uintptr_t mram_end = (uintptr_t)DPUSIM_MRAM_BASE + DPUSIM_MRAM_SIZE;
     uint32_t length = 2 * size;
@@ -32,6 +38,7 @@ static void *load(uintptr_t mram, seqreader_t *reader, uint32_t size)
 
 static void *get(void *ptr, uint32_t inc, seqreader_t *reader, uint32_t size)
 {
+    __dpusim_charge(GET_INSTRUCTIONS);
     uintptr_t next = (uintptr_t)ptr + inc;
     if (next >= reader->wram_cache + size) {
         return load(reader->mram_addr + (next - reader->wram_cache), reader, size);

@@ -55,32 +55,28 @@ static bool check_dma(const char *operation, uintptr_t *mram, uintptr_t *wram, u
     return true;
 }
 
-static void after_dma(uint32_t alpha, uint32_t size) {
-    run.dma_cycles += alpha + size / 2;
-    if (control->flags & DPUSIM_FLAG_YIELD_ON_DMA)
-        __dpusim_yield();
-}
-
 void __dpusim_mram_read(const void *mram, void *wram, uint32_t size) {
     uintptr_t from = (uintptr_t)mram, to = (uintptr_t)wram;
     if (!check_dma("mram_read", &from, &to, size))
         return;
+    clock_dma_issue(DPUSIM_DMA_READ_ALPHA, size);
     memcpy((void *)to, (const void *)from, size);
     struct dpusim_tasklet_stats *stats = &run.record->tasklets[__dpusim_tasklet_id];
     stats->dma_read_ops++;
     stats->dma_read_bytes += size;
-    after_dma(DPUSIM_DMA_READ_ALPHA, size);
+    clock_wait_turn();
 }
 
 void __dpusim_mram_write(const void *wram, void *mram, uint32_t size) {
     uintptr_t to = (uintptr_t)mram, from = (uintptr_t)wram;
     if (!check_dma("mram_write", &to, &from, size))
         return;
+    clock_dma_issue(DPUSIM_DMA_WRITE_ALPHA, size);
     memcpy((void *)to, (const void *)from, size);
     struct dpusim_tasklet_stats *stats = &run.record->tasklets[__dpusim_tasklet_id];
     stats->dma_write_ops++;
     stats->dma_write_bytes += size;
-    after_dma(DPUSIM_DMA_WRITE_ALPHA, size);
+    clock_wait_turn();
 }
 
 /* The log is a ring of log_capacity bytes: the host reads the last log_capacity bytes written. */

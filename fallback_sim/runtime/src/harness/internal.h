@@ -30,6 +30,8 @@ struct tasklet {
     enum wait_kind wait;
     const void *wait_key;
     uint64_t wait_ticket; /* arrival order, for FIFO hand-over of mutexes and semaphores */
+    uint64_t time;        /* modelled cycle the tasklet has reached */
+    uint64_t instructions;
     char *stack_low;      /* lowest usable byte of the native stack */
     char *stack_high;     /* one past the highest */
 };
@@ -41,9 +43,15 @@ struct run_state {
     struct tasklet tasklets[DPUSIM_MAX_TASKLETS];
     void *scheduler_sp;
     bool faulted;
-    uint64_t started_ns;      /* when the running tasklet was switched in (wall clock) */
-    uint64_t cpu_started_ns;  /* the worker thread's CPU time when the DPU started */
-    uint64_t dma_cycles;
+    struct tasklet *running;  /* the tasklet being run, while in a tasklet */
+    /* The timing model (clock.c). */
+    uint32_t schedule;               /* DPUSIM_SCHEDULE_* */
+    uint32_t cycles_per_instruction; /* the running tasklet's issue interval: max(11, runnable tasklets) */
+    uint64_t yield_at;               /* the running tasklet gives way once its time passes this */
+    uint64_t others_earliest;        /* the earliest time of the other runnable tasklets */
+    uint64_t dma_free_at;            /* when the DMA engine finishes its last queued transfer */
+    uint64_t dma_cycles;             /* cycles the DMA engine was busy */
+    uint64_t shuffle_state;          /* DPUSIM_SCHEDULE_SHUFFLE's generator */
     uint64_t perfcounter_base;
     uint32_t perfcounter_mode;
     uint64_t perfcounter_frozen;
@@ -60,6 +68,42 @@ void tasklets_allocate_stacks(void);
 uint64_t monotonic_ns(void);
 /* Records a fault in the DPU's record; does not switch. Safe to call from a signal handler. */
 void fault_record(uint32_t kind, uint64_t address, uint64_t value, uint64_t pc, int signal, const char *message);
+
+/* The scheduler's side of a tasklet switch: the running tasklet stops until the scheduler picks it again. */
+void switch_to_scheduler(void);
+
+/* clock.c: the timing model. Costs are in DPU instructions; a tasklet's time advances by cycles_per_instruction
+ * per instruction. */
+static inline void clock_advance(struct tasklet *tasklet, uint32_t instructions) {
+    tasklet->instructions += instructions;
+    tasklet->time += (uint64_t)instructions * run.cycles_per_instruction;
+}
+/* In the kernel's code: lets tasklets that are behind run first, if the running one is more than a quantum
+ * ahead of them. */
+static inline void clock_give_way(void) {
+    if (run.running->time > run.yield_at)
+        switch_to_scheduler();
+}
+/* Around what other tasklets can observe or what moves the running tasklet's clock forward at once (DMA,
+ * synchronisation), the running tasklet lets every tasklet that is behind it catch up first, so that these
+ * happen in modelled-time order; when shuffling, only those more than a (random) quantum behind. */
+static inline void clock_wait_turn(void) {
+    uint64_t limit = run.schedule == DPUSIM_SCHEDULE_MODELLED ? run.others_earliest : run.yield_at;
+    if (run.running->time > limit)
+        switch_to_scheduler();
+}
+/* The running tasklet issues a DMA of `size` bytes: once it is its turn, it waits for the engine, then for its
+ * own transfer. The caller moves the data, then calls clock_wait_turn(). */
+void clock_dma_issue(uint32_t alpha, uint32_t size);
+/* The scheduler's next pick; sets cycles_per_instruction and yield_at for it. DPUSIM_NO_TASKLET if none can run. */
+uint32_t clock_pick(uint32_t round_robin_start);
+/* Starts the model for a launch of `dpu`. */
+void clock_reset(uint32_t dpu);
+/* Someone made `tasklet` runnable at modelled time `at`. */
+void clock_woken(struct tasklet *tasklet, uint64_t at);
+/* The DPU's modelled cycles and executed instructions so far. */
+uint64_t clock_dpu_cycles(void);
+uint64_t clock_dpu_instructions(void);
 
 /* Context switch (switch_*.S or the ucontext fallback). */
 void dpusim_switch(void **save_sp, void *load_sp);

@@ -3,9 +3,14 @@
  *
  * A DPU runs NR_TASKLETS hardware threads that all start at main. Here each tasklet is a coroutine with its own
  * native stack; a scheduler loop on the worker's stack runs them in turn, tasklet 0 first. A tasklet runs until
- * it finishes, blocks (barrier, mutex, semaphore, handshake), yields, or faults; then the scheduler picks the
- * next runnable tasklet in round-robin order. When no tasklet can run but some have not finished, the DPU is in
- * deadlock, which on hardware would be a hang: it is reported as a fault naming what each tasklet waits for.
+ * it finishes, blocks (barrier, mutex, semaphore, handshake), gives way (clock.c), or faults; then the
+ * scheduler picks the next one: by modelled time, or in the fast schedule round robin. When no tasklet can run
+ * but some have not finished, the DPU is in deadlock, which on hardware would be a hang: it is reported as a
+ * fault naming what each tasklet waits for.
+ *
+ * Each synchronisation routine charges what the SDK's routine executes (sdk_costs.h) and sets the time at which
+ * a tasklet it releases resumes: the releaser's time when it resumes that tasklet, plus what the released
+ * tasklet still executes in the routine.
  *
  * Blocking state lives here, in the worker, not in WRAM: the DPU clears its atomic bits at every boot, so locks,
  * waiters and handshakes never outlive a launch. Barrier and semaphore counters do live in their WRAM objects,
@@ -22,6 +27,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sdk_costs.h"
 
 struct run_state run;
 uint32_t __dpusim_tasklet_id;
@@ -51,6 +57,9 @@ uint64_t monotonic_ns(void) {
     return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 
+/* How much lower each tasklet's stack starts than the previous one's: 2 KiB and one cache line. */
+#define STACK_COLOUR 2112u
+
 void tasklets_allocate_stacks(void) {
     const size_t per_tasklet = DPUSIM_STACK_GUARD + DPUSIM_NATIVE_STACK_SIZE;
     char *base = (char *)(uintptr_t)DPUSIM_STACK_BASE;
@@ -64,7 +73,10 @@ void tasklets_allocate_stacks(void) {
         char *guard = base + t * per_tasklet;
         mprotect(guard, DPUSIM_STACK_GUARD, PROT_NONE);
         run.tasklets[t].stack_low = guard + DPUSIM_STACK_GUARD;
-        run.tasklets[t].stack_high = guard + per_tasklet;
+        /* Stacks DPUSIM_NATIVE_STACK_SIZE + DPUSIM_STACK_GUARD apart would put every tasklet's locals in the
+         * same sets of the host's caches, whose set index repeats every 4 to 64 KiB: interleaved tasklets
+         * then evict each other's buffers. Starting each stack a few cache lines lower avoids that. */
+        run.tasklets[t].stack_high = guard + per_tasklet - t * STACK_COLOUR;
     }
 }
 
@@ -91,31 +103,10 @@ void *dpusim_prepare_stack(char *stack_high, void (*entry)(void)) {
     return sp;
 }
 
-static struct tasklet *current(void) { return &run.tasklets[__dpusim_tasklet_id]; }
+static struct tasklet *current(void) { return run.running; }
 
-/* CPU time of the worker thread: unlike wall time, it does not grow while the host runs something else. */
-static uint64_t thread_cpu_ns(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-}
-
-/* The cost model of abi.h: DMA cycles plus the estimate for the rest. */
-static uint64_t modelled_instructions(void) {
-    return (thread_cpu_ns() - run.cpu_started_ns) * DPUSIM_INSTRUCTIONS_PER_NS_X2 / 2;
-}
-
-static uint64_t modelled_cycles(void) {
-    uint64_t instructions = modelled_instructions();
-    uint64_t compute = run.nr_tasklets >= DPUSIM_PIPELINE_DEPTH
-                           ? instructions
-                           : instructions * DPUSIM_PIPELINE_DEPTH / run.nr_tasklets;
-    return run.dma_cycles + compute;
-}
-
-static void switch_to_scheduler(void) {
+void switch_to_scheduler(void) {
     struct tasklet *self = current();
-    run.record->tasklets[__dpusim_tasklet_id].native_ns += monotonic_ns() - run.started_ns;
     in_tasklet = false;
     dpusim_switch(&self->saved_sp, run.scheduler_sp);
 }
@@ -131,10 +122,10 @@ void __dpusim_tasklet_exit(void) {
     abort(); /* a finished tasklet is never resumed */
 }
 
-void __dpusim_yield(void) { switch_to_scheduler(); }
-
-static void block(enum wait_kind wait, const void *key) {
+/* Blocks the running tasklet after it executed `instructions` more of its routine. */
+static void block(enum wait_kind wait, const void *key, uint32_t instructions) {
     struct tasklet *self = current();
+    clock_advance(self, instructions);
     self->state = TASKLET_BLOCKED;
     self->wait = wait;
     self->wait_key = key;
@@ -143,9 +134,15 @@ static void block(enum wait_kind wait, const void *key) {
     switch_to_scheduler();
 }
 
-static void wake(uint32_t tasklet) {
-    run.tasklets[tasklet].state = TASKLET_RUNNABLE;
-    run.tasklets[tasklet].wait = WAIT_NONE;
+/* The running tasklet resumes `tasklet` after executing `instructions` more of its own routine; the resumed
+ * one runs `resumed_tail` more instructions of its routine before it returns. */
+static void wake(uint32_t tasklet, uint32_t instructions, uint32_t resumed_tail) {
+    struct tasklet *self = current(), *woken = &run.tasklets[tasklet];
+    clock_advance(self, instructions);
+    woken->state = TASKLET_RUNNABLE;
+    woken->wait = WAIT_NONE;
+    woken->instructions += resumed_tail;
+    clock_woken(woken, self->time + (uint64_t)(COST_RESUME_LATENCY + resumed_tail) * run.cycles_per_instruction);
 }
 
 /* The tasklet that has waited longest for (wait, key), or DPUSIM_NO_TASKLET. */
@@ -208,20 +205,29 @@ static void take_free_lock(const void *key) {
 }
 
 void __dpusim_mutex_lock(const void *key) {
-    if (find_lock(key) == NULL)
+    clock_wait_turn();
+    if (find_lock(key) == NULL) {
         take_free_lock(key);
-    else
-        block(WAIT_MUTEX, key); /* the unlocking tasklet hands the lock over before waking us */
+        clock_advance(current(), COST_MUTEX_LOCK);
+        clock_wait_turn();
+    } else {
+        block(WAIT_MUTEX, key, COST_MUTEX_LOCK); /* the unlocking tasklet hands the lock over before waking us */
+    }
 }
 
 bool __dpusim_mutex_trylock(const void *key) {
-    if (find_lock(key) != NULL)
-        return false;
-    take_free_lock(key);
-    return true;
+    clock_advance(current(), COST_MUTEX_TRYLOCK);
+    clock_wait_turn();
+    bool free = find_lock(key) == NULL;
+    if (free)
+        take_free_lock(key);
+    clock_wait_turn();
+    return free;
 }
 
 void __dpusim_mutex_unlock(const void *key) {
+    clock_advance(current(), COST_MUTEX_UNLOCK);
+    clock_wait_turn(); /* before looking the lock up: other tasklets may take and free locks meanwhile */
     struct held_lock *lock = find_lock(key);
     if (lock == NULL) {
         if (__dpusim_strict())
@@ -232,45 +238,59 @@ void __dpusim_mutex_unlock(const void *key) {
     uint32_t waiter = first_waiter(WAIT_MUTEX, key);
     if (waiter != DPUSIM_NO_TASKLET) {
         lock->owner = waiter;
-        wake(waiter);
+        wake(waiter, 0, COST_MUTEX_RESUMED_TAIL);
     } else {
         *lock = held_locks[--nr_held_locks];
     }
+    clock_wait_turn();
 }
 
 /* ---- Barriers and semaphores ----------------------------------------------------------------------------- */
 
 void __dpusim_barrier_wait(void *barrier) {
     struct wait_object *object = barrier;
+    clock_advance(current(), COST_BARRIER_ARRIVE);
+    clock_wait_turn();
     if (object->count > 1) {
         object->count--;
-        block(WAIT_BARRIER, barrier);
+        block(WAIT_BARRIER, barrier, COST_BARRIER_ENQUEUE);
         return;
     }
     object->count = object->initial_count;
-    for (uint32_t t = 0; t < run.nr_tasklets; t++)
-        if (run.tasklets[t].state == TASKLET_BLOCKED && run.tasklets[t].wait == WAIT_BARRIER &&
-            run.tasklets[t].wait_key == barrier)
-            wake(t);
+    /* The SDK resumes the waiters in arrival order. */
+    for (uint32_t waiter; (waiter = first_waiter(WAIT_BARRIER, barrier)) != DPUSIM_NO_TASKLET;)
+        wake(waiter, COST_BARRIER_PER_RESUME, COST_BARRIER_RESUMED_TAIL);
+    clock_advance(current(), COST_BARRIER_RELEASER_TAIL);
+    clock_wait_turn();
 }
 
 void __dpusim_sem_take(void *semaphore) {
     struct wait_object *object = semaphore;
+    clock_advance(current(), COST_SEM_TAKE_ARRIVE);
+    clock_wait_turn();
     int8_t count = (int8_t)(object->count - 1);
     object->count = (uint8_t)count;
-    if (count < 0)
-        block(WAIT_SEMAPHORE, semaphore);
+    if (count < 0) {
+        block(WAIT_SEMAPHORE, semaphore, COST_SEM_TAKE_ENQUEUE);
+        return;
+    }
+    clock_advance(current(), COST_SEM_TAKE_TAIL);
+    clock_wait_turn();
 }
 
 void __dpusim_sem_give(void *semaphore) {
     struct wait_object *object = semaphore;
+    clock_advance(current(), COST_SEM_GIVE_ARRIVE);
+    clock_wait_turn();
     int8_t count = (int8_t)(object->count + 1);
     object->count = (uint8_t)count;
     if (count <= 0) {
         uint32_t waiter = first_waiter(WAIT_SEMAPHORE, semaphore);
         if (waiter != DPUSIM_NO_TASKLET)
-            wake(waiter);
+            wake(waiter, COST_SEM_GIVE_RESUME, COST_SEM_RESUMED_TAIL);
     }
+    clock_advance(current(), COST_SEM_GIVE_TAIL);
+    clock_wait_turn();
 }
 
 /* ---- Handshakes ---------------------------------------------------------------------------------------- */
@@ -278,11 +298,16 @@ void __dpusim_sem_give(void *semaphore) {
 static const void *tasklet_key(uint32_t tasklet) { return (const void *)(uintptr_t)(tasklet + 1); }
 
 void __dpusim_handshake_notify(void) {
+    clock_advance(current(), COST_NOTIFY_ARRIVE);
+    clock_wait_turn();
     uint32_t waiter = first_waiter(WAIT_HANDSHAKE_WAIT, tasklet_key(__dpusim_tasklet_id));
-    if (waiter != DPUSIM_NO_TASKLET)
-        wake(waiter);
-    else
-        block(WAIT_HANDSHAKE_NOTIFY, tasklet_key(__dpusim_tasklet_id));
+    if (waiter == DPUSIM_NO_TASKLET) {
+        block(WAIT_HANDSHAKE_NOTIFY, tasklet_key(__dpusim_tasklet_id), COST_NOTIFY_ENQUEUE);
+        return;
+    }
+    wake(waiter, COST_NOTIFY_RESUME, COST_WAIT_RESUMED_TAIL);
+    clock_advance(current(), COST_NOTIFY_TAIL);
+    clock_wait_turn();
 }
 
 int __dpusim_handshake_wait_for(uint32_t notifier) {
@@ -293,13 +318,18 @@ int __dpusim_handshake_wait_for(uint32_t notifier) {
                            __dpusim_tasklet_id);
         return EINVAL;
     }
+    clock_advance(current(), COST_WAIT_ARRIVE);
+    clock_wait_turn();
     if (first_waiter(WAIT_HANDSHAKE_WAIT, tasklet_key(notifier)) != DPUSIM_NO_TASKLET)
         return EALREADY;
     struct tasklet *other = &run.tasklets[notifier];
-    if (other->state == TASKLET_BLOCKED && other->wait == WAIT_HANDSHAKE_NOTIFY)
-        wake(notifier);
-    else
-        block(WAIT_HANDSHAKE_WAIT, tasklet_key(notifier));
+    if (other->state == TASKLET_BLOCKED && other->wait == WAIT_HANDSHAKE_NOTIFY) {
+        wake(notifier, COST_WAIT_RESUME, COST_NOTIFY_RESUMED_TAIL);
+        clock_advance(current(), COST_WAIT_TAIL);
+        clock_wait_turn();
+    } else {
+        block(WAIT_HANDSHAKE_WAIT, tasklet_key(notifier), COST_WAIT_ENQUEUE);
+    }
     return 0;
 }
 
@@ -307,18 +337,26 @@ int __dpusim_handshake_wait_for(uint32_t notifier) {
 
 enum { COUNT_SAME = 0, COUNT_CYCLES = 1, COUNT_INSTRUCTIONS = 2, COUNT_NOTHING = 3 };
 
+/* The DPU's cycle counter is its clock, which the running tasklet reads at its own time; the instruction
+ * counter counts every tasklet's instructions. */
 static uint64_t counter_source(uint32_t mode) {
-    return mode == COUNT_INSTRUCTIONS ? modelled_instructions() : modelled_cycles();
+    return mode == COUNT_INSTRUCTIONS ? clock_dpu_instructions() : current()->time;
 }
 
-uint64_t __dpusim_perfcounter_get(void) {
+static uint64_t perfcounter_read(void) {
     if (run.perfcounter_mode == COUNT_NOTHING)
         return run.perfcounter_frozen;
     return counter_source(run.perfcounter_mode) - run.perfcounter_base;
 }
 
+uint64_t __dpusim_perfcounter_get(void) {
+    clock_advance(current(), COST_PERFCOUNTER_GET);
+    return perfcounter_read();
+}
+
 uint64_t __dpusim_perfcounter_config(uint32_t config, bool reset) {
-    uint64_t value = __dpusim_perfcounter_get();
+    clock_advance(current(), COST_PERFCOUNTER_CONFIG);
+    uint64_t value = perfcounter_read();
     uint64_t kept = reset ? 0 : value;
     if (config == COUNT_SAME)
         config = run.perfcounter_mode;
@@ -390,8 +428,7 @@ void tasklets_run(uint32_t dpu, struct dpusim_dpu_record *record, char *log, uin
     run.record = record;
     run.nr_tasklets = __dpusim_kernel_info.nr_tasklets;
     run.faulted = false;
-    run.cpu_started_ns = thread_cpu_ns();
-    run.dma_cycles = 0;
+    clock_reset(dpu);
     run.perfcounter_base = 0;
     run.perfcounter_mode = COUNT_CYCLES;
     run.log = log;
@@ -401,30 +438,32 @@ void tasklets_run(uint32_t dpu, struct dpusim_dpu_record *record, char *log, uin
     for (uint32_t t = 0; t < DPUSIM_MAX_TASKLETS; t++)
         run.tasklets[t].state = TASKLET_UNSTARTED;
 
+    uint64_t started_ns = monotonic_ns();
     uint32_t next = 0;
     while (!run.faulted) {
-        uint32_t chosen = DPUSIM_NO_TASKLET;
-        bool unfinished = false;
-        for (uint32_t k = 0; k < run.nr_tasklets; k++) {
-            uint32_t t = (next + k) % run.nr_tasklets;
-            enum tasklet_state state = run.tasklets[t].state;
-            unfinished |= state != TASKLET_DONE;
-            if (chosen == DPUSIM_NO_TASKLET && (state == TASKLET_UNSTARTED || state == TASKLET_RUNNABLE))
-                chosen = t;
-        }
+        uint32_t chosen = clock_pick(next);
         if (chosen == DPUSIM_NO_TASKLET) {
-            if (unfinished)
-                report_deadlock();
+            for (uint32_t t = 0; t < run.nr_tasklets; t++)
+                if (run.tasklets[t].state != TASKLET_DONE) {
+                    report_deadlock();
+                    break;
+                }
             break;
         }
         if (run.tasklets[chosen].state == TASKLET_UNSTARTED)
             start(chosen);
         __dpusim_tasklet_id = chosen;
+        run.running = &run.tasklets[chosen];
         in_tasklet = true;
-        run.started_ns = monotonic_ns();
         dpusim_switch(&run.scheduler_sp, run.tasklets[chosen].saved_sp);
         next = (chosen + 1) % run.nr_tasklets;
     }
-    record->cycles = modelled_cycles();
+    for (uint32_t t = 0; t < run.nr_tasklets; t++) {
+        record->tasklets[t].instructions = run.tasklets[t].instructions;
+        record->tasklets[t].cycles = run.tasklets[t].time;
+    }
+    record->native_ns = monotonic_ns() - started_ns;
+    record->cycles = clock_dpu_cycles();
     record->dma_cycles = run.dma_cycles;
+    record->instructions = clock_dpu_instructions();
 }

@@ -23,9 +23,9 @@ extern "C" {
 
 /* What one DPU did during its last launch, summed over its tasklets (all zero before the first launch). */
 struct dpu_sim_stats {
-    /* Modelled DPU cycles: DMA cycles plus the compute estimate. Not a cycle-accurate figure. */
+    /* Modelled DPU cycles of the launch (see dpu_sim_timing). */
     uint64_t cycles;
-    /* The DMA part of `cycles`: the sum of alpha + bytes / 2 over every transfer. */
+    /* Cycles the DMA engine was busy: the sum of alpha + bytes / 2 over every transfer. */
     uint64_t dma_cycles;
     /* Bytes read from MRAM (mram_read) and written to MRAM (mram_write). */
     uint64_t dma_read_bytes;
@@ -50,6 +50,31 @@ dpu_error_t dpu_sim_fault_reason(struct dpu_set_t dpu, char *buffer, size_t size
 
 /* Fills `*stats` for the single DPU `dpu`. DPU_ERR_INVALID_DPU_SET unless `dpu` is a DPU_SET_DPU set. */
 dpu_error_t dpu_sim_stats(struct dpu_set_t dpu, struct dpu_sim_stats *stats);
+
+#define DPU_SIM_MAX_TASKLETS 24
+
+/*
+ * The timing model's figures for one DPU's last launch: tasklets run on modelled time, from instruction counts
+ * fixed when the kernel is built, so these are the same on every run (all zero before the first launch).
+ */
+struct dpu_sim_timing {
+    /* Modelled DPU cycles: when the last tasklet finished. */
+    uint64_t cycles;
+    /* DPU instructions executed by all tasklets. */
+    uint64_t instructions;
+    /* Cycles the DMA engine was busy. */
+    uint64_t dma_cycles;
+    /* Tasklets of the last launch; the arrays below are valid up to it. */
+    uint32_t nr_tasklets;
+    /* Zero. */
+    uint32_t reserved;
+    /* Per tasklet: instructions executed (the launch's balance) and the cycle at which it finished. */
+    uint64_t tasklet_instructions[DPU_SIM_MAX_TASKLETS];
+    uint64_t tasklet_cycles[DPU_SIM_MAX_TASKLETS];
+};
+
+/* Fills `*timing` for the single DPU `dpu`. DPU_ERR_INVALID_DPU_SET unless `dpu` is a DPU_SET_DPU set. */
+dpu_error_t dpu_sim_timing(struct dpu_set_t dpu, struct dpu_sim_timing *timing);
 
 #ifdef __cplusplus
 }

@@ -368,6 +368,12 @@ static void check_signatures(void)
     EXPECT_EQ(offsetof(struct dpu_sim_stats, sync_waits), 48);
     EXPECT_EQ(offsetof(struct dpu_sim_stats, nr_tasklets), 56);
     EXPECT_EQ(offsetof(struct dpu_sim_stats, reserved), 60);
+    EXPECT_FN(dpu_sim_timing, dpu_error_t, struct dpu_set_t, struct dpu_sim_timing *);
+    EXPECT_EQ(DPU_SIM_MAX_TASKLETS, 24);
+    EXPECT_EQ(sizeof(struct dpu_sim_timing), 32 + 2 * 24 * 8);
+    EXPECT_EQ(offsetof(struct dpu_sim_timing, nr_tasklets), 24);
+    EXPECT_EQ(offsetof(struct dpu_sim_timing, tasklet_instructions), 32);
+    EXPECT_EQ(offsetof(struct dpu_sim_timing, tasklet_cycles), 32 + 24 * 8);
     EXPECT_EQ(DPU_TARGET_MASK, 0xfff);
 }
 

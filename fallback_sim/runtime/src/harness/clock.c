@@ -1,0 +1,152 @@
+/*
+ * The timing model: each tasklet has a clock in modelled DPU cycles, advanced by the instructions it executes
+ * and by its DMA transfers; the scheduler runs the tasklet furthest behind.
+ *
+ * The DPU's pipeline issues at most one instruction per cycle, and from a given tasklet at most one every
+ * DPUSIM_PIPELINE_DEPTH (11) cycles. While n tasklets can run, each therefore issues one instruction every
+ * max(11, n) cycles. The DMA engine serves one transfer at a time, in issue order, in alpha + bytes / 2
+ * cycles; the issuing tasklet waits until its own transfer completes. Before and after a DMA or a
+ * synchronisation a tasklet waits until no runnable tasklet is behind it, so that these happen in modelled-time
+ * order (DMA data moves in that order); in its own code it gives way when its clock gets more than
+ * QUANTUM_CYCLES ahead of another runnable tasklet. Everything here depends only on what the kernel executes, so the same kernel and input give the
+ * same interleaving, counts and cycles on every run, host and worker count.
+ */
+#include "internal.h"
+#include "sdk_costs.h"
+
+/*
+ * How far a tasklet may run ahead of another runnable one in its own code before it gives way, in cycles. DMA
+ * and synchronisation are ordered exactly (clock_wait_turn); the quantum only bounds how far plain WRAM reads
+ * and writes of different tasklets can be out of modelled order. Measured on the README's main job (2,044
+ * DPUs x 16 tasklets; user CPU time of the job, 0.55 to 0.68 s before this model and 0.8 to 1.1 s with the
+ * instrumentation alone): 2.7 s at 256 cycles, 1.4 to 1.8 s at 1,024, 1.3 to 1.4 s at 2,048, 1.2 s at 4,096;
+ * the patterns of tests/schedules.rs hold at each. 2,048 cycles (186 instructions at 11 cycles each, 85 with
+ * 24 tasklets) is where the switches stop paying off, and far less than the extra work the patterns rely on.
+ */
+#define QUANTUM_CYCLES 2048u
+
+void __sanitizer_cov_trace_pc(void) {
+    uintptr_t site = (uintptr_t)__builtin_return_address(0) - (uintptr_t)__dpusim_kernel_text;
+    clock_advance(run.running, __dpusim_block_costs[site]);
+    clock_give_way();
+}
+
+void __dpusim_charge(uint32_t instructions) { clock_advance(run.running, instructions); }
+
+/* splitmix64: small, fast, and a good generator for a perturbation. */
+static uint64_t shuffle_next(void) {
+    uint64_t z = (run.shuffle_state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+void clock_reset(uint32_t dpu) {
+    run.schedule = control->schedule;
+    run.dma_free_at = 0;
+    run.dma_cycles = 0;
+    run.yield_at = UINT64_MAX;
+    run.cycles_per_instruction = DPUSIM_PIPELINE_DEPTH;
+    /* Mixing in the DPU's index makes each DPU's interleaving its own, whichever worker runs it. */
+    run.shuffle_state = control->shuffle_seed ^ ((uint64_t)dpu * 0xD1B54A32D192ED03ull);
+    for (uint32_t t = 0; t < DPUSIM_MAX_TASKLETS; t++) {
+        run.tasklets[t].time = (uint64_t)(COST_BOOT_FIRST + COST_BOOT_STAGGER * t) * DPUSIM_PIPELINE_DEPTH;
+        run.tasklets[t].instructions = t == 0 ? COST_BOOT_FIRST : COST_BOOT_OTHERS;
+    }
+}
+
+static bool can_run(const struct tasklet *tasklet) {
+    return tasklet->state == TASKLET_UNSTARTED || tasklet->state == TASKLET_RUNNABLE;
+}
+
+static uint32_t pick_round_robin(uint32_t start) {
+    for (uint32_t k = 0; k < run.nr_tasklets; k++) {
+        uint32_t t = (start + k) % run.nr_tasklets;
+        if (can_run(&run.tasklets[t]))
+            return t;
+    }
+    return DPUSIM_NO_TASKLET;
+}
+
+/* A random runnable tasklet among those at most a quantum ahead of the one furthest behind. */
+static uint32_t pick_shuffled(uint64_t earliest_time) {
+    uint32_t candidates[DPUSIM_MAX_TASKLETS];
+    uint32_t count = 0;
+    for (uint32_t t = 0; t < run.nr_tasklets; t++)
+        if (can_run(&run.tasklets[t]) && run.tasklets[t].time <= earliest_time + QUANTUM_CYCLES)
+            candidates[count++] = t;
+    return candidates[shuffle_next() % count];
+}
+
+uint32_t clock_pick(uint32_t round_robin_start) {
+    /* One pass: how many can run, and the two earliest (ties to the lower id). */
+    uint32_t runnable = 0, earliest = DPUSIM_NO_TASKLET;
+    uint64_t earliest_time = UINT64_MAX, second_time = UINT64_MAX;
+    for (uint32_t t = 0; t < run.nr_tasklets; t++) {
+        const struct tasklet *tasklet = &run.tasklets[t];
+        if (!can_run(tasklet))
+            continue;
+        runnable++;
+        if (tasklet->time < earliest_time) {
+            second_time = earliest_time;
+            earliest = t;
+            earliest_time = tasklet->time;
+        } else if (tasklet->time < second_time) {
+            second_time = tasklet->time;
+        }
+    }
+    if (runnable == 0)
+        return DPUSIM_NO_TASKLET;
+    run.cycles_per_instruction = runnable > DPUSIM_PIPELINE_DEPTH ? runnable : DPUSIM_PIPELINE_DEPTH;
+    if (run.schedule == DPUSIM_SCHEDULE_FAST) {
+        run.yield_at = UINT64_MAX;
+        run.others_earliest = UINT64_MAX;
+        return pick_round_robin(round_robin_start);
+    }
+    uint32_t chosen = earliest;
+    uint64_t quantum = QUANTUM_CYCLES;
+    if (run.schedule == DPUSIM_SCHEDULE_SHUFFLE) {
+        chosen = pick_shuffled(earliest_time);
+        quantum = shuffle_next() % (2 * QUANTUM_CYCLES + 1);
+    }
+    uint64_t others = chosen == earliest ? second_time : earliest_time;
+    uint64_t own = run.tasklets[chosen].time;
+    run.others_earliest = others;
+    run.yield_at = others == UINT64_MAX ? UINT64_MAX : (others > own ? others : own) + quantum;
+    return chosen;
+}
+
+void clock_woken(struct tasklet *tasklet, uint64_t at) {
+    if (tasklet->time < at)
+        tasklet->time = at;
+    if (run.schedule != DPUSIM_SCHEDULE_FAST && tasklet->time < run.others_earliest)
+        run.others_earliest = tasklet->time;
+    if (run.schedule != DPUSIM_SCHEDULE_FAST && tasklet->time + QUANTUM_CYCLES < run.yield_at)
+        run.yield_at = tasklet->time + QUANTUM_CYCLES;
+}
+
+void clock_dma_issue(uint32_t alpha, uint32_t size) {
+    struct tasklet *self = run.running;
+    clock_advance(self, COST_DMA_ISSUE);
+    clock_wait_turn();
+    uint64_t cycles = alpha + size / 2;
+    uint64_t start = self->time > run.dma_free_at ? self->time : run.dma_free_at;
+    run.dma_free_at = start + cycles;
+    run.dma_cycles += cycles;
+    self->time = run.dma_free_at;
+}
+
+uint64_t clock_dpu_cycles(void) {
+    uint64_t latest = run.dma_free_at;
+    for (uint32_t t = 0; t < run.nr_tasklets; t++)
+        if (run.tasklets[t].time > latest)
+            latest = run.tasklets[t].time;
+    return latest;
+}
+
+uint64_t clock_dpu_instructions(void) {
+    uint64_t total = 0;
+    for (uint32_t t = 0; t < run.nr_tasklets; t++)
+        total += run.tasklets[t].instructions;
+    return total;
+}
