@@ -6,7 +6,7 @@ use pimgnn::cost::{self, HardwareModel};
 use pimgnn::pim::{PimElement, PimSpmm};
 use pimgnn::plan::{Format, Plan, XDelivery};
 use pimgnn::{cpu, Csr, Dense, Element, Error, SpmmEngine};
-use upmem::{BackendKind, DpuSet, SimConfig, Topology};
+use upmem::{BackendKind, DpuSet, Schedule, SimConfig, Topology};
 
 /// splitmix64: a tiny seeded generator, enough for test graphs.
 struct Rng(u64);
@@ -78,12 +78,13 @@ fn random_dense<T: TestValue>(rows: usize, cols: usize, seed: u64) -> Dense<T> {
     Dense::from_vec(rows, cols, (0..rows * cols).map(|_| T::draw(&mut rng)).collect()).unwrap()
 }
 
-/// A simulated set of every enabled DPU of `ranks x per_rank` with `disabled` DPUs, switching tasklets at
-/// every DMA and faulting on what the hardware only tolerates.
+/// A simulated set of every enabled DPU of `ranks x per_rank` with `disabled` DPUs, its tasklets interleaved
+/// by the seeded shuffle schedule (so a race between tasklets shows as a wrong result), faulting on what the
+/// hardware only tolerates.
 fn sim_set(ranks: u32, per_rank: u32, disabled: &[u32]) -> DpuSet {
     let mut config = SimConfig::new(Topology::new(ranks, per_rank).with_disabled(disabled.iter().copied()));
     config.strict = true;
-    config.yield_on_dma = true;
+    config.schedule = Schedule::Shuffle { seed: 0x5eed };
     DpuSet::builder().backend(BackendKind::Simulator).simulator(config).allocate().unwrap()
 }
 

@@ -84,10 +84,10 @@ impl Topology {
         if let Some(&dpu) = self.disabled.iter().find(|&&dpu| dpu >= self.nr_dpus()) {
             return invalid(format!("disabled DPU {dpu} does not exist: there are {} DPUs", self.nr_dpus()));
         }
-        if self.wram_size == 0 || self.wram_size % 4096 != 0 || self.wram_size > 1 << 20 {
+        if self.wram_size == 0 || !self.wram_size.is_multiple_of(4096) || self.wram_size > 1 << 20 {
             return invalid(format!("WRAM size {}: must be a multiple of 4096 up to 1 MiB", self.wram_size));
         }
-        if self.mram_size == 0 || self.mram_size % 4096 != 0 || self.mram_size > MRAM_WINDOW {
+        if self.mram_size == 0 || !self.mram_size.is_multiple_of(4096) || self.mram_size > MRAM_WINDOW {
             return invalid(format!("MRAM size {}: must be a multiple of 4096 up to 64 MiB", self.mram_size));
         }
         Ok(())
@@ -132,7 +132,7 @@ impl SimConfig {
         if self.workers == 0 || self.workers > MAX_WORKERS {
             return Err(SimError::InvalidConfig(format!("{} workers: must be 1..={MAX_WORKERS}", self.workers)));
         }
-        if self.log_size == 0 || self.log_size % 4096 != 0 {
+        if self.log_size == 0 || !self.log_size.is_multiple_of(4096) {
             return Err(SimError::InvalidConfig(format!(
                 "log size {}: must be a positive multiple of 4096",
                 self.log_size

@@ -88,7 +88,7 @@ pub use copy::DpuCopy;
 pub use error::{Error, Result};
 pub use kernel::Kernel;
 pub use set::{AsyncScope, Dpu, DpuSet, DpuSetBuilder, FaultInfo, Launch, LoadedSet, Symbol};
-pub use upmem_sim::{DpuStats, SimConfig, TaskletStats, Topology};
+pub use upmem_sim::{DpuStats, Schedule, SimConfig, TaskletStats, Topology};
 
 /// The symbol of the MRAM heap, what `DPU_MRAM_HEAP_POINTER` points at on the DPU (`DPU_MRAM_HEAP_POINTER_NAME`):
 /// it spans the MRAM after the program's variables.

@@ -277,7 +277,7 @@ impl LoadedSet {
         }
         let (memory, required) = if symbol.is_mram() { ("MRAM", 8) } else { ("WRAM", 4) };
         let start = symbol.address.wrapping_add(offset);
-        if start % required != 0 || length % required as usize != 0 {
+        if start % required != 0 || !length.is_multiple_of(required as usize) {
             return Err(Error::Misaligned { symbol: name.to_owned(), memory, offset, length, required });
         }
         Ok(symbol)

@@ -77,7 +77,7 @@ pub struct Description {
 
 /// Control interfaces (slices) of a rank and DPUs per slice: 8 slices when the rank size allows, as on DIMMs.
 pub fn slices(dpus_per_rank: u32) -> (u32, u32) {
-    if dpus_per_rank % 8 == 0 {
+    if dpus_per_rank.is_multiple_of(8) {
         (8, dpus_per_rank / 8)
     } else {
         (1, dpus_per_rank)

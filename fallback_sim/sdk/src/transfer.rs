@@ -80,8 +80,8 @@ fn resolve(server: &Server, dpus: Vec<u32>, symbol: SymbolRef<'_>, offset: u32, 
     };
     let target = base + u64::from(offset);
     match memory {
-        MemoryKind::Mram if target % 8 != 0 || length % 8 != 0 => Err(DpuError(code::INVALID_MRAM_ACCESS)),
-        MemoryKind::Wram if target % 4 != 0 || length % 4 != 0 => Err(DpuError(code::INVALID_WRAM_ACCESS)),
+        MemoryKind::Mram if target % 8 != 0 || !length.is_multiple_of(8) => Err(DpuError(code::INVALID_MRAM_ACCESS)),
+        MemoryKind::Wram if target % 4 != 0 || !length.is_multiple_of(4) => Err(DpuError(code::INVALID_WRAM_ACCESS)),
         _ => Ok(Target { dpus, memory, offset: target }),
     }
 }
