@@ -1,7 +1,9 @@
 /*
  * c = a + b over `nr_elements` 32-bit integers per DPU. The host writes a then b at the start of the MRAM heap;
- * tasklet t handles blocks t, t + NR_TASKLETS, ... of BLOCK_ELEMENTS, and c follows b in MRAM.
+ * tasklet t handles blocks t, t + NR_TASKLETS, ... of BLOCK_ELEMENTS, and c follows b in MRAM. Each tasklet's
+ * two 1 KiB WRAM blocks come from the heap: on the stack they would overflow the default 1 KiB DPU stack.
  */
+#include <alloc.h>
 #include <defs.h>
 #include <mram.h>
 #include <stdint.h>
@@ -12,7 +14,8 @@
 __host uint32_t nr_elements;
 
 int main(void) {
-    __dma_aligned uint32_t a[BLOCK_ELEMENTS], b[BLOCK_ELEMENTS];
+    uint32_t *a = mem_alloc(BLOCK_BYTES);
+    uint32_t *b = mem_alloc(BLOCK_BYTES);
     const uint32_t heap = (uint32_t)DPU_MRAM_HEAP_POINTER;
     const uint32_t bytes = nr_elements * sizeof(uint32_t);
     for (uint32_t first = me() * BLOCK_ELEMENTS; first < nr_elements; first += NR_TASKLETS * BLOCK_ELEMENTS) {

@@ -39,8 +39,8 @@ pub enum Error {
     Dpu {
         /// The libdpu function.
         call: &'static str,
-        /// The SDK's `dpu_error_t`.
-        code: u32,
+        /// The SDK's `dpu_error_t` (negative when it carries `DPU_ERR_ASYNC_JOBS`).
+        code: upmem_sys::dpu_error_t,
         /// The SDK's text for it.
         message: String,
     },

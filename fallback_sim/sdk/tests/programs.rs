@@ -114,6 +114,11 @@ fn check(outcome: &Outcome, program: &str, step: &str) {
 
 /// Builds and runs `tests/programs/<name>` and returns the host program's standard output.
 fn build_and_run(name: &str) -> String {
+    build_and_run_with_errors(name).stdout
+}
+
+/// Builds and runs `tests/programs/<name>` and returns what the host program printed on both outputs.
+fn build_and_run_with_errors(name: &str) -> Outcome {
     let work = tempfile::Builder::new().prefix(&format!("upmem-sdk-{name}-")).tempdir().expect("temporary directory");
     let dir = work.path().join(name);
     copy_sources(&programs_dir().join(name), &dir);
@@ -151,7 +156,7 @@ fn build_and_run(name: &str) -> String {
         ran.elapsed.as_secs_f64(),
         ran.stdout.lines().last().unwrap_or("")
     );
-    ran.stdout
+    ran
 }
 
 /// The host program's last line is its summary; it must not report a failure.
@@ -244,5 +249,23 @@ fn misuse() {
             output.lines().any(|line| line.starts_with("ok ") && line.contains(code)),
             "misuse: no passing check for {code}"
         );
+    }
+}
+
+/// Unchanged SDK programs: DPU libc headers, definition macros without their semicolon, built_ins.h,
+/// SEQREAD_CACHE_SIZE, the SDK clang's flags, MRAM addresses and DMA sizes as the engine reads them, and a
+/// stack overflow, each checked by the host program; the odd DMA size and the overflow are warned about.
+#[test]
+fn drop_in() {
+    let outcome = build_and_run_with_errors("drop_in");
+    assert_summary(&outcome.stdout, "drop_in");
+    assert!(!outcome.stderr.contains("tasklet 2: used "), "the warning's own printing counts as stack use");
+    for warning in [
+        "upmem-sim: warning: kernel ",
+        ", DPU 0, tasklet 2: mram_write of 1 bytes, not a multiple of 8: a DPU moves 2048 bytes",
+        ", DPU 0, tasklet 3: used ",
+        "bytes of stack, more than its 1024-byte budget",
+    ] {
+        assert!(outcome.stderr.contains(warning), "drop_in: no warning {warning:?} in:\n{}", tail(&outcome.stderr));
     }
 }

@@ -121,6 +121,10 @@ int __dpusim_handshake_wait_for(uint32_t notifier);
 uint64_t __dpusim_perfcounter_config(uint32_t config, bool reset);
 uint64_t __dpusim_perfcounter_get(void);
 
+/* Calls function(argument) on a stack of the harness: runtime work that a DPU does not do on the tasklet's stack
+ * (formatting printf messages) does not count as the tasklet's stack use. */
+void __dpusim_on_service_stack(void (*function)(void *), void *argument);
+
 /* Appends to the DPU's log (what the host reads with dpu_log_read). */
 void __dpusim_log_write(const char *text, size_t length);
 

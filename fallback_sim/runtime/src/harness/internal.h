@@ -61,6 +61,16 @@ uint64_t monotonic_ns(void);
 /* Records a fault in the DPU's record; does not switch. Safe to call from a signal handler. */
 void fault_record(uint32_t kind, uint64_t address, uint64_t value, uint64_t pc, int signal, const char *message);
 
+/* warning.c: prints "kernel K, DPU d, tasklet t: message" to standard error, once per worker for each
+ * (kind, key); kind is a string constant compared by address. */
+__attribute__((format(printf, 4, 5))) void warning_once(const char *kind, uint64_t key, uint32_t tasklet,
+                                                        const char *format, ...);
+
+/* stack.c: paints a tasklet's stack before it starts; measures every started tasklet's stack when the run ends
+ * and reports use over the budget (a warning, or a fault in strict mode). */
+void stack_paint(uint32_t tasklet);
+void stack_measure(void);
+
 /* Context switch (switch_*.S or the ucontext fallback). */
 void dpusim_switch(void **save_sp, void *load_sp);
 void *dpusim_prepare_stack(char *stack_high, void (*entry)(void));

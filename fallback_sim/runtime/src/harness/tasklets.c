@@ -382,6 +382,7 @@ static void start(uint32_t tasklet) {
     struct tasklet *t = &run.tasklets[tasklet];
     t->state = TASKLET_RUNNABLE;
     t->wait = WAIT_NONE;
+    stack_paint(tasklet);
     t->saved_sp = dpusim_prepare_stack(t->stack_high, tasklet_entry);
 }
 
@@ -425,6 +426,7 @@ void tasklets_run(uint32_t dpu, struct dpusim_dpu_record *record, char *log, uin
         dpusim_switch(&run.scheduler_sp, run.tasklets[chosen].saved_sp);
         next = (chosen + 1) % run.nr_tasklets;
     }
+    stack_measure();
     record->cycles = modelled_cycles();
     record->dma_cycles = run.dma_cycles;
 }
