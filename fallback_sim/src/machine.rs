@@ -522,12 +522,18 @@ impl Drop for Machine {
     }
 }
 
+/// Writes of at least this many bytes commit their pages in one call first (see [`SharedFile::populate`]).
+const POPULATE_THRESHOLD: usize = 64 << 10;
+
 /// Copies `data` into the shared file at `offset`.
 ///
 /// # Safety
 /// `offset + data.len()` must be within the file, and no worker may be writing that range.
 unsafe fn copy_into(file: &SharedFile, offset: usize, data: &[u8]) {
     debug_assert!(offset + data.len() <= file.size());
+    if data.len() >= POPULATE_THRESHOLD {
+        file.populate(offset, data.len());
+    }
     // SAFETY: guaranteed by the caller; the mapping is valid for the file's size.
     unsafe { ptr::copy_nonoverlapping(data.as_ptr(), file.ptr().add(offset), data.len()) };
 }
