@@ -205,7 +205,8 @@ impl Machine {
         Ok(())
     }
 
-    /// Returns `dpus` to their state after allocation: no program, WRAM and MRAM zeroed.
+    /// Returns `dpus` to their state after allocation: no program, WRAM, MRAM and log zeroed. Their memory goes
+    /// back to the system, and the worker processes of programs no longer loaded anywhere end.
     pub fn reset(&mut self, dpus: &[u32]) -> Result<()> {
         for &dpu in dpus {
             self.check_idle(dpu)?;
@@ -215,6 +216,8 @@ impl Machine {
         for &dpu in dpus {
             self.wram.discard(dpu as usize * wram_size, wram_size)?;
             self.mram.discard(dpu as usize * mram_size, mram_size)?;
+            let log_size = self.config.log_size as usize;
+            self.log.discard(dpu as usize * log_size, log_size)?;
             self.control.reset_record(dpu);
             self.loaded[dpu as usize] = None;
         }

@@ -61,8 +61,7 @@ impl SharedFile {
         if !POPULATE_WRITE_UNSUPPORTED.load(Ordering::Relaxed) {
             // SAFETY: madvise on a page-aligned range inside our own mapping; MADV_POPULATE_WRITE only faults
             // pages in (it does not change their contents).
-            let status =
-                unsafe { libc::madvise(self.ptr().add(start).cast(), end - start, libc::MADV_POPULATE_WRITE) };
+            let status = unsafe { libc::madvise(self.ptr().add(start).cast(), end - start, libc::MADV_POPULATE_WRITE) };
             if status == 0 {
                 return;
             }

@@ -356,6 +356,17 @@ impl Server {
         }) {
             return Err(DpuError(code::DPU_ALREADY_RUNNING));
         }
+        if !self.profile.disable_reset_on_alloc {
+            // The next allocation would reset these DPUs anyway: give their memory back now, and the worker
+            // processes of programs that no allocated DPU runs any more. (With disableResetOnAlloc the contents
+            // must survive until the next allocation, as on hardware, so both stay.)
+            let dpus: Vec<u32> = ranks
+                .iter()
+                .flat_map(|&rank| self.ranks[rank].first_dpu..self.ranks[rank].first_dpu + self.ranks[rank].nr_dpus)
+                .filter(|&dpu| self.machine.topology().is_enabled(dpu))
+                .collect();
+            self.machine.reset(&dpus)?;
+        }
         for rank in ranks {
             self.ranks[rank].allocated = false;
             self.ranks[rank].transfer_matrix = [std::ptr::null_mut(); MAX_DPUS_PER_RANK];

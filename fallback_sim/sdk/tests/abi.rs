@@ -106,7 +106,9 @@ fn cxx_compiler() -> Option<String> {
 #[test]
 fn headers_compile_as_cpp() {
     let Some(compiler) = cxx_compiler() else {
-        tool_missing("no C++ compiler (c++, g++ or clang++) found for the C++ header check (Debian: apt-get install g++)");
+        tool_missing(
+            "no C++ compiler (c++, g++ or clang++) found for the C++ header check (Debian: apt-get install g++)",
+        );
         return;
     };
     let work = tempfile::tempdir().expect("temporary directory");
