@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 use std::ptr;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use crate::config::SimConfig;
@@ -71,6 +71,10 @@ pub struct Machine {
     mram: SharedFile,
     log: SharedFile,
     loaded: Vec<Option<Arc<Program>>>,
+    /// One lock per DPU, held by a host-side read or write of its memories: `write` and `read` take `&self`
+    /// (transfers to different DPUs run in parallel), so two host threads on one DPU take turns instead of
+    /// racing on the same bytes.
+    host_access: Box<[Mutex<()>]>,
     pools: Vec<WorkerPool>,
     pool_slots: Vec<usize>,
     launch: Option<Launch>,
@@ -125,6 +129,7 @@ impl Machine {
         );
         Ok(Machine {
             loaded: vec![None; nr_dpus as usize],
+            host_access: (0..nr_dpus).map(|_| Mutex::new(())).collect(),
             config,
             control,
             wram,
@@ -283,7 +288,9 @@ impl Machine {
         self.check_idle(dpu)?;
         let (file, size, name) = self.memory(memory);
         self.check_range("write", format!("{name} of DPU {dpu}"), offset, data.len(), size)?;
-        // SAFETY: the range is within this DPU's slice of the file (checked) and the DPU is idle.
+        let _turn = self.host_access(dpu);
+        // SAFETY: the range is within this DPU's slice of the file (checked), the DPU is idle and no other host
+        // thread accesses its memories (`_turn`).
         unsafe { copy_into(file, (u64::from(dpu) * size + offset) as usize, data) };
         Ok(())
     }
@@ -293,9 +300,16 @@ impl Machine {
         self.check_idle(dpu)?;
         let (file, size, name) = self.memory(memory);
         self.check_range("read", format!("{name} of DPU {dpu}"), offset, out.len(), size)?;
-        // SAFETY: the range is within this DPU's slice of the file (checked) and the DPU is idle.
+        let _turn = self.host_access(dpu);
+        // SAFETY: the range is within this DPU's slice of the file (checked), the DPU is idle and no other host
+        // thread writes its memories (`_turn`).
         unsafe { copy_from(file, (u64::from(dpu) * size + offset) as usize, out) };
         Ok(())
+    }
+
+    /// Takes `dpu`'s host access lock (a poisoned lock guards no state, so it is taken all the same).
+    fn host_access(&self, dpu: u32) -> MutexGuard<'_, ()> {
+        self.host_access[dpu as usize].lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Looks a symbol up in the program loaded in `dpu`.
@@ -334,8 +348,12 @@ impl Machine {
             return Err(SimError::LaunchInProgress);
         }
         let mut groups: Vec<(Arc<Program>, Vec<u32>)> = Vec::new();
+        let mut named = vec![false; self.loaded.len()];
         for &dpu in dpus {
             self.check_idle(dpu)?;
+            if std::mem::replace(&mut named[dpu as usize], true) {
+                return Err(SimError::DuplicateDpu(dpu));
+            }
             let program = self.program(dpu)?;
             match groups.iter_mut().find(|(other, _)| Arc::ptr_eq(other, program)) {
                 Some((_, members)) => members.push(dpu),

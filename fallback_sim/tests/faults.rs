@@ -271,20 +271,27 @@ fn loads_and_stores_outside_the_memories_fault() {
 fn mem_alloc_past_the_end_of_wram_is_heap_full() {
     const CHUNK_BYTES: u64 = 1024;
     let program = build("fault_heap_full", NR_TASKLETS, &[]);
-    let mut machine = loaded("fault_heap_full", NR_TASKLETS, |_| {});
-    let one_allocation = |machine: &Machine, dpu: u32| {
-        assert_eq!(read_u32(machine, dpu, "allocations"), 1, "DPU {dpu} allocated one chunk");
-    };
-    let fault = launch_with_faulty_dpu(&mut machine, set_mode(1), set_mode(0), one_allocation);
-    assert_fault(&fault, FaultKind::HeapFull, Some(0), "heap full: mem_alloc(1024)");
-    assert!(fault.message.contains("passes the end of WRAM"), "{fault}");
-    assert_eq!(fault.value, CHUNK_BYTES, "the size asked: {fault}");
-    // The heap starts after the globals and the stacks; every chunk that fitted was allocated.
-    let fitting = (WRAM_SIZE - program.wram_used()) / CHUNK_BYTES;
-    let allocations = u64::from(read_u32(&machine, FAULTY, "allocations"));
-    assert_eq!(allocations, fitting, "chunks allocated before the fault (readable after it)");
-    assert_eq!(fault.address, WRAM_BASE + program.wram_used() + fitting * CHUNK_BYTES, "the block refused: {fault}");
-    relaunch_behaving(&mut machine, set_mode(0), one_allocation);
+    // The heap ends where the configured WRAM does, as DMA's bounds do.
+    for wram_size in [WRAM_SIZE, WRAM_SIZE / 2] {
+        let mut machine = loaded("fault_heap_full", NR_TASKLETS, |config| config.topology.wram_size = wram_size);
+        let one_allocation = |machine: &Machine, dpu: u32| {
+            assert_eq!(read_u32(machine, dpu, "allocations"), 1, "DPU {dpu} allocated one chunk");
+        };
+        let fault = launch_with_faulty_dpu(&mut machine, set_mode(1), set_mode(0), one_allocation);
+        assert_fault(&fault, FaultKind::HeapFull, Some(0), "heap full: mem_alloc(1024)");
+        assert!(fault.message.contains("passes the end of WRAM"), "{fault}");
+        assert_eq!(fault.value, CHUNK_BYTES, "the size asked: {fault}");
+        // The heap starts after the globals and the stacks; every chunk that fitted was allocated.
+        let fitting = (wram_size - program.wram_used()) / CHUNK_BYTES;
+        let allocations = u64::from(read_u32(&machine, FAULTY, "allocations"));
+        assert_eq!(allocations, fitting, "chunks allocated before the fault, {wram_size}-byte WRAM");
+        assert_eq!(
+            fault.address,
+            WRAM_BASE + program.wram_used() + fitting * CHUNK_BYTES,
+            "the block refused, {wram_size}-byte WRAM: {fault}"
+        );
+        relaunch_behaving(&mut machine, set_mode(0), one_allocation);
+    }
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -66,6 +66,9 @@ pub struct Server {
     pub dpus: Box<[Dpu]>,
     /// Rank arrays of the sets returned by `dpu_alloc`, which only `dpu_free` releases.
     allocations: Vec<Box<[*mut Rank]>>,
+    /// Address ranges of the rank arrays `dpu_free` released, so that a stale set is refused before its array
+    /// is read (the memory may have gone back to the allocator). Forgotten when an allocation reuses them.
+    freed_arrays: Vec<std::ops::Range<usize>>,
     /// Programs by path, so that reloading the same binary reuses it (and its worker processes).
     programs: HashMap<(PathBuf, Option<SystemTime>), Box<ProgramEntry>>,
     pub profile: Profile,
@@ -77,6 +80,12 @@ pub struct Server {
 // server's mutex or, for host buffers, during a transfer the caller is blocked in; the C API is thread-safe
 // in the SDK, and all access goes through `server()`.
 unsafe impl Send for Server {}
+
+/// The addresses a rank array occupies.
+fn array_range(array: &[*mut Rank]) -> std::ops::Range<usize> {
+    let start = array.as_ptr() as usize;
+    start..start + std::mem::size_of_val(array)
+}
 
 static SERVER: Mutex<Option<Server>> = Mutex::new(None);
 
@@ -129,6 +138,7 @@ impl Server {
             ranks,
             dpus,
             allocations: Vec::new(),
+            freed_arrays: Vec::new(),
             programs: HashMap::new(),
             profile,
             async_launched: Vec::new(),
@@ -181,7 +191,7 @@ impl Server {
                 if list.nr_ranks == 0 {
                     return Ok(Vec::new());
                 }
-                if list.ranks.is_null() {
+                if list.ranks.is_null() || self.is_freed(list.ranks, list.nr_ranks) {
                     return Err(DpuError(code::INVALID_DPU_SET));
                 }
                 let mut ranks = Vec::with_capacity(list.nr_ranks as usize);
@@ -205,6 +215,13 @@ impl Server {
             }
             _ => Err(DpuError(code::INVALID_DPU_SET)),
         }
+    }
+
+    /// Whether `count` rank pointers at `ranks` lie in an array `dpu_free` released.
+    fn is_freed(&self, ranks: *mut *mut Rank, count: u32) -> bool {
+        let start = ranks as usize;
+        let end = start.saturating_add(count as usize * std::mem::size_of::<*mut Rank>());
+        self.freed_arrays.iter().any(|freed| start < freed.end && freed.start < end)
     }
 
     /// The enabled DPUs of a set, in `DPU_FOREACH` order. A single disabled DPU gives `DPU_ERR_DPU_DISABLED`.
@@ -306,6 +323,8 @@ impl Server {
         }
         let array: Box<[*mut Rank]> = taken.iter().map(|&rank| self.rank_ptr(rank)).collect();
         let set = dpu_set_t::of_ranks(array.len() as u32, array.as_ptr().cast_mut());
+        let reused = array_range(&array);
+        self.freed_arrays.retain(|freed| freed.end <= reused.start || reused.end <= freed.start);
         self.allocations.push(array);
         Ok(set)
     }
@@ -371,7 +390,8 @@ impl Server {
             self.ranks[rank].allocated = false;
             self.ranks[rank].transfer_matrix = [std::ptr::null_mut(); MAX_DPUS_PER_RANK];
         }
-        self.allocations.swap_remove(position);
+        let array = self.allocations.swap_remove(position);
+        self.freed_arrays.push(array_range(&array));
         Ok(())
     }
 

@@ -87,11 +87,26 @@ fn resolve(server: &Server, dpus: Vec<u32>, symbol: SymbolRef<'_>, offset: u32, 
 }
 
 /// Copies one host buffer per DPU (`None`: skipped), in parallel.
+///
+/// C may prepare one buffer for several DPUs. Into DPUs that is one source read many times; out of DPUs only
+/// the last of them (in set order) is copied, as a sequential libdpu's last copy would win, so that no two
+/// threads ever write one buffer.
 fn copy(machine: &Machine, target: &Target, buffers: &[Option<HostBuffer>], length: usize, to_dpu: bool) -> Result<()> {
     if length == 0 {
         return Ok(());
     }
-    target.dpus.par_iter().zip(buffers).try_for_each(|(&dpu, buffer)| {
+    let mut buffers = buffers.to_vec();
+    if !to_dpu {
+        let mut seen = std::collections::HashSet::new();
+        for buffer in buffers.iter_mut().rev() {
+            if let Some(HostBuffer(pointer)) = *buffer {
+                if !seen.insert(pointer) {
+                    *buffer = None;
+                }
+            }
+        }
+    }
+    target.dpus.par_iter().zip(&buffers).try_for_each(|(&dpu, buffer)| {
         let Some(HostBuffer(pointer)) = *buffer else { return Ok(()) };
         if to_dpu {
             // SAFETY: the caller of the API call guarantees `length` readable bytes at the buffer.

@@ -1,11 +1,15 @@
-//! What the simulator holds on to: `dpu_free` gives back the memory of the DPUs it frees and the worker
-//! processes of programs no allocated DPU runs any more, so that after the last set is freed the process is
-//! back where it started.
+//! What the simulator holds on to and shares: `dpu_free` gives back the memory of the DPUs it frees and the
+//! worker processes of programs no allocated DPU runs any more, so that after the last set is freed the process
+//! is back where it started; one host buffer prepared for several DPUs is never written by two threads at once.
+//!
+//! The tests share the process's one simulated server and measure the process, so they take turns.
 
 use std::ffi::{c_char, c_void, CString};
 use std::path::Path;
 
-use dpu::types::{dpu_error_t, dpu_set_dpu_iterator_t, dpu_set_t, dpu_set_union, DPU_XFER_DEFAULT, DPU_XFER_TO_DPU};
+use dpu::types::{
+    dpu_error_t, dpu_set_dpu_iterator_t, dpu_set_t, dpu_set_union, DPU_XFER_DEFAULT, DPU_XFER_FROM_DPU, DPU_XFER_TO_DPU,
+};
 use upmem_sim::KernelBuilder;
 
 extern "C" {
@@ -26,11 +30,15 @@ extern "C" {
     fn dpu_set_dpu_iterator_next(iterator: *mut dpu_set_dpu_iterator_t);
 }
 
+/// Held by each test: they measure the whole process.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 const NR_DPUS: u32 = 64;
 const BYTES_PER_DPU: usize = 16 << 20;
 /// How far above its starting point the process's shared memory may stay after the last free.
 const SLACK_KIB: u64 = 8 << 10;
 const DPU_SYNCHRONOUS: u32 = 1;
+const PROFILE: &str = "nrRanks=2,nrDpusPerRank=64";
 
 fn check(status: dpu_error_t, what: &str) {
     assert_eq!(status, 0, "{what} failed with DPU error {status}");
@@ -69,13 +77,14 @@ fn dpus_of(mut set: dpu_set_t) -> Vec<dpu_set_t> {
 
 #[test]
 fn dpu_free_gives_back_memory_and_worker_processes() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
     let source = dir.join("resources-kernel.c");
     std::fs::write(&source, "#include <defs.h>\nint main(void) { return 0; }\n").expect("writing the kernel");
     let kernel = KernelBuilder::new().source(&source).build(dir.join("resources-kernel")).expect("building");
     let kernel = CString::new(kernel.to_str().expect("UTF-8 path")).expect("no NUL");
     let heap = CString::new("__sys_used_mram_end").expect("no NUL");
-    let profile = CString::new("nrRanks=2,nrDpusPerRank=64").expect("no NUL");
+    let profile = CString::new(PROFILE).expect("no NUL");
     let sources: Vec<Vec<u8>> = (0..NR_DPUS).map(|dpu| vec![dpu as u8 | 1; BYTES_PER_DPU]).collect();
 
     let before = resident_shared_kib();
@@ -104,4 +113,40 @@ fn dpu_free_gives_back_memory_and_worker_processes() {
         "after dpu_free the process still holds {after} KiB of shared memory (it started with {before} KiB)"
     );
     assert_eq!(children(), 0, "worker processes left after the last dpu_free");
+}
+
+/// A push out of every DPU into one buffer prepared for all of them leaves the last DPU's bytes there (the last
+/// copy of a sequential libdpu), never a mix written by several threads.
+#[test]
+fn one_buffer_prepared_for_several_dpus_receives_the_last_dpu() {
+    const WORDS: usize = 1 << 16;
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let profile = CString::new(PROFILE).expect("no NUL");
+    let heap = CString::new("__sys_used_mram_end").expect("no NUL");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let source = dir.join("resources-kernel.c");
+    std::fs::write(&source, "#include <defs.h>\nint main(void) { return 0; }\n").expect("writing the kernel");
+    let kernel = KernelBuilder::new().source(&source).build(dir.join("aliasing-kernel")).expect("building");
+    let kernel = CString::new(kernel.to_str().expect("UTF-8 path")).expect("no NUL");
+    let mut set = dpu_set_t { kind: 0, u: dpu_set_union { dpu: std::ptr::null_mut() } };
+    let sources: Vec<Vec<u64>> = (0..NR_DPUS).map(|dpu| vec![u64::from(dpu) + 1; WORDS]).collect();
+    let mut shared = vec![0u64; WORDS];
+    let bytes = WORDS * 8;
+    // SAFETY: the library's C API, called as a C program would; every prepared buffer holds `bytes` bytes and
+    // outlives its push.
+    unsafe {
+        check(dpu_alloc(NR_DPUS, profile.as_ptr(), &mut set), "dpu_alloc");
+        check(dpu_load(set, kernel.as_ptr(), std::ptr::null_mut()), "dpu_load");
+        let dpus = dpus_of(set);
+        for (dpu, buffer) in dpus.iter().zip(&sources) {
+            check(dpu_prepare_xfer(*dpu, buffer.as_ptr().cast_mut().cast()), "dpu_prepare_xfer");
+        }
+        check(dpu_push_xfer(set, DPU_XFER_TO_DPU, heap.as_ptr(), 0, bytes, DPU_XFER_DEFAULT), "dpu_push_xfer to");
+        for dpu in &dpus {
+            check(dpu_prepare_xfer(*dpu, shared.as_mut_ptr().cast()), "dpu_prepare_xfer");
+        }
+        check(dpu_push_xfer(set, DPU_XFER_FROM_DPU, heap.as_ptr(), 0, bytes, DPU_XFER_DEFAULT), "dpu_push_xfer from");
+        check(dpu_free(set), "dpu_free");
+    }
+    assert!(shared.iter().all(|word| *word == u64::from(NR_DPUS)), "the buffer holds the last DPU's words only");
 }

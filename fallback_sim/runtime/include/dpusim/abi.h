@@ -98,6 +98,9 @@ __dpusim_fault(uint32_t kind, uint64_t address, uint64_t value, const char *form
 /* The first byte of the mem_alloc heap: static WRAM, then the nominal stacks of every tasklet. */
 void *__dpusim_heap_start(void);
 
+/* The DPU's WRAM size in bytes, as configured (64 KiB unless the profile says otherwise). */
+uint32_t __dpusim_wram_size(void);
+
 /* Is strict mode on (fault on what the documentation forbids but the hardware tolerates)? */
 bool __dpusim_strict(void);
 

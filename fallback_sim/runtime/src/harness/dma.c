@@ -12,6 +12,8 @@
 
 #include "internal.h"
 
+uint32_t __dpusim_wram_size(void) { return (uint32_t)control->wram_size; }
+
 static bool in_wram(uintptr_t address, uint32_t size) {
     uintptr_t wram_end = DPUSIM_WRAM_BASE + control->wram_size;
     if (address >= DPUSIM_WRAM_BASE && address + size <= wram_end)
