@@ -380,11 +380,13 @@ impl LoadedSet {
     /// `dpu_sync`). Buffers given to the scope must outlive the call, so none can be freed while a transfer
     /// may still read it.
     ///
-    /// A launch's DPU faults come back as [`Error::Fault`] from the scope.
+    /// A launch's DPU faults come back as [`Error::Fault`] from the scope. If the body panics, the scope still
+    /// waits for what it queued while unwinding (as `std::thread::scope` joins its threads), so no queued
+    /// transfer outlives the buffers it reads.
     pub fn async_scope<'env, R>(&'env mut self, body: impl FnOnce(&mut AsyncScope<'env>) -> Result<R>) -> Result<R> {
-        let mut scope = AsyncScope { set: self };
+        let mut scope = AsyncScope { set: self, synced: false };
         let result = body(&mut scope);
-        let synced = dispatch!(&mut scope.set.set.engine, e => e.sync());
+        let synced = scope.sync();
         let value = result?;
         synced?;
         Ok(value)
@@ -419,9 +421,26 @@ impl LoadedSet {
 /// Queued operations on a set; see [`LoadedSet::async_scope`].
 pub struct AsyncScope<'env> {
     set: &'env mut LoadedSet,
+    synced: bool,
+}
+
+impl Drop for AsyncScope<'_> {
+    /// Reached without a sync only when the body panicked: wait for the queued work all the same (its errors
+    /// have nowhere to go during a panic).
+    fn drop(&mut self) {
+        if !self.synced {
+            let _ = self.sync();
+        }
+    }
 }
 
 impl<'env> AsyncScope<'env> {
+    /// Waits for everything queued.
+    fn sync(&mut self) -> Result<()> {
+        self.synced = true;
+        dispatch!(&mut self.set.set.engine, e => e.sync())
+    }
+
     /// Queues a write of `buffers[i]` to DPU `i` (checked as [`LoadedSet::push`]).
     pub fn push<T: DpuCopy, B: AsRef<[T]>>(&mut self, symbol: &str, offset: u32, buffers: &'env [B]) -> Result<()> {
         let slices: Vec<&[u8]> = buffers.iter().map(|buffer| as_bytes(buffer.as_ref())).collect();
