@@ -202,7 +202,7 @@ impl HwEngine {
         let mut symbol: upmem_sys::dpu_symbol_t = unsafe { std::mem::zeroed() };
         // SAFETY: the program handle came from dpu_load on this library; name is a C string.
         let status = unsafe { get_symbol(self.program, name.as_ptr(), &mut symbol) };
-        (status == DPU_OK).then_some(Symbol { address: symbol.address, size: symbol.size })
+        (status == DPU_OK).then_some(Symbol::at(symbol.address, symbol.size))
     }
 
     fn raw_symbol(symbol: Symbol) -> upmem_sys::dpu_symbol_t {

@@ -6,7 +6,8 @@ use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use upmem_sim::{SimConfig, Topology, MRAM_BASE};
+pub use upmem_sim::Symbol;
+use upmem_sim::{SimConfig, Topology};
 
 use crate::backend::{self, BackendKind};
 use crate::copy::{as_bytes, as_bytes_mut, DpuCopy};
@@ -14,22 +15,6 @@ use crate::error::{Error, Result};
 use crate::hw::HwEngine;
 use crate::sim::SimEngine;
 use crate::Kernel;
-
-/// A symbol of the loaded program, as `dpu_get_symbol` reports it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Symbol {
-    /// DPU address: a WRAM byte address, or 0x08000000 plus the MRAM offset.
-    pub address: u32,
-    /// Size in bytes.
-    pub size: u32,
-}
-
-impl Symbol {
-    /// Whether the symbol is in MRAM.
-    pub fn is_mram(&self) -> bool {
-        u64::from(self.address) & MRAM_BASE != 0
-    }
-}
 
 /// A DPU in fault and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
