@@ -14,8 +14,12 @@ fn main() {
             .flag("-Wall")
             .flag("-Werror")
             .build();
-        if let Err(error) = built {
-            panic!("building DPU kernel dpu/{name}.c: {error}");
+        match built {
+            Ok(_) => {}
+            // A build without the simulator on a machine without the UPMEM SDK (a CI check of the hardware
+            // backend): the crate builds, and running the kernel says what is missing.
+            Err(error @ upmem::Error::NoKernelCompiler(_)) => println!("cargo:warning={error}"),
+            Err(error) => panic!("building DPU kernel dpu/{name}.c: {error}"),
         }
     }
 }

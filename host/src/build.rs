@@ -77,13 +77,28 @@ impl KernelBuilder {
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "OUT_DIR is not set"),
         })?;
         let dir = out.join("upmem-kernels");
-        let kernel = self.build_into(&dir)?;
+        // Set even if the build fails, so that `kernel!` compiles and says at run time what is missing.
         println!("cargo:rustc-env=UPMEM_KERNEL_DIR={}", dir.display());
-        Ok(kernel)
+        self.build_into(&dir)
     }
 
-    /// Builds into `dir`: the simulated binary always, the hardware binary when the SDK compiler is found.
+    /// Builds into `dir`: the simulated binary (feature `simulator`), and the hardware binary when the SDK
+    /// compiler is found.
     pub fn build_into(&self, dir: &Path) -> Result<Kernel> {
+        let in_build_script = env::var_os("OUT_DIR").is_some();
+        let simulated =
+            if cfg!(feature = "simulator") { Some(self.build_for_simulator(dir, in_build_script)?) } else { None };
+        let hardware = match sdk_compiler(in_build_script) {
+            Some(compiler) => Some(self.build_for_hardware(&compiler, &dir.join(format!("{}.dpu", self.name)))?),
+            None => None,
+        };
+        if simulated.is_none() && hardware.is_none() {
+            return Err(Error::NoKernelCompiler(self.name.clone()));
+        }
+        Ok(Kernel::new(&self.name, simulated, hardware))
+    }
+
+    fn build_for_simulator(&self, dir: &Path, in_build_script: bool) -> Result<PathBuf> {
         let mut simulator = upmem_sim::KernelBuilder::new();
         for source in &self.sources {
             simulator.source(source);
@@ -97,14 +112,8 @@ impl KernelBuilder {
         for flag in &self.flags {
             simulator.flag(flag);
         }
-        let in_build_script = env::var_os("OUT_DIR").is_some();
         simulator.cargo_metadata(in_build_script);
-        let simulated = simulator.build(dir.join(format!("{}.dpusim", self.name)))?;
-        let hardware = match sdk_compiler(in_build_script) {
-            Some(compiler) => Some(self.build_for_hardware(&compiler, &dir.join(format!("{}.dpu", self.name)))?),
-            None => None,
-        };
-        Ok(Kernel::new(&self.name, Some(simulated), hardware))
+        Ok(simulator.build(dir.join(format!("{}.dpusim", self.name)))?)
     }
 
     fn build_for_hardware(&self, compiler: &Path, output: &Path) -> Result<PathBuf> {

@@ -6,13 +6,17 @@ use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use upmem_sim::SimConfig;
 pub use upmem_sim::Symbol;
-use upmem_sim::{SimConfig, Topology};
+#[cfg(feature = "simulator")]
+use upmem_sim::Topology;
 
 use crate::backend::{self, BackendKind};
 use crate::copy::{as_bytes, as_bytes_mut, DpuCopy};
 use crate::error::{Error, Result};
+#[cfg(feature = "hardware")]
 use crate::hw::HwEngine;
+#[cfg(feature = "simulator")]
 use crate::sim::SimEngine;
 use crate::Kernel;
 
@@ -31,15 +35,20 @@ impl fmt::Display for FaultInfo {
     }
 }
 
+/// The backends compiled in (features `simulator` and `hardware`).
 pub(crate) enum Engine {
+    #[cfg(feature = "simulator")]
     Simulator(Box<SimEngine>),
+    #[cfg(feature = "hardware")]
     Hardware(HwEngine),
 }
 
 macro_rules! dispatch {
     ($engine:expr, $e:ident => $body:expr) => {
         match $engine {
+            #[cfg(feature = "simulator")]
             Engine::Simulator($e) => $body,
+            #[cfg(feature = "hardware")]
             Engine::Hardware($e) => $body,
         }
     };
@@ -106,26 +115,38 @@ impl DpuSetBuilder {
     pub fn allocate(&self) -> Result<DpuSet> {
         let backend = backend::resolve(self.backend, self.libdpu.as_deref())?;
         let engine = match backend {
-            BackendKind::Hardware => {
-                Engine::Hardware(HwEngine::allocate(self.libdpu.as_deref(), self.amount, &self.profile)?)
-            }
-            _ => {
-                let config = self.simulator.clone().unwrap_or_else(|| {
-                    let ranks = match self.amount {
-                        Amount::Dpus(n) => n.div_ceil(64).max(1),
-                        Amount::Ranks(n) => n.max(1),
-                        Amount::All => 40,
-                    };
-                    SimConfig::new(Topology::new(ranks, 64))
-                });
-                Engine::Simulator(Box::new(SimEngine::allocate(config, self.amount)?))
-            }
-        };
-        let backend = match engine {
-            Engine::Simulator(_) => BackendKind::Simulator,
-            Engine::Hardware(_) => BackendKind::Hardware,
+            BackendKind::Hardware => self.hardware()?,
+            _ => self.simulated()?,
         };
         Ok(DpuSet { engine, backend })
+    }
+
+    #[cfg(feature = "hardware")]
+    fn hardware(&self) -> Result<Engine> {
+        Ok(Engine::Hardware(HwEngine::allocate(self.libdpu.as_deref(), self.amount, &self.profile)?))
+    }
+
+    #[cfg(not(feature = "hardware"))]
+    fn hardware(&self) -> Result<Engine> {
+        Err(Error::BackendNotCompiled { backend: BackendKind::Hardware, feature: "hardware" })
+    }
+
+    #[cfg(feature = "simulator")]
+    fn simulated(&self) -> Result<Engine> {
+        let config = self.simulator.clone().unwrap_or_else(|| {
+            let ranks = match self.amount {
+                Amount::Dpus(n) => n.div_ceil(64).max(1),
+                Amount::Ranks(n) => n.max(1),
+                Amount::All => 40,
+            };
+            SimConfig::new(Topology::new(ranks, 64))
+        });
+        Ok(Engine::Simulator(Box::new(SimEngine::allocate(config, self.amount)?)))
+    }
+
+    #[cfg(not(feature = "simulator"))]
+    fn simulated(&self) -> Result<Engine> {
+        Err(Error::BackendNotCompiled { backend: BackendKind::Simulator, feature: "simulator" })
     }
 }
 
@@ -209,16 +230,20 @@ impl DpuSet {
     /// The simulated machine behind a simulator set (statistics, raw memory), `None` on hardware.
     pub fn simulator(&self) -> Option<&upmem_sim::Machine> {
         match &self.engine {
+            #[cfg(feature = "simulator")]
             Engine::Simulator(engine) => Some(engine.machine()),
+            #[cfg(feature = "hardware")]
             Engine::Hardware(_) => None,
         }
     }
 
     /// The raw libdpu handles of a hardware set (`struct dpu_set_t` and the loaded library), `None` on the
-    /// simulator: the escape hatch for what the safe API does not cover.
+    /// simulator: the escape hatch for what the safe API does not cover (feature `hardware`).
+    #[cfg(feature = "hardware")]
     pub fn as_raw(&self) -> Option<(upmem_sys::dpu_set_t, &upmem_sys::LibDpu)> {
         match &self.engine {
             Engine::Hardware(engine) => Some(engine.as_raw()),
+            #[cfg(feature = "simulator")]
             Engine::Simulator(_) => None,
         }
     }
@@ -389,7 +414,9 @@ impl LoadedSet {
     pub fn simulator_stats(&self, dpu: usize) -> Result<Option<upmem_sim::DpuStats>> {
         self.check_dpu(dpu)?;
         match &self.set.engine {
+            #[cfg(feature = "simulator")]
             Engine::Simulator(engine) => engine.stats(dpu).map(Some),
+            #[cfg(feature = "hardware")]
             Engine::Hardware(_) => Ok(None),
         }
     }
@@ -397,7 +424,9 @@ impl LoadedSet {
     /// The DPUs in fault after the last launch, with reasons.
     pub fn faults(&mut self) -> Result<Vec<FaultInfo>> {
         match &mut self.set.engine {
+            #[cfg(feature = "simulator")]
             Engine::Simulator(engine) => Ok(engine.faults()),
+            #[cfg(feature = "hardware")]
             Engine::Hardware(engine) => engine.faults(),
         }
     }
