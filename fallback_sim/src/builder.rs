@@ -168,6 +168,16 @@ impl KernelBuilder {
         self
     }
 
+    /// The same kernel as arguments of the UPMEM SDK's own `dpu-upmem-dpurte-clang` (defines, include
+    /// directories, flags and sources; no `-o`), to build it for real DPUs as well.
+    pub fn sdk_arguments(&self) -> Vec<OsString> {
+        let defines = self.defines.iter().map(|(name, value)| define_argument(name, value.as_deref()));
+        let includes = self.include_dirs.iter().flat_map(|dir| [OsString::from("-I"), dir.into()]);
+        let flags = self.flags.iter().map(OsString::from);
+        let sources = self.sources.iter().map(OsString::from);
+        defines.chain(includes).chain(flags).chain(sources).collect()
+    }
+
     fn defined(&self, name: &str) -> bool {
         self.defines.iter().any(|(defined, _)| defined == name)
     }

@@ -3,8 +3,8 @@
 //!
 //! # Workflow
 //!
-//! Write a kernel in C against the UPMEM runtime headers, build it (from `build.rs` with
-//! [`build::KernelBuilder`]), allocate DPUs, load the kernel, transfer, launch, read back:
+//! Write a kernel in C against the UPMEM runtime headers, build it (from `build.rs` with [`build::kernel`]),
+//! allocate DPUs, load the kernel, transfer, launch, read back:
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -19,9 +19,9 @@
 //! # "#)?;
 //! use upmem::{BackendKind, DpuSet};
 //!
-//! // In a build script: upmem::build::KernelBuilder::new("double").source("dpu/double.c").build()?,
+//! // In a build script: upmem::build::kernel("double", KernelBuilder::new().source("dpu/double.c"))?,
 //! // then `upmem::kernel!("double")` in the crate.
-//! let kernel = upmem::build::KernelBuilder::new("double").source(&source).build_into(dir.path())?;
+//! let kernel = upmem::build::kernel_into("double", upmem::build::KernelBuilder::new().source(&source), dir.path())?;
 //!
 //! let mut set = DpuSet::builder().dpus(64).backend(BackendKind::Simulator).allocate()?.load(&kernel)?;
 //! let inputs: Vec<[u32; 4]> = (0..64).map(|dpu| [dpu, dpu + 1, dpu + 2, dpu + 3]).collect();

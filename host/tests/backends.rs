@@ -34,13 +34,9 @@ fn kernel(name: &str) -> Kernel {
     if built.exists() {
         return Kernel::new(name, Some(built), None);
     }
-    upmem::build::KernelBuilder::new(name)
-        .source(source)
-        .nr_tasklets(16)
-        .flag("-O2")
-        .flag("-Werror")
-        .build_into(dir.path())
-        .expect("building the test kernel")
+    let mut builder = upmem::build::KernelBuilder::new();
+    builder.source(source).nr_tasklets(16).flag("-O2").flag("-Werror");
+    upmem::build::kernel_into(name, &builder, dir.path()).expect("building the test kernel")
 }
 
 impl Backend {
