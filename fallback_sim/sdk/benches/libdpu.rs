@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use comfy_table::{presets::UTF8_FULL, Table};
-use dpu::types::{dpu_error_t, dpu_set_dpu_iterator_t, dpu_set_t, dpu_set_union, DPU_XFER_DEFAULT, DPU_XFER_TO_DPU};
+use dpu::types::{dpu_error_t, dpu_set_dpu_iterator_t, dpu_set_t, SetParts, DPU_XFER_DEFAULT, DPU_XFER_TO_DPU};
 use rayon::prelude::*;
 use upmem_sim::KernelBuilder;
 
@@ -76,7 +76,7 @@ fn main() -> anyhow::Result<()> {
     let value = CString::new("value")?;
     let profile = CString::new("nrRanks=32,nrDpusPerRank=64")?;
 
-    let mut set = dpu_set_t { kind: 0, u: dpu_set_union { dpu: std::ptr::null_mut() } };
+    let mut set = <dpu_set_t as SetParts>::empty();
     // SAFETY: the library's C API, called as a C program would.
     unsafe {
         check(dpu_alloc(NR_DPUS, profile.as_ptr(), &mut set), "dpu_alloc");

@@ -15,7 +15,7 @@ use upmem_sim::{DpuState, Machine, Program, SimConfig, Topology};
 use crate::error::{code, DpuError, Result};
 use crate::management::Description;
 use crate::profile::Profile;
-use crate::types::{dpu_set_t, DPU_SET_DPU, DPU_SET_RANKS};
+use crate::types::{dpu_set_t, SetParts, DPU_SET_DPU, DPU_SET_RANKS};
 
 /// DPUs of a rank addressable by the transfer matrix.
 pub const MAX_DPUS_PER_RANK: usize = 64;
@@ -187,7 +187,7 @@ impl Server {
         match set.kind {
             DPU_SET_RANKS => {
                 // SAFETY: kind says the union holds `list`.
-                let list = unsafe { set.u.list };
+                let list = unsafe { set.rank_list() };
                 if list.nr_ranks == 0 {
                     return Ok(Vec::new());
                 }
@@ -210,7 +210,7 @@ impl Server {
             }
             DPU_SET_DPU => {
                 // SAFETY: kind says the union holds `dpu`.
-                let dpu = self.dpu_of(unsafe { set.u.dpu })?;
+                let dpu = self.dpu_of(unsafe { set.single() })?;
                 Ok(vec![self.dpus[dpu as usize].rank as usize])
             }
             _ => Err(DpuError(code::INVALID_DPU_SET)),
@@ -228,7 +228,7 @@ impl Server {
     pub fn dpus_of(&self, set: &dpu_set_t) -> Result<Vec<u32>> {
         if set.kind == DPU_SET_DPU {
             // SAFETY: kind says the union holds `dpu`.
-            let dpu = self.dpu_of(unsafe { set.u.dpu })?;
+            let dpu = self.dpu_of(unsafe { set.single() })?;
             if !self.dpus[dpu as usize].enabled {
                 return Err(DpuError(code::DPU_DISABLED));
             }
@@ -248,7 +248,7 @@ impl Server {
             return Err(DpuError(code::INVALID_DPU_SET));
         }
         // SAFETY: kind says the union holds `dpu`.
-        self.dpu_of(unsafe { set.u.dpu })
+        self.dpu_of(unsafe { set.single() })
     }
 
     /// Allocates free ranks holding at least `nr_dpus` enabled DPUs (all free ranks for `None`), trims the
@@ -359,7 +359,7 @@ impl Server {
             return Err(DpuError(code::INVALID_DPU_SET));
         }
         // SAFETY: kind says the union holds `list`.
-        let list = unsafe { set.u.list };
+        let list = unsafe { set.rank_list() };
         let position = self
             .allocations
             .iter()

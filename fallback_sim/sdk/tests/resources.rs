@@ -8,7 +8,7 @@ use std::ffi::{c_char, c_void, CString};
 use std::path::Path;
 
 use dpu::types::{
-    dpu_error_t, dpu_set_dpu_iterator_t, dpu_set_t, dpu_set_union, DPU_XFER_DEFAULT, DPU_XFER_FROM_DPU, DPU_XFER_TO_DPU,
+    dpu_error_t, dpu_set_dpu_iterator_t, dpu_set_t, SetParts, DPU_XFER_DEFAULT, DPU_XFER_FROM_DPU, DPU_XFER_TO_DPU,
 };
 use upmem_sim::KernelBuilder;
 
@@ -88,7 +88,7 @@ fn dpu_free_gives_back_memory_and_worker_processes() {
     let sources: Vec<Vec<u8>> = (0..NR_DPUS).map(|dpu| vec![dpu as u8 | 1; BYTES_PER_DPU]).collect();
 
     let before = resident_shared_kib();
-    let mut set = dpu_set_t { kind: 0, u: dpu_set_union { dpu: std::ptr::null_mut() } };
+    let mut set = <dpu_set_t as SetParts>::empty();
     // SAFETY: the library's C API, called as a C program would; every prepared buffer holds BYTES_PER_DPU
     // bytes and outlives the push.
     unsafe {
@@ -128,7 +128,7 @@ fn one_buffer_prepared_for_several_dpus_receives_the_last_dpu() {
     std::fs::write(&source, "#include <defs.h>\nint main(void) { return 0; }\n").expect("writing the kernel");
     let kernel = KernelBuilder::new().source(&source).build(dir.join("aliasing-kernel")).expect("building");
     let kernel = CString::new(kernel.to_str().expect("UTF-8 path")).expect("no NUL");
-    let mut set = dpu_set_t { kind: 0, u: dpu_set_union { dpu: std::ptr::null_mut() } };
+    let mut set = <dpu_set_t as SetParts>::empty();
     let sources: Vec<Vec<u64>> = (0..NR_DPUS).map(|dpu| vec![u64::from(dpu) + 1; WORDS]).collect();
     let mut shared = vec![0u64; WORDS];
     let bytes = WORDS * 8;
