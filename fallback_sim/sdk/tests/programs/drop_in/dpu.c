@@ -5,7 +5,7 @@
  *   - a kernel-defined `uint32_t rand(void)` next to <stdlib.h> and <string.h> (the DPU libc declares no rand);
  *   - definition macros written without a trailing semicolon, as the SDK's end with one;
  *   - built_ins.h wrappers; SEQREAD_CACHE_SIZE as a number; gcc-only warnings under -Werror;
- *     __dma_aligned on a parameter;
+ *     __dma_aligned on a parameter (with clang, which the test uses when installed);
  *   - MRAM addresses as the DMA engine reads them: a plain offset with no MRAM base, `64 MiB - 8`, and a
  *     pointer plus a wrapped 32-bit difference;
  *   - a 1-byte mram_write (2,048 bytes on a DPU) and a 12-byte one (8 bytes);
@@ -40,8 +40,14 @@ SEMAPHORE_INIT(tokens, 1)
 MUTEX_POOL_INIT(pool, 4)
 VMUTEX_INIT(virtual_mutexes, 16, 4)
 
-/* Only clang accepts an alignment on a parameter, as the SDK's compiler does. */
-static uint64_t first_word(__dma_aligned const uint64_t *words)
+/* clang accepts an alignment on a parameter, as the SDK's compiler does; gcc refuses it. */
+#ifdef __clang__
+#define ALIGNED_PARAMETER __dma_aligned
+#else
+#define ALIGNED_PARAMETER
+#endif
+
+static uint64_t first_word(ALIGNED_PARAMETER const uint64_t *words)
 {
     return words[0];
 }
