@@ -66,8 +66,9 @@ static uint32_t length_as_engine_reads(const char *operation, uintptr_t mram, ui
         __dpusim_fault(DPUSIM_FAULT_DMA, mram, size,
                        "%s of %u bytes: not a multiple of 8 (a DPU moves %u bytes; strict mode)", operation, size,
                        length);
-    warning_once(operation, size, __dpusim_tasklet_id, "%s of %u bytes, not a multiple of 8: a DPU moves %u bytes, and so does the "
-                 "simulator", operation, size, length);
+    warning_once(operation, size, __dpusim_tasklet_id,
+                 "%s of %u bytes, not a multiple of 8: a DPU moves %u bytes, and so does the simulator", operation,
+                 size, length);
     return length;
 }
 
