@@ -15,6 +15,7 @@ use crate::layout::{
     MAX_WORKERS,
 };
 use crate::memory::SharedFile;
+use crate::overlay::{self, Overlays};
 use crate::program::{MemoryKind, Program, Symbol};
 use crate::stats::{DpuStats, TaskletStats};
 use crate::worker::{SharedFds, WorkerPool};
@@ -70,6 +71,8 @@ pub struct Machine {
     wram: SharedFile,
     mram: SharedFile,
     log: SharedFile,
+    /// MRAM pages shared copy-on-write by the DPUs of a broadcast.
+    overlays: Overlays,
     loaded: Vec<Option<Arc<Program>>>,
     /// One lock per DPU, held by a host-side read or write of its memories: `write` and `read` take `&self`
     /// (transfers to different DPUs run in parallel), so two host threads on one DPU take turns instead of
@@ -127,7 +130,9 @@ impl Machine {
             topology.mram_size >> 20,
             config.workers
         );
+        let overlays = Overlays::new(nr_dpus)?;
         Ok(Machine {
+            overlays,
             loaded: vec![None; nr_dpus as usize],
             host_access: (0..nr_dpus).map(|_| Mutex::new(())).collect(),
             config,
@@ -201,8 +206,10 @@ impl Machine {
             self.wram.discard(wram_offset, wram_size)?;
             // SAFETY: the image fits in WRAM (check_fits) and the DPU is idle, so no worker writes it.
             unsafe { copy_into(&self.wram, wram_offset, program.wram_image()) };
+            let mram_base = dpu as usize * mram_size;
+            self.overlays.make_own(dpu, &self.mram, mram_base, 0, program.mram_image().len());
             // SAFETY: as above, for the MRAM variables' image.
-            unsafe { copy_into(&self.mram, dpu as usize * mram_size, program.mram_image()) };
+            unsafe { copy_into(&self.mram, mram_base, program.mram_image()) };
             self.control.reset_record(dpu);
             self.loaded[dpu as usize] = Some(Arc::clone(program));
         }
@@ -220,6 +227,7 @@ impl Machine {
         let mram_size = self.topology().mram_size as usize;
         for &dpu in dpus {
             self.wram.discard(dpu as usize * wram_size, wram_size)?;
+            self.overlays.detach_all(dpu)?;
             self.mram.discard(dpu as usize * mram_size, mram_size)?;
             let log_size = self.config.log_size as usize;
             self.log.discard(dpu as usize * log_size, log_size)?;
@@ -259,8 +267,14 @@ impl Machine {
             (0..=MAX_WORKERS - workers).step_by(workers).find(|slot| !self.pool_slots.contains(slot)).ok_or_else(
                 || SimError::InvalidConfig(format!("more than {MAX_WORKERS} workers across loaded programs")),
             )?;
-        let fds =
-            SharedFds { control: self.control.fd(), wram: self.wram.fd(), mram: self.mram.fd(), log: self.log.fd() };
+        let fds = SharedFds {
+            control: self.control.fd(),
+            wram: self.wram.fd(),
+            mram: self.mram.fd(),
+            log: self.log.fd(),
+            shared: self.overlays.shared_fd(),
+            overlay: self.overlays.records_fd(),
+        };
         self.pools.push(WorkerPool::start(Arc::clone(program), fds, first_slot, workers)?);
         self.pool_slots.push(first_slot);
         Ok(self.pools.len() - 1)
@@ -289,9 +303,13 @@ impl Machine {
         let (file, size, name) = self.memory(memory);
         self.check_range("write", format!("{name} of DPU {dpu}"), offset, data.len(), size)?;
         let _turn = self.host_access(dpu);
+        let base = (u64::from(dpu) * size) as usize;
+        if memory == MemoryKind::Mram {
+            self.overlays.make_own(dpu, file, base, offset, data.len());
+        }
         // SAFETY: the range is within this DPU's slice of the file (checked), the DPU is idle and no other host
         // thread accesses its memories (`_turn`).
-        unsafe { copy_into(file, (u64::from(dpu) * size + offset) as usize, data) };
+        unsafe { copy_into(file, base + offset as usize, data) };
         Ok(())
     }
 
@@ -304,7 +322,38 @@ impl Machine {
         // SAFETY: the range is within this DPU's slice of the file (checked), the DPU is idle and no other host
         // thread writes its memories (`_turn`).
         unsafe { copy_from(file, (u64::from(dpu) * size + offset) as usize, out) };
+        if memory == MemoryKind::Mram {
+            self.overlays.read_shared(dpu, offset, out);
+        }
         Ok(())
+    }
+
+    /// Writes the same `data` into every DPU of `dpus` at a byte offset of their WRAM or MRAM. In MRAM, the
+    /// whole pages of a large broadcast are written once and shared copy-on-write: memory grows with the
+    /// bytes, not with the number of DPUs, and a later write to a shared page (by the host or a kernel) makes
+    /// that page the writing DPU's own.
+    pub fn broadcast(&mut self, dpus: &[u32], memory: MemoryKind, offset: u64, data: &[u8]) -> Result<()> {
+        let (body, pages) = overlay::whole_pages(offset, data.len());
+        if memory != MemoryKind::Mram || dpus.len() < 2 || pages < overlay::MIN_SHARED_PAGES {
+            return dpus.iter().try_for_each(|&dpu| self.write(dpu, memory, offset, data));
+        }
+        let size = self.topology().mram_size;
+        for &dpu in dpus {
+            self.check_idle(dpu)?;
+            self.check_range("write", format!("MRAM of DPU {dpu}"), offset, data.len(), size)?;
+        }
+        let head = (body - offset) as usize;
+        let tail = head + pages * overlay::PAGE;
+        let shared = self.overlays.share(&data[head..tail]);
+        for &dpu in dpus {
+            self.write(dpu, memory, offset, &data[..head])?;
+            self.write(dpu, memory, body + (pages * overlay::PAGE) as u64, &data[tail..])?;
+            let base = (u64::from(dpu) * size) as usize;
+            if !self.overlays.attach(dpu, &self.mram, base, body, pages, shared)? {
+                self.write(dpu, memory, body, &data[head..tail])?;
+            }
+        }
+        self.overlays.forget_if_unused(shared)
     }
 
     /// Takes `dpu`'s host access lock (a poisoned lock guards no state, so it is taken all the same).

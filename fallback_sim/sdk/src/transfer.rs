@@ -130,8 +130,19 @@ fn broadcast(set: dpu_set_t, symbol: SymbolRef<'_>, offset: u32, source: *const 
     if length > 0 && source.is_null() {
         return Err(DpuError(code::INVALID_BUFFER_SIZE));
     }
-    let buffers = vec![Some(HostBuffer(source.cast_mut().cast())); target.dpus.len()];
-    copy(&server.machine, &target, &buffers, length, true)
+    share(&mut server.machine, &target, HostBuffer(source.cast_mut().cast()), length)
+}
+
+/// Writes one host buffer to every DPU of `target` as a broadcast, whose whole pages the DPUs share
+/// copy-on-write (see `Machine::broadcast`).
+fn share(machine: &mut Machine, target: &Target, source: HostBuffer, length: usize) -> Result<()> {
+    if length == 0 {
+        return Ok(());
+    }
+    // SAFETY: the caller of the API call guarantees `length` readable bytes at the buffer.
+    let data = unsafe { std::slice::from_raw_parts(source.0.cast_const(), length) };
+    machine.broadcast(&target.dpus, target.memory, target.offset, data)?;
+    Ok(())
 }
 
 fn copy_from_one(
@@ -287,7 +298,13 @@ fn push(set: dpu_set_t, xfer: u32, symbol: SymbolRef<'_>, offset: u32, length: u
             (!pointer.is_null()).then_some(HostBuffer(pointer.cast()))
         })
         .collect();
-    copy(&server.machine, &target, &buffers, length, to_dpu)?;
+    match buffers.first() {
+        // Every DPU names the same buffer: a broadcast.
+        Some(&Some(first)) if to_dpu && buffers.iter().all(|buffer| buffer.is_some_and(|other| other.0 == first.0)) => {
+            share(&mut server.machine, &target, first, length)?
+        }
+        _ => copy(&server.machine, &target, &buffers, length, to_dpu)?,
+    }
     if flags != DPU_XFER_NO_RESET {
         for &dpu in &target.dpus {
             let (rank, member) = (server.dpus[dpu as usize].rank, server.dpus[dpu as usize].member);

@@ -213,6 +213,29 @@ struct dpusim_control {
     uint32_t job_next;        /* claimed with an atomic fetch-and-add by the workers */
 };
 
+/*
+ * Broadcasts without copies. Bytes sent to many DPUs are written once into the shared-pages file; each target
+ * DPU's overlay lists the MRAM ranges backed by it. A worker maps those pages read-only over the DPU's MRAM
+ * window, and a kernel write to one of them makes that page the DPU's own (copied into the DPU's MRAM, mapped
+ * read-write, marked in `owned`): copy-on-write per page. The host reads and writes through the same overlay.
+ */
+#define DPUSIM_PAGE_SIZE 4096u
+#define DPUSIM_OVERLAY_RANGES 4
+#define DPUSIM_OVERLAY_STRIDE 4096u
+
+struct dpusim_overlay_range {
+    uint32_t mram_offset;   /* page-aligned offset in MRAM */
+    uint32_t pages;
+    uint64_t shared_offset; /* page-aligned offset in the shared-pages file */
+};
+
+struct dpusim_overlay {
+    uint32_t nr_ranges;
+    uint32_t reserved;
+    struct dpusim_overlay_range ranges[DPUSIM_OVERLAY_RANGES];
+    uint8_t owned[DPUSIM_MRAM_WINDOW / DPUSIM_PAGE_SIZE / 8]; /* bit p: MRAM page p is the DPU's own */
+};
+
 /* The worker's command line and file descriptors. */
 #define DPUSIM_WORKER_FLAG "--dpusim-worker"
 #define DPUSIM_FD_CONTROL 3
@@ -220,6 +243,8 @@ struct dpusim_control {
 #define DPUSIM_FD_MRAM 5
 #define DPUSIM_FD_LOG 6
 #define DPUSIM_FD_CHANNEL 7
+#define DPUSIM_FD_SHARED 8  /* pages shared by several DPUs (broadcasts), see struct dpusim_overlay */
+#define DPUSIM_FD_OVERLAY 9 /* struct dpusim_overlay per DPU, DPUSIM_OVERLAY_STRIDE bytes apart */
 /* Bytes on the channel: the host sends RUN, the worker answers DONE when the job list is exhausted. */
 #define DPUSIM_CMD_RUN 'R'
 #define DPUSIM_REPLY_READY 'Y'
