@@ -53,6 +53,9 @@ pub(crate) struct Overlays {
     records: SharedFile,
     /// Extents by their offset in the shared-pages file.
     extents: HashMap<u64, Extent>,
+    /// How many ranges each DPU has (only the host changes them), so that DPUs without any never touch their
+    /// record: most transfers are to DPUs that share nothing.
+    nr_ranges: Vec<u8>,
     next_offset: u64,
 }
 
@@ -62,6 +65,7 @@ impl Overlays {
             shared: SharedFile::new("shared-pages", SHARED_FILE_SIZE)?,
             records: SharedFile::new("overlays", nr_dpus as usize * STRIDE)?,
             extents: HashMap::new(),
+            nr_ranges: vec![0; nr_dpus as usize],
             next_offset: 0,
         })
     }
@@ -82,6 +86,9 @@ impl Overlays {
 
     /// The DPU's ranges. The caller holds the DPU (idle, and its host access lock or `&mut self`).
     fn ranges(&self, dpu: u32) -> Vec<OverlayRange> {
+        if self.nr_ranges[dpu as usize] == 0 {
+            return Vec::new();
+        }
         // SAFETY: the record is ours to read while the DPU is idle (see `record`).
         let record = unsafe { &*self.record(dpu) };
         record.ranges[..(record.nr_ranges as usize).min(RANGES)].to_vec()
@@ -101,6 +108,21 @@ impl Overlays {
         } else {
             *byte &= !(1 << (page % 8));
         }
+    }
+
+    /// Marks `pages` pages from `first` as shared again: whole bytes at once, the partial ones bit by bit.
+    fn clear_owned(&self, dpu: u32, first: usize, pages: usize) {
+        let end = first + pages;
+        let whole = first.div_ceil(8)..end / 8;
+        if whole.start >= whole.end {
+            (first..end).for_each(|page| self.set_owned(dpu, page, false));
+            return;
+        }
+        (first..whole.start * 8).chain(whole.end * 8..end).for_each(|page| self.set_owned(dpu, page, false));
+        // SAFETY: as in `ranges`; no other reference to the record exists while this one lives, and `whole` lies
+        // within the bitmap since the pages lie within MRAM.
+        let record = unsafe { &mut *self.record(dpu) };
+        record.owned[whole].fill(0);
     }
 
     /// The shared pages of `dpu` that meet `[offset, offset + length)` of MRAM: (MRAM offset, shared-file
@@ -182,15 +204,16 @@ impl Overlays {
         shared: u64,
     ) -> Result<bool> {
         let length = pages * PAGE;
-        let overlapping: Vec<OverlayRange> = self
-            .ranges(dpu)
+        let ranges = self.ranges(dpu);
+        let in_use = ranges.len();
+        let overlapping: Vec<OverlayRange> = ranges
             .into_iter()
             .filter(|range| {
                 let start = u64::from(range.mram_offset);
                 start < mram_offset + length as u64 && mram_offset < start + u64::from(range.pages) * PAGE as u64
             })
             .collect();
-        let free = RANGES - self.ranges(dpu).len() + overlapping.len();
+        let free = RANGES - in_use + overlapping.len();
         if free == 0 {
             return Ok(false);
         }
@@ -199,16 +222,14 @@ impl Overlays {
             self.remove(dpu, range.shared_offset)?;
         }
         mram.discard(mram_base + mram_offset as usize, length)?;
-        let first = mram_offset as usize / PAGE;
-        for page in first..first + pages {
-            self.set_owned(dpu, page, false);
-        }
+        self.clear_owned(dpu, mram_offset as usize / PAGE, pages);
         // SAFETY: as in `ranges`; no other reference to the record exists while this one lives.
         let record = unsafe { &mut *self.record(dpu) };
         // A free slot exists: checked above, and the removals only freed more.
         record.ranges[record.nr_ranges as usize] =
             OverlayRange { mram_offset: mram_offset as u32, pages: pages as u32, shared_offset: shared };
         record.nr_ranges += 1;
+        self.nr_ranges[dpu as usize] += 1;
         if let Some(extent) = self.extents.get_mut(&shared) {
             extent.users += 1;
         }
@@ -223,6 +244,7 @@ impl Overlays {
         if let Some(slot) = record.ranges[..count].iter().position(|range| range.shared_offset == shared) {
             record.ranges[slot] = record.ranges[count - 1];
             record.nr_ranges -= 1;
+            self.nr_ranges[dpu as usize] -= 1;
         }
         self.release(shared)
     }
@@ -240,6 +262,9 @@ impl Overlays {
 
     /// Drops every range of `dpu` (its MRAM is being cleared) and gives back extents nobody uses.
     pub fn detach_all(&mut self, dpu: u32) -> Result<()> {
+        if self.nr_ranges[dpu as usize] == 0 {
+            return Ok(());
+        }
         for range in self.ranges(dpu) {
             self.remove(dpu, range.shared_offset)?;
         }

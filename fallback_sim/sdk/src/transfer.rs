@@ -133,11 +133,13 @@ fn broadcast(set: dpu_set_t, symbol: SymbolRef<'_>, offset: u32, source: *const 
     share(&mut server.machine, &target, HostBuffer(source.cast_mut().cast()), length)
 }
 
-/// Writes one host buffer to every DPU of `target` as a broadcast, whose whole pages the DPUs share
-/// copy-on-write (see `Machine::broadcast`).
+/// Writes one host buffer to every DPU of `target`: a large one as a broadcast whose whole pages the DPUs
+/// share copy-on-write (see `Machine::broadcast`), a small one copied to each DPU in parallel.
 fn share(machine: &mut Machine, target: &Target, source: HostBuffer, length: usize) -> Result<()> {
-    if length == 0 {
-        return Ok(());
+    /// Below this, copies cost less than sharing (and `Machine::broadcast` would copy anyway).
+    const SHARED_BROADCAST_MIN: usize = 64 << 10;
+    if length < SHARED_BROADCAST_MIN {
+        return copy(machine, target, &vec![Some(source); target.dpus.len()], length, true);
     }
     // SAFETY: the caller of the API call guarantees `length` readable bytes at the buffer.
     let data = unsafe { std::slice::from_raw_parts(source.0.cast_const(), length) };

@@ -18,6 +18,14 @@ extern "C" {
     fn dpu_load(set: dpu_set_t, path: *const c_char, program: *mut *mut c_void) -> dpu_error_t;
     fn dpu_launch(set: dpu_set_t, policy: u32) -> dpu_error_t;
     fn dpu_prepare_xfer(set: dpu_set_t, buffer: *mut c_void) -> dpu_error_t;
+    fn dpu_broadcast_to(
+        set: dpu_set_t,
+        symbol: *const c_char,
+        offset: u32,
+        source: *const c_void,
+        length: usize,
+        flags: u32,
+    ) -> dpu_error_t;
     fn dpu_push_xfer(
         set: dpu_set_t,
         xfer: u32,
@@ -149,4 +157,51 @@ fn one_buffer_prepared_for_several_dpus_receives_the_last_dpu() {
         check(dpu_free(set), "dpu_free");
     }
     assert!(shared.iter().all(|word| *word == u64::from(NR_DPUS)), "the buffer holds the last DPU's words only");
+}
+
+/// The same bytes to every DPU, by `dpu_broadcast_to` or by a push whose DPUs all name one buffer, are stored
+/// once: memory grows by the bytes, not by the bytes times the DPUs, and every DPU reads them back.
+#[test]
+fn broadcasts_are_stored_once() {
+    const BYTES: usize = 4 << 20;
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let profile = CString::new(PROFILE).expect("no NUL");
+    let heap = CString::new("__sys_used_mram_end").expect("no NUL");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let source = dir.join("resources-kernel.c");
+    std::fs::write(&source, "#include <defs.h>\nint main(void) { return 0; }\n").expect("writing the kernel");
+    let kernel = KernelBuilder::new().source(&source).build(dir.join("broadcast-kernel")).expect("building");
+    let kernel = CString::new(kernel.to_str().expect("UTF-8 path")).expect("no NUL");
+    let features: Vec<u8> = (0..BYTES).map(|i| (i % 253) as u8).collect();
+    let mut set = <dpu_set_t as SetParts>::empty();
+    let before = resident_shared_kib();
+    // SAFETY: the library's C API, called as a C program would; the buffers hold BYTES bytes for each call.
+    let dpus = unsafe {
+        check(dpu_alloc(NR_DPUS, profile.as_ptr(), &mut set), "dpu_alloc");
+        check(dpu_load(set, kernel.as_ptr(), std::ptr::null_mut()), "dpu_load");
+        check(
+            dpu_broadcast_to(set, heap.as_ptr(), 0, features.as_ptr().cast(), BYTES, DPU_XFER_DEFAULT),
+            "dpu_broadcast_to",
+        );
+        let dpus = dpus_of(set);
+        for dpu in &dpus {
+            check(dpu_prepare_xfer(*dpu, features.as_ptr().cast_mut().cast()), "dpu_prepare_xfer");
+        }
+        let second = BYTES as u32;
+        check(dpu_push_xfer(set, DPU_XFER_TO_DPU, heap.as_ptr(), second, BYTES, DPU_XFER_DEFAULT), "dpu_push_xfer");
+        dpus
+    };
+    let grown = resident_shared_kib().saturating_sub(before);
+    let copies = 2 * NR_DPUS as u64 * (BYTES as u64 >> 10);
+    assert!(grown < 3 * (BYTES as u64 >> 10), "two broadcasts grew memory by {grown} KiB ({copies} KiB as copies)");
+    let mut read = vec![0u8; 2 * BYTES];
+    // SAFETY: as above.
+    unsafe {
+        for dpu in [dpus[0], dpus[dpus.len() - 1]] {
+            check(dpu_prepare_xfer(dpu, read.as_mut_ptr().cast()), "dpu_prepare_xfer");
+            check(dpu_push_xfer(dpu, DPU_XFER_FROM_DPU, heap.as_ptr(), 0, 2 * BYTES, DPU_XFER_DEFAULT), "read back");
+            assert!(read[..BYTES] == features[..] && read[BYTES..] == features[..], "the DPU reads both broadcasts");
+        }
+        check(dpu_free(set), "dpu_free");
+    }
 }
