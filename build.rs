@@ -1,4 +1,5 @@
-//! Builds the DPU kernels of `dpu/`: for the simulator always, and for real DPUs when the UPMEM SDK is installed.
+//! Builds the DPU kernels of `dpu/`: for the simulator (feature `simulator`), and for real DPUs when the UPMEM SDK is
+//! installed.
 
 /// Kernels built from one source each, with their tasklet counts.
 const KERNELS: [(&str, u32); 1] = [("reduce", 16)];
@@ -24,12 +25,16 @@ fn main() {
 }
 
 fn build(name: &str, source: &str, nr_tasklets: u32, define: Option<&str>) {
-    let mut builder = upmem::build::KernelBuilder::new(name);
+    let mut builder = upmem::build::KernelBuilder::new();
     builder.source(source).include("dpu").nr_tasklets(nr_tasklets).flag("-O2").flag("-Wall").flag("-Werror");
     if let Some(define) = define {
         builder.define(define, None);
     }
-    if let Err(error) = builder.build() {
-        panic!("building DPU kernel {name} from {source}: {error}");
+    match upmem::build::kernel(name, &builder) {
+        Ok(_) => {}
+        // A build without the simulator on a machine without the UPMEM SDK (a CI check of the hardware backend):
+        // the crate builds, and running the kernel says what is missing.
+        Err(error @ upmem::Error::NoKernelCompiler(_)) => println!("cargo:warning={error}"),
+        Err(error) => panic!("building DPU kernel {name} from {source}: {error}"),
     }
 }

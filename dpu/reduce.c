@@ -4,6 +4,7 @@
  * Work split: the host writes `nr_elements` integers at the start of the MRAM heap of every DPU. Tasklet t
  * reads blocks t, t + NR_TASKLETS, t + 2 NR_TASKLETS, ... of BLOCK_BYTES each (MRAM -> WRAM by mram_read) and
  * sums them into its own slot; after a barrier, tasklet 0 adds the slots into `sum`, which the host reads.
+ * Each tasklet's 2 KiB WRAM block is a global: on the stack it would overflow the default 1 KiB DPU stack.
  */
 #include <barrier.h>
 #include <defs.h>
@@ -17,11 +18,12 @@ __host uint32_t nr_elements;
 __host uint64_t sum;
 
 static uint64_t partial[NR_TASKLETS];
+static __dma_aligned uint64_t blocks[NR_TASKLETS][BLOCK_ELEMENTS];
 BARRIER_INIT(partials_ready, NR_TASKLETS);
 
 int main(void) {
     const uint32_t tasklet = me();
-    __dma_aligned uint64_t block[BLOCK_ELEMENTS];
+    uint64_t *block = blocks[tasklet];
     const uint32_t mram_base = (uint32_t)DPU_MRAM_HEAP_POINTER;
     const uint32_t nr_blocks = (nr_elements + BLOCK_ELEMENTS - 1) / BLOCK_ELEMENTS;
 

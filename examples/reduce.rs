@@ -25,6 +25,24 @@ struct Args {
     backend: BackendKind,
 }
 
+/// DPUs that real servers typically report disabled, as positions in a 40-rank server.
+const DISABLED_DPUS: [u32; 4] = [3, 700, 1401, 2000];
+const DPUS_PER_RANK: u32 = 64;
+
+/// The simulated server: the fewest ranks of 64 DPUs that hold `dpus` enabled ones, with those of
+/// `DISABLED_DPUS` that fall inside them disabled, as real servers have a few faulty DPUs.
+fn simulated_server(dpus: u32) -> Topology {
+    let mut nr_ranks = dpus.div_ceil(DPUS_PER_RANK).max(1);
+    loop {
+        let topology = Topology::new(nr_ranks, DPUS_PER_RANK)
+            .with_disabled(DISABLED_DPUS.into_iter().filter(|dpu| *dpu < nr_ranks * DPUS_PER_RANK));
+        if topology.nr_enabled_dpus() >= dpus {
+            return topology;
+        }
+        nr_ranks += 1;
+    }
+}
+
 /// Runs `step` and records how long it took under `phase`.
 fn timed<T>(phases: &mut Vec<(&'static str, Duration)>, phase: &'static str, step: impl FnOnce() -> T) -> T {
     let started = Instant::now();
@@ -37,8 +55,7 @@ fn main() -> anyhow::Result<()> {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     let args = Args::parse();
     let mut phases = Vec::new();
-    // The simulated server: ranks of 64 DPUs with 4 disabled, as real servers have a few faulty DPUs.
-    let topology = Topology::new(args.dpus.div_ceil(64).max(1), 64).with_disabled([3, 700, 1401, 2000]);
+    let topology = simulated_server(args.dpus);
     let mut set = timed(&mut phases, "allocate and load", || -> anyhow::Result<LoadedSet> {
         let set = DpuSet::builder()
             .dpus(args.dpus)
@@ -100,4 +117,19 @@ fn print_load_balance(set: &LoadedSet) -> anyhow::Result<()> {
     table.add_row(std::iter::once("MRAM bytes read".to_owned()).chain(summary(&mut bytes)));
     println!("{table}");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_simulated_server_holds_the_dpus_asked_for_with_the_disabled_ones_inside_it() {
+        for dpus in [1, 63, 64, 65, 700, 2044, 2560] {
+            let topology = simulated_server(dpus);
+            assert!(topology.nr_enabled_dpus() >= dpus, "{dpus} DPUs: {topology:?}");
+        }
+        assert_eq!(simulated_server(64).nr_enabled_dpus(), 127, "DPU 3 is disabled, so 64 DPUs need 2 ranks");
+        assert_eq!(simulated_server(2044).nr_dpus(), 2048);
+    }
 }

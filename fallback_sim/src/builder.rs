@@ -48,6 +48,10 @@ const KERNEL_FLAGS: [&str; 7] = [
     "-D__DPUSIM__",
 ];
 const CAST_WARNINGS_OFF: [&str; 2] = ["-Wno-pointer-to-int-cast", "-Wno-int-to-pointer-cast"];
+/// Warnings gcc gives under `-Wall` where the SDK's clang is silent, so that kernels which build cleanly with
+/// `-Werror` for a DPU also build with gcc: `a & b - 1` (`-Wparentheses`) and a discarded value in a macro
+/// (`-Wunused-value`).
+const GCC_ONLY_WARNINGS_OFF: [&str; 2] = ["-Wno-parentheses", "-Wno-unused-value"];
 
 /// Why a kernel could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -155,7 +159,8 @@ impl KernelBuilder {
         self
     }
 
-    /// The C compiler to use (default: `$CC`, else `cc`).
+    /// The C compiler to use (default: `$CC`, else `clang` when it is on `PATH`, as the SDK's compiler is a
+    /// clang, else `cc`).
     pub fn compiler(&mut self, compiler: impl AsRef<Path>) -> &mut Self {
         self.compiler = Some(compiler.as_ref().to_path_buf());
         self
@@ -173,12 +178,22 @@ impl KernelBuilder {
         self
     }
 
+    /// The same kernel as arguments of the UPMEM SDK's own `dpu-upmem-dpurte-clang` (defines, include
+    /// directories, flags and sources; no `-o`), to build it for real DPUs as well.
+    pub fn sdk_arguments(&self) -> Vec<OsString> {
+        let defines = self.defines.iter().map(|(name, value)| define_argument(name, value.as_deref()));
+        let includes = self.include_dirs.iter().flat_map(|dir| [OsString::from("-I"), dir.into()]);
+        let flags = self.flags.iter().map(OsString::from);
+        let sources = self.sources.iter().map(OsString::from);
+        defines.chain(includes).chain(flags).chain(sources).collect()
+    }
+
     fn defined(&self, name: &str) -> bool {
         self.defines.iter().any(|(defined, _)| defined == name)
     }
 
     fn compiler_command(&self) -> PathBuf {
-        self.compiler.clone().or_else(|| env::var_os("CC").map(PathBuf::from)).unwrap_or_else(|| "cc".into())
+        self.compiler.clone().or_else(|| env::var_os("CC").map(PathBuf::from)).unwrap_or_else(default_compiler)
     }
 
     /// Builds the binary at `output` and checks that it is a loadable DPU program. Returns `output`.
@@ -206,7 +221,8 @@ impl KernelBuilder {
         runtime::extract(&runtime_dir)?;
         let include = runtime_dir.join("include");
 
-        let (tasklet_defines, kernel_args) = self.kernel_arguments(&include);
+        let is_clang = is_clang(&self.compiler_command());
+        let (tasklet_defines, kernel_args) = self.kernel_arguments(&include, is_clang);
         let mut jobs: Vec<(PathBuf, PathBuf, Vec<OsString>)> = Vec::new();
         for (index, source) in self.sources.iter().enumerate() {
             let object = dir.join(format!("kernel{index}-{}.o", stem(source)));
@@ -298,7 +314,7 @@ impl KernelBuilder {
     }
 
     /// The tasklet/stack defines (shared with the runtime) and the full argument list for kernel sources.
-    fn kernel_arguments(&self, include: &Path) -> (Vec<OsString>, Vec<OsString>) {
+    fn kernel_arguments(&self, include: &Path, is_clang: bool) -> (Vec<OsString>, Vec<OsString>) {
         let mut tasklet_defines: Vec<OsString> = KERNEL_FLAGS.map(OsString::from).to_vec();
         if !self.defined("NR_TASKLETS") {
             tasklet_defines.push("-DNR_TASKLETS=1".into());
@@ -317,14 +333,22 @@ impl KernelBuilder {
         {
             kernel.push(define_argument(name, value.as_deref()));
         }
-        kernel.push("-I".into());
-        kernel.push(include.into());
+        // The runtime headers are system headers, as the SDK's are to its compiler: `-pedantic` and `-W...`
+        // apply to the kernel's code, not to them. `libc/` has the DPU's <stdlib.h> and <string.h>, for kernel
+        // sources only (the runtime's own C files use the host's).
+        for dir in [include.to_path_buf(), include.join("libc")] {
+            kernel.push("-isystem".into());
+            kernel.push(dir.into());
+        }
         for dir in &self.include_dirs {
             kernel.push("-I".into());
             kernel.push(dir.into());
         }
         kernel.extend(self.flags.iter().map(OsString::from));
         kernel.extend(CAST_WARNINGS_OFF.map(OsString::from));
+        if !is_clang {
+            kernel.extend(GCC_ONLY_WARNINGS_OFF.map(OsString::from));
+        }
         kernel.push(INSTRUMENTATION_FLAG.into());
         (tasklet_defines, kernel)
     }
@@ -362,6 +386,21 @@ impl KernelBuilder {
             Err(BuildError::NoMain(sources.join(", ")))
         }
     }
+}
+
+/// `clang` when it is on `PATH`, else `cc`.
+fn default_compiler() -> PathBuf {
+    let on_path =
+        env::var_os("PATH").is_some_and(|path| env::split_paths(&path).any(|dir| dir.join("clang").is_file()));
+    PathBuf::from(if on_path { "clang" } else { "cc" })
+}
+
+/// Whether `compiler` is a clang (by what `--version` says; `cc` may be either).
+fn is_clang(compiler: &Path) -> bool {
+    Command::new(compiler)
+        .arg("--version")
+        .output()
+        .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).contains("clang"))
 }
 
 fn define_argument(name: &str, value: Option<&str>) -> OsString {

@@ -105,6 +105,9 @@ pub enum SimError {
         /// The first fault (lowest DPU index).
         first: Box<Fault>,
     },
+    /// A launch named the same DPU more than once.
+    #[error("DPU {0} is named more than once in one launch")]
+    DuplicateDpu(u32),
     /// A launch was asked while one is in progress.
     #[error("a launch is already in progress on this machine")]
     LaunchInProgress,

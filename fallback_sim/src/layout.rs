@@ -37,6 +37,8 @@ pub(crate) const FD_WRAM: i32 = 4;
 pub(crate) const FD_MRAM: i32 = 5;
 pub(crate) const FD_LOG: i32 = 6;
 pub(crate) const FD_CHANNEL: i32 = 7;
+pub(crate) const FD_SHARED: i32 = 8;
+pub(crate) const FD_OVERLAY: i32 = 9;
 pub(crate) const CMD_RUN: u8 = b'R';
 pub(crate) const REPLY_READY: u8 = b'Y';
 pub(crate) const REPLY_DONE: u8 = b'D';
@@ -205,6 +207,11 @@ mod tests {
             (FD_CONTROL * 1000 + FD_WRAM * 100 + FD_MRAM * 10 + FD_LOG) as usize,
         );
         check("DPUSIM_FD_CHANNEL", FD_CHANNEL as usize);
+        check("DPUSIM_FD_SHARED * 10 + DPUSIM_FD_OVERLAY", (FD_SHARED * 10 + FD_OVERLAY) as usize);
+        check("sizeof(struct dpusim_overlay)", size_of::<crate::overlay::OverlayRecord>());
+        check("offsetof(struct dpusim_overlay, owned)", offset_of!(crate::overlay::OverlayRecord, owned));
+        check("DPUSIM_OVERLAY_STRIDE", crate::overlay::STRIDE);
+        check("DPUSIM_PAGE_SIZE", crate::overlay::PAGE);
         check(
             "DPUSIM_CMD_RUN * 65536 + DPUSIM_REPLY_READY * 256 + DPUSIM_REPLY_DONE",
             usize::from(CMD_RUN) * 65536 + usize::from(REPLY_READY) * 256 + usize::from(REPLY_DONE),

@@ -84,6 +84,7 @@ mod fault;
 mod layout;
 mod machine;
 mod memory;
+mod overlay;
 mod program;
 mod runtime;
 mod stats;

@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 use std::ptr;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use crate::config::SimConfig;
@@ -14,6 +14,7 @@ use crate::layout::{
     self, control_layout, state, ControlHeader, DpuRecord, ABI_VERSION, CONTROL_MAGIC, FLAG_STRICT, MAX_WORKERS,
 };
 use crate::memory::SharedFile;
+use crate::overlay::{self, Overlays};
 use crate::program::{MemoryKind, Program, Symbol};
 use crate::stats::{DpuStats, TaskletStats};
 use crate::worker::{SharedFds, WorkerPool};
@@ -69,7 +70,13 @@ pub struct Machine {
     wram: SharedFile,
     mram: SharedFile,
     log: SharedFile,
+    /// MRAM pages shared copy-on-write by the DPUs of a broadcast.
+    overlays: Overlays,
     loaded: Vec<Option<Arc<Program>>>,
+    /// One lock per DPU, held by a host-side read or write of its memories: `write` and `read` take `&self`
+    /// (transfers to different DPUs run in parallel), so two host threads on one DPU take turns instead of
+    /// racing on the same bytes.
+    host_access: Box<[Mutex<()>]>,
     pools: Vec<WorkerPool>,
     pool_slots: Vec<usize>,
     launch: Option<Launch>,
@@ -122,8 +129,11 @@ impl Machine {
             topology.mram_size >> 20,
             config.workers
         );
+        let overlays = Overlays::new(nr_dpus)?;
         Ok(Machine {
+            overlays,
             loaded: vec![None; nr_dpus as usize],
+            host_access: (0..nr_dpus).map(|_| Mutex::new(())).collect(),
             config,
             control,
             wram,
@@ -195,8 +205,10 @@ impl Machine {
             self.wram.discard(wram_offset, wram_size)?;
             // SAFETY: the image fits in WRAM (check_fits) and the DPU is idle, so no worker writes it.
             unsafe { copy_into(&self.wram, wram_offset, program.wram_image()) };
+            let mram_base = dpu as usize * mram_size;
+            self.overlays.make_own(dpu, &self.mram, mram_base, 0, program.mram_image().len());
             // SAFETY: as above, for the MRAM variables' image.
-            unsafe { copy_into(&self.mram, dpu as usize * mram_size, program.mram_image()) };
+            unsafe { copy_into(&self.mram, mram_base, program.mram_image()) };
             self.control.reset_record(dpu);
             self.loaded[dpu as usize] = Some(Arc::clone(program));
         }
@@ -204,7 +216,8 @@ impl Machine {
         Ok(())
     }
 
-    /// Returns `dpus` to their state after allocation: no program, WRAM and MRAM zeroed.
+    /// Returns `dpus` to their state after allocation: no program, WRAM, MRAM and log zeroed. Their memory goes
+    /// back to the system, and the worker processes of programs no longer loaded anywhere end.
     pub fn reset(&mut self, dpus: &[u32]) -> Result<()> {
         for &dpu in dpus {
             self.check_idle(dpu)?;
@@ -213,7 +226,10 @@ impl Machine {
         let mram_size = self.topology().mram_size as usize;
         for &dpu in dpus {
             self.wram.discard(dpu as usize * wram_size, wram_size)?;
+            self.overlays.detach_all(dpu)?;
             self.mram.discard(dpu as usize * mram_size, mram_size)?;
+            let log_size = self.config.log_size as usize;
+            self.log.discard(dpu as usize * log_size, log_size)?;
             self.control.reset_record(dpu);
             self.loaded[dpu as usize] = None;
         }
@@ -250,8 +266,14 @@ impl Machine {
             (0..=MAX_WORKERS - workers).step_by(workers).find(|slot| !self.pool_slots.contains(slot)).ok_or_else(
                 || SimError::InvalidConfig(format!("more than {MAX_WORKERS} workers across loaded programs")),
             )?;
-        let fds =
-            SharedFds { control: self.control.fd(), wram: self.wram.fd(), mram: self.mram.fd(), log: self.log.fd() };
+        let fds = SharedFds {
+            control: self.control.fd(),
+            wram: self.wram.fd(),
+            mram: self.mram.fd(),
+            log: self.log.fd(),
+            shared: self.overlays.shared_fd(),
+            overlay: self.overlays.records_fd(),
+        };
         self.pools.push(WorkerPool::start(Arc::clone(program), fds, first_slot, workers)?);
         self.pool_slots.push(first_slot);
         Ok(self.pools.len() - 1)
@@ -279,8 +301,14 @@ impl Machine {
         self.check_idle(dpu)?;
         let (file, size, name) = self.memory(memory);
         self.check_range("write", format!("{name} of DPU {dpu}"), offset, data.len(), size)?;
-        // SAFETY: the range is within this DPU's slice of the file (checked) and the DPU is idle.
-        unsafe { copy_into(file, (u64::from(dpu) * size + offset) as usize, data) };
+        let _turn = self.host_access(dpu);
+        let base = (u64::from(dpu) * size) as usize;
+        if memory == MemoryKind::Mram {
+            self.overlays.make_own(dpu, file, base, offset, data.len());
+        }
+        // SAFETY: the range is within this DPU's slice of the file (checked), the DPU is idle and no other host
+        // thread accesses its memories (`_turn`).
+        unsafe { copy_into(file, base + offset as usize, data) };
         Ok(())
     }
 
@@ -289,9 +317,47 @@ impl Machine {
         self.check_idle(dpu)?;
         let (file, size, name) = self.memory(memory);
         self.check_range("read", format!("{name} of DPU {dpu}"), offset, out.len(), size)?;
-        // SAFETY: the range is within this DPU's slice of the file (checked) and the DPU is idle.
+        let _turn = self.host_access(dpu);
+        // SAFETY: the range is within this DPU's slice of the file (checked), the DPU is idle and no other host
+        // thread writes its memories (`_turn`).
         unsafe { copy_from(file, (u64::from(dpu) * size + offset) as usize, out) };
+        if memory == MemoryKind::Mram {
+            self.overlays.read_shared(dpu, offset, out);
+        }
         Ok(())
+    }
+
+    /// Writes the same `data` into every DPU of `dpus` at a byte offset of their WRAM or MRAM. In MRAM, the
+    /// whole pages of a large broadcast are written once and shared copy-on-write: memory grows with the
+    /// bytes, not with the number of DPUs, and a later write to a shared page (by the host or a kernel) makes
+    /// that page the writing DPU's own.
+    pub fn broadcast(&mut self, dpus: &[u32], memory: MemoryKind, offset: u64, data: &[u8]) -> Result<()> {
+        let (body, pages) = overlay::whole_pages(offset, data.len());
+        if memory != MemoryKind::Mram || dpus.len() < 2 || pages < overlay::MIN_SHARED_PAGES {
+            return dpus.iter().try_for_each(|&dpu| self.write(dpu, memory, offset, data));
+        }
+        let size = self.topology().mram_size;
+        for &dpu in dpus {
+            self.check_idle(dpu)?;
+            self.check_range("write", format!("MRAM of DPU {dpu}"), offset, data.len(), size)?;
+        }
+        let head = (body - offset) as usize;
+        let tail = head + pages * overlay::PAGE;
+        let shared = self.overlays.share(&data[head..tail]);
+        for &dpu in dpus {
+            self.write(dpu, memory, offset, &data[..head])?;
+            self.write(dpu, memory, body + (pages * overlay::PAGE) as u64, &data[tail..])?;
+            let base = (u64::from(dpu) * size) as usize;
+            if !self.overlays.attach(dpu, &self.mram, base, body, pages, shared)? {
+                self.write(dpu, memory, body, &data[head..tail])?;
+            }
+        }
+        self.overlays.forget_if_unused(shared)
+    }
+
+    /// Takes `dpu`'s host access lock (a poisoned lock guards no state, so it is taken all the same).
+    fn host_access(&self, dpu: u32) -> MutexGuard<'_, ()> {
+        self.host_access[dpu as usize].lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Looks a symbol up in the program loaded in `dpu`.
@@ -330,8 +396,12 @@ impl Machine {
             return Err(SimError::LaunchInProgress);
         }
         let mut groups: Vec<(Arc<Program>, Vec<u32>)> = Vec::new();
+        let mut named = vec![false; self.loaded.len()];
         for &dpu in dpus {
             self.check_idle(dpu)?;
+            if std::mem::replace(&mut named[dpu as usize], true) {
+                return Err(SimError::DuplicateDpu(dpu));
+            }
             let program = self.program(dpu)?;
             match groups.iter_mut().find(|(other, _)| Arc::ptr_eq(other, program)) {
                 Some((_, members)) => members.push(dpu),
@@ -523,12 +593,18 @@ impl Drop for Machine {
     }
 }
 
+/// Writes of at least this many bytes commit their pages in one call first (see [`SharedFile::populate`]).
+const POPULATE_THRESHOLD: usize = 64 << 10;
+
 /// Copies `data` into the shared file at `offset`.
 ///
 /// # Safety
 /// `offset + data.len()` must be within the file, and no worker may be writing that range.
 unsafe fn copy_into(file: &SharedFile, offset: usize, data: &[u8]) {
     debug_assert!(offset + data.len() <= file.size());
+    if data.len() >= POPULATE_THRESHOLD {
+        file.populate(offset, data.len());
+    }
     // SAFETY: guaranteed by the caller; the mapping is valid for the file's size.
     unsafe { ptr::copy_nonoverlapping(data.as_ptr(), file.ptr().add(offset), data.len()) };
 }

@@ -3,6 +3,7 @@
 use std::ffi::CString;
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use memmap2::{MmapOptions, MmapRaw};
 
@@ -46,6 +47,33 @@ impl SharedFile {
         self.size
     }
 
+    /// Commits the pages of `[offset, offset + length)` in one call, so that a first write into fresh memory
+    /// runs at memory speed instead of taking one page fault per 4 KiB page: `MADV_POPULATE_WRITE` (Linux
+    /// 5.14+), else allocating the range in the file (`fallocate`), which leaves only the mapping to each fault.
+    /// Best effort: if neither works, the write faults its pages in as before.
+    pub fn populate(&self, offset: usize, length: usize) {
+        static POPULATE_WRITE_UNSUPPORTED: AtomicBool = AtomicBool::new(false);
+        assert!(offset + length <= self.size, "populate range within the file");
+        let page = page_size();
+        let start = offset / page * page;
+        let end = (offset + length).div_ceil(page) * page;
+        let end = end.min(self.size);
+        if !POPULATE_WRITE_UNSUPPORTED.load(Ordering::Relaxed) {
+            // SAFETY: madvise on a page-aligned range inside our own mapping; MADV_POPULATE_WRITE only faults
+            // pages in (it does not change their contents).
+            let status = unsafe { libc::madvise(self.ptr().add(start).cast(), end - start, libc::MADV_POPULATE_WRITE) };
+            if status == 0 {
+                return;
+            }
+            if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
+                POPULATE_WRITE_UNSUPPORTED.store(true, Ordering::Relaxed);
+            }
+        }
+        // SAFETY: allocating (mode 0) a range of our own memfd within its size keeps existing contents and
+        // zero-fills holes; nothing is read or written through a reference.
+        unsafe { libc::fallocate(self.fd(), 0, start as libc::off_t, (end - start) as libc::off_t) };
+    }
+
     /// Gives `[offset, offset + length)` back to the system: it reads as zeros again and costs no memory.
     pub fn discard(&self, offset: usize, length: usize) -> Result<()> {
         assert!(offset + length <= self.size, "discard range within the file");
@@ -64,4 +92,10 @@ impl SharedFile {
         }
         Ok(())
     }
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(size).unwrap_or(4096)
 }

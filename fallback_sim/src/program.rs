@@ -37,6 +37,17 @@ pub struct Symbol {
 }
 
 impl Symbol {
+    /// The symbol at a DPU address (its memory follows from the address), as `dpu_get_symbol` reports it.
+    pub fn at(address: u32, size: u32) -> Symbol {
+        let memory = if u64::from(address) >= MRAM_BASE { MemoryKind::Mram } else { MemoryKind::Wram };
+        Symbol { address, size, memory }
+    }
+
+    /// Whether the symbol is in MRAM.
+    pub fn is_mram(&self) -> bool {
+        self.memory == MemoryKind::Mram
+    }
+
     /// The byte offset in its memory.
     pub fn offset(&self) -> u64 {
         match self.memory {

@@ -14,7 +14,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::{Result, SimError};
-use crate::layout::{CMD_RUN, FD_CHANNEL, FD_CONTROL, FD_LOG, FD_MRAM, FD_WRAM, REPLY_DONE, REPLY_READY, WORKER_FLAG};
+use crate::layout::{
+    CMD_RUN, FD_CHANNEL, FD_CONTROL, FD_LOG, FD_MRAM, FD_OVERLAY, FD_SHARED, FD_WRAM, REPLY_DONE, REPLY_READY,
+    WORKER_FLAG,
+};
 use crate::program::Program;
 
 /// The descriptors every worker inherits, in the order of the fixed numbers `FD_CONTROL..=FD_LOG`.
@@ -24,6 +27,8 @@ pub(crate) struct SharedFds {
     pub wram: RawFd,
     pub mram: RawFd,
     pub log: RawFd,
+    pub shared: RawFd,
+    pub overlay: RawFd,
 }
 
 struct Worker {
@@ -75,7 +80,15 @@ impl WorkerPool {
     fn spawn(&self, index: usize) -> Result<Worker> {
         let (host_end, worker_end) =
             UnixStream::pair().map_err(|error| SimError::os("creating a worker channel", error))?;
-        let sources = [self.fds.control, self.fds.wram, self.fds.mram, self.fds.log, worker_end.as_raw_fd()];
+        let sources = [
+            self.fds.control,
+            self.fds.wram,
+            self.fds.mram,
+            self.fds.log,
+            worker_end.as_raw_fd(),
+            self.fds.shared,
+            self.fds.overlay,
+        ];
         let mut command = Command::new(self.program.path());
         command.arg(WORKER_FLAG).arg(index.to_string()).stdin(Stdio::null());
         // SAFETY: the closure runs in the child between fork and exec and only calls async-signal-safe
@@ -201,7 +214,7 @@ fn send_byte(channel: &UnixStream, byte: u8) -> bool {
 /// already sits on a target number is never overwritten before it is moved.
 fn place_descriptors(sources: &[RawFd]) -> std::io::Result<()> {
     const SCRATCH: RawFd = 100;
-    let mut scratch = [0; 5];
+    let mut scratch = [0; 7];
     for (slot, &fd) in sources.iter().enumerate() {
         // SAFETY: F_DUPFD on an open descriptor; async-signal-safe.
         let copy = unsafe { libc::fcntl(fd, libc::F_DUPFD, SCRATCH) };
@@ -210,7 +223,7 @@ fn place_descriptors(sources: &[RawFd]) -> std::io::Result<()> {
         }
         scratch[slot] = copy;
     }
-    let targets = [FD_CONTROL, FD_WRAM, FD_MRAM, FD_LOG, FD_CHANNEL];
+    let targets = [FD_CONTROL, FD_WRAM, FD_MRAM, FD_LOG, FD_CHANNEL, FD_SHARED, FD_OVERLAY];
     for (&copy, &target) in scratch.iter().zip(&targets) {
         // SAFETY: dup2 between open descriptors; the new descriptor does not inherit FD_CLOEXEC.
         if unsafe { libc::dup2(copy, target) } < 0 {

@@ -156,6 +156,28 @@ fn misuse_is_a_clear_error() {
     assert!(error.to_string().contains("WRAM of DPU 0 has 65536 bytes"), "{error}");
     let error = machine.read(0, MemoryKind::Mram, (64 << 20) - 4, &mut [0; 8]).unwrap_err();
     assert!(matches!(error, SimError::OutOfBounds { .. }), "{error}");
+    machine.load(&[1], &program).unwrap();
+    let error = machine.launch(&[0, 1, 0]).unwrap_err();
+    assert!(matches!(error, SimError::DuplicateDpu(0)), "{error}");
+    assert_eq!(machine.dpu_state(0).unwrap(), DpuState::Idle, "a refused launch runs nothing");
+}
+
+/// Two host threads writing the same DPU range take turns: the range holds one writer's bytes, never a mix.
+#[test]
+fn host_writes_to_one_dpu_from_two_threads_take_turns() {
+    const BYTES: usize = 4 << 20;
+    let machine = machine(1, 1);
+    let patterns = [vec![0x11u8; BYTES], vec![0x22u8; BYTES]];
+    for round in 0..20 {
+        std::thread::scope(|scope| {
+            for pattern in &patterns {
+                scope.spawn(|| machine.write(0, MemoryKind::Mram, 0, pattern).expect("writing MRAM"));
+            }
+        });
+        let mut read = vec![0u8; BYTES];
+        machine.read(0, MemoryKind::Mram, 0, &mut read).unwrap();
+        assert!(read.iter().all(|byte| *byte == read[0]), "round {round}: the writes interleaved");
+    }
 }
 
 #[test]

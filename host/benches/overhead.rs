@@ -26,7 +26,7 @@ fn main() -> anyhow::Result<()> {
         &source,
         "#include <defs.h>\n#include <stdint.h>\n__host uint64_t value;\nint main(void) { return 0; }\n",
     )?;
-    let kernel = upmem::build::KernelBuilder::new("hold").source(&source).build_into(dir.path())?;
+    let kernel = upmem::build::kernel_into("hold", upmem::build::KernelBuilder::new().source(&source), dir.path())?;
     let mut set = DpuSet::builder()
         .dpus(NR_DPUS)
         .backend(BackendKind::Simulator)

@@ -26,12 +26,10 @@ fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     ensure!(args.elements % 256 == 0, "--elements must be a multiple of 256");
     let build_dir = tempfile::tempdir()?;
-    let kernel = upmem::build::KernelBuilder::new("vector_add")
-        .source(concat!(env!("CARGO_MANIFEST_DIR"), "/dpu/vector_add.c"))
-        .nr_tasklets(16)
-        .flag("-O2")
-        .build_into(build_dir.path())
-        .context("building the DPU kernel")?;
+    let mut builder = upmem::build::KernelBuilder::new();
+    builder.source(concat!(env!("CARGO_MANIFEST_DIR"), "/dpu/vector_add.c")).nr_tasklets(16).flag("-O2");
+    let kernel =
+        upmem::build::kernel_into("vector_add", &builder, build_dir.path()).context("building the DPU kernel")?;
     let mut set = DpuSet::builder().dpus(args.dpus).backend(args.backend).allocate()?.load(&kernel)?;
 
     let n = args.elements as usize;

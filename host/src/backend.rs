@@ -63,18 +63,67 @@ pub(crate) fn resolve(requested: BackendKind, libdpu: Option<&Path>) -> Result<B
     if requested != BackendKind::Auto {
         return Ok(requested);
     }
+    if !cfg!(feature = "simulator") {
+        log::info!("using UPMEM hardware: the simulator backend is not compiled in (feature `simulator`)");
+        return Ok(BackendKind::Hardware);
+    }
+    if !cfg!(feature = "hardware") {
+        log::info!("using the DPU simulator: the hardware backend is not compiled in (feature `hardware`)");
+        return Ok(BackendKind::Simulator);
+    }
     if !hardware_present() {
         log::info!("using the DPU simulator: no UPMEM hardware ({HARDWARE_MARKER} does not exist)");
         return Ok(BackendKind::Simulator);
     }
-    match crate::hw::library(libdpu) {
-        Ok(_) => {
+    match hardware_library(libdpu) {
+        Ok(()) => {
             log::info!("using UPMEM hardware ({HARDWARE_MARKER} exists and libdpu loaded)");
             Ok(BackendKind::Hardware)
         }
         Err(error) => {
             log::warn!("UPMEM hardware is present but {error}; using the DPU simulator");
             Ok(BackendKind::Simulator)
+        }
+    }
+}
+
+/// Whether libdpu loads (it is kept loaded for the set's allocation).
+#[cfg(feature = "hardware")]
+fn hardware_library(libdpu: Option<&Path>) -> Result<()> {
+    crate::hw::library(libdpu).map(drop)
+}
+
+#[cfg(not(feature = "hardware"))]
+fn hardware_library(_libdpu: Option<&Path>) -> Result<()> {
+    Err(Error::BackendNotCompiled { backend: BackendKind::Hardware, feature: "hardware" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With one backend left out, asking for it is a typed error naming the feature, and `Auto` (without
+    /// `UPMEM_BACKEND`) picks the other. `.ci/run` runs this with each feature alone.
+    #[test]
+    fn a_backend_left_out_is_a_typed_error_and_auto_picks_the_other() {
+        let left_out = [
+            (cfg!(feature = "simulator"), BackendKind::Simulator),
+            (cfg!(feature = "hardware"), BackendKind::Hardware),
+        ];
+        for (compiled, backend) in left_out {
+            let allocated = crate::DpuSet::builder().dpus(1).backend(backend).allocate();
+            if !compiled {
+                assert!(
+                    matches!(allocated, Err(Error::BackendNotCompiled { backend: found, .. }) if found == backend),
+                    "{backend}: {:?}",
+                    allocated.err()
+                );
+                if std::env::var_os("UPMEM_BACKEND").is_none() {
+                    let other =
+                        if backend == BackendKind::Simulator { BackendKind::Hardware } else { BackendKind::Simulator };
+                    assert_eq!(resolve(BackendKind::Auto, None).unwrap(), other);
+                }
+            }
         }
     }
 }

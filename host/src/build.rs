@@ -1,14 +1,11 @@
-//! Building DPU kernels from a build script: always for the simulator, and for real DPUs when the UPMEM SDK's
-//! compiler is installed.
+//! Building DPU kernels from a build script: for the simulator (feature `simulator`), and for real DPUs when
+//! the UPMEM SDK's compiler is installed. One [`KernelBuilder`] (the simulator's) describes the kernel for both.
 //!
 //! ```no_run
 //! // In build.rs's main:
-//! upmem::build::KernelBuilder::new("reduce")
-//!     .source("dpu/reduce.c")
-//!     .nr_tasklets(16)
-//!     .flag("-O2")
-//!     .build()
-//!     .expect("building the reduce kernel");
+//! let mut reduce = upmem::build::KernelBuilder::new();
+//! reduce.source("dpu/reduce.c").nr_tasklets(16).flag("-O2");
+//! upmem::build::kernel("reduce", &reduce).expect("building the reduce kernel");
 //! // then, in the crate: `let kernel = upmem::kernel!("reduce");`
 //! ```
 
@@ -16,119 +13,59 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub use upmem_sim::KernelBuilder;
+
 use crate::error::{Error, Result};
 use crate::Kernel;
 
-/// Builds one kernel into `$OUT_DIR/upmem-kernels` and points `UPMEM_KERNEL_DIR` there for [`crate::kernel!`].
-#[derive(Clone, Debug)]
-pub struct KernelBuilder {
-    name: String,
-    sources: Vec<PathBuf>,
-    includes: Vec<PathBuf>,
-    defines: Vec<(String, Option<String>)>,
-    flags: Vec<String>,
+/// Builds `builder`'s kernel as `name` into `$OUT_DIR/upmem-kernels` (only valid in a build script) and points
+/// `UPMEM_KERNEL_DIR` there for [`crate::kernel!`].
+pub fn kernel(name: &str, builder: &KernelBuilder) -> Result<Kernel> {
+    let out = env::var_os("OUT_DIR").map(PathBuf::from).ok_or_else(|| Error::Io {
+        what: "upmem::build::kernel runs in a build script".into(),
+        source: std::io::Error::new(std::io::ErrorKind::NotFound, "OUT_DIR is not set"),
+    })?;
+    let dir = out.join("upmem-kernels");
+    // Set even if the build fails, so that `kernel!` compiles and says at run time what is missing.
+    println!("cargo:rustc-env=UPMEM_KERNEL_DIR={}", dir.display());
+    kernel_into(name, builder, &dir)
 }
 
-impl KernelBuilder {
-    /// A kernel called `name` (its binaries are `name.dpusim` and `name.dpu`).
-    pub fn new(name: &str) -> Self {
-        KernelBuilder {
-            name: name.to_owned(),
-            sources: Vec::new(),
-            includes: Vec::new(),
-            defines: Vec::new(),
-            flags: Vec::new(),
-        }
-    }
-
-    /// Adds a C source.
-    pub fn source(&mut self, path: impl AsRef<Path>) -> &mut Self {
-        self.sources.push(path.as_ref().to_path_buf());
-        self
-    }
-
-    /// Adds an include directory.
-    pub fn include(&mut self, dir: impl AsRef<Path>) -> &mut Self {
-        self.includes.push(dir.as_ref().to_path_buf());
-        self
-    }
-
-    /// Defines a macro.
-    pub fn define(&mut self, name: &str, value: Option<&str>) -> &mut Self {
-        self.defines.push((name.to_owned(), value.map(str::to_owned)));
-        self
-    }
-
-    /// Sets `NR_TASKLETS`.
-    pub fn nr_tasklets(&mut self, nr_tasklets: u32) -> &mut Self {
-        self.define("NR_TASKLETS", Some(&nr_tasklets.to_string()))
-    }
-
-    /// Adds a compiler flag (`-O2`, `-Wall`, ...).
-    pub fn flag(&mut self, flag: &str) -> &mut Self {
-        self.flags.push(flag.to_owned());
-        self
-    }
-
-    /// Builds into `$OUT_DIR/upmem-kernels` (only valid in a build script).
-    pub fn build(&self) -> Result<Kernel> {
-        let out = env::var_os("OUT_DIR").map(PathBuf::from).ok_or_else(|| Error::Io {
-            what: "KernelBuilder::build runs in a build script".into(),
-            source: std::io::Error::new(std::io::ErrorKind::NotFound, "OUT_DIR is not set"),
-        })?;
-        let dir = out.join("upmem-kernels");
-        let kernel = self.build_into(&dir)?;
-        println!("cargo:rustc-env=UPMEM_KERNEL_DIR={}", dir.display());
-        Ok(kernel)
-    }
-
-    /// Builds into `dir`: the simulated binary always, the hardware binary when the SDK compiler is found.
-    pub fn build_into(&self, dir: &Path) -> Result<Kernel> {
-        let mut simulator = upmem_sim::KernelBuilder::new();
-        for source in &self.sources {
-            simulator.source(source);
-        }
-        for include in &self.includes {
-            simulator.include(include);
-        }
-        for (name, value) in &self.defines {
-            simulator.define(name, value.as_deref());
-        }
-        for flag in &self.flags {
-            simulator.flag(flag);
-        }
-        let in_build_script = env::var_os("OUT_DIR").is_some();
+/// Builds `builder`'s kernel as `name` into `dir`: `name.dpusim` for the simulator (feature `simulator`), and
+/// `name.dpu` when the SDK compiler is found.
+pub fn kernel_into(name: &str, builder: &KernelBuilder, dir: &Path) -> Result<Kernel> {
+    let in_build_script = env::var_os("OUT_DIR").is_some();
+    let simulated = if cfg!(feature = "simulator") {
+        let mut simulator = builder.clone();
         simulator.cargo_metadata(in_build_script);
-        let simulated = simulator.build(dir.join(format!("{}.dpusim", self.name)))?;
-        let hardware = match sdk_compiler(in_build_script) {
-            Some(compiler) => Some(self.build_for_hardware(&compiler, &dir.join(format!("{}.dpu", self.name)))?),
-            None => None,
-        };
-        Ok(Kernel::new(&self.name, Some(simulated), hardware))
+        Some(simulator.build(dir.join(format!("{name}.dpusim")))?)
+    } else {
+        None
+    };
+    let hardware = match sdk_compiler(in_build_script) {
+        Some(compiler) => Some(build_for_hardware(name, builder, &compiler, &dir.join(format!("{name}.dpu")))?),
+        None => None,
+    };
+    if simulated.is_none() && hardware.is_none() {
+        return Err(Error::NoKernelCompiler(name.to_owned()));
     }
+    Ok(Kernel::new(name, simulated, hardware))
+}
 
-    fn build_for_hardware(&self, compiler: &Path, output: &Path) -> Result<PathBuf> {
-        let mut command = Command::new(compiler);
-        for (name, value) in &self.defines {
-            command.arg(match value {
-                Some(value) => format!("-D{name}={value}"),
-                None => format!("-D{name}"),
-            });
-        }
-        for include in &self.includes {
-            command.arg("-I").arg(include);
-        }
-        command.args(&self.flags).arg("-o").arg(output).args(&self.sources);
-        let result =
-            command.output().map_err(|source| Error::Io { what: format!("running {}", compiler.display()), source })?;
-        if !result.status.success() {
-            return Err(Error::Io {
-                what: format!("building kernel `{}` for DPUs with {}", self.name, compiler.display()),
-                source: std::io::Error::other(String::from_utf8_lossy(&result.stderr).into_owned()),
-            });
-        }
-        Ok(output.to_path_buf())
+fn build_for_hardware(name: &str, builder: &KernelBuilder, compiler: &Path, output: &Path) -> Result<PathBuf> {
+    let result = Command::new(compiler)
+        .args(builder.sdk_arguments())
+        .arg("-o")
+        .arg(output)
+        .output()
+        .map_err(|source| Error::Io { what: format!("running {}", compiler.display()), source })?;
+    if !result.status.success() {
+        return Err(Error::Io {
+            what: format!("building kernel `{name}` for DPUs with {}", compiler.display()),
+            source: std::io::Error::other(String::from_utf8_lossy(&result.stderr).into_owned()),
+        });
     }
+    Ok(output.to_path_buf())
 }
 
 /// The UPMEM SDK's DPU compiler: `$UPMEM_HOME/bin/dpu-upmem-dpurte-clang`, else one on `PATH` that is not the

@@ -12,6 +12,21 @@ use crate::set::FaultInfo;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// The backend asked for (or the only one `Auto` could pick) was left out of this build.
+    #[error("the {backend} backend is not compiled in: enable the `{feature}` feature of upmem (or pimgnn)")]
+    BackendNotCompiled {
+        /// The backend.
+        backend: BackendKind,
+        /// The Cargo feature that brings it.
+        feature: &'static str,
+    },
+    /// A kernel can be built for no backend of this build: the `simulator` feature is off and the UPMEM SDK's
+    /// compiler was not found.
+    #[error(
+        "kernel `{0}` cannot be built: the `simulator` feature is off and the UPMEM SDK's dpu-upmem-dpurte-clang \
+         was not found (set UPMEM_HOME)"
+    )]
+    NoKernelCompiler(String),
     /// `UPMEM_BACKEND` holds something other than `hw`, `sim` or `auto`.
     #[error("UPMEM_BACKEND={0:?}: expected hw, sim or auto")]
     InvalidBackend(String),
@@ -39,8 +54,8 @@ pub enum Error {
     Dpu {
         /// The libdpu function.
         call: &'static str,
-        /// The SDK's `dpu_error_t`.
-        code: u32,
+        /// The SDK's `dpu_error_t`, a C `int` (negative when it carries `DPU_ERR_ASYNC_JOBS`).
+        code: std::ffi::c_int,
         /// The SDK's text for it.
         message: String,
     },

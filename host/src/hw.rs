@@ -11,17 +11,15 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use upmem_sys::{dpu_set_t, LibDpu};
+use upmem_sys::{
+    dpu_error_t, dpu_set_t, LibDpu, DPU_ASYNCHRONOUS, DPU_ERR_ASYNC_JOBS, DPU_ERR_DPU_FAULT, DPU_OK, DPU_SYNCHRONOUS,
+    DPU_XFER_ASYNC, DPU_XFER_DEFAULT, DPU_XFER_FROM_DPU, DPU_XFER_TO_DPU,
+};
 
 use crate::backend::BackendKind;
 use crate::error::{Error, Result};
 use crate::set::{Amount, FaultInfo, Symbol};
 use crate::Kernel;
-
-/// `dpu_error_t` values this backend tells apart.
-const DPU_OK: u32 = 0;
-const DPU_ERR_DPU_FAULT: u32 = 23;
-const DPU_XFER_ASYNC: u32 = 2;
 
 static LIBRARIES: Mutex<Option<HashMap<PathBuf, Arc<LibDpu>>>> = Mutex::new(None);
 
@@ -77,14 +75,14 @@ macro_rules! call {
     }};
 }
 
-fn checked(lib: &LibDpu, call: &'static str, status: u32) -> Result<()> {
+fn checked(lib: &LibDpu, call: &'static str, status: dpu_error_t) -> Result<()> {
     if status == DPU_OK {
         return Ok(());
     }
     Err(Error::Dpu { call, code: status, message: error_text(lib, status) })
 }
 
-fn error_text(lib: &LibDpu, status: u32) -> String {
+fn error_text(lib: &LibDpu, status: dpu_error_t) -> String {
     let Ok(to_string) = &lib.dpu_error_to_string else { return format!("error {status}") };
     // SAFETY: dpu_error_to_string returns a malloc'd C string (or NULL), which we copy and free.
     unsafe {
@@ -204,7 +202,7 @@ impl HwEngine {
         let mut symbol: upmem_sys::dpu_symbol_t = unsafe { std::mem::zeroed() };
         // SAFETY: the program handle came from dpu_load on this library; name is a C string.
         let status = unsafe { get_symbol(self.program, name.as_ptr(), &mut symbol) };
-        (status == DPU_OK).then_some(Symbol { address: symbol.address, size: symbol.size })
+        (status == DPU_OK).then_some(Symbol::at(symbol.address, symbol.size))
     }
 
     fn raw_symbol(symbol: Symbol) -> upmem_sys::dpu_symbol_t {
@@ -216,7 +214,7 @@ impl HwEngine {
     pub fn write(&mut self, symbol: Symbol, offset: u32, data: &[&[u8]], queued: bool) -> Result<()> {
         let raw = Self::raw_symbol(symbol);
         let length = data[0].len();
-        let flags = if queued { DPU_XFER_ASYNC } else { 0 };
+        let flags = if queued { DPU_XFER_ASYNC } else { DPU_XFER_DEFAULT };
         if data.len() == 1 {
             let source = data[0].as_ptr().cast();
             let status = call!(self.lib, dpu_broadcast_to_symbol(self.set, raw, offset, source, length, flags));
@@ -226,7 +224,7 @@ impl HwEngine {
             let status = call!(self.lib, dpu_prepare_xfer(*dpu, bytes.as_ptr().cast_mut().cast()));
             checked(&self.lib, "dpu_prepare_xfer", status)?;
         }
-        let status = call!(self.lib, dpu_push_xfer_symbol(self.set, 0, raw, offset, length, flags));
+        let status = call!(self.lib, dpu_push_xfer_symbol(self.set, DPU_XFER_TO_DPU, raw, offset, length, flags));
         checked(&self.lib, "dpu_push_xfer", status)
     }
 
@@ -237,7 +235,8 @@ impl HwEngine {
             let status = call!(self.lib, dpu_prepare_xfer(*dpu, bytes.as_mut_ptr().cast()));
             checked(&self.lib, "dpu_prepare_xfer", status)?;
         }
-        let status = call!(self.lib, dpu_push_xfer_symbol(self.set, 1, raw, offset, length, 0));
+        let status =
+            call!(self.lib, dpu_push_xfer_symbol(self.set, DPU_XFER_FROM_DPU, raw, offset, length, DPU_XFER_DEFAULT));
         checked(&self.lib, "dpu_push_xfer", status)
     }
 
@@ -256,7 +255,7 @@ impl HwEngine {
     }
 
     pub fn launch(&mut self, wait: bool) -> Result<()> {
-        let policy = if wait { 1 } else { 0 }; // DPU_SYNCHRONOUS = 1, DPU_ASYNCHRONOUS = 0
+        let policy = if wait { DPU_SYNCHRONOUS } else { DPU_ASYNCHRONOUS };
         let status = call!(self.lib, dpu_launch(self.set, policy));
         if status == DPU_ERR_DPU_FAULT {
             return Err(Error::Fault(self.faults()?));
@@ -266,7 +265,7 @@ impl HwEngine {
 
     pub fn sync(&mut self) -> Result<()> {
         let status = call!(self.lib, dpu_sync(self.set));
-        if status & !(1 << 31) == DPU_ERR_DPU_FAULT {
+        if status & !DPU_ERR_ASYNC_JOBS == DPU_ERR_DPU_FAULT {
             return Err(Error::Fault(self.faults()?));
         }
         checked(&self.lib, "dpu_sync", status)

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-/// A DPU program: its simulated binary (built by [`crate::build::KernelBuilder`] or upmem-sim's builder) and,
+/// A DPU program: its simulated binary (built by [`crate::build::kernel`]) and,
 /// when the UPMEM SDK was present at build time, its binary for real DPUs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Kernel {
@@ -17,7 +17,7 @@ impl Kernel {
         Kernel { name: name.to_owned(), simulator, hardware }
     }
 
-    /// The kernel `name` built into `dir` by [`crate::build::KernelBuilder`] (`name.dpusim` for the simulator,
+    /// The kernel `name` built into `dir` by [`crate::build::kernel_into`] (`name.dpusim` for the simulator,
     /// `name.dpu` for hardware); what [`kernel!`](crate::kernel!) uses.
     pub fn in_dir(name: &str, dir: impl AsRef<Path>) -> Self {
         let dir = dir.as_ref();
@@ -41,7 +41,7 @@ impl Kernel {
     }
 }
 
-/// The kernel `name` built by this crate's build script with [`crate::build::KernelBuilder`].
+/// The kernel `name` built by this crate's build script with [`crate::build::kernel`].
 ///
 /// ```ignore
 /// let kernel = upmem::kernel!("reduce");

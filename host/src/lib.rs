@@ -3,8 +3,8 @@
 //!
 //! # Workflow
 //!
-//! Write a kernel in C against the UPMEM runtime headers, build it (from `build.rs` with
-//! [`build::KernelBuilder`]), allocate DPUs, load the kernel, transfer, launch, read back:
+//! Write a kernel in C against the UPMEM runtime headers, build it (from `build.rs` with [`build::kernel`]),
+//! allocate DPUs, load the kernel, transfer, launch, read back:
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -19,9 +19,9 @@
 //! # "#)?;
 //! use upmem::{BackendKind, DpuSet};
 //!
-//! // In a build script: upmem::build::KernelBuilder::new("double").source("dpu/double.c").build()?,
+//! // In a build script: upmem::build::kernel("double", KernelBuilder::new().source("dpu/double.c"))?,
 //! // then `upmem::kernel!("double")` in the crate.
-//! let kernel = upmem::build::KernelBuilder::new("double").source(&source).build_into(dir.path())?;
+//! let kernel = upmem::build::kernel_into("double", upmem::build::KernelBuilder::new().source(&source), dir.path())?;
 //!
 //! let mut set = DpuSet::builder().dpus(64).backend(BackendKind::Simulator).allocate()?.load(&kernel)?;
 //! let inputs: Vec<[u32; 4]> = (0..64).map(|dpu| [dpu, dpu + 1, dpu + 2, dpu + 3]).collect();
@@ -56,10 +56,15 @@
 //!
 //! # Backends
 //!
-//! | backend | needs | selected by |
-//! |---|---|---|
-//! | simulator | Linux (x86-64, aarch64), a C compiler and binutils to build kernels | [`BackendKind::Simulator`], `UPMEM_BACKEND=sim`, or automatically without hardware |
-//! | hardware | the UPMEM SDK's `libdpu.so` (`UPMEM_LIBDPU`, `$UPMEM_HOME/lib`, or the loader's path) and DPUs | [`BackendKind::Hardware`], `UPMEM_BACKEND=hw`, or automatically when `/sys/class/dpu_rank/dpu_rank0` exists |
+//! | backend | Cargo feature (default: both) | needs | selected by |
+//! |---|---|---|---|
+//! | simulator | `simulator` | Linux (x86-64, aarch64), a C compiler and binutils to build kernels | [`BackendKind::Simulator`], `UPMEM_BACKEND=sim`, or automatically without hardware |
+//! | hardware | `hardware` | the UPMEM SDK's `libdpu.so` (`UPMEM_LIBDPU`, `$UPMEM_HOME/lib`, or the loader's path) and DPUs | [`BackendKind::Hardware`], `UPMEM_BACKEND=hw`, or automatically when `/sys/class/dpu_rank/dpu_rank0` exists |
+//!
+//! A build for a UPMEM server may leave the simulator out (`default-features = false, features =
+//! ["hardware"]`: no C compiler needed, kernels are built with the SDK's compiler); a CI build may leave the
+//! hardware backend out. A backend left out still exists as a [`BackendKind`]: asking for it is
+//! [`Error::BackendNotCompiled`], and [`BackendKind::Auto`] picks the one compiled in.
 //!
 //! [`BackendKind::Auto`] (the default) follows `UPMEM_BACKEND` when it is set, else picks hardware when
 //! present and the simulator otherwise, and logs which and why. An explicit choice never falls back: a
@@ -78,10 +83,15 @@ pub mod backend;
 pub mod build;
 mod copy;
 mod error;
+#[cfg(feature = "hardware")]
 mod hw;
 mod kernel;
 mod set;
+#[cfg(feature = "simulator")]
 mod sim;
+
+#[cfg(not(any(feature = "simulator", feature = "hardware")))]
+compile_error!("upmem needs at least one backend: enable the feature `simulator`, `hardware` or both");
 
 pub use backend::{hardware_present, BackendKind};
 pub use copy::DpuCopy;

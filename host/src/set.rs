@@ -6,30 +6,19 @@ use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use upmem_sim::{SimConfig, Topology, MRAM_BASE};
+use upmem_sim::SimConfig;
+pub use upmem_sim::Symbol;
+#[cfg(feature = "simulator")]
+use upmem_sim::Topology;
 
 use crate::backend::{self, BackendKind};
 use crate::copy::{as_bytes, as_bytes_mut, DpuCopy};
 use crate::error::{Error, Result};
+#[cfg(feature = "hardware")]
 use crate::hw::HwEngine;
+#[cfg(feature = "simulator")]
 use crate::sim::SimEngine;
 use crate::Kernel;
-
-/// A symbol of the loaded program, as `dpu_get_symbol` reports it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Symbol {
-    /// DPU address: a WRAM byte address, or 0x08000000 plus the MRAM offset.
-    pub address: u32,
-    /// Size in bytes.
-    pub size: u32,
-}
-
-impl Symbol {
-    /// Whether the symbol is in MRAM.
-    pub fn is_mram(&self) -> bool {
-        u64::from(self.address) & MRAM_BASE != 0
-    }
-}
 
 /// A DPU in fault and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,15 +35,20 @@ impl fmt::Display for FaultInfo {
     }
 }
 
+/// The backends compiled in (features `simulator` and `hardware`).
 pub(crate) enum Engine {
+    #[cfg(feature = "simulator")]
     Simulator(Box<SimEngine>),
+    #[cfg(feature = "hardware")]
     Hardware(HwEngine),
 }
 
 macro_rules! dispatch {
     ($engine:expr, $e:ident => $body:expr) => {
         match $engine {
+            #[cfg(feature = "simulator")]
             Engine::Simulator($e) => $body,
+            #[cfg(feature = "hardware")]
             Engine::Hardware($e) => $body,
         }
     };
@@ -121,26 +115,38 @@ impl DpuSetBuilder {
     pub fn allocate(&self) -> Result<DpuSet> {
         let backend = backend::resolve(self.backend, self.libdpu.as_deref())?;
         let engine = match backend {
-            BackendKind::Hardware => {
-                Engine::Hardware(HwEngine::allocate(self.libdpu.as_deref(), self.amount, &self.profile)?)
-            }
-            _ => {
-                let config = self.simulator.clone().unwrap_or_else(|| {
-                    let ranks = match self.amount {
-                        Amount::Dpus(n) => n.div_ceil(64).max(1),
-                        Amount::Ranks(n) => n.max(1),
-                        Amount::All => 40,
-                    };
-                    SimConfig::new(Topology::new(ranks, 64))
-                });
-                Engine::Simulator(Box::new(SimEngine::allocate(config, self.amount)?))
-            }
-        };
-        let backend = match engine {
-            Engine::Simulator(_) => BackendKind::Simulator,
-            Engine::Hardware(_) => BackendKind::Hardware,
+            BackendKind::Hardware => self.hardware()?,
+            _ => self.simulated()?,
         };
         Ok(DpuSet { engine, backend })
+    }
+
+    #[cfg(feature = "hardware")]
+    fn hardware(&self) -> Result<Engine> {
+        Ok(Engine::Hardware(HwEngine::allocate(self.libdpu.as_deref(), self.amount, &self.profile)?))
+    }
+
+    #[cfg(not(feature = "hardware"))]
+    fn hardware(&self) -> Result<Engine> {
+        Err(Error::BackendNotCompiled { backend: BackendKind::Hardware, feature: "hardware" })
+    }
+
+    #[cfg(feature = "simulator")]
+    fn simulated(&self) -> Result<Engine> {
+        let config = self.simulator.clone().unwrap_or_else(|| {
+            let ranks = match self.amount {
+                Amount::Dpus(n) => n.div_ceil(64).max(1),
+                Amount::Ranks(n) => n.max(1),
+                Amount::All => 40,
+            };
+            SimConfig::new(Topology::new(ranks, 64))
+        });
+        Ok(Engine::Simulator(Box::new(SimEngine::allocate(config, self.amount)?)))
+    }
+
+    #[cfg(not(feature = "simulator"))]
+    fn simulated(&self) -> Result<Engine> {
+        Err(Error::BackendNotCompiled { backend: BackendKind::Simulator, feature: "simulator" })
     }
 }
 
@@ -224,16 +230,20 @@ impl DpuSet {
     /// The simulated machine behind a simulator set (statistics, raw memory), `None` on hardware.
     pub fn simulator(&self) -> Option<&upmem_sim::Machine> {
         match &self.engine {
+            #[cfg(feature = "simulator")]
             Engine::Simulator(engine) => Some(engine.machine()),
+            #[cfg(feature = "hardware")]
             Engine::Hardware(_) => None,
         }
     }
 
     /// The raw libdpu handles of a hardware set (`struct dpu_set_t` and the loaded library), `None` on the
-    /// simulator: the escape hatch for what the safe API does not cover.
+    /// simulator: the escape hatch for what the safe API does not cover (feature `hardware`).
+    #[cfg(feature = "hardware")]
     pub fn as_raw(&self) -> Option<(upmem_sys::dpu_set_t, &upmem_sys::LibDpu)> {
         match &self.engine {
             Engine::Hardware(engine) => Some(engine.as_raw()),
+            #[cfg(feature = "simulator")]
             Engine::Simulator(_) => None,
         }
     }
@@ -380,11 +390,13 @@ impl LoadedSet {
     /// `dpu_sync`). Buffers given to the scope must outlive the call, so none can be freed while a transfer
     /// may still read it.
     ///
-    /// A launch's DPU faults come back as [`Error::Fault`] from the scope.
+    /// A launch's DPU faults come back as [`Error::Fault`] from the scope. If the body panics, the scope still
+    /// waits for what it queued while unwinding (as `std::thread::scope` joins its threads), so no queued
+    /// transfer outlives the buffers it reads.
     pub fn async_scope<'env, R>(&'env mut self, body: impl FnOnce(&mut AsyncScope<'env>) -> Result<R>) -> Result<R> {
-        let mut scope = AsyncScope { set: self };
+        let mut scope = AsyncScope { set: self, synced: false };
         let result = body(&mut scope);
-        let synced = dispatch!(&mut scope.set.set.engine, e => e.sync());
+        let synced = scope.sync();
         let value = result?;
         synced?;
         Ok(value)
@@ -402,7 +414,9 @@ impl LoadedSet {
     pub fn simulator_stats(&self, dpu: usize) -> Result<Option<upmem_sim::DpuStats>> {
         self.check_dpu(dpu)?;
         match &self.set.engine {
+            #[cfg(feature = "simulator")]
             Engine::Simulator(engine) => engine.stats(dpu).map(Some),
+            #[cfg(feature = "hardware")]
             Engine::Hardware(_) => Ok(None),
         }
     }
@@ -410,7 +424,9 @@ impl LoadedSet {
     /// The DPUs in fault after the last launch, with reasons.
     pub fn faults(&mut self) -> Result<Vec<FaultInfo>> {
         match &mut self.set.engine {
+            #[cfg(feature = "simulator")]
             Engine::Simulator(engine) => Ok(engine.faults()),
+            #[cfg(feature = "hardware")]
             Engine::Hardware(engine) => engine.faults(),
         }
     }
@@ -419,9 +435,26 @@ impl LoadedSet {
 /// Queued operations on a set; see [`LoadedSet::async_scope`].
 pub struct AsyncScope<'env> {
     set: &'env mut LoadedSet,
+    synced: bool,
+}
+
+impl Drop for AsyncScope<'_> {
+    /// Reached without a sync only when the body panicked: wait for the queued work all the same (its errors
+    /// have nowhere to go during a panic).
+    fn drop(&mut self) {
+        if !self.synced {
+            let _ = self.sync();
+        }
+    }
 }
 
 impl<'env> AsyncScope<'env> {
+    /// Waits for everything queued.
+    fn sync(&mut self) -> Result<()> {
+        self.synced = true;
+        dispatch!(&mut self.set.set.engine, e => e.sync())
+    }
+
     /// Queues a write of `buffers[i]` to DPU `i` (checked as [`LoadedSet::push`]).
     pub fn push<T: DpuCopy, B: AsRef<[T]>>(&mut self, symbol: &str, offset: u32, buffers: &'env [B]) -> Result<()> {
         let slices: Vec<&[u8]> = buffers.iter().map(|buffer| as_bytes(buffer.as_ref())).collect();

@@ -82,17 +82,11 @@ impl SimEngine {
     }
 
     pub fn symbol(&self, name: &str) -> Option<Symbol> {
-        let symbol = self.program.as_ref()?.symbol(name, self.machine.topology().mram_size)?;
-        Some(Symbol { address: symbol.address, size: symbol.size })
+        self.program.as_ref()?.symbol(name, self.machine.topology().mram_size)
     }
 
     fn memory(symbol: Symbol, offset: u32) -> (MemoryKind, u64) {
-        let address = u64::from(symbol.address) + u64::from(offset);
-        if symbol.is_mram() {
-            (MemoryKind::Mram, address - upmem_sim::MRAM_BASE)
-        } else {
-            (MemoryKind::Wram, address)
-        }
+        (symbol.memory, symbol.offset() + u64::from(offset))
     }
 
     /// Writes `data[i]` (or `data[0]` to every DPU when it has one element) at symbol + offset, after the

@@ -34,13 +34,9 @@ fn kernel(name: &str) -> Kernel {
     if built.exists() {
         return Kernel::new(name, Some(built), None);
     }
-    upmem::build::KernelBuilder::new(name)
-        .source(source)
-        .nr_tasklets(16)
-        .flag("-O2")
-        .flag("-Werror")
-        .build_into(dir.path())
-        .expect("building the test kernel")
+    let mut builder = upmem::build::KernelBuilder::new();
+    builder.source(source).nr_tasklets(16).flag("-O2").flag("-Werror");
+    upmem::build::kernel_into(name, &builder, dir.path()).expect("building the test kernel")
 }
 
 impl Backend {
@@ -163,6 +159,27 @@ fn queued_transfers_and_launches_run_in_order(backend: Backend) {
     }
 }
 
+fn a_panicking_async_scope_still_waits_for_what_it_queued(backend: Backend) {
+    const ELEMENTS: usize = 1024;
+    let mut set = backend.loaded(16, "vector_add");
+    let inputs: Vec<Vec<u32>> = (0..16u32).map(|dpu| vec![dpu; 2 * ELEMENTS]).collect();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        set.async_scope(|scope| -> upmem::Result<()> {
+            scope.broadcast("nr_elements", 0, &[ELEMENTS as u32])?;
+            scope.push("__sys_used_mram_end", 0, &inputs)?;
+            scope.launch()?;
+            panic!("the scope's body panics with work queued");
+        })
+    }));
+    assert!(outcome.is_err(), "the panic propagates");
+    // The queued launch was waited for while unwinding: the set is idle and the launch's results are there.
+    let sums: Vec<Vec<u32>> = set.gather("__sys_used_mram_end", (8 * ELEMENTS) as u32, ELEMENTS).unwrap();
+    for (dpu, sums) in sums.iter().enumerate() {
+        assert!(sums.iter().all(|&sum| sum == 2 * dpu as u32), "DPU {dpu}");
+    }
+    set.launch().unwrap();
+}
+
 fn faults_are_reported_and_the_next_launch_works(backend: Backend) {
     let mut set = backend.loaded(4, "echo");
     set.copy_to(2, "halt_please", 0, &[1u32]).unwrap();
@@ -222,6 +239,7 @@ on_every_backend!(
     symbols_logs_and_single_dpu_copies,
     asynchronous_launch_and_reload,
     queued_transfers_and_launches_run_in_order,
+    a_panicking_async_scope_still_waits_for_what_it_queued,
     faults_are_reported_and_the_next_launch_works,
     misuse_is_caught_before_the_backend,
 );

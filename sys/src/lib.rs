@@ -40,7 +40,7 @@
 //! # Shapes of the declarations
 //!
 //! - Enums (`dpu_error_t`, `dpu_xfer_t`, `dpu_xfer_flags_t`, `dpu_launch_policy_t`, ...) are type aliases of
-//!   `c_uint` with one constant per enumerator at the crate root (`DPU_OK`, `DPU_ERR_ALLOCATION`,
+//!   `c_uint` (`dpu_error_t` is a `c_int`, as its `DPU_ERR_ASYNC_JOBS` is `(int)(1U << 31)`) with one constant per enumerator at the crate root (`DPU_OK`, `DPU_ERR_ALLOCATION`,
 //!   `DPU_XFER_TO_DPU`, ...), bindgen's "consts" style: status codes compare with `==` and match as patterns,
 //!   flags combine with `|`, and a value that is no enumerator (an asynchronous job's error,
 //!   `code | DPU_ERR_ASYNC_JOBS`) is still a valid value. Each C `typedef enum _x {..} x` gives `_x` and the

@@ -1,7 +1,7 @@
 //! Loads libdpu at run time through `LibDpu`: a missing library is an `Err`, and the simulator's libdpu (built by
 //! the `upmem-sim-sdk` package as `target/<profile>/libdpu.so`) resolves every declared function and answers
 //! `dpu_error_to_string`. The simulator tests are skipped, with a notice, when that library has not been built
-//! (`cargo build -p upmem-sim-sdk`; `cargo test --workspace` builds it).
+//! (`cargo build -p upmem-sim-sdk`; `cargo test --workspace` builds it), and fail in CI.
 
 use std::ffi::CStr;
 use std::path::{Path, PathBuf};
@@ -17,11 +17,11 @@ fn simulator_libdpu() -> Option<PathBuf> {
     if library.is_file() {
         Some(library)
     } else {
-        eprintln!(
-            "NOTICE: skipped: {} is absent; build it with `cargo build -p upmem-sim-sdk` (cargo test --workspace \
-             does) to run this test",
+        tool_missing(&format!(
+            "{} is absent; build it with `cargo build -p upmem-sim-sdk` (cargo test --workspace does) to run this \
+             test",
             library.display()
-        );
+        ));
         None
     }
 }
@@ -96,4 +96,12 @@ fn the_simulator_libdpu_exports_every_declared_function() {
         .filter(|name| unsafe { library.get::<unsafe extern "C" fn()>(name.as_bytes()) }.is_err())
         .collect();
     assert!(missing.is_empty(), "{} does not export {missing:?}", path.display());
+}
+
+/// A tool this test needs is missing: in CI (`CI` set, as CI services and `.ci/run` do) that fails the test;
+/// elsewhere the test is skipped with a notice saying what is missing and how to get it.
+fn tool_missing(notice: &str) {
+    let in_ci = std::env::var("CI").is_ok_and(|value| !value.is_empty() && value != "false" && value != "0");
+    assert!(!in_ci, "{notice} (CI is set, so a missing tool is a failure)");
+    eprintln!("NOTICE: skipped: {notice}");
 }

@@ -22,11 +22,11 @@ typedef struct barrier_t {
 
 _Static_assert(sizeof(barrier_t) == 4, "barrier_t must keep the SDK's 4-byte layout");
 
-/* Defines `barrier_t _name` for _counter tasklets. */
+/* Defines `barrier_t _name` for _counter tasklets. Ends with a semicolon, as in the SDK. */
 #define BARRIER_INIT(_name, _counter)                                                                                 \
     _Static_assert((_counter) >= -127 && (_counter) <= 127, "barrier counter must be encoded on a byte");          \
     barrier_t _name = {                                                                                               \
-        .wait_queue = 0xFF, .count = (uint8_t)(_counter), .initial_count = (uint8_t)(_counter), .lock = 0}
+        .wait_queue = 0xFF, .count = (uint8_t)(_counter), .initial_count = (uint8_t)(_counter), .lock = 0};
 
 static inline void barrier_wait(barrier_t *barrier)
 {

@@ -17,11 +17,12 @@ struct mutex_pool {
     uint32_t nb_mutexes;
 };
 
+/* Defines the pool `_name` of _nb_mutexes mutexes. Ends with a semicolon, as in the SDK. */
 #define MUTEX_POOL_INIT(_name, _nb_mutexes)                                                                           \
     _Static_assert((_nb_mutexes) > 0 && (_nb_mutexes) <= 64, "nb_mutexes must be in 1..64");                          \
     ATOMIC_BIT_INIT(__DPUSIM_CONCAT(__mutex_pool_, _name))[_nb_mutexes];                                              \
     struct mutex_pool _name = {.mutexes = ATOMIC_BIT_GET(__DPUSIM_CONCAT(__mutex_pool_, _name)),                      \
-                               .nb_mutexes = (_nb_mutexes)}
+                               .nb_mutexes = (_nb_mutexes)};
 
 static inline void mutex_pool_lock(struct mutex_pool *pool, uint16_t id)
 {

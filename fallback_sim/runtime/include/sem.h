@@ -19,10 +19,10 @@ typedef struct sem_t {
 
 _Static_assert(sizeof(sem_t) == 4, "sem_t must keep the SDK's 4-byte layout");
 
-/* Defines `sem_t _name` with an initial count of _counter. */
+/* Defines `sem_t _name` with an initial count of _counter. Ends with a semicolon, as in the SDK. */
 #define SEMAPHORE_INIT(_name, _counter)                                                                               \
     _Static_assert((_counter) >= -127 && (_counter) <= 127, "semaphore counter must be encoded on a byte");        \
-    sem_t _name = {.wait_queue = 0xFF, .count = (uint8_t)(_counter), .initial_count = (uint8_t)(_counter), .lock = 0}
+    sem_t _name = {.wait_queue = 0xFF, .count = (uint8_t)(_counter), .initial_count = (uint8_t)(_counter), .lock = 0};
 
 static inline void sem_take(sem_t *sem)
 {

@@ -6,10 +6,9 @@
  *   T *p = seqread_init(cache, mram_address, &sr);           // p points at the element at mram_address
  *   p = seqread_get(p, sizeof(T), &sr);                      // the next element, refilling the cache as needed
  *
- * SEQREAD_CACHE_SIZE (32, 64, 128, 256, 512 or 1024; 256 when not defined) is resolved where the seqread_*
- * macros are used, not where this header is included, so it may be defined after the include. The macros name
- * the real functions seqread<SIZE>_{alloc,init,get,seek,tell}; any other size fails to compile with an error
- * naming __dpusim_seqread_size_<SIZE>.
+ * SEQREAD_CACHE_SIZE (32, 64, 128, 256, 512 or 1024) is 256 when the program does not define it before the
+ * include, as in the SDK, and is then usable as a number (`uint8_t cache[SEQREAD_CACHE_SIZE]`). The seqread_*
+ * macros name the real functions seqread<SIZE>_{alloc,init,get,seek,tell}; any other size fails to compile.
  * An element read at the returned pointer may be up to SEQREAD_CACHE_SIZE bytes long; the increment passed to
  * seqread_get must be smaller than SEQREAD_CACHE_SIZE. MRAM addresses need not be aligned.
  */
@@ -28,14 +27,20 @@ typedef struct {
     uintptr_t mram_addr;  /* the 8-aligned MRAM address the cache holds */
 } seqreader_t;
 
+#ifndef SEQREAD_CACHE_SIZE
+#define SEQREAD_CACHE_SIZE 256
+#endif
+
+_Static_assert(SEQREAD_CACHE_SIZE == 32 || SEQREAD_CACHE_SIZE == 64 || SEQREAD_CACHE_SIZE == 128 ||
+                   SEQREAD_CACHE_SIZE == 256 || SEQREAD_CACHE_SIZE == 512 || SEQREAD_CACHE_SIZE == 1024,
+               "SEQREAD_CACHE_SIZE must be 32, 64, 128, 256, 512 or 1024");
+
 #define __dpusim_seqread_size_32 32
 #define __dpusim_seqread_size_64 64
 #define __dpusim_seqread_size_128 128
 #define __dpusim_seqread_size_256 256
 #define __dpusim_seqread_size_512 512
 #define __dpusim_seqread_size_1024 1024
-/* What the paste gives when SEQREAD_CACHE_SIZE is not defined: the default. */
-#define __dpusim_seqread_size_SEQREAD_CACHE_SIZE 256
 
 #define __DPUSIM_SEQREAD_SIZE __DPUSIM_CONCAT(__dpusim_seqread_size_, SEQREAD_CACHE_SIZE)
 #define __DPUSIM_SEQREAD_FN(fn) __DPUSIM_CONCAT3(seqread, __DPUSIM_SEQREAD_SIZE, fn)

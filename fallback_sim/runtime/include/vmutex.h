@@ -16,10 +16,11 @@ struct vmutex {
     uint32_t nb_mutexes;
 };
 
+/* Defines `_name`: _nb_vmutexes virtual mutexes over _nb_mutexes. Ends with a semicolon, as in the SDK. */
 #define VMUTEX_INIT(_name, _nb_vmutexes, _nb_mutexes)                                                                 \
     _Static_assert((_nb_vmutexes) > 0 && (_nb_vmutexes) <= 65536, "nb_vmutexes must be in 1..65536");                 \
     _Static_assert((_nb_mutexes) > 0 && (_nb_mutexes) <= 64, "nb_mutexes must be in 1..64");                          \
-    struct vmutex _name = {.nb_vmutexes = (_nb_vmutexes), .nb_mutexes = (_nb_mutexes)}
+    struct vmutex _name = {.nb_vmutexes = (_nb_vmutexes), .nb_mutexes = (_nb_mutexes)};
 
 _Static_assert(sizeof(uintptr_t) == 8, "vmutex keys need 64-bit pointers");
 

@@ -1,5 +1,6 @@
 //! libdpu over the simulator: `dpu_push_xfer` of 1 MiB to each of 2,048 DPUs next to the host's `memcpy` of the
-//! same bytes, and the rate of small `dpu_copy_to` calls. Run with `cargo bench -p upmem-sim-sdk --bench libdpu`.
+//! same bytes, the rate of small `dpu_copy_to` calls, and a 48 MiB `dpu_broadcast_to` to 2,048 DPUs (its resident
+//! memory and time next to one `memcpy` of 48 MiB). Run with `cargo bench -p upmem-sim-sdk --bench libdpu`.
 
 use std::ffi::{c_char, c_void, CString};
 use std::hint::black_box;
@@ -7,7 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use comfy_table::{presets::UTF8_FULL, Table};
-use dpu::types::{dpu_error_t, dpu_set_dpu_iterator_t, dpu_set_t, dpu_set_union, DPU_XFER_DEFAULT, DPU_XFER_TO_DPU};
+use dpu::types::{dpu_error_t, dpu_set_dpu_iterator_t, dpu_set_t, SetParts, DPU_XFER_DEFAULT, DPU_XFER_TO_DPU};
 use rayon::prelude::*;
 use upmem_sim::KernelBuilder;
 
@@ -21,6 +22,14 @@ extern "C" {
         xfer: u32,
         symbol: *const c_char,
         offset: u32,
+        length: usize,
+        flags: u32,
+    ) -> dpu_error_t;
+    fn dpu_broadcast_to(
+        set: dpu_set_t,
+        symbol: *const c_char,
+        offset: u32,
+        source: *const c_void,
         length: usize,
         flags: u32,
     ) -> dpu_error_t;
@@ -39,6 +48,7 @@ const NR_DPUS: u32 = 2048;
 const BYTES_PER_DPU: usize = 1 << 20;
 const SMALL_COPIES: u32 = 10_000;
 const REPEATS: usize = 3;
+const BROADCAST_BYTES: usize = 48 << 20;
 
 fn check(status: dpu_error_t, what: &str) {
     assert_eq!(status, 0, "{what} failed with DPU error {status}");
@@ -76,7 +86,7 @@ fn main() -> anyhow::Result<()> {
     let value = CString::new("value")?;
     let profile = CString::new("nrRanks=32,nrDpusPerRank=64")?;
 
-    let mut set = dpu_set_t { kind: 0, u: dpu_set_union { dpu: std::ptr::null_mut() } };
+    let mut set = <dpu_set_t as SetParts>::empty();
     // SAFETY: the library's C API, called as a C program would.
     unsafe {
         check(dpu_alloc(NR_DPUS, profile.as_ptr(), &mut set), "dpu_alloc");
@@ -99,11 +109,11 @@ fn main() -> anyhow::Result<()> {
         }
         started.elapsed()
     };
-    eprintln!("[1/3] dpu_push_xfer of 1 MiB to each of {NR_DPUS} DPUs...");
+    eprintln!("[1/4] dpu_push_xfer of 1 MiB to each of {NR_DPUS} DPUs...");
     let cold = push();
     let warm = median(push);
 
-    eprintln!("[2/3] memcpy of the same bytes...");
+    eprintln!("[2/4] memcpy of the same bytes...");
     let mut destinations: Vec<Vec<u8>> = (0..NR_DPUS).map(|_| vec![0u8; BYTES_PER_DPU]).collect();
     let serial = median(|| {
         let started = Instant::now();
@@ -120,7 +130,7 @@ fn main() -> anyhow::Result<()> {
         started.elapsed()
     });
 
-    eprintln!("[3/3] small dpu_copy_to calls...");
+    eprintln!("[3/4] small dpu_copy_to calls...");
     let word = 42u64;
     let small = |target: dpu_set_t| {
         let started = Instant::now();
@@ -139,6 +149,40 @@ fn main() -> anyhow::Result<()> {
         }
         100.0 / started.elapsed().as_secs_f64()
     };
+    // SAFETY: the set came from dpu_alloc.
+    check(unsafe { dpu_free(set) }, "dpu_free");
+
+    eprintln!("[4/4] dpu_broadcast_to of 48 MiB to {NR_DPUS} DPUs...");
+    let features: Vec<u8> = (0..BROADCAST_BYTES).map(|i| (i % 251) as u8).collect();
+    let mut copy = vec![0u8; BROADCAST_BYTES];
+    copy.copy_from_slice(&features);
+    let one_memcpy = median(|| {
+        let started = Instant::now();
+        copy.copy_from_slice(black_box(&features));
+        black_box(&copy);
+        started.elapsed()
+    });
+    // Into memory the process has not touched yet, as the broadcast's one copy is.
+    let fresh_memcpy = median(|| {
+        let started = Instant::now();
+        let mut fresh = Vec::with_capacity(BROADCAST_BYTES);
+        fresh.extend_from_slice(black_box(&features));
+        black_box(&fresh);
+        started.elapsed()
+    });
+    let before = resident_shared_mib();
+    // SAFETY: as above; `features` holds BROADCAST_BYTES bytes for the call.
+    let broadcast_time = unsafe {
+        check(dpu_alloc(NR_DPUS, profile.as_ptr(), &mut set), "dpu_alloc");
+        check(dpu_load(set, kernel.as_ptr(), std::ptr::null_mut()), "dpu_load");
+        let started = Instant::now();
+        check(
+            dpu_broadcast_to(set, heap.as_ptr(), 0, features.as_ptr().cast(), BROADCAST_BYTES, DPU_XFER_DEFAULT),
+            "dpu_broadcast_to",
+        );
+        started.elapsed()
+    };
+    let grown = resident_shared_mib() - before;
     // SAFETY: the set came from dpu_alloc.
     check(unsafe { dpu_free(set) }, "dpu_free");
 
@@ -167,6 +211,28 @@ fn main() -> anyhow::Result<()> {
         format!("{one_dpu:.0} calls/s to one DPU"),
         format!("{whole_set:.0} calls/s broadcasting to all {NR_DPUS} DPUs"),
     ]);
+    table.add_row([
+        format!(
+            "dpu_broadcast_to of 48 MiB to {NR_DPUS} DPUs ({} GiB as copies)",
+            (BROADCAST_BYTES * NR_DPUS as usize) >> 30
+        ),
+        format!("{:.1} ms, resident memory +{grown:.0} MiB", broadcast_time.as_secs_f64() * 1e3),
+        format!(
+            "one memcpy of 48 MiB: {:.1} ms ({:.2}x); into fresh memory {:.1} ms ({:.2}x)",
+            one_memcpy.as_secs_f64() * 1e3,
+            broadcast_time.as_secs_f64() / one_memcpy.as_secs_f64(),
+            fresh_memcpy.as_secs_f64() * 1e3,
+            broadcast_time.as_secs_f64() / fresh_memcpy.as_secs_f64()
+        ),
+    ]);
     println!("{table}");
     Ok(())
+}
+
+/// This process's resident shared memory in MiB (`RssShmem`), where the simulated DPUs' memories live.
+fn resident_shared_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("reading /proc/self/status");
+    let line = status.lines().find(|line| line.starts_with("RssShmem:")).expect("RssShmem in /proc/self/status");
+    let kib: f64 = line.split_whitespace().nth(1).and_then(|kib| kib.parse().ok()).expect("RssShmem in kB");
+    kib / 1024.0
 }

@@ -35,7 +35,7 @@ pub mod code {
     pub const SG_LENGTH_MISMATCH: dpu_error_t = 40;
     pub const SG_NOT_ACTIVATED: dpu_error_t = 41;
     pub const SG_NOT_MRAM_SYMBOL: dpu_error_t = 42;
-    pub const ASYNC_JOBS: dpu_error_t = 1 << 31;
+    pub const ASYNC_JOBS: dpu_error_t = upmem_sys::DPU_ERR_ASYNC_JOBS;
 }
 
 /// The strings of `dpu_error_to_string`, indexed by code.

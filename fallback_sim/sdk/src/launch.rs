@@ -165,7 +165,7 @@ pub extern "C" fn dpu_callback(set: dpu_set_t, callback: dpu_callback_t, args: *
                 vec![set]
             } else {
                 // SAFETY: ranks_of validated the set, so its union holds a rank array of nr_ranks entries.
-                let list = unsafe { set.u.list };
+                let list = unsafe { set.rank_list() };
                 // SAFETY: index < nr_ranks (ranks.len()), within that array.
                 (0..ranks.len()).map(|index| dpu_set_t::of_ranks(1, unsafe { list.ranks.add(index) })).collect()
             }

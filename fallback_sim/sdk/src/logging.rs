@@ -124,7 +124,7 @@ pub unsafe extern "C" fn dpu_sim_timing(dpu: dpu_set_t, timing: *mut dpu_sim_tim
             nr_tasklets: measured.nr_tasklets,
             ..dpu_sim_timing::default()
         };
-        for (t, tasklet) in measured.tasklets.iter().enumerate().take(DPU_SIM_MAX_TASKLETS) {
+        for (t, tasklet) in measured.tasklets.iter().enumerate().take(DPU_SIM_MAX_TASKLETS as usize) {
             value.tasklet_instructions[t] = tasklet.instructions;
             value.tasklet_cycles[t] = tasklet.cycles;
         }

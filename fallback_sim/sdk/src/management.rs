@@ -6,7 +6,7 @@ use upmem_sim::{MemoryKind, CLOCK_HZ, MAX_TASKLETS};
 use crate::error::{code, DpuError};
 use crate::guard;
 use crate::server::{existing, server, Dpu, Rank, Server};
-use crate::types::{dpu_error_t, dpu_set_t, DPU_SET_DPU, DPU_SET_RANKS};
+use crate::types::{dpu_error_t, dpu_set_t, SetParts, DPU_SET_DPU, DPU_SET_RANKS};
 
 /// `struct dpu_hw_description_t` (`dpu_hw_description.h`, upmem-sim's layout): the same nested members as the
 /// header, so that C reads every field where Rust wrote it.
@@ -218,7 +218,7 @@ pub extern "C" fn dpu_rank_from_set(set: dpu_set_t) -> *mut Rank {
     }
     // SAFETY: kind says the union holds `list`; a one-rank list has one readable entry.
     unsafe {
-        let list = set.u.list;
+        let list = set.rank_list();
         if list.nr_ranks == 1 && !list.ranks.is_null() {
             *list.ranks
         } else {
@@ -232,7 +232,7 @@ pub extern "C" fn dpu_rank_from_set(set: dpu_set_t) -> *mut Rank {
 pub extern "C" fn dpu_from_set(set: dpu_set_t) -> *mut Dpu {
     if set.kind == DPU_SET_DPU {
         // SAFETY: kind says the union holds `dpu`.
-        unsafe { set.u.dpu }
+        unsafe { set.single() }
     } else {
         std::ptr::null_mut()
     }

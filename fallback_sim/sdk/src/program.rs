@@ -10,7 +10,7 @@ use upmem_sim::Program;
 
 use crate::error::{code, DpuError, Result};
 use crate::server::{existing, server, ProgramEntry, Server};
-use crate::types::{dpu_incbin_t, dpu_set_t, dpu_symbol_t};
+use crate::types::{dpu_error_t, dpu_incbin_t, dpu_set_t, dpu_symbol_t};
 use crate::{guard, write_out};
 
 /// `struct dpu_program_t`: opaque to C.
@@ -54,7 +54,11 @@ fn load_entry(
 /// # Safety
 /// `binary_path` is a C string; `program` is null or writable.
 #[no_mangle]
-pub unsafe extern "C" fn dpu_load(set: dpu_set_t, binary_path: *const c_char, program: *mut *mut dpu_program_t) -> u32 {
+pub unsafe extern "C" fn dpu_load(
+    set: dpu_set_t,
+    binary_path: *const c_char,
+    program: *mut *mut dpu_program_t,
+) -> dpu_error_t {
     guard(|| {
         if binary_path.is_null() {
             return Err(DpuError(code::ELF_NO_SUCH_FILE));
@@ -75,7 +79,7 @@ pub unsafe extern "C" fn dpu_load_from_memory(
     buffer: *mut u8,
     size: usize,
     program: *mut *mut dpu_program_t,
-) -> u32 {
+) -> dpu_error_t {
     guard(|| {
         if buffer.is_null() {
             return Err(DpuError(code::ELF_INVALID_FILE));
@@ -95,7 +99,7 @@ pub unsafe extern "C" fn dpu_load_from_incbin(
     set: dpu_set_t,
     incbin: *mut dpu_incbin_t,
     program: *mut *mut dpu_program_t,
-) -> u32 {
+) -> dpu_error_t {
     if incbin.is_null() {
         return code::ELF_INVALID_FILE;
     }
@@ -114,7 +118,7 @@ pub unsafe extern "C" fn dpu_get_symbol(
     program: *mut dpu_program_t,
     symbol_name: *const c_char,
     symbol: *mut dpu_symbol_t,
-) -> u32 {
+) -> dpu_error_t {
     guard(|| {
         let guard = server();
         let server = guard.as_ref().ok_or(DpuError(code::NO_PROGRAM_LOADED))?;

@@ -15,7 +15,7 @@ use upmem_sim::{DpuState, Machine, Program, SimConfig, Topology};
 use crate::error::{code, DpuError, Result};
 use crate::management::Description;
 use crate::profile::Profile;
-use crate::types::{dpu_set_t, DPU_SET_DPU, DPU_SET_RANKS};
+use crate::types::{dpu_set_t, SetParts, DPU_SET_DPU, DPU_SET_RANKS};
 
 /// DPUs of a rank addressable by the transfer matrix.
 pub const MAX_DPUS_PER_RANK: usize = 64;
@@ -66,6 +66,9 @@ pub struct Server {
     pub dpus: Box<[Dpu]>,
     /// Rank arrays of the sets returned by `dpu_alloc`, which only `dpu_free` releases.
     allocations: Vec<Box<[*mut Rank]>>,
+    /// Address ranges of the rank arrays `dpu_free` released, so that a stale set is refused before its array
+    /// is read (the memory may have gone back to the allocator). Forgotten when an allocation reuses them.
+    freed_arrays: Vec<std::ops::Range<usize>>,
     /// Programs by path, so that reloading the same binary reuses it (and its worker processes).
     programs: HashMap<(PathBuf, Option<SystemTime>), Box<ProgramEntry>>,
     pub profile: Profile,
@@ -77,6 +80,12 @@ pub struct Server {
 // server's mutex or, for host buffers, during a transfer the caller is blocked in; the C API is thread-safe
 // in the SDK, and all access goes through `server()`.
 unsafe impl Send for Server {}
+
+/// The addresses a rank array occupies.
+fn array_range(array: &[*mut Rank]) -> std::ops::Range<usize> {
+    let start = array.as_ptr() as usize;
+    start..start + std::mem::size_of_val(array)
+}
 
 static SERVER: Mutex<Option<Server>> = Mutex::new(None);
 
@@ -132,6 +141,7 @@ impl Server {
             ranks,
             dpus,
             allocations: Vec::new(),
+            freed_arrays: Vec::new(),
             programs: HashMap::new(),
             profile,
             async_launched: Vec::new(),
@@ -180,11 +190,11 @@ impl Server {
         match set.kind {
             DPU_SET_RANKS => {
                 // SAFETY: kind says the union holds `list`.
-                let list = unsafe { set.u.list };
+                let list = unsafe { set.rank_list() };
                 if list.nr_ranks == 0 {
                     return Ok(Vec::new());
                 }
-                if list.ranks.is_null() {
+                if list.ranks.is_null() || self.is_freed(list.ranks, list.nr_ranks) {
                     return Err(DpuError(code::INVALID_DPU_SET));
                 }
                 let mut ranks = Vec::with_capacity(list.nr_ranks as usize);
@@ -203,18 +213,25 @@ impl Server {
             }
             DPU_SET_DPU => {
                 // SAFETY: kind says the union holds `dpu`.
-                let dpu = self.dpu_of(unsafe { set.u.dpu })?;
+                let dpu = self.dpu_of(unsafe { set.single() })?;
                 Ok(vec![self.dpus[dpu as usize].rank as usize])
             }
             _ => Err(DpuError(code::INVALID_DPU_SET)),
         }
     }
 
+    /// Whether `count` rank pointers at `ranks` lie in an array `dpu_free` released.
+    fn is_freed(&self, ranks: *mut *mut Rank, count: u32) -> bool {
+        let start = ranks as usize;
+        let end = start.saturating_add(count as usize * std::mem::size_of::<*mut Rank>());
+        self.freed_arrays.iter().any(|freed| start < freed.end && freed.start < end)
+    }
+
     /// The enabled DPUs of a set, in `DPU_FOREACH` order. A single disabled DPU gives `DPU_ERR_DPU_DISABLED`.
     pub fn dpus_of(&self, set: &dpu_set_t) -> Result<Vec<u32>> {
         if set.kind == DPU_SET_DPU {
             // SAFETY: kind says the union holds `dpu`.
-            let dpu = self.dpu_of(unsafe { set.u.dpu })?;
+            let dpu = self.dpu_of(unsafe { set.single() })?;
             if !self.dpus[dpu as usize].enabled {
                 return Err(DpuError(code::DPU_DISABLED));
             }
@@ -234,7 +251,7 @@ impl Server {
             return Err(DpuError(code::INVALID_DPU_SET));
         }
         // SAFETY: kind says the union holds `dpu`.
-        self.dpu_of(unsafe { set.u.dpu })
+        self.dpu_of(unsafe { set.single() })
     }
 
     /// Allocates free ranks holding at least `nr_dpus` enabled DPUs (all free ranks for `None`), trims the
@@ -309,6 +326,8 @@ impl Server {
         }
         let array: Box<[*mut Rank]> = taken.iter().map(|&rank| self.rank_ptr(rank)).collect();
         let set = dpu_set_t::of_ranks(array.len() as u32, array.as_ptr().cast_mut());
+        let reused = array_range(&array);
+        self.freed_arrays.retain(|freed| freed.end <= reused.start || reused.end <= freed.start);
         self.allocations.push(array);
         Ok(set)
     }
@@ -343,7 +362,7 @@ impl Server {
             return Err(DpuError(code::INVALID_DPU_SET));
         }
         // SAFETY: kind says the union holds `list`.
-        let list = unsafe { set.u.list };
+        let list = unsafe { set.rank_list() };
         let position = self
             .allocations
             .iter()
@@ -359,11 +378,23 @@ impl Server {
         }) {
             return Err(DpuError(code::DPU_ALREADY_RUNNING));
         }
+        if !self.profile.disable_reset_on_alloc {
+            // The next allocation would reset these DPUs anyway: give their memory back now, and the worker
+            // processes of programs that no allocated DPU runs any more. (With disableResetOnAlloc the contents
+            // must survive until the next allocation, as on hardware, so both stay.)
+            let dpus: Vec<u32> = ranks
+                .iter()
+                .flat_map(|&rank| self.ranks[rank].first_dpu..self.ranks[rank].first_dpu + self.ranks[rank].nr_dpus)
+                .filter(|&dpu| self.machine.topology().is_enabled(dpu))
+                .collect();
+            self.machine.reset(&dpus)?;
+        }
         for rank in ranks {
             self.ranks[rank].allocated = false;
             self.ranks[rank].transfer_matrix = [std::ptr::null_mut(); MAX_DPUS_PER_RANK];
         }
-        self.allocations.swap_remove(position);
+        let array = self.allocations.swap_remove(position);
+        self.freed_arrays.push(array_range(&array));
         Ok(())
     }
 

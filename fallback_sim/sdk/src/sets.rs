@@ -115,7 +115,7 @@ fn rank_position(iterator: &mut dpu_set_rank_iterator_t, index: u32) {
     match set.kind {
         DPU_SET_RANKS => {
             // SAFETY: kind says the union holds `list`.
-            let list = unsafe { set.u.list };
+            let list = unsafe { set.rank_list() };
             if index < list.nr_ranks && !list.ranks.is_null() {
                 // SAFETY: index < nr_ranks, within the set's rank array.
                 iterator.next = dpu_set_t::of_ranks(1, unsafe { list.ranks.add(index as usize) });
@@ -167,7 +167,7 @@ fn dpu_position(iterator: &mut dpu_set_dpu_iterator_t, mut member: u32) -> Resul
         let current = iterator.rank_iterator.next;
         let candidates: Vec<u32> = if current.kind == DPU_SET_DPU {
             // SAFETY: kind says the union holds `dpu`.
-            let dpu = server.dpu_of(unsafe { current.u.dpu })?;
+            let dpu = server.dpu_of(unsafe { current.single() })?;
             if member == 0 {
                 vec![dpu]
             } else {

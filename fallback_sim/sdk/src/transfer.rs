@@ -87,11 +87,26 @@ fn resolve(server: &Server, dpus: Vec<u32>, symbol: SymbolRef<'_>, offset: u32, 
 }
 
 /// Copies one host buffer per DPU (`None`: skipped), in parallel.
+///
+/// C may prepare one buffer for several DPUs. Into DPUs that is one source read many times; out of DPUs only
+/// the last of them (in set order) is copied, as a sequential libdpu's last copy would win, so that no two
+/// threads ever write one buffer.
 fn copy(machine: &Machine, target: &Target, buffers: &[Option<HostBuffer>], length: usize, to_dpu: bool) -> Result<()> {
     if length == 0 {
         return Ok(());
     }
-    target.dpus.par_iter().zip(buffers).try_for_each(|(&dpu, buffer)| {
+    let mut buffers = buffers.to_vec();
+    if !to_dpu {
+        let mut seen = std::collections::HashSet::new();
+        for buffer in buffers.iter_mut().rev() {
+            if let Some(HostBuffer(pointer)) = *buffer {
+                if !seen.insert(pointer) {
+                    *buffer = None;
+                }
+            }
+        }
+    }
+    target.dpus.par_iter().zip(&buffers).try_for_each(|(&dpu, buffer)| {
         let Some(HostBuffer(pointer)) = *buffer else { return Ok(()) };
         if to_dpu {
             // SAFETY: the caller of the API call guarantees `length` readable bytes at the buffer.
@@ -115,8 +130,21 @@ fn broadcast(set: dpu_set_t, symbol: SymbolRef<'_>, offset: u32, source: *const 
     if length > 0 && source.is_null() {
         return Err(DpuError(code::INVALID_BUFFER_SIZE));
     }
-    let buffers = vec![Some(HostBuffer(source.cast_mut().cast())); target.dpus.len()];
-    copy(&server.machine, &target, &buffers, length, true)
+    share(&mut server.machine, &target, HostBuffer(source.cast_mut().cast()), length)
+}
+
+/// Writes one host buffer to every DPU of `target`: a large one as a broadcast whose whole pages the DPUs
+/// share copy-on-write (see `Machine::broadcast`), a small one copied to each DPU in parallel.
+fn share(machine: &mut Machine, target: &Target, source: HostBuffer, length: usize) -> Result<()> {
+    /// Below this, copies cost less than sharing (and `Machine::broadcast` would copy anyway).
+    const SHARED_BROADCAST_MIN: usize = 64 << 10;
+    if length < SHARED_BROADCAST_MIN {
+        return copy(machine, target, &vec![Some(source); target.dpus.len()], length, true);
+    }
+    // SAFETY: the caller of the API call guarantees `length` readable bytes at the buffer.
+    let data = unsafe { std::slice::from_raw_parts(source.0.cast_const(), length) };
+    machine.broadcast(&target.dpus, target.memory, target.offset, data)?;
+    Ok(())
 }
 
 fn copy_from_one(
@@ -272,7 +300,13 @@ fn push(set: dpu_set_t, xfer: u32, symbol: SymbolRef<'_>, offset: u32, length: u
             (!pointer.is_null()).then_some(HostBuffer(pointer.cast()))
         })
         .collect();
-    copy(&server.machine, &target, &buffers, length, to_dpu)?;
+    match buffers.first() {
+        // Every DPU names the same buffer: a broadcast.
+        Some(&Some(first)) if to_dpu && buffers.iter().all(|buffer| buffer.is_some_and(|other| other.0 == first.0)) => {
+            share(&mut server.machine, &target, first, length)?
+        }
+        _ => copy(&server.machine, &target, &buffers, length, to_dpu)?,
+    }
     if flags != DPU_XFER_NO_RESET {
         for &dpu in &target.dpus {
             let (rank, member) = (server.dpus[dpu as usize].rank, server.dpus[dpu as usize].member);

@@ -3,20 +3,20 @@
  *
  *  mode  operation                                           default mode           strict mode
  *   0    mram_read 8 B at the heap (valid)                   no fault               no fault
- *   1    mram_read 12 B (not a multiple of 8)                DMA fault              DMA fault
+ *   1    mram_read 12 B (not a multiple of 8)                moves 8 B              DMA fault
  *   2    mram_read 4096 B (more than 2048)                   DMA fault              DMA fault
- *   3    mram_read 8 B just past the end of MRAM             DMA fault              DMA fault
+ *   3    mram_read 8 B just past the end of MRAM             reads MRAM offset 0    DMA fault
  *   4    mram_read 16 B straddling the end of MRAM           DMA fault              DMA fault
- *   5    mram_write 12 B                                     DMA fault              DMA fault
+ *   5    mram_write 12 B                                     moves 8 B              DMA fault
  *   6    mram_write 4096 B                                   DMA fault              DMA fault
- *   7    mram_write 8 B just past the end of MRAM            DMA fault              DMA fault
+ *   7    mram_write 8 B just past the end of MRAM            writes MRAM offset 0   DMA fault
  *   8    mram_read 8 B at heap + 4 (MRAM not 8-aligned)      no fault: aligned down DMA fault
  *   9    mram_write 8 B at heap + 4                          no fault: aligned down DMA fault
  *  10    mram_read into a WRAM buffer at +4 (not 8-aligned)  no fault: aligned down DMA fault
  *  11    mram_read into WRAM 64 KiB past a WRAM global       DMA fault              DMA fault
  *  12    mram_read of 0 bytes                                no fault (no-op)       DMA fault
  *
- * Outputs when there is no fault: done = 1; result = the word at the start of the buffer (modes 0, 8, 10: the
+ * Outputs when there is no fault: done = 1; result = the word at the start of the buffer (modes 0, 1, 8, 10: the
  * host's word at heap + 0, as both addresses are aligned down; mode 12: untouched, 0); mode 9 writes WRITE_PATTERN
  * at heap + 0 (aligned down).
  * The host writes a pattern at the start of the MRAM heap first. Any NR_TASKLETS.

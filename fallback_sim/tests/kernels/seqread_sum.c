@@ -1,6 +1,6 @@
 /*
- * seqread_sum.c: the sequential reader, with SEQREAD_CACHE_SIZE defined after <seqread.h> is included (the size must
- * be resolved where the seqread_* macros are used).
+ * seqread_sum.c: the sequential reader, with a SEQREAD_CACHE_SIZE other than the default, defined before
+ * <seqread.h> as in the SDK.
  *
  * The host's elements [first_element, first_element + nr_elements) are split into NR_TASKLETS contiguous
  * chunks; each tasklet sums its chunk with its own reader, element by element (first_element may be odd, so
@@ -14,6 +14,8 @@
  *               cache_bytes = bytes seqread_alloc took from the heap = 2 * SEQREAD_CACHE_SIZE = 256
  * Any NR_TASKLETS.
  */
+#define SEQREAD_CACHE_SIZE 128
+
 #include <stdint.h>
 
 #include <alloc.h>
@@ -21,8 +23,6 @@
 #include <defs.h>
 #include <mram.h>
 #include <seqread.h>
-
-#define SEQREAD_CACHE_SIZE 128
 
 #define MAX_ELEMENTS 8192
 

@@ -96,6 +96,9 @@ __dpusim_fault(uint32_t kind, uint64_t address, uint64_t value, const char *form
 /* The first byte of the mem_alloc heap: static WRAM, then the nominal stacks of every tasklet. */
 void *__dpusim_heap_start(void);
 
+/* The DPU's WRAM size in bytes, as configured (64 KiB unless the profile says otherwise). */
+uint32_t __dpusim_wram_size(void);
+
 /* Is strict mode on (fault on what the documentation forbids but the hardware tolerates)? */
 bool __dpusim_strict(void);
 
@@ -118,6 +121,10 @@ int __dpusim_handshake_wait_for(uint32_t notifier);
 /* The DPU's one performance counter: modelled cycles or the DPU's executed instructions since the last reset. */
 uint64_t __dpusim_perfcounter_config(uint32_t config, bool reset);
 uint64_t __dpusim_perfcounter_get(void);
+
+/* Calls function(argument) on a stack of the harness: runtime work that a DPU does not do on the tasklet's stack
+ * (formatting printf messages) does not count as the tasklet's stack use. */
+void __dpusim_on_service_stack(void (*function)(void *), void *argument);
 
 /* Appends to the DPU's log (what the host reads with dpu_log_read). */
 void __dpusim_log_write(const char *text, size_t length);
@@ -221,6 +228,29 @@ struct dpusim_control {
     uint64_t shuffle_seed;    /* DPUSIM_SCHEDULE_SHUFFLE: mixed with each DPU's index */
 };
 
+/*
+ * Broadcasts without copies. Bytes sent to many DPUs are written once into the shared-pages file; each target
+ * DPU's overlay lists the MRAM ranges backed by it. A worker maps those pages read-only over the DPU's MRAM
+ * window, and a kernel write to one of them makes that page the DPU's own (copied into the DPU's MRAM, mapped
+ * read-write, marked in `owned`): copy-on-write per page. The host reads and writes through the same overlay.
+ */
+#define DPUSIM_PAGE_SIZE 4096u
+#define DPUSIM_OVERLAY_RANGES 4
+#define DPUSIM_OVERLAY_STRIDE 4096u
+
+struct dpusim_overlay_range {
+    uint32_t mram_offset;   /* page-aligned offset in MRAM */
+    uint32_t pages;
+    uint64_t shared_offset; /* page-aligned offset in the shared-pages file */
+};
+
+struct dpusim_overlay {
+    uint32_t nr_ranges;
+    uint32_t reserved;
+    struct dpusim_overlay_range ranges[DPUSIM_OVERLAY_RANGES];
+    uint8_t owned[DPUSIM_MRAM_WINDOW / DPUSIM_PAGE_SIZE / 8]; /* bit p: MRAM page p is the DPU's own */
+};
+
 /* The worker's command line and file descriptors. */
 #define DPUSIM_WORKER_FLAG "--dpusim-worker"
 #define DPUSIM_FD_CONTROL 3
@@ -228,6 +258,8 @@ struct dpusim_control {
 #define DPUSIM_FD_MRAM 5
 #define DPUSIM_FD_LOG 6
 #define DPUSIM_FD_CHANNEL 7
+#define DPUSIM_FD_SHARED 8  /* pages shared by several DPUs (broadcasts), see struct dpusim_overlay */
+#define DPUSIM_FD_OVERLAY 9 /* struct dpusim_overlay per DPU, DPUSIM_OVERLAY_STRIDE bytes apart */
 /* Bytes on the channel: the host sends RUN, the worker answers DONE when the job list is exhausted. */
 #define DPUSIM_CMD_RUN 'R'
 #define DPUSIM_REPLY_READY 'Y'

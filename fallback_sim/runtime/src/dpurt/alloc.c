@@ -31,7 +31,7 @@ void *mem_alloc(size_t size)
         __sys_heap_pointer = heap_start();
     }
     uint64_t block = ((uint64_t)__sys_heap_pointer + HEAP_ALIGNMENT - 1) & ~(uint64_t)(HEAP_ALIGNMENT - 1);
-    uint64_t wram_end = (uint64_t)(uintptr_t)__dpusim_wram_begin + DPUSIM_WRAM_SIZE;
+    uint64_t wram_end = (uint64_t)(uintptr_t)__dpusim_wram_begin + __dpusim_wram_size();
     if (block > wram_end || size > wram_end - block) {
         __dpusim_fault(DPUSIM_FAULT_HEAP_FULL, block, size,
                        "heap full: mem_alloc(%zu) at 0x%08llx passes the end of WRAM (0x%08llx)", size,

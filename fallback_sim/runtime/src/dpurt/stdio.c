@@ -12,29 +12,49 @@
 
 #define LOCAL_MESSAGE_SIZE 1024
 
-int vprintf(const char *restrict format, va_list args)
+/*
+ * A DPU's printf does not format (the host does, when it reads the log), so formatting uses no tasklet stack on
+ * hardware: here it runs on the harness's service stack, and the tasklet's measured stack use stays the DPU's.
+ */
+struct print_request {
+    const char *format;
+    va_list args;
+    int length;
+};
+
+static void format_and_log(void *argument)
 {
+    struct print_request *request = argument;
     char local[LOCAL_MESSAGE_SIZE];
     va_list copy;
-    va_copy(copy, args);
-    int length = vsnprintf(local, sizeof(local), format, copy);
+    va_copy(copy, request->args);
+    int length = vsnprintf(local, sizeof(local), request->format, copy);
     va_end(copy);
+    request->length = length;
     if (length < 0) {
-        return length;
+        return;
     }
     if ((size_t)length < sizeof(local)) {
         __dpusim_log_write(local, (size_t)length);
-        return length;
+        return;
     }
     char *message = malloc((size_t)length + 1);
     if (message == NULL) {
         __dpusim_fault(DPUSIM_FAULT_PRINTF_OVERFLOW, 0, (uint64_t)length, "printf: no memory for a %d-byte message",
                        length);
     }
-    vsnprintf(message, (size_t)length + 1, format, args);
+    vsnprintf(message, (size_t)length + 1, request->format, request->args);
     __dpusim_log_write(message, (size_t)length);
     free(message);
-    return length;
+}
+
+int vprintf(const char *restrict format, va_list args)
+{
+    struct print_request request = {.format = format, .length = 0};
+    va_copy(request.args, args);
+    __dpusim_on_service_stack(format_and_log, &request);
+    va_end(request.args);
+    return request.length;
 }
 
 int printf(const char *restrict format, ...)
@@ -46,8 +66,9 @@ int printf(const char *restrict format, ...)
     return length;
 }
 
-int puts(const char *text)
+static void log_line(void *argument)
 {
+    const char *text = argument;
     size_t length = strlen(text);
     char local[LOCAL_MESSAGE_SIZE];
     if (length < sizeof(local)) {
@@ -58,6 +79,11 @@ int puts(const char *text)
         __dpusim_log_write(text, length);
         __dpusim_log_write("\n", 1);
     }
+}
+
+int puts(const char *text)
+{
+    __dpusim_on_service_stack(log_line, (void *)(uintptr_t)text);
     return 1;
 }
 

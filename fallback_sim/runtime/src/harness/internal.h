@@ -105,6 +105,24 @@ void clock_woken(struct tasklet *tasklet, uint64_t at);
 uint64_t clock_dpu_cycles(void);
 uint64_t clock_dpu_instructions(void);
 
+/* warning.c: prints "kernel K, DPU d, tasklet t: message" to standard error, once per worker for each
+ * (kind, key); kind is a string constant compared by address. */
+__attribute__((format(printf, 4, 5))) void warning_once(const char *kind, uint64_t key, uint32_t tasklet,
+                                                        const char *format, ...);
+
+/* stack.c: paints a tasklet's stack before it starts; measures every started tasklet's stack when the run ends
+ * and reports use over the budget (a warning, or a fault in strict mode). */
+void stack_paint(uint32_t tasklet);
+void stack_measure(void);
+
+/* overlay.c: broadcast pages shared copy-on-write. overlay_map maps dpu's shared ranges over its MRAM window
+ * (mapped as its own first) when overlay_needs_mapping says the window differs from its own MRAM;
+ * overlay_take_page, from the SIGSEGV handler, makes the shared page at address dpu's own (false: not one). */
+void overlay_map_records(void);
+bool overlay_needs_mapping(uint32_t dpu);
+void overlay_map(uint32_t dpu);
+bool overlay_take_page(uint32_t dpu, uintptr_t address);
+
 /* Context switch (switch_*.S or the ucontext fallback). */
 void dpusim_switch(void **save_sp, void *load_sp);
 void *dpusim_prepare_stack(char *stack_high, void (*entry)(void));

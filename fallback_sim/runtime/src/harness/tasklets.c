@@ -420,6 +420,7 @@ static void start(uint32_t tasklet) {
     struct tasklet *t = &run.tasklets[tasklet];
     t->state = TASKLET_RUNNABLE;
     t->wait = WAIT_NONE;
+    stack_paint(tasklet);
     t->saved_sp = dpusim_prepare_stack(t->stack_high, tasklet_entry);
 }
 
@@ -458,6 +459,7 @@ void tasklets_run(uint32_t dpu, struct dpusim_dpu_record *record, char *log, uin
         dpusim_switch(&run.scheduler_sp, run.tasklets[chosen].saved_sp);
         next = (chosen + 1) % run.nr_tasklets;
     }
+    stack_measure();
     for (uint32_t t = 0; t < run.nr_tasklets; t++) {
         record->tasklets[t].instructions = run.tasklets[t].instructions;
         record->tasklets[t].cycles = run.tasklets[t].time;

@@ -70,6 +70,7 @@ static void map_control(void) {
                     DPUSIM_FD_LOG, 0);
     if (log_base == MAP_FAILED)
         die("mapping the log file");
+    overlay_map_records();
 }
 
 /* PROT_NONE over both windows, so that accesses past a DPU's memories fault instead of hitting something. */
@@ -83,7 +84,7 @@ static void reserve_windows(void) {
 }
 
 static void map_dpu(uint32_t dpu) {
-    if (dpu == mapped_dpu)
+    if (dpu == mapped_dpu && !overlay_needs_mapping(dpu))
         return;
     if (mmap((void *)(uintptr_t)DPUSIM_WRAM_BASE, control->wram_size, PROT_READ | PROT_WRITE,
              MAP_SHARED | MAP_FIXED, DPUSIM_FD_WRAM, (off_t)dpu * (off_t)control->wram_size) == MAP_FAILED)
@@ -91,6 +92,7 @@ static void map_dpu(uint32_t dpu) {
     if (mmap((void *)(uintptr_t)DPUSIM_MRAM_BASE, control->mram_size, PROT_READ | PROT_WRITE,
              MAP_SHARED | MAP_FIXED, DPUSIM_FD_MRAM, (off_t)dpu * (off_t)control->mram_size) == MAP_FAILED)
         die("mapping a DPU's MRAM");
+    overlay_map(dpu);
     mapped_dpu = dpu;
 }
 
@@ -134,6 +136,9 @@ static void on_signal(int signal, siginfo_t *info, void *context) {
             return; /* the hang timer fired between two DPUs */
         _exit(DPUSIM_EXIT_FAULT);
     }
+    /* A kernel's write to a broadcast page it shares: the page becomes its own and the write is retried. */
+    if (signal == SIGSEGV && overlay_take_page(slot->current_dpu, (uintptr_t)info->si_addr))
+        return;
     char message[DPUSIM_MESSAGE_SIZE];
     uint32_t kind = DPUSIM_FAULT_SIGNAL;
     uintptr_t address = (uintptr_t)info->si_addr;

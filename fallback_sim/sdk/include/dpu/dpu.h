@@ -263,6 +263,7 @@ void dpu_set_dpu_iterator_next(struct dpu_set_dpu_iterator_t *iterator);
  *   - `dpu_incbin_<name>_size`: a size_t holding their number;
  *   - `struct dpu_incbin_t name` = { dpu_incbin_<name>, its size, file }, for dpu_load_from_incbin.
  * All three are global symbols (C linkage in C++ too), defined by the assembler so that the size is a constant.
+ * The expansion ends with a semicolon, as the SDK's does, so `DPU_INCBIN(name, file)` needs none after it.
  */
 #if defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 4
 #define _DPU_INCBIN_WORD ".long"
@@ -304,7 +305,7 @@ void dpu_set_dpu_iterator_next(struct dpu_set_dpu_iterator_t *iterator);
             ".popsection\n");                                                                                        \
     _DPU_INCBIN_EXTERN const uint8_t dpu_incbin_##name[];                                                            \
     _DPU_INCBIN_EXTERN const size_t dpu_incbin_##name##_size;                                                        \
-    _DPU_INCBIN_EXTERN struct dpu_incbin_t name
+    _DPU_INCBIN_EXTERN struct dpu_incbin_t name;
 
 #ifdef __cplusplus
 }

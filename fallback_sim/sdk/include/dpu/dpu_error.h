@@ -14,13 +14,10 @@ extern "C" {
  */
 #define DPU_ERROR_ASYNC_JOB_TYPE_SHIFT 16
 
-#if defined(__GNUC__) && !defined(__cplusplus)
-#pragma GCC diagnostic push
-/* DPU_ERR_ASYNC_JOBS (1u << 31) is outside int's range: ISO C before C23 says so under -pedantic. */
-#pragma GCC diagnostic ignored "-Wpedantic"
-#endif
-
-/* Status returned by the host API. A 4-byte enum; the values are the SDK's. */
+/*
+ * Status returned by the host API: a signed, int-sized enum, as in the SDK, whose DPU_ERR_ASYNC_JOBS is
+ * (int)(1U << 31), i.e. INT_MIN. The values are the SDK's.
+ */
 typedef enum _dpu_error_t {
     DPU_OK = 0,
     DPU_ERR_INTERNAL = 1,
@@ -66,12 +63,8 @@ typedef enum _dpu_error_t {
     DPU_ERR_SG_NOT_ACTIVATED = 41,
     DPU_ERR_SG_NOT_MRAM_SYMBOL = 42,
     /* A flag OR-ed onto another code: the error came from an asynchronous job. */
-    DPU_ERR_ASYNC_JOBS = 1u << 31,
+    DPU_ERR_ASYNC_JOBS = (int)(1U << 31),
 } dpu_error_t;
-
-#if defined(__GNUC__) && !defined(__cplusplus)
-#pragma GCC diagnostic pop
-#endif
 
 /*
  * Describes `status` ("invalid dpu set", ..., "unknown error" for a value that is no code) in a string

@@ -1,9 +1,12 @@
 //! `dpu-upmem-dpurte-clang`: builds DPU C sources into a simulated DPU binary, taking the UPMEM DPU compiler's
 //! usual flags, so that unchanged UPMEM makefiles build for the simulator.
 //!
-//! Accepted: `-DNAME[=VALUE]` / `-D NAME`, `-UNAME`, `-I DIR` / `-IDIR`, `-O*`, `-g*`, `-W*`, `-w`, `-std=*`,
-//! `-f*`, `-mcpu=*` (ignored: the simulator has one chip), `-pg` (defines `DPU_PROFILING`), `-o FILE`
-//! (default `a.out`), and C sources. `--help` and `--version` print what they say.
+//! Accepted: `-DNAME[=VALUE]` / `-D NAME`, `-UNAME`, `-I DIR` / `-IDIR`, `-isystem DIR`, `-include FILE`, `-O*`,
+//! `-g*`, `-W*`, `-w`, `-std=*`, `-pedantic[-errors]`, `-f*`, `-pg` (defines `DPU_PROFILING`), `-o FILE`
+//! (default `a.out`), and C sources. Ignored, as they mean nothing for a simulated DPU binary: `-m*` (`-mcpu=`:
+//! the simulator has one chip), `--target=*`, `-flto[=*]` / `-fno-lto` (the kernel's objects are combined and
+//! their symbols hidden, which link-time optimisation would undo), and the dependency-file options `-M`, `-MM`,
+//! `-MD`, `-MMD`, `-MP`, `-MF FILE`, `-MT TARGET`, `-MQ TARGET`. `--help` and `--version` print what they say.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -53,6 +56,18 @@ fn run(arguments: Vec<String>) -> Result<(), String> {
                 builder.define("DPU_PROFILING", None);
             }
             "-c" => return Err("-c is not supported: give every source in one command".into()),
+            "-MF" | "-MT" | "-MQ" => {
+                value_of(&argument, "")?;
+            }
+            "-M" | "-MM" | "-MD" | "-MMD" | "-MP" => {}
+            "-isystem" => {
+                builder.include(value_of("-isystem", "")?);
+            }
+            "-include" => {
+                let file = value_of("-include", "")?;
+                builder.flag("-include").flag(&file);
+            }
+            _ if argument.starts_with("-flto") || argument == "-fno-lto" => {}
             _ if argument.starts_with("-D") => {
                 let definition = value_of("-D", &argument[2..])?;
                 match definition.split_once('=') {
@@ -65,6 +80,8 @@ fn run(arguments: Vec<String>) -> Result<(), String> {
                 || argument.starts_with("-g")
                 || argument.starts_with("-W")
                 || argument == "-w"
+                || argument == "-pedantic"
+                || argument == "-pedantic-errors"
                 || argument.starts_with("-std=")
                 || argument.starts_with("-f") =>
             {
@@ -73,7 +90,7 @@ fn run(arguments: Vec<String>) -> Result<(), String> {
             _ if argument.starts_with("-I") => {
                 builder.include(value_of("-I", &argument[2..])?);
             }
-            _ if argument.starts_with("-mcpu=") || argument.starts_with("--target=") => {}
+            _ if argument.starts_with("-m") || argument.starts_with("--target=") => {}
             _ if argument.starts_with('-') => return Err(format!("unknown option {argument}\n{USAGE}")),
             _ => {
                 builder.source(&argument);

@@ -239,7 +239,10 @@ static void check_enums(void)
     EXPECT_EQ(EM_DPU, 245);
 }
 
-/* dpu_error_t: a 4-byte enum, values 0..42, and the DPU_ERR_ASYNC_JOBS bit (1 << 31). */
+/*
+ * dpu_error_t: a signed 4-byte enum, values 0..42, and the DPU_ERR_ASYNC_JOBS bit, which the SDK defines as
+ * (int)(1U << 31): negative, and it keeps the enum's type signed.
+ */
 static void check_errors(void)
 {
     EXPECT_EQ(sizeof(dpu_error_t), 4);
@@ -287,6 +290,8 @@ static void check_errors(void)
     EXPECT_EQ(DPU_ERR_SG_NOT_ACTIVATED, 41);
     EXPECT_EQ(DPU_ERR_SG_NOT_MRAM_SYMBOL, 42);
     EXPECT_EQ((uint32_t)DPU_ERR_ASYNC_JOBS, 0x80000000u);
+    EXPECT_EQ(DPU_ERR_ASYNC_JOBS < 0, 1);
+    EXPECT_EQ((dpu_error_t)-1 < 0, 1);
     EXPECT_EQ(DPU_ERROR_ASYNC_JOB_TYPE_SHIFT, 16);
     /* The flag composes with a code and is recovered from it. */
     EXPECT_EQ(((uint32_t)DPU_ERR_ASYNC_JOBS | (uint32_t)DPU_ERR_DPU_FAULT) & ~(uint32_t)DPU_ERR_ASYNC_JOBS, 23);

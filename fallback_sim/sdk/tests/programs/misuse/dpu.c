@@ -1,6 +1,6 @@
 /*
  * A kernel for misuse tests: host-visible symbols of known sizes in WRAM and MRAM, a busy loop of `spin`
- * iterations, and a fault chosen by the host: 1 = DMA of 12 bytes, 2 = halt(), 3 = division by zero,
+ * iterations, and a fault chosen by the host: 1 = DMA of 4096 bytes (over 2048), 2 = halt(), 3 = division by zero,
  * 4 = failed assert.
  */
 #include <stdint.h>
@@ -29,7 +29,7 @@ int main(void) {
     volatile uint32_t d = divisor;
     switch (fault_kind) {
     case 1:
-        mram_read(m, buffer, 12);
+        mram_read(m, buffer, 4096);
         result += (uint32_t)buffer[0];
         break;
     case 2:

@@ -1,0 +1,294 @@
+//! Broadcasts without copies: MRAM pages shared copy-on-write by the DPUs that received the same bytes.
+//!
+//! A broadcast's whole pages are written once into the shared-pages file; each target DPU's overlay record
+//! (`struct dpusim_overlay` in abi.h) lists the MRAM ranges backed by it, and the DPU's own pages there are
+//! given back. A page of such a range is *shared* until it becomes the DPU's *own* (its bit in `owned`): when
+//! the host writes into it (here) or a kernel does (the worker's fault handler copies it, `overlay.c`). Reads
+//! of a shared page come from the shared-pages file. Nothing else about the DPU changes.
+
+use std::collections::HashMap;
+use std::ptr;
+
+use crate::error::Result;
+use crate::memory::SharedFile;
+
+/// Page size of the sharing (`DPUSIM_PAGE_SIZE`).
+pub(crate) const PAGE: usize = 4096;
+/// Bytes between two DPUs' overlay records (`DPUSIM_OVERLAY_STRIDE`).
+pub(crate) const STRIDE: usize = 4096;
+const RANGES: usize = 4;
+/// MRAM pages an overlay can describe (the 64 MiB MRAM window).
+const MAX_PAGES: usize = (64 << 20) / PAGE;
+/// Virtual size of the shared-pages file: sparse, only broadcast bytes cost memory.
+const SHARED_FILE_SIZE: usize = 1 << 40;
+
+/// `struct dpusim_overlay_range`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct OverlayRange {
+    mram_offset: u32,
+    pages: u32,
+    shared_offset: u64,
+}
+
+/// `struct dpusim_overlay`.
+#[repr(C)]
+pub(crate) struct OverlayRecord {
+    nr_ranges: u32,
+    reserved: u32,
+    ranges: [OverlayRange; RANGES],
+    pub(crate) owned: [u8; MAX_PAGES / 8],
+}
+
+/// Bytes written once and shared by several DPUs: a page-aligned extent of the shared-pages file.
+#[derive(Clone, Copy, Debug)]
+struct Extent {
+    length: usize,
+    users: usize,
+}
+
+/// The shared-pages file, every DPU's overlay record, and who uses which extent.
+pub(crate) struct Overlays {
+    shared: SharedFile,
+    records: SharedFile,
+    /// Extents by their offset in the shared-pages file.
+    extents: HashMap<u64, Extent>,
+    /// How many ranges each DPU has (only the host changes them), so that DPUs without any never touch their
+    /// record: most transfers are to DPUs that share nothing.
+    nr_ranges: Vec<u8>,
+    next_offset: u64,
+}
+
+impl Overlays {
+    pub fn new(nr_dpus: u32) -> Result<Overlays> {
+        Ok(Overlays {
+            shared: SharedFile::new("shared-pages", SHARED_FILE_SIZE)?,
+            records: SharedFile::new("overlays", nr_dpus as usize * STRIDE)?,
+            extents: HashMap::new(),
+            nr_ranges: vec![0; nr_dpus as usize],
+            next_offset: 0,
+        })
+    }
+
+    pub fn shared_fd(&self) -> std::os::fd::RawFd {
+        self.shared.fd()
+    }
+
+    pub fn records_fd(&self) -> std::os::fd::RawFd {
+        self.records.fd()
+    }
+
+    fn record(&self, dpu: u32) -> *mut OverlayRecord {
+        // SAFETY: each DPU has STRIDE bytes, at least size_of::<OverlayRecord>() (checked against abi.h), and the
+        // mapping is page-aligned, so the pointer is in bounds and aligned.
+        unsafe { self.records.ptr().add(dpu as usize * STRIDE).cast() }
+    }
+
+    /// The DPU's ranges. The caller holds the DPU (idle, and its host access lock or `&mut self`).
+    fn ranges(&self, dpu: u32) -> Vec<OverlayRange> {
+        if self.nr_ranges[dpu as usize] == 0 {
+            return Vec::new();
+        }
+        // SAFETY: the record is ours to read while the DPU is idle (see `record`).
+        let record = unsafe { &*self.record(dpu) };
+        record.ranges[..(record.nr_ranges as usize).min(RANGES)].to_vec()
+    }
+
+    fn is_owned(&self, dpu: u32, page: usize) -> bool {
+        // SAFETY: as in `ranges`; page < MAX_PAGES since ranges lie in MRAM.
+        let owned = unsafe { (*self.record(dpu)).owned[page / 8] };
+        owned & (1 << (page % 8)) != 0
+    }
+
+    fn set_owned(&self, dpu: u32, page: usize, owned: bool) {
+        // SAFETY: as in `ranges`: the DPU is idle and only this host thread touches its record.
+        let byte = unsafe { &mut (*self.record(dpu)).owned[page / 8] };
+        if owned {
+            *byte |= 1 << (page % 8);
+        } else {
+            *byte &= !(1 << (page % 8));
+        }
+    }
+
+    /// Marks `pages` pages from `first` as shared again: whole bytes at once, the partial ones bit by bit.
+    fn clear_owned(&self, dpu: u32, first: usize, pages: usize) {
+        let end = first + pages;
+        let whole = first.div_ceil(8)..end / 8;
+        if whole.start >= whole.end {
+            (first..end).for_each(|page| self.set_owned(dpu, page, false));
+            return;
+        }
+        (first..whole.start * 8).chain(whole.end * 8..end).for_each(|page| self.set_owned(dpu, page, false));
+        // SAFETY: as in `ranges`; no other reference to the record exists while this one lives, and `whole` lies
+        // within the bitmap since the pages lie within MRAM.
+        let record = unsafe { &mut *self.record(dpu) };
+        record.owned[whole].fill(0);
+    }
+
+    /// The shared pages of `dpu` that meet `[offset, offset + length)` of MRAM: (MRAM offset, shared-file
+    /// offset) of each page.
+    fn shared_pages(&self, dpu: u32, offset: u64, length: usize) -> Vec<(usize, usize)> {
+        let (start, end) = (offset as usize, offset as usize + length);
+        let mut pages = Vec::new();
+        for range in self.ranges(dpu) {
+            let first = range.mram_offset as usize / PAGE;
+            for index in 0..range.pages as usize {
+                let page = first + index;
+                let at = page * PAGE;
+                if at < end && start < at + PAGE && !self.is_owned(dpu, page) {
+                    pages.push((at, range.shared_offset as usize + index * PAGE));
+                }
+            }
+        }
+        pages
+    }
+
+    /// Before the host writes `[offset, offset + length)` of `dpu`'s MRAM (slice `mram_base` of `mram`): the
+    /// shared pages it meets become the DPU's own, copied first unless the write covers them whole.
+    pub fn make_own(&self, dpu: u32, mram: &SharedFile, mram_base: usize, offset: u64, length: usize) {
+        let (start, end) = (offset as usize, offset as usize + length);
+        for (at, shared) in self.shared_pages(dpu, offset, length) {
+            if !(start <= at && at + PAGE <= end) {
+                // SAFETY: both pages lie within their files (ranges are within MRAM and their extents), the DPU
+                // is idle and the caller holds it, so nothing else writes the destination.
+                unsafe {
+                    ptr::copy_nonoverlapping(self.shared.ptr().add(shared), mram.ptr().add(mram_base + at), PAGE)
+                };
+            }
+            self.set_owned(dpu, at / PAGE, true);
+        }
+    }
+
+    /// After the host read `out` from `[offset, ...)` of `dpu`'s own MRAM: the parts on shared pages come from
+    /// the shared-pages file instead.
+    pub fn read_shared(&self, dpu: u32, offset: u64, out: &mut [u8]) {
+        let (start, end) = (offset as usize, offset as usize + out.len());
+        for (at, shared) in self.shared_pages(dpu, offset, out.len()) {
+            let from = start.max(at);
+            let to = end.min(at + PAGE);
+            // SAFETY: [from, to) lies in the shared page (offset `shared + from - at`, within its extent) and in
+            // `out` (offset `from - start`); nothing writes shared pages while DPUs use them.
+            unsafe {
+                ptr::copy_nonoverlapping(
+                    self.shared.ptr().add(shared + from - at),
+                    out.as_mut_ptr().add(from - start),
+                    to - from,
+                )
+            };
+        }
+    }
+
+    /// Writes `data` once into a new extent of the shared-pages file; returns its offset.
+    pub fn share(&mut self, data: &[u8]) -> u64 {
+        let offset = self.next_offset;
+        let length = data.len().div_ceil(PAGE) * PAGE;
+        self.next_offset += length as u64;
+        self.shared.populate(offset as usize, data.len());
+        // SAFETY: the extent [offset, offset + length) is new (the bump pointer only grows) and within the
+        // sparse file, which is far larger than any run's broadcasts.
+        unsafe { ptr::copy_nonoverlapping(data.as_ptr(), self.shared.ptr().add(offset as usize), data.len()) };
+        self.extents.insert(offset, Extent { length, users: 0 });
+        offset
+    }
+
+    /// Backs `pages` pages of `dpu`'s MRAM from `mram_offset` (page-aligned) with the extent at `shared`.
+    /// Overlapping ranges are made the DPU's own first, and the DPU's own pages there are given back. Returns
+    /// false, changing nothing, when the DPU has no free range slot (the caller then copies).
+    pub fn attach(
+        &mut self,
+        dpu: u32,
+        mram: &SharedFile,
+        mram_base: usize,
+        mram_offset: u64,
+        pages: usize,
+        shared: u64,
+    ) -> Result<bool> {
+        let length = pages * PAGE;
+        let ranges = self.ranges(dpu);
+        let in_use = ranges.len();
+        let overlapping: Vec<OverlayRange> = ranges
+            .into_iter()
+            .filter(|range| {
+                let start = u64::from(range.mram_offset);
+                start < mram_offset + length as u64 && mram_offset < start + u64::from(range.pages) * PAGE as u64
+            })
+            .collect();
+        let free = RANGES - in_use + overlapping.len();
+        if free == 0 {
+            return Ok(false);
+        }
+        for range in overlapping {
+            self.make_own(dpu, mram, mram_base, u64::from(range.mram_offset), range.pages as usize * PAGE);
+            self.remove(dpu, range.shared_offset)?;
+        }
+        mram.discard(mram_base + mram_offset as usize, length)?;
+        self.clear_owned(dpu, mram_offset as usize / PAGE, pages);
+        // SAFETY: as in `ranges`; no other reference to the record exists while this one lives.
+        let record = unsafe { &mut *self.record(dpu) };
+        // A free slot exists: checked above, and the removals only freed more.
+        record.ranges[record.nr_ranges as usize] =
+            OverlayRange { mram_offset: mram_offset as u32, pages: pages as u32, shared_offset: shared };
+        record.nr_ranges += 1;
+        self.nr_ranges[dpu as usize] += 1;
+        if let Some(extent) = self.extents.get_mut(&shared) {
+            extent.users += 1;
+        }
+        Ok(true)
+    }
+
+    /// Drops the range of `dpu` backed by the extent at `shared`, and the extent when nobody uses it any more.
+    fn remove(&mut self, dpu: u32, shared: u64) -> Result<()> {
+        // SAFETY: as in `ranges`; no other reference to the record exists while this one lives.
+        let record = unsafe { &mut *self.record(dpu) };
+        let count = (record.nr_ranges as usize).min(RANGES);
+        if let Some(slot) = record.ranges[..count].iter().position(|range| range.shared_offset == shared) {
+            record.ranges[slot] = record.ranges[count - 1];
+            record.nr_ranges -= 1;
+            self.nr_ranges[dpu as usize] -= 1;
+        }
+        self.release(shared)
+    }
+
+    fn release(&mut self, shared: u64) -> Result<()> {
+        let Some(extent) = self.extents.get_mut(&shared) else { return Ok(()) };
+        extent.users = extent.users.saturating_sub(1);
+        if extent.users == 0 {
+            let length = extent.length;
+            self.extents.remove(&shared);
+            self.shared.discard(shared as usize, length)?;
+        }
+        Ok(())
+    }
+
+    /// Drops every range of `dpu` (its MRAM is being cleared) and gives back extents nobody uses.
+    pub fn detach_all(&mut self, dpu: u32) -> Result<()> {
+        if self.nr_ranges[dpu as usize] == 0 {
+            return Ok(());
+        }
+        for range in self.ranges(dpu) {
+            self.remove(dpu, range.shared_offset)?;
+        }
+        // SAFETY: as in `ranges`; no other reference to the record exists while this one lives.
+        unsafe { (*self.record(dpu)).owned = [0; MAX_PAGES / 8] };
+        Ok(())
+    }
+
+    /// Gives back an extent that `share` made but no DPU took.
+    pub fn forget_if_unused(&mut self, shared: u64) -> Result<()> {
+        if self.extents.get(&shared).is_some_and(|extent| extent.users == 0) {
+            let length = self.extents.remove(&shared).map_or(0, |extent| extent.length);
+            self.shared.discard(shared as usize, length)?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether a broadcast is worth sharing: at least this many whole pages.
+pub(crate) const MIN_SHARED_PAGES: usize = 16;
+
+/// The whole pages of `[offset, offset + length)`: (first page-aligned offset, number of pages).
+pub(crate) fn whole_pages(offset: u64, length: usize) -> (u64, usize) {
+    let start = (offset as usize).div_ceil(PAGE) * PAGE;
+    let end = (offset as usize + length) / PAGE * PAGE;
+    (start as u64, end.saturating_sub(start) / PAGE)
+}
