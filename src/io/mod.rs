@@ -83,6 +83,16 @@ fn parse_number(file: &TextFile, line: usize, what: &str, token: &str) -> Result
     token.trim().parse().map_err(|_| file.error(line, format!("{what}: `{token}` is not a number")))
 }
 
+/// A [`Error::Parse`] for `path` at a 1-based `line` (when the format has lines).
+fn parse_error(path: &Path, line: Option<usize>, reason: impl Into<String>) -> Error {
+    Error::Parse { path: path.to_path_buf(), line, reason: reason.into() }
+}
+
+/// A [`Error::Io`] for `path`.
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Io { path: path.to_path_buf(), source }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,14 +109,4 @@ mod tests {
         assert!(matches!(err, Error::Io { .. }));
         assert!(err.to_string().contains("/nonexistent/graph.mtx"), "{err}");
     }
-}
-
-/// A [`Error::Parse`] for `path` at a 1-based `line` (when the format has lines).
-fn parse_error(path: &Path, line: Option<usize>, reason: impl Into<String>) -> Error {
-    Error::Parse { path: path.to_path_buf(), line, reason: reason.into() }
-}
-
-/// A [`Error::Io`] for `path`.
-fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Io { path: path.to_path_buf(), source }
 }
