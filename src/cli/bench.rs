@@ -35,7 +35,7 @@ pub struct BenchInferArgs {
     /// The PIM backend timed next to the CPU: sim, hw or auto.
     #[arg(long, default_value = "sim")]
     pim: Backend,
-    /// DPUs to use on PIM.
+    /// DPUs to use on PIM (default 2,048; on hardware, all present up to 2,048).
     #[arg(long)]
     dpus: Option<u32>,
     /// Tasklets per DPU on PIM.

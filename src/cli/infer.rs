@@ -18,10 +18,10 @@ use super::workload::WorkloadArgs;
 pub struct InferArgs {
     #[command(flatten)]
     workload: WorkloadArgs,
-    /// Where aggregation runs: auto (PIM when available, else CPU), sim, hw or cpu.
+    /// Where aggregation runs: auto (UPMEM hardware when present, else the simulator), sim, hw or cpu.
     #[arg(long, default_value = "auto")]
     backend: Backend,
-    /// DPUs to use on PIM.
+    /// DPUs to use on PIM (default 2,048; on hardware, all present up to 2,048).
     #[arg(long)]
     dpus: Option<u32>,
     /// Tasklets per DPU on PIM.
