@@ -5,7 +5,7 @@ use std::str::FromStr;
 
 use upmem::DpuSet;
 
-use crate::cost::{self, HardwareModel};
+use crate::cost::{self, Choice, Costed, HardwareModel};
 use crate::error::{Error, Result};
 use crate::pim::{LoadBalance, PimElement, PimSpmm, SIMULATOR_MRAM_BUDGET};
 use crate::sparse::{Csr, Element};
@@ -146,27 +146,33 @@ fn pim_engine<T: PimElement>(matrix: Csr<T>, kind: upmem::BackendKind, options: 
     let model = HardwareModel::default();
     let budget = (backend == Backend::Simulator).then_some(SIMULATOR_MRAM_BUDGET);
     let choice = cost::choose_for_calls(&model, &matrix, &widths, nr_dpus, tasklets, budget)?;
+    let plan = describe::<T>(&choice, &widths, set.nr_dpus(), set.backend());
     let chosen = choice.best;
-    let plan = format!(
-        "PIM SpMM on {} {} DPUs ({} used), {}, plan {} (predicted {:.3} ms on hardware over calls of width {:?}{})",
-        set.nr_dpus(),
-        set.backend(),
-        chosen.plan.dpus_used(),
-        T::NAME,
-        chosen.plan,
-        chosen.prediction.total().as_secs_f64() * 1e3,
-        widths,
-        if choice.fastest.plan == chosen.plan {
-            String::new()
-        } else {
-            format!(
-                "; hardware's choice {} at {:.3} ms exceeds the simulator's host-memory budget",
-                choice.fastest.plan,
-                choice.fastest.prediction.total().as_secs_f64() * 1e3
-            )
-        }
-    );
     let engine = PimSpmm::with_model(set, matrix, chosen.plan, model)?;
     let balance = Some(engine.report().balance);
     Ok(Engine { spmm: Box::new(engine), backend, plan, balance })
+}
+
+/// The plan line of a PIM engine: the DPUs, the plan and its predicted time over the calls, and the hardware's
+/// choice when the simulator's memory budget ruled it out.
+fn describe<T: PimElement>(choice: &Choice, widths: &[usize], nr_dpus: usize, kind: upmem::BackendKind) -> String {
+    let ms = |costed: &Costed| costed.prediction.total().as_secs_f64() * 1e3;
+    let (chosen, fastest) = (&choice.best, &choice.fastest);
+    let budgeted = if fastest.plan == chosen.plan {
+        String::new()
+    } else {
+        format!(
+            "; hardware's choice {} at {:.3} ms exceeds the simulator's host-memory budget",
+            fastest.plan,
+            ms(fastest)
+        )
+    };
+    format!(
+        "PIM SpMM on {nr_dpus} {kind} DPUs ({} used), {}, plan {} (predicted {:.3} ms on hardware over calls of \
+         width {widths:?}{budgeted})",
+        chosen.plan.dpus_used(),
+        T::NAME,
+        chosen.plan,
+        ms(chosen),
+    )
 }
