@@ -12,7 +12,11 @@ fn main() -> pimgnn::Result<()> {
     let model = Model::seeded_gcn(&[32, 16, 4], 1)?;
 
     let matrix = model.architecture().aggregation().matrix(&graph)?;
-    let mut aggregator = Aggregator::new(matrix, Dtype::F32, &EngineOptions { backend, ..Default::default() })?;
+    let mut aggregator = Aggregator::new(
+        matrix,
+        Dtype::F32,
+        &EngineOptions { backend, widths: model.aggregation_widths(), ..Default::default() },
+    )?;
     let logits = model.forward(&features, &mut aggregator)?.logits;
     println!("{} x {} logits on {}; node 0: {:?}", logits.rows(), logits.cols(), aggregator.backend(), logits.row(0));
     Ok(())

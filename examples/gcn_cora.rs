@@ -1,7 +1,7 @@
 //! The 2-layer GCN trained with PyTorch Geometric on Cora, run by pimgnn: prints the test accuracy and how far
 //! the logits are from PyG's.
 //!
-//! `cargo run --release --example gcn_cora -- --backend cpu [--datasets ../shared/datasets] [--dtype i8]`
+//! `cargo run --release --example gcn_cora -- --backend sim [--datasets ../shared/datasets] [--dtype i8]`
 
 use std::path::PathBuf;
 
@@ -38,7 +38,8 @@ fn main() -> anyhow::Result<()> {
     let test_mask = inputs::read_mask(&root.join("cora/test_mask.npy"), graph.nrows())?;
 
     let matrix = model.architecture().aggregation().matrix(&graph)?;
-    let options = EngineOptions { backend: args.backend, ..EngineOptions::default() };
+    let options =
+        EngineOptions { backend: args.backend, widths: model.aggregation_widths(), ..EngineOptions::default() };
     let mut aggregator = Aggregator::new(matrix, args.dtype, &options)?;
     let logits = model.forward(&features, &mut aggregator)?.logits;
 

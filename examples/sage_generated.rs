@@ -1,6 +1,6 @@
 //! A 2-layer GraphSAGE (mean) on a generated R-MAT graph, with seeded weights: prints each layer's time.
 //!
-//! `cargo run --release --example sage_generated -- --backend cpu --nodes 50000 --edges 500000`
+//! `cargo run --release --example sage_generated -- --backend sim --nodes 50000 --edges 500000`
 
 use clap::Parser;
 use pimgnn::gnn::{Aggregator, Architecture, Backend, Dtype, EngineOptions, Layer, Linear, Model, SageConv};
@@ -46,7 +46,8 @@ fn main() -> anyhow::Result<()> {
 
     // One resident matrix for both layers: the graph's rows scaled to means.
     let matrix = model.architecture().aggregation().matrix(&graph)?;
-    let options = EngineOptions { backend: args.backend, ..EngineOptions::default() };
+    let options =
+        EngineOptions { backend: args.backend, widths: model.aggregation_widths(), ..EngineOptions::default() };
     let mut aggregator = Aggregator::new(matrix, Dtype::F32, &options)?;
     let inference = model.forward(&features, &mut aggregator)?;
 

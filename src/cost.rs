@@ -139,6 +139,20 @@ impl Prediction {
     }
 }
 
+/// Phase by phase: the prediction of a sequence of calls.
+impl std::ops::Add for Prediction {
+    type Output = Prediction;
+
+    fn add(self, other: Prediction) -> Prediction {
+        Prediction {
+            send_x: self.send_x + other.send_x,
+            kernel: self.kernel + other.kernel,
+            gather: self.gather + other.gather,
+            merge: self.merge + other.merge,
+        }
+    }
+}
+
 impl fmt::Display for Prediction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
@@ -292,7 +306,7 @@ impl HardwareModel {
 pub struct Costed {
     /// The plan.
     pub plan: Plan,
-    /// Its predicted hardware time.
+    /// Its predicted hardware time (summed phase by phase over the calls it was chosen for).
     pub prediction: Prediction,
 }
 
@@ -378,23 +392,44 @@ pub fn choose<T: PimElement>(
     tasklets: u32,
     host_budget: Option<u64>,
 ) -> Result<Choice> {
+    choose_for_calls(model, a, &[features], nr_dpus, tasklets, host_budget)
+}
+
+/// As [`choose`] for one resident matrix serving a sequence of calls, one per entry of `widths` (a GNN
+/// aggregates at one width per layer): a plan must fit the MRAM at every width, and the plans are ranked by
+/// their predicted total over the calls, which each [`Costed::prediction`] holds phase by phase.
+pub fn choose_for_calls<T: PimElement>(
+    model: &HardwareModel,
+    a: &Csr<T>,
+    widths: &[usize],
+    nr_dpus: u32,
+    tasklets: u32,
+    host_budget: Option<u64>,
+) -> Result<Choice> {
+    let (Some(&narrowest), Some(&widest)) = (widths.iter().min(), widths.iter().max()) else {
+        return Err(Error::invalid("plan choice", "no call width to plan for"));
+    };
     let mut stats: HashMap<(u32, u32, bool), Vec<TileStats>> = HashMap::new();
     let mut fitting = Vec::new();
     let mut allowed = Vec::new();
     let mut pygim: Option<Costed> = None;
     let mut least_needed = u64::MAX;
-    for plan in candidates(nr_dpus, features, tasklets) {
+    // Feature groups up to the narrowest call, so that every call gives every group a column.
+    for plan in candidates(nr_dpus, narrowest, tasklets) {
         plan.check(nr_dpus as usize)?;
         let tiles = stats
             .entry((plan.row_blocks, plan.col_blocks, plan.split_rows))
             .or_insert_with(|| Partition::new(a, &plan).stats(a));
-        let needed = model.mram_needed::<T>(&plan, tiles, features);
+        let needed = widths.iter().map(|&width| model.mram_needed::<T>(&plan, tiles, width)).max().unwrap_or(0);
         least_needed = least_needed.min(needed);
         if needed > model.mram_bytes {
             continue;
         }
-        let costed =
-            Costed { plan, prediction: model.predict::<T>(&plan, tiles, a.nrows(), features, nr_dpus as usize) };
+        let prediction = widths
+            .iter()
+            .map(|&width| model.predict::<T>(&plan, tiles, a.nrows(), width, nr_dpus as usize))
+            .fold(Prediction::default(), |sum, call| sum + call);
+        let costed = Costed { plan, prediction };
         // PyGim's default: its fewest groups that fit (candidates come in increasing groups).
         if pygim.is_none() && plan == Plan::pygim(nr_dpus, plan.feature_groups, tasklets) {
             pygim = Some(costed);
@@ -407,7 +442,7 @@ pub fn choose<T: PimElement>(
     let no_plan = |within: &str| {
         Error::Capacity {
         what: format!(
-            "MRAM per DPU for a {}x{} matrix with {} nonzeros and {features} features on {nr_dpus} DPUs (least of any plan{within})",
+            "MRAM per DPU for a {}x{} matrix with {} nonzeros and {widest} features on {nr_dpus} DPUs (least of any plan{within})",
             a.nrows(),
             a.ncols(),
             a.nnz(),

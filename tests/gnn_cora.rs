@@ -29,10 +29,19 @@ fn cora() -> Cora {
     Cora { model, graph, features, labels, test_mask, expected }
 }
 
-fn run(cora: &Cora, dtype: Dtype) -> Dense<f32> {
+/// DPUs of the simulator backend: tens, so that the tests stay fast while the graph spreads over many DPUs.
+const SIMULATED_DPUS: u32 = 32;
+
+fn run(cora: &Cora, backend: Backend, dtype: Dtype) -> Dense<f32> {
     let matrix = cora.model.architecture().aggregation().matrix(&cora.graph).expect("aggregation matrix");
-    let options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
+    let options = EngineOptions {
+        backend,
+        dpus: (backend == Backend::Simulator).then_some(SIMULATED_DPUS),
+        widths: cora.model.aggregation_widths(),
+        ..EngineOptions::default()
+    };
     let mut aggregator = Aggregator::new(matrix, dtype, &options).expect("aggregator");
+    assert_eq!(aggregator.backend(), backend);
     cora.model.forward(&cora.features, &mut aggregator).expect("forward").logits
 }
 
@@ -41,29 +50,47 @@ fn largest_difference(a: &Dense<f32>, b: &Dense<f32>) -> f32 {
     a.as_slice().iter().zip(b.as_slice()).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
 }
 
-#[test]
-fn f32_reproduces_pyg_logits_and_accuracy() {
+fn reproduces_pyg_logits_and_accuracy(backend: Backend) {
     let cora = cora();
     assert_eq!((cora.model.in_features(), cora.model.out_features(), cora.model.layers().len()), (1433, 7, 2));
-    let logits = run(&cora, Dtype::F32);
+    let logits = run(&cora, backend, Dtype::F32);
     let difference = largest_difference(&logits, &cora.expected);
-    assert!(difference <= 1e-4, "largest difference from PyG's logits: {difference}");
+    assert!(difference <= 1e-4, "{backend}: largest difference from PyG's logits: {difference}");
     let test = accuracy(&logits, &cora.labels, &cora.test_mask).unwrap();
-    assert_eq!(format!("{test:.4}"), "0.8090");
+    assert_eq!(format!("{test:.4}"), "0.8090", "{backend}");
 }
 
-#[test]
-fn quantized_aggregation_reports_its_accuracy() {
+fn quantized_aggregation_reports_its_accuracy(backend: Backend) {
     let cora = cora();
-    let exact = accuracy(&run(&cora, Dtype::F32), &cora.labels, &cora.test_mask).unwrap();
+    let exact = accuracy(&run(&cora, backend, Dtype::F32), &cora.labels, &cora.test_mask).unwrap();
     for (dtype, tolerance) in [(Dtype::I32, 0.002), (Dtype::I16, 0.01), (Dtype::I8, 0.05)] {
-        let logits = run(&cora, dtype);
+        let logits = run(&cora, backend, dtype);
         let test = accuracy(&logits, &cora.labels, &cora.test_mask).unwrap();
         let difference = largest_difference(&logits, &cora.expected);
         println!(
-            "{dtype}: test accuracy {test:.4} ({:+.4} against f32), largest logit difference {difference:.2e}",
+            "{backend} {dtype}: test accuracy {test:.4} ({:+.4} against f32), largest logit difference {difference:.2e}",
             test - exact
         );
-        assert!((test - exact).abs() <= tolerance, "{dtype}: accuracy {test} against {exact} in f32");
+        assert!((test - exact).abs() <= tolerance, "{backend} {dtype}: accuracy {test} against {exact} in f32");
     }
+}
+
+#[test]
+fn f32_reproduces_pyg_logits_and_accuracy_on_the_cpu() {
+    reproduces_pyg_logits_and_accuracy(Backend::Cpu);
+}
+
+#[test]
+fn f32_reproduces_pyg_logits_and_accuracy_on_the_simulator() {
+    reproduces_pyg_logits_and_accuracy(Backend::Simulator);
+}
+
+#[test]
+fn quantized_aggregation_reports_its_accuracy_on_the_cpu() {
+    quantized_aggregation_reports_its_accuracy(Backend::Cpu);
+}
+
+#[test]
+fn quantized_aggregation_reports_its_accuracy_on_the_simulator() {
+    quantized_aggregation_reports_its_accuracy(Backend::Simulator);
 }

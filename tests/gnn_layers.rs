@@ -79,16 +79,37 @@ fn tensor(rng: &mut rand::rngs::ChaCha8Rng, name: &str, shape: &[usize]) -> Name
     (name.to_owned(), shape.to_vec(), common::uniform(rng, shape.iter().product()))
 }
 
+/// DPUs of the simulator backend in these tests: enough to cut the graph into several blocks.
+const SIMULATED_DPUS: u32 = 8;
+
 /// Runs `tensors` (with `metadata`) through pimgnn on the CPU backend.
 fn run(tensors: &[NamedTensor], metadata: &[(&str, &str)], features: &[f32], width: usize, dtype: Dtype) -> Dense<f32> {
+    run_on(Backend::Cpu, tensors, metadata, features, width, dtype)
+}
+
+/// Runs `tensors` (with `metadata`) through pimgnn on `backend`.
+fn run_on(
+    backend: Backend,
+    tensors: &[NamedTensor],
+    metadata: &[(&str, &str)],
+    features: &[f32],
+    width: usize,
+    dtype: Dtype,
+) -> Dense<f32> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("model.safetensors");
     common::write_safetensors(&path, tensors, metadata);
     let model = Model::load(&path).unwrap();
     let graph = graph(&edges());
     let matrix = model.architecture().aggregation().matrix(&graph).unwrap();
-    let options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
+    let options = EngineOptions {
+        backend,
+        dpus: (backend == Backend::Simulator).then_some(SIMULATED_DPUS),
+        widths: model.aggregation_widths(),
+        ..EngineOptions::default()
+    };
     let mut aggregator = Aggregator::new(matrix, dtype, &options).unwrap();
+    assert_eq!(aggregator.backend(), backend);
     model.forward(&Dense::from_vec(NODES, width, features.to_vec()).unwrap(), &mut aggregator).unwrap().logits
 }
 
@@ -136,6 +157,29 @@ fn graphsage_mean_matches_dense_reference() {
     assert_close(&run(&tensors, &[], &x, WIDTHS[0], Dtype::F32), &h, 1e-5);
 }
 
+/// Largest absolute difference between two outputs of the same shape.
+fn largest_difference(a: &Dense<f32>, b: &Dense<f32>) -> f32 {
+    assert_eq!((a.rows(), a.cols()), (b.rows(), b.cols()));
+    a.as_slice().iter().zip(b.as_slice()).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+}
+
+#[test]
+fn graphsage_on_the_simulator_matches_the_cpu_backend() {
+    let mut rng = common::rng(3);
+    let x = common::uniform(&mut rng, NODES * WIDTHS[0]);
+    let mut tensors = Vec::new();
+    for layer in 0..2 {
+        let (i, o) = (WIDTHS[layer], WIDTHS[layer + 1]);
+        tensors.push(tensor(&mut rng, &format!("convs.{layer}.lin_l.weight"), &[o, i]));
+        tensors.push(tensor(&mut rng, &format!("convs.{layer}.lin_l.bias"), &[o]));
+        tensors.push(tensor(&mut rng, &format!("convs.{layer}.lin_r.weight"), &[o, i]));
+    }
+    let cpu = run_on(Backend::Cpu, &tensors, &[], &x, WIDTHS[0], Dtype::F32);
+    let simulated = run_on(Backend::Simulator, &tensors, &[], &x, WIDTHS[0], Dtype::F32);
+    let difference = largest_difference(&cpu, &simulated);
+    assert!(difference <= 1e-5, "largest difference between the CPU and the simulator: {difference}");
+}
+
 fn gin_model(eps: f32) -> (Vec<NamedTensor>, Vec<f32>) {
     let mut rng = common::rng(2);
     let x = common::uniform(&mut rng, NODES * WIDTHS[0]);
@@ -172,6 +216,20 @@ fn gin_matches_dense_reference() {
     let (tensors, x) = gin_model(0.25);
     let expected = gin_reference(&tensors, &x, 0.25);
     assert_close(&run(&tensors, &[("architecture", "gin")], &x, WIDTHS[0], Dtype::F32), &expected, 1e-5);
+}
+
+#[test]
+fn gin_on_the_simulator_matches_the_cpu_backend() {
+    let (tensors, x) = gin_model(0.25);
+    let metadata = [("architecture", "gin")];
+    for dtype in [Dtype::F32, Dtype::I16] {
+        let cpu = run_on(Backend::Cpu, &tensors, &metadata, &x, WIDTHS[0], dtype);
+        let simulated = run_on(Backend::Simulator, &tensors, &metadata, &x, WIDTHS[0], dtype);
+        let difference = largest_difference(&cpu, &simulated);
+        // Integer aggregation is exact on both; f32 sums may come in another order.
+        let tolerance = if dtype == Dtype::F32 { 1e-5 } else { 0.0 };
+        assert!(difference <= tolerance, "{dtype}: largest difference between the CPU and the simulator: {difference}");
+    }
 }
 
 #[test]

@@ -106,3 +106,22 @@ fn the_choice_is_never_predicted_slower_than_pygim() {
         assert!(choice.candidates.iter().any(|c| c.plan == pygim.plan));
     }
 }
+
+#[test]
+fn one_plan_for_several_widths_minimises_their_total() {
+    let model = HardwareModel::default();
+    let a = graph(20_000);
+    let widths = [256, 16, 7];
+    let choice = cost::choose_for_calls(&model, &a, &widths, 512, 16, None).unwrap();
+    let total = |plan: &Plan| widths.iter().map(|&w| cost::predict(&model, &a, plan, w, 512).total()).sum();
+    assert_eq!(choice.best.prediction.total(), total(&choice.best.plan));
+    // Groups stop at the narrowest width, so that every call gives every group a column.
+    assert!(choice.candidates.iter().all(|c| c.plan.feature_groups <= 7));
+    // Each width's own best plan, when it serves all widths, is predicted no faster over them.
+    for width in widths {
+        let alone = cost::choose(&model, &a, width, 512, 16, None).unwrap().best.plan;
+        if alone.feature_groups <= 7 {
+            assert!(choice.best.prediction.total() <= total(&alone), "the plan for width {width} alone");
+        }
+    }
+}

@@ -1,5 +1,5 @@
-//! `pimgnn bench infer`: end-to-end inference on the CPU backend, and PyTorch on the same workload in the same
-//! run when `python3` with `torch` is available.
+//! `pimgnn bench infer`: end-to-end inference on the CPU backend and on PIM (the simulator, with the predicted
+//! hardware time), and PyTorch on the same workload in the same run when `python3` with `torch` is available.
 
 use std::io::BufWriter;
 use std::path::Path;
@@ -15,6 +15,7 @@ use pimgnn::io::npy;
 use pimgnn::Dense;
 
 use super::progress;
+use super::table;
 use super::workload::{Workload, WorkloadArgs};
 
 /// The PyTorch side of the benchmark.
@@ -31,6 +32,15 @@ pub struct BenchInferArgs {
     /// The Python interpreter with torch (and optionally torch_geometric).
     #[arg(long, default_value = "python3")]
     python: String,
+    /// The PIM backend timed next to the CPU: sim, hw or auto.
+    #[arg(long, default_value = "sim")]
+    pim: Backend,
+    /// DPUs to use on PIM (default 2,048; on hardware, all present up to 2,048).
+    #[arg(long)]
+    dpus: Option<u32>,
+    /// Tasklets per DPU on PIM.
+    #[arg(long)]
+    tasklets: Option<u32>,
 }
 
 /// Runs `pimgnn bench infer`.
@@ -38,32 +48,57 @@ pub fn run(args: &BenchInferArgs) -> anyhow::Result<()> {
     if args.runs == 0 {
         bail!("--runs must be at least 1");
     }
+    if args.pim == Backend::Cpu {
+        bail!("--pim must be a PIM backend (sim, hw or auto)");
+    }
     let workload = progress::step("loading the inputs", || args.workload.load())?;
     println!("workload: {}", workload.description);
     let matrix = workload.model.architecture().aggregation().matrix(&workload.graph)?;
-    let options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
-    let mut aggregator = Aggregator::new(matrix.clone(), Dtype::F32, &options)?;
+    let cpu_options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
+    let mut cpu = Aggregator::new(matrix.clone(), Dtype::F32, &cpu_options)?;
+    let (ours, logits) = progress::step("timing the CPU backend", || time_forward(&workload, &mut cpu, args.runs))?;
+    drop(cpu);
 
-    let (mut walls, mut cpus) = (Vec::with_capacity(args.runs), Vec::with_capacity(args.runs));
-    let mut logits = None;
-    for run in 0..=args.runs {
-        let (wall, cpu) = (Instant::now(), process_cpu_time()?);
-        logits = Some(workload.model.forward(&workload.features, &mut aggregator)?.logits);
-        if run > 0 {
-            walls.push(wall.elapsed().as_secs_f64());
-            cpus.push((process_cpu_time()? - cpu).as_secs_f64());
-        }
-    }
-    let ours = Times { wall: median(walls), cpu: median(cpus) };
+    let pim_options = EngineOptions {
+        backend: args.pim,
+        dpus: args.dpus,
+        tasklets: args.tasklets,
+        widths: workload.model.aggregation_widths(),
+    };
+    let mut pim = progress::step("loading the graph onto the DPUs", || {
+        Aggregator::new(matrix.clone(), Dtype::F32, &pim_options)
+    })?;
+    println!("PIM plan: {}", pim.plan());
+    let (pim_times, pim_logits) =
+        progress::step("timing the PIM backend", || time_forward(&workload, &mut pim, args.runs))?;
+    println!(
+        "largest difference between the CPU and PIM backends' outputs: {:.2e}",
+        largest_difference(&logits, &pim_logits)
+    );
 
     let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_header(["path", "wall (s)", "CPU time (s)", "wall against pimgnn CPU"]);
+    table.load_preset(UTF8_FULL).set_header([
+        "path",
+        "wall (s)",
+        "CPU time (s)",
+        "wall against pimgnn CPU",
+        "predicted on PIM hardware (s)",
+    ]);
     table.add_row([
         "pimgnn, CPU backend".to_owned(),
         format!("{:.3}", ours.wall),
         format!("{:.3}", ours.cpu),
         "1.00x".to_owned(),
+        "-".to_owned(),
     ]);
+    table.add_row([
+        format!("pimgnn, PIM backend ({})", pim.backend()),
+        format!("{:.3}", pim_times.wall),
+        format!("{:.3}", pim_times.cpu),
+        format!("{:.2}x", pim_times.wall / ours.wall),
+        pim_times.predicted.map_or_else(|| "-".to_owned(), |p| format!("{:.3}", p.as_secs_f64())),
+    ]);
+    let logits = Some(logits);
 
     match torch_timings(args, &workload, &matrix, logits.as_ref()) {
         Ok(results) => {
@@ -74,8 +109,9 @@ pub fn run(args: &BenchInferArgs) -> anyhow::Result<()> {
                         format!("{:.3}", times.wall),
                         format!("{:.3}", times.cpu),
                         format!("{:.2}x", times.wall / ours.wall),
+                        "-".to_owned(),
                     ],
-                    Err(reason) => [name, "-".to_owned(), "-".to_owned(), reason],
+                    Err(reason) => [name, "-".to_owned(), "-".to_owned(), reason, "-".to_owned()],
                 };
                 table.add_row(row);
             }
@@ -83,14 +119,41 @@ pub fn run(args: &BenchInferArgs) -> anyhow::Result<()> {
         Err(error) => println!("PyTorch comparison skipped: {error:#}"),
     }
     println!("{table}");
-    println!("(medians of {} runs after a warm-up; CPU time is the whole process's, all threads)", args.runs);
+    println!(
+        "(medians of {} runs after a warm-up; CPU time is the whole process's, all threads; the PIM prediction \
+         counts the modelled PIM phases and the host steps at their wall time)",
+        args.runs
+    );
     Ok(())
 }
 
-/// Median wall and CPU time of one forward pass.
+/// Median wall and CPU time of one forward pass, and its predicted time on PIM hardware when the engine
+/// models it.
 struct Times {
     wall: f64,
     cpu: f64,
+    predicted: Option<Duration>,
+}
+
+/// Times `runs` forward passes through `aggregator` after a warm-up; returns the medians and the last output.
+fn time_forward(workload: &Workload, aggregator: &mut Aggregator, runs: usize) -> anyhow::Result<(Times, Dense<f32>)> {
+    let mut logits = workload.model.forward(&workload.features, aggregator)?.logits;
+    let (mut walls, mut cpus, mut predictions) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let (wall, cpu) = (Instant::now(), process_cpu_time()?);
+        let inference = workload.model.forward(&workload.features, aggregator)?;
+        walls.push(wall.elapsed().as_secs_f64());
+        cpus.push((process_cpu_time()? - cpu).as_secs_f64());
+        let phases: Vec<_> = inference.layers.iter().flat_map(|layer| layer.phases.iter().cloned()).collect();
+        predictions.extend(table::predicted(&phases).map(|p| p.as_secs_f64()));
+        logits = inference.logits;
+    }
+    let predicted = (!predictions.is_empty()).then(|| Duration::from_secs_f64(median(predictions)));
+    Ok((Times { wall: median(walls), cpu: median(cpus), predicted }, logits))
+}
+
+fn largest_difference(a: &Dense<f32>, b: &Dense<f32>) -> f32 {
+    a.as_slice().iter().zip(b.as_slice()).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max)
 }
 
 fn median(mut times: Vec<f64>) -> f64 {
@@ -155,7 +218,7 @@ fn torch_timings(
                 _ => return None,
             };
             let times = match rest.split_once(' ').map(|(w, c)| (w.parse::<f64>(), c.parse::<f64>())) {
-                Some((Ok(wall), Ok(cpu))) => Ok(Times { wall, cpu }),
+                Some((Ok(wall), Ok(cpu))) => Ok(Times { wall, cpu, predicted: None }),
                 _ => Err(rest.trim_start_matches("unavailable ").to_owned()),
             };
             Some((label.to_owned(), times))

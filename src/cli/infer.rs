@@ -18,10 +18,10 @@ use super::workload::WorkloadArgs;
 pub struct InferArgs {
     #[command(flatten)]
     workload: WorkloadArgs,
-    /// Where aggregation runs: auto (PIM when available, else CPU), sim, hw or cpu.
+    /// Where aggregation runs: auto (UPMEM hardware when present, else the simulator), sim, hw or cpu.
     #[arg(long, default_value = "auto")]
     backend: Backend,
-    /// DPUs to use on PIM.
+    /// DPUs to use on PIM (default 2,048; on hardware, all present up to 2,048).
     #[arg(long)]
     dpus: Option<u32>,
     /// Tasklets per DPU on PIM.
@@ -56,7 +56,12 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
     };
     println!("workload: {}", workload.description);
 
-    let options = EngineOptions { backend: args.backend, dpus: args.dpus, tasklets: args.tasklets };
+    let options = EngineOptions {
+        backend: args.backend,
+        dpus: args.dpus,
+        tasklets: args.tasklets,
+        widths: workload.model.aggregation_widths(),
+    };
     let mut setup = Vec::new();
     let started = Instant::now();
     let aggregation = workload.model.architecture().aggregation();
@@ -69,14 +74,12 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
     setup.push(Phase { name: "engine (graph resident)", wall: started.elapsed(), predicted: None });
 
     println!("backend: {} (asked for {})", aggregator.backend(), args.backend);
-    println!(
-        "DPUs: {}",
-        if aggregator.backend() == Backend::Cpu {
-            "none (aggregation on the CPU)".to_owned()
-        } else {
-            args.dpus.map_or("all".to_owned(), |d| d.to_string())
-        }
-    );
+    if let Some(balance) = aggregator.balance() {
+        println!(
+            "load balance: nonzeros per DPU min {} / median {} / max {}",
+            balance.min, balance.median, balance.max
+        );
+    }
     println!(
         "plan: {aggregation} aggregation in {}, the matrix resident for every layer: {}",
         aggregator.dtype(),
@@ -86,6 +89,16 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
     let inference =
         progress::step("running the model", || workload.model.forward(&workload.features, &mut aggregator))?;
     println!("{}", table::timings(&setup, &inference.layers));
+    let phases: Vec<Phase> = inference.layers.iter().flat_map(|layer| layer.phases.iter().cloned()).collect();
+    if let Some(predicted) = table::predicted(&phases) {
+        let wall: std::time::Duration = inference.layers.iter().map(|layer| layer.wall()).sum();
+        println!(
+            "model: {:.2} ms predicted on PIM hardware (host steps at wall time), {:.2} ms wall on backend `{}`",
+            predicted.as_secs_f64() * 1e3,
+            wall.as_secs_f64() * 1e3,
+            aggregator.backend()
+        );
+    }
 
     if let Some((labels, mask)) = &labelled {
         let score = accuracy(&inference.logits, labels, mask)?;

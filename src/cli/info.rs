@@ -41,12 +41,12 @@ pub fn run() -> anyhow::Result<()> {
     }
 
     let probe = pimgnn::gnn::spmm_engine(
-        pimgnn::Csr::<f32>::new(0, 0, vec![0], Vec::new(), Vec::new())?,
-        &pimgnn::gnn::EngineOptions { backend: Backend::Simulator, ..Default::default() },
+        pimgnn::Csr::<f32>::new(1, 1, vec![0, 1], vec![0], vec![1.0])?,
+        &pimgnn::gnn::EngineOptions { backend: Backend::Auto, dpus: Some(1), ..Default::default() },
     );
     match probe {
-        Ok(_) => println!("PIM SpMM engine: available"),
-        Err(error) => println!("PIM SpMM engine: {error}; `--backend auto` aggregates on the CPU"),
+        Ok(engine) => println!("PIM SpMM engine: available, `--backend auto` runs on `{}`", engine.backend),
+        Err(error) => println!("PIM SpMM engine: {error}"),
     }
     Ok(())
 }

@@ -12,7 +12,7 @@ fn millis(duration: Duration) -> String {
 
 /// The predicted time of `phases` on a PIM server: the modelled time of the PIM phases and the wall time of
 /// the host's, or nothing when no phase is modelled.
-fn predicted(phases: &[Phase]) -> Option<Duration> {
+pub fn predicted(phases: &[Phase]) -> Option<Duration> {
     phases.iter().any(|p| p.predicted.is_some()).then(|| phases.iter().map(|p| p.predicted.unwrap_or(p.wall)).sum())
 }
 

@@ -13,6 +13,7 @@ use rayon::prelude::*;
 
 use super::backend::{spmm_engine, Backend, EngineOptions};
 use crate::error::{Error, Result};
+use crate::pim::{LoadBalance, PimElement};
 use crate::sparse::{Csr, Dense, Element};
 use crate::spmm::{Phase, SpmmEngine};
 
@@ -57,7 +58,7 @@ impl FromStr for Dtype {
 }
 
 /// An integer element type aggregation can be quantized to.
-trait Quantized: Element<Acc = i32> {
+trait Quantized: PimElement + Element<Acc = i32> {
     /// The largest magnitude used (symmetric range `-MAX..=MAX`).
     const MAX: f64;
     /// `value` rounded and saturated to the type.
@@ -93,7 +94,7 @@ struct QuantizedEngine<T: Element> {
 }
 
 impl<T: Quantized> QuantizedEngine<T> {
-    fn new(matrix: &Csr<f32>, options: &EngineOptions) -> Result<(Self, Backend, String)> {
+    fn new(matrix: &Csr<f32>, options: &EngineOptions) -> Result<(Self, Described)> {
         let largest = matrix.values().iter().fold(0.0f32, |m, v| m.max(v.abs()));
         let row_l1 = |values: &dyn Fn(usize) -> f64| {
             (0..matrix.nrows())
@@ -112,7 +113,8 @@ impl<T: Quantized> QuantizedEngine<T> {
             Csr::new(matrix.nrows(), matrix.ncols(), matrix.row_ptr().to_vec(), matrix.col_idx().to_vec(), values)?;
         let engine = spmm_engine(quantized, options)?;
         let plan = format!("{}; features quantized to +-{feature_range}, matrix scale {matrix_scale:.4e}", engine.plan);
-        Ok((QuantizedEngine { engine: engine.spmm, matrix_scale, feature_range }, engine.backend, plan))
+        let described = Described { backend: engine.backend, plan, balance: engine.balance };
+        Ok((QuantizedEngine { engine: engine.spmm, matrix_scale, feature_range }, described))
     }
 
     fn aggregate(&mut self, x: &Dense<f32>, phases: &mut Vec<Phase>) -> Result<Dense<f32>> {
@@ -135,6 +137,13 @@ impl<T: Quantized> QuantizedEngine<T> {
     }
 }
 
+/// What an engine tells about itself.
+struct Described {
+    backend: Backend,
+    plan: String,
+    balance: Option<LoadBalance>,
+}
+
 enum Engines {
     Exact(Box<dyn SpmmEngine<f32>>),
     I32(QuantizedEngine<i32>),
@@ -146,8 +155,7 @@ enum Engines {
 pub struct Aggregator {
     engines: Engines,
     dtype: Dtype,
-    backend: Backend,
-    plan: String,
+    described: Described,
     phases: Vec<Phase>,
     shape: (usize, usize),
 }
@@ -156,25 +164,26 @@ impl Aggregator {
     /// An aggregator for `matrix` in `dtype` on the engine `options` asks for.
     pub fn new(matrix: Csr<f32>, dtype: Dtype, options: &EngineOptions) -> Result<Self> {
         let shape = (matrix.nrows(), matrix.ncols());
-        let (engines, backend, plan) = match dtype {
+        let (engines, described) = match dtype {
             Dtype::F32 => {
                 let engine = spmm_engine(matrix, options)?;
-                (Engines::Exact(engine.spmm), engine.backend, engine.plan)
+                let described = Described { backend: engine.backend, plan: engine.plan, balance: engine.balance };
+                (Engines::Exact(engine.spmm), described)
             }
             Dtype::I32 => {
-                let (engine, backend, plan) = QuantizedEngine::new(&matrix, options)?;
-                (Engines::I32(engine), backend, plan)
+                let (engine, described) = QuantizedEngine::new(&matrix, options)?;
+                (Engines::I32(engine), described)
             }
             Dtype::I16 => {
-                let (engine, backend, plan) = QuantizedEngine::new(&matrix, options)?;
-                (Engines::I16(engine), backend, plan)
+                let (engine, described) = QuantizedEngine::new(&matrix, options)?;
+                (Engines::I16(engine), described)
             }
             Dtype::I8 => {
-                let (engine, backend, plan) = QuantizedEngine::new(&matrix, options)?;
-                (Engines::I8(engine), backend, plan)
+                let (engine, described) = QuantizedEngine::new(&matrix, options)?;
+                (Engines::I8(engine), described)
             }
         };
-        Ok(Aggregator { engines, dtype, backend, plan, phases: Vec::new(), shape })
+        Ok(Aggregator { engines, dtype, described, phases: Vec::new(), shape })
     }
 
     /// `M X` in `f32`, through the engine (quantized and dequantized around it for integer dtypes).
@@ -207,11 +216,16 @@ impl Aggregator {
 
     /// The backend the engine runs on.
     pub fn backend(&self) -> Backend {
-        self.backend
+        self.described.backend
+    }
+
+    /// Nonzeros per DPU, when aggregating on PIM.
+    pub fn balance(&self) -> Option<LoadBalance> {
+        self.described.balance
     }
 
     /// How the engine executes, in one line.
     pub fn plan(&self) -> &str {
-        &self.plan
+        &self.described.plan
     }
 }

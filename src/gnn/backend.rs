@@ -3,15 +3,18 @@
 use std::fmt;
 use std::str::FromStr;
 
+use upmem::DpuSet;
+
+use crate::cost::{self, Choice, Costed, HardwareModel};
 use crate::error::{Error, Result};
+use crate::pim::{LoadBalance, PimElement, PimSpmm, SIMULATOR_MRAM_BUDGET};
 use crate::sparse::{Csr, Element};
 use crate::spmm::{CpuSpmm, SpmmEngine};
 
 /// The backend a user asks for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Backend {
-    /// PIM when an engine is available (hardware, else the simulator, as `upmem` resolves it), else the CPU,
-    /// with a log line saying why.
+    /// PIM: UPMEM hardware when present, else the simulator, as `upmem` resolves it.
     #[default]
     Auto,
     /// PIM on the bundled DPU simulator.
@@ -48,15 +51,30 @@ impl FromStr for Backend {
     }
 }
 
+/// DPUs a PIM engine uses when `--dpus` is not given: the simulator simulates this many, hardware uses all it
+/// has up to this many.
+pub const DEFAULT_DPUS: u32 = 2048;
+
+/// Tasklets per DPU when not given.
+pub const DEFAULT_TASKLETS: u32 = 16;
+
+/// The width a PIM plan is chosen for when the caller names no widths.
+pub const DEFAULT_PLAN_WIDTH: usize = 64;
+
 /// How to build an aggregation engine.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EngineOptions {
     /// The backend asked for.
     pub backend: Backend,
-    /// DPUs to use on PIM (default: the engine's choice).
+    /// DPUs to use on PIM (default: [`DEFAULT_DPUS`]; on hardware, all present up to that).
     pub dpus: Option<u32>,
-    /// Tasklets per DPU on PIM (default: the engine's choice).
+    /// Tasklets per DPU on PIM (default: [`DEFAULT_TASKLETS`]).
     pub tasklets: Option<u32>,
+    /// Feature widths of the calls to come, one per aggregation of a forward pass
+    /// ([`Model::aggregation_widths`](super::Model::aggregation_widths)). The PIM engine keeps one plan for
+    /// every call and picks the one predicted fastest over all of them; empty plans for one call of
+    /// [`DEFAULT_PLAN_WIDTH`].
+    pub widths: Vec<usize>,
 }
 
 /// An engine and the backend it runs on.
@@ -67,24 +85,22 @@ pub struct Engine<T: Element> {
     pub backend: Backend,
     /// One line describing how it executes (printed as the plan).
     pub plan: String,
+    /// Nonzeros per DPU, on PIM.
+    pub balance: Option<LoadBalance>,
 }
 
 /// Builds the engine for `options.backend` with `matrix` resident in it, for every call to come.
-pub fn spmm_engine<T: Element>(matrix: Csr<T>, options: &EngineOptions) -> Result<Engine<T>> {
-    let pim_kind = match options.backend {
+///
+/// [`Backend::Auto`] runs on PIM: UPMEM hardware when present, else the simulator; an explicit backend never
+/// falls back.
+pub fn spmm_engine<T: PimElement>(matrix: Csr<T>, options: &EngineOptions) -> Result<Engine<T>> {
+    let kind = match options.backend {
         Backend::Cpu => return Ok(cpu_engine(matrix)),
         Backend::Simulator => upmem::BackendKind::Simulator,
         Backend::Hardware => upmem::BackendKind::Hardware,
         Backend::Auto => upmem::BackendKind::Auto,
     };
-    match pim_engine(&matrix, pim_kind, options) {
-        Ok(engine) => Ok(engine),
-        Err(Error::Unavailable { what, reason }) if options.backend == Backend::Auto => {
-            log::warn!("{what} is not available ({reason}); aggregating on the CPU");
-            Ok(cpu_engine(matrix))
-        }
-        Err(error) => Err(error),
-    }
+    pim_engine(matrix, kind, options)
 }
 
 fn cpu_engine<T: Element>(matrix: Csr<T>) -> Engine<T> {
@@ -96,14 +112,67 @@ fn cpu_engine<T: Element>(matrix: Csr<T>) -> Engine<T> {
         rayon::current_num_threads(),
         T::NAME
     );
-    Engine { spmm: Box::new(CpuSpmm::new(matrix)), backend: Backend::Cpu, plan }
+    Engine { spmm: Box::new(CpuSpmm::new(matrix)), backend: Backend::Cpu, plan, balance: None }
 }
 
-/// The PIM engine on `kind`'s DPUs. The PIM SpMM engine lands separately; until then this is the single place
-/// that says so.
-fn pim_engine<T: Element>(_matrix: &Csr<T>, kind: upmem::BackendKind, _options: &EngineOptions) -> Result<Engine<T>> {
-    Err(Error::Unavailable {
-        what: format!("PIM aggregation ({kind})"),
-        reason: "PIM SpMM engine not available yet".into(),
-    })
+/// The PIM engine on `kind`'s DPUs, `matrix` loaded once with the plan predicted fastest over
+/// `options.widths`. On error the DPUs are released (the set is dropped) before returning.
+fn pim_engine<T: PimElement>(matrix: Csr<T>, kind: upmem::BackendKind, options: &EngineOptions) -> Result<Engine<T>> {
+    let asked = options.dpus.unwrap_or(DEFAULT_DPUS);
+    if asked == 0 {
+        return Err(Error::invalid("DPUs", "at least 1 DPU is needed"));
+    }
+    let tasklets = options.tasklets.unwrap_or(DEFAULT_TASKLETS);
+    let mut builder = DpuSet::builder();
+    builder.backend(kind);
+    // Hardware without --dpus takes every DPU present (asking for more than that fails); the plan then uses
+    // up to DEFAULT_DPUS of them. The simulator simulates exactly the DPUs asked for.
+    let all_present = options.dpus.is_none()
+        && match kind {
+            upmem::BackendKind::Hardware => true,
+            upmem::BackendKind::Auto => upmem::hardware_present(),
+            upmem::BackendKind::Simulator => false,
+        };
+    if !all_present {
+        builder.dpus(asked);
+    }
+    let set = builder.allocate()?;
+    let backend = match set.backend() {
+        upmem::BackendKind::Hardware => Backend::Hardware,
+        _ => Backend::Simulator,
+    };
+    let nr_dpus = set.nr_dpus().min(asked as usize) as u32;
+    let widths = if options.widths.is_empty() { vec![DEFAULT_PLAN_WIDTH] } else { options.widths.clone() };
+    let model = HardwareModel::default();
+    let budget = (backend == Backend::Simulator).then_some(SIMULATOR_MRAM_BUDGET);
+    let choice = cost::choose_for_calls(&model, &matrix, &widths, nr_dpus, tasklets, budget)?;
+    let plan = describe::<T>(&choice, &widths, set.nr_dpus(), set.backend());
+    let chosen = choice.best;
+    let engine = PimSpmm::with_model(set, matrix, chosen.plan, model)?;
+    let balance = Some(engine.report().balance);
+    Ok(Engine { spmm: Box::new(engine), backend, plan, balance })
+}
+
+/// The plan line of a PIM engine: the DPUs, the plan and its predicted time over the calls, and the hardware's
+/// choice when the simulator's memory budget ruled it out.
+fn describe<T: PimElement>(choice: &Choice, widths: &[usize], nr_dpus: usize, kind: upmem::BackendKind) -> String {
+    let ms = |costed: &Costed| costed.prediction.total().as_secs_f64() * 1e3;
+    let (chosen, fastest) = (&choice.best, &choice.fastest);
+    let budgeted = if fastest.plan == chosen.plan {
+        String::new()
+    } else {
+        format!(
+            "; hardware's choice {} at {:.3} ms exceeds the simulator's host-memory budget",
+            fastest.plan,
+            ms(fastest)
+        )
+    };
+    format!(
+        "PIM SpMM on {nr_dpus} {kind} DPUs ({} used), {}, plan {} (predicted {:.3} ms on hardware over calls of \
+         width {widths:?}{budgeted})",
+        chosen.plan.dpus_used(),
+        T::NAME,
+        chosen.plan,
+        ms(chosen),
+    )
 }

@@ -212,6 +212,19 @@ impl Layer {
         }
     }
 
+    /// Feature columns this layer aggregates: its first transform's output width when it transforms first,
+    /// else its input width.
+    pub fn aggregation_width(&self) -> usize {
+        let first = match self {
+            Layer::Gcn(GcnConv { lin, .. }) | Layer::Sage(SageConv { lin_l: lin, .. }) => lin,
+            Layer::Gin(conv) => &conv.mlp[0],
+        };
+        match Order::for_widths(first.in_features(), first.out_features()) {
+            Order::TransformFirst => first.out_features(),
+            Order::AggregateFirst => first.in_features(),
+        }
+    }
+
     /// The layer's output for features `x` (one row per node), aggregating through `aggregator`; the time of
     /// each step is appended to `phases`.
     pub fn forward(&self, x: &Dense<f32>, aggregator: &mut Aggregator, phases: &mut Vec<Phase>) -> Result<Dense<f32>> {

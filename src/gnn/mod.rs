@@ -25,7 +25,7 @@ mod model;
 mod norm;
 
 pub use aggregate::{Aggregator, Dtype};
-pub use backend::{spmm_engine, Backend, Engine, EngineOptions};
+pub use backend::{spmm_engine, Backend, Engine, EngineOptions, DEFAULT_DPUS, DEFAULT_PLAN_WIDTH, DEFAULT_TASKLETS};
 pub use dense::Linear;
 pub use layer::{GcnConv, GinConv, Layer, Order, SageConv};
 pub use model::{Architecture, Inference, LayerReport, Model};

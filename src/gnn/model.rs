@@ -236,6 +236,12 @@ impl Model {
         self.layers[self.layers.len() - 1].1.out_features()
     }
 
+    /// Feature columns of each aggregation a forward pass makes, layer by layer: what an aggregation engine
+    /// plans for ([`EngineOptions::widths`](super::EngineOptions::widths)).
+    pub fn aggregation_widths(&self) -> Vec<usize> {
+        self.layers.iter().map(|(_, layer)| layer.aggregation_width()).collect()
+    }
+
     /// Runs every layer on `x` (one row per node), ReLU between layers, aggregating through `aggregator`, which
     /// must hold this architecture's [`Aggregation`] matrix of the graph.
     pub fn forward(&self, x: &Dense<f32>, aggregator: &mut Aggregator) -> Result<Inference> {

@@ -1,0 +1,58 @@
+//! Building the PIM aggregation engine: what `auto` resolves to, and clear errors before anything runs.
+
+use pimgnn::gnn::{Aggregator, Backend, Dtype, EngineOptions};
+use pimgnn::{Csr, Error};
+
+/// A path graph's adjacency over `nodes` nodes, both directions.
+fn path(nodes: usize) -> Csr<f32> {
+    let mut row_ptr = vec![0u32];
+    let mut col_idx = Vec::new();
+    for node in 0..nodes {
+        if node > 0 {
+            col_idx.push(node as u32 - 1);
+        }
+        if node + 1 < nodes {
+            col_idx.push(node as u32 + 1);
+        }
+        row_ptr.push(col_idx.len() as u32);
+    }
+    let values = vec![1.0; col_idx.len()];
+    Csr::new(nodes, nodes, row_ptr, col_idx, values).unwrap()
+}
+
+fn options(backend: Backend, dpus: u32, widths: &[usize]) -> EngineOptions {
+    EngineOptions { backend, dpus: Some(dpus), widths: widths.to_vec(), ..EngineOptions::default() }
+}
+
+#[test]
+fn auto_aggregates_on_pim() {
+    let expected = if upmem::hardware_present() { Backend::Hardware } else { Backend::Simulator };
+    if std::env::var_os("UPMEM_BACKEND").is_some() {
+        return; // the environment decides, not the machine
+    }
+    let aggregator = Aggregator::new(path(100), Dtype::F32, &options(Backend::Auto, 4, &[8])).unwrap();
+    assert_eq!(aggregator.backend(), expected);
+    let balance = aggregator.balance().expect("PIM reports its load balance");
+    assert!(balance.min <= balance.median && balance.median <= balance.max && balance.max > 0);
+    assert!(aggregator.plan().contains("4 used"), "{}", aggregator.plan());
+}
+
+#[test]
+fn features_too_wide_for_the_dpus_mram_are_refused() {
+    // 1,000 nodes x 100,000 features of f32 is 400 MB of X for one DPU of 64 MiB MRAM.
+    let error = Aggregator::new(path(1000), Dtype::F32, &options(Backend::Simulator, 1, &[16, 100_000])).err();
+    match error {
+        Some(Error::Capacity { what, needed, limit }) => {
+            assert!(what.contains("MRAM per DPU") && what.contains("100000 features"), "{what}");
+            assert!(needed > limit, "{needed} <= {limit}");
+        }
+        other => panic!("expected a capacity error, got {other:?}"),
+    }
+}
+
+#[test]
+fn zero_dpus_are_refused() {
+    let error =
+        Aggregator::new(path(10), Dtype::I8, &options(Backend::Simulator, 0, &[8])).err().map(|e| e.to_string());
+    assert!(error.as_deref().is_some_and(|message| message.contains("DPU")), "{error:?}");
+}
