@@ -17,12 +17,13 @@ pub fn kernel_source(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels").join(format!("{name}.c"))
 }
 
-/// Builds `tests/kernels/<name>.c` with these settings, once per content (cached in the target directory).
+/// Builds `tests/kernels/<name>.c` with these settings, once per content and compiler (`CC`; cached in the
+/// target directory).
 pub fn build(name: &str, nr_tasklets: u32, defines: &[(&str, &str)]) -> Arc<Program> {
     let source = kernel_source(name);
     let text = std::fs::read(&source).unwrap_or_else(|error| panic!("{}: {error}", source.display()));
     let mut hasher = DefaultHasher::new();
-    (text, nr_tasklets, defines, runtime_fingerprint()).hash(&mut hasher);
+    (text, nr_tasklets, defines, runtime_fingerprint(), std::env::var_os("CC")).hash(&mut hasher);
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dpusim-kernels");
     let output = dir.join(format!("{name}-{nr_tasklets}-{:016x}.dpusim", hasher.finish()));
     if !output.exists() {
