@@ -51,6 +51,9 @@ const CAST_WARNINGS_OFF: [&str; 2] = ["-Wno-pointer-to-int-cast", "-Wno-int-to-p
 /// Warnings gcc gives under `-Wall` where the SDK's clang is silent, so that kernels which build cleanly with
 /// `-Werror` for a DPU also build with gcc: `a & b - 1` (`-Wparentheses`) and a discarded value in a macro
 /// (`-Wunused-value`).
+/// Understood by GCC and Clang alike.
+const NO_VECTORIZATION: [&str; 2] = ["-fno-tree-vectorize", "-fno-tree-slp-vectorize"];
+
 const GCC_ONLY_WARNINGS_OFF: [&str; 2] = ["-Wno-parentheses", "-Wno-unused-value"];
 
 /// Why a kernel could not be built.
@@ -349,6 +352,9 @@ impl KernelBuilder {
         if !is_clang {
             kernel.extend(GCC_ONLY_WARNINGS_OFF.map(OsString::from));
         }
+        // After the user's flags, so that they win: a DPU has no vector unit, and a vector instruction counted as
+        // one operation would stand for several of the DPU's.
+        kernel.extend(NO_VECTORIZATION.map(OsString::from));
         kernel.push(INSTRUMENTATION_FLAG.into());
         (tasklet_defines, kernel)
     }

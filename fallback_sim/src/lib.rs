@@ -84,6 +84,7 @@ mod fault;
 mod layout;
 mod machine;
 mod memory;
+mod op_costs;
 mod overlay;
 mod program;
 mod runtime;
