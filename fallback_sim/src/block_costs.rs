@@ -58,7 +58,7 @@ pub(crate) fn from_disassembly(disassembly: &str) -> Vec<BlockCost> {
             if is_padding(mnemonic) {
                 continue;
             }
-            let cost = op_costs::classify(isa, mnemonic, operands).dpu_instructions();
+            let cost = op_costs::dpu_instructions(isa, mnemonic, operands);
             match sites.last_mut().filter(|_| in_block) {
                 Some(site) => site.instructions += cost,
                 None => prologue += cost,

@@ -73,9 +73,66 @@ impl Isa {
     }
 }
 
+/// What one disassembled host instruction costs on a DPU, in DPU instructions: its operation's class, and on
+/// x86-64 the WRAM loads and stores a DPU, a load-store machine, needs for a memory operand.
+pub(crate) fn dpu_instructions(isa: Isa, mnemonic: &str, operands: &str) -> u32 {
+    let operation = classify(isa, mnemonic, operands).dpu_instructions();
+    match isa {
+        Isa::X86_64 => operation + x86_memory_accesses(mnemonic, operands),
+        Isa::Aarch64 => operation,
+    }
+}
+
+/// The loads and stores an x86-64 instruction's memory operand adds to its operation: one to read a source,
+/// two to update a destination (`add %eax,(%rbx)`: load, add, store). Moves, pushes and pops are a load or a
+/// store themselves; `lea` and jumps only compute an address.
+fn x86_memory_accesses(mnemonic: &str, operands: &str) -> u32 {
+    let is_transfer = ["mov", "lea", "push", "pop", "j", "call", "ret", "cmov", "set", "stos", "lods"]
+        .iter()
+        .any(|prefix| mnemonic.starts_with(prefix));
+    if is_transfer {
+        return 0;
+    }
+    let operands = x86_operands(operands);
+    let Some(destination) = operands.last() else { return 0 };
+    let only_reads = mnemonic.starts_with("cmp")
+        || mnemonic.starts_with("test")
+        || mnemonic.starts_with("ucomi")
+        || mnemonic.starts_with("comi")
+        || matches!(classify_x86(mnemonic, ""), Some(OpClass::Mul32 | OpClass::Div32)) && operands.len() == 1;
+    if destination.contains('(') && !only_reads {
+        2
+    } else {
+        u32::from(operands.iter().any(|operand| operand.contains('(')))
+    }
+}
+
+/// AT&T operands split at the commas outside parentheses: `$0x1,0xc(%rbx,%rbp,4)` has two.
+fn x86_operands(operands: &str) -> Vec<&str> {
+    let operands = operands.split('#').next().unwrap_or("").trim();
+    if operands.is_empty() {
+        return Vec::new();
+    }
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (index, character) in operands.char_indices() {
+        match character {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&operands[start..index]);
+                start = index + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&operands[start..]);
+    parts
+}
+
 /// The class of one disassembled host instruction (x86-64 in AT&T syntax as `objdump` prints it, or aarch64).
 /// Anything not recognised as a multiply, divide or floating-point operation is [`OpClass::Simple`].
-pub(crate) fn classify(isa: Isa, mnemonic: &str, operands: &str) -> OpClass {
+fn classify(isa: Isa, mnemonic: &str, operands: &str) -> OpClass {
     match isa {
         Isa::X86_64 => classify_x86(mnemonic, operands),
         Isa::Aarch64 => classify_aarch64(mnemonic, operands),
@@ -206,6 +263,20 @@ mod tests {
         for (mnemonic, operands) in [("mov", "%eax,%ebx"), ("add", "$0x1,%rax"), ("movss", "(%rax),%xmm0"), ("jne", "1c")] {
             assert_eq!(classify(Isa::X86_64, mnemonic, operands), OpClass::Simple, "{mnemonic}");
         }
+    }
+
+    #[test]
+    fn x86_memory_operands_add_the_loads_and_stores_of_a_load_store_machine() {
+        let cost = |mnemonic, operands| dpu_instructions(Isa::X86_64, mnemonic, operands);
+        assert_eq!(cost("add", "%ecx,(%rbx,%rbp,4)"), 3);
+        assert_eq!(cost("add", "0x4(%rax),%ecx"), 2);
+        assert_eq!(cost("cmpl", "$0x3,0x8(%rax)"), 2);
+        assert_eq!(cost("mov", "%eax,0xc(%rsp)"), 1);
+        assert_eq!(cost("lea", "0x1(%rax,%rcx,4),%rdx"), 1);
+        assert_eq!(cost("addss", "(%rax),%xmm0"), 1 + OpClass::FloatAdd.dpu_instructions());
+        assert_eq!(cost("divl", "0x10(%rsp)"), 1 + OpClass::Div32.dpu_instructions());
+        assert_eq!(cost("add", "%eax,%ecx"), 1);
+        assert_eq!(dpu_instructions(Isa::Aarch64, "add", "w0, w0, #0x1"), 1);
     }
 
     #[test]
