@@ -4,7 +4,8 @@
 //! 32- and 64-bit multiplies and divides are instruction sequences, and float and double arithmetic are
 //! software routines of the compiler runtime. Each host instruction of a kernel's disassembly is sorted into a
 //! class of DPU operation ([`OpClass`]) whose cost is the number of DPU instructions that operation executes.
-//! The costs and their sources are tabled in the crate docs ("Operation costs"); keep the two in step.
+//! The costs and their sources are tabled in the crate docs ("Operation costs", in `lib.rs`); keep the two in
+//! step.
 
 /// A class of DPU operation, by what it costs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,7 +181,9 @@ fn classify_sse(mnemonic: &str) -> Option<OpClass> {
 /// `%rax`, `%r8`, but not `%r8d`: a 64-bit general-purpose register operand.
 fn is_x86_64bit_register(operand: &str) -> bool {
     let Some(name) = operand.trim().strip_prefix("%r") else { return false };
-    let numbered = name.strip_prefix(|c: char| c.is_ascii_digit()).map(|rest| rest.trim_start_matches(|c: char| c.is_ascii_digit()));
+    let numbered = name
+        .strip_prefix(|c: char| c.is_ascii_digit())
+        .map(|rest| rest.trim_start_matches(|c: char| c.is_ascii_digit()));
     match numbered {
         Some(suffix) => suffix.is_empty(),
         None => name.len() == 2 && name.chars().all(|c| c.is_ascii_lowercase()),
@@ -208,7 +211,9 @@ fn classify_aarch64(mnemonic: &str, operands: &str) -> Option<OpClass> {
             }
         }
         "fadd" | "fsub" => pick(double, OpClass::DoubleAdd, OpClass::FloatAdd),
-        "fmul" | "fnmul" | "fmadd" | "fmsub" | "fnmadd" | "fnmsub" => pick(double, OpClass::DoubleMul, OpClass::FloatMul),
+        "fmul" | "fnmul" | "fmadd" | "fmsub" | "fnmadd" | "fnmsub" => {
+            pick(double, OpClass::DoubleMul, OpClass::FloatMul)
+        }
         "fdiv" | "fsqrt" => pick(double, OpClass::DoubleDiv, OpClass::FloatDiv),
         "fcmp" | "fcmpe" | "fccmp" | "fccmpe" | "fmin" | "fmax" | "fminnm" | "fmaxnm" => {
             // The compared registers come first: `fcmp s0, s1`.
@@ -260,7 +265,9 @@ mod tests {
 
     #[test]
     fn x86_moves_and_alu_are_simple() {
-        for (mnemonic, operands) in [("mov", "%eax,%ebx"), ("add", "$0x1,%rax"), ("movss", "(%rax),%xmm0"), ("jne", "1c")] {
+        for (mnemonic, operands) in
+            [("mov", "%eax,%ebx"), ("add", "$0x1,%rax"), ("movss", "(%rax),%xmm0"), ("jne", "1c")]
+        {
             assert_eq!(classify(Isa::X86_64, mnemonic, operands), OpClass::Simple, "{mnemonic}");
         }
     }

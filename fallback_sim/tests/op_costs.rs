@@ -38,4 +38,3 @@ fn throughput_grows_with_tasklets_until_the_pipeline_is_full_at_eleven() {
     assert!((eleven / one - 11.0).abs() < 0.5, "1 tasklet: {one:.2} MOPS, 11: {eleven:.2}");
     assert!((sixteen / eleven - 1.0).abs() < 0.05, "11 tasklets: {eleven:.2} MOPS, 16: {sixteen:.2}");
 }
-
