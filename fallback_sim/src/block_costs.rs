@@ -3,17 +3,22 @@
 //! Simulated kernels are compiled with `-fsanitize-coverage=trace-pc`: the compiler calls
 //! `__sanitizer_cov_trace_pc()` at the start of every basic block. The harness looks up the block's cost in a
 //! table indexed by the call's return address minus the start of the kernel's `.text`, so the lookup is one
-//! load. The cost of a block is the number of host instructions from its call site to the next call site or
-//! the end of the function, not counting padding; the first block of a function also counts the prologue
-//! before its call. Host instructions stand in for the DPU's: both are RISC-like operations on registers and
-//! memory, and what matters most for the model is that the count is deterministic.
+//! load. The cost of a block is what the DPU would execute for the host instructions from its call site to the
+//! next call site or the end of the function, not counting padding; the first block of a function also counts
+//! the prologue before its call. Each host instruction costs its operation class's DPU instructions
+//! ([`op_costs`](crate::op_costs)): one for a move, an ALU operation, a branch, a load or a store, which are
+//! alike on both machines, and a DPU instruction sequence or software routine's length for a multiply, a
+//! divide or floating-point arithmetic.
 
 use std::fmt::Write as _;
+
+use crate::op_costs::{self, Isa};
 
 /// The callback of `-fsanitize-coverage=trace-pc`.
 pub(crate) const TRACE_PC: &str = "__sanitizer_cov_trace_pc";
 
-/// One instrumented call site: the offset of its return address in `.text` and its block's cost.
+/// One instrumented call site: the offset of its return address in `.text` and its block's cost in DPU
+/// instructions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct BlockCost {
     pub return_offset: u64,
@@ -23,6 +28,7 @@ pub(crate) struct BlockCost {
 /// Reads the output of `objdump -d -r --no-show-raw-insn` on one section and returns each call site's block cost,
 /// in address order.
 pub(crate) fn from_disassembly(disassembly: &str) -> Vec<BlockCost> {
+    let isa = Isa::of_disassembly(disassembly);
     let mut sites: Vec<BlockCost> = Vec::new();
     // Instructions since the function's label, before its first call site.
     let mut prologue = 0u32;
@@ -43,7 +49,7 @@ pub(crate) fn from_disassembly(disassembly: &str) -> Vec<BlockCost> {
                 prologue = prologue.saturating_sub(1);
             }
             call_just_seen = true;
-        } else if let Some((offset, mnemonic)) = instruction(line) {
+        } else if let Some((offset, mnemonic, operands)) = instruction(line) {
             if call_just_seen {
                 sites.push(BlockCost { return_offset: offset, instructions: if in_block { 0 } else { prologue } });
                 in_block = true;
@@ -52,9 +58,10 @@ pub(crate) fn from_disassembly(disassembly: &str) -> Vec<BlockCost> {
             if is_padding(mnemonic) {
                 continue;
             }
+            let cost = op_costs::dpu_instructions(isa, mnemonic, operands);
             match sites.last_mut().filter(|_| in_block) {
-                Some(site) => site.instructions += 1,
-                None => prologue += 1,
+                Some(site) => site.instructions += cost,
+                None => prologue += cost,
             }
         }
     }
@@ -90,15 +97,16 @@ fn is_call_to_trace_pc(line: &str) -> bool {
     kind.starts_with("R_") && target.split(['+', '-']).next() == Some(TRACE_PC)
 }
 
-/// `   1c:\tmov    %eax,%ebx`: the offset and the mnemonic.
-fn instruction(line: &str) -> Option<(u64, &str)> {
+/// `   1c:\tmov    %eax,%ebx`: the offset, the mnemonic and the operands.
+fn instruction(line: &str) -> Option<(u64, &str, &str)> {
     if !line.starts_with(' ') {
         return None;
     }
     let (offset, text) = line.trim_start().split_once(":\t")?;
     let offset = u64::from_str_radix(offset, 16).ok()?;
-    let mnemonic = text.split_whitespace().next()?;
-    Some((offset, mnemonic))
+    let text = text.trim_start();
+    let (mnemonic, operands) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+    Some((offset, mnemonic, operands.trim_start()))
 }
 
 /// Alignment padding between blocks and functions, which the CPU never executes on the way.
@@ -125,7 +133,7 @@ Disassembly of section .text:
    a:\tje     14 <f+0x14>
    c:\tcall   11 <f+0x11>
 \t\t\td: R_X86_64_PLT32\t__sanitizer_cov_trace_pc-0x4
-  11:\tadd    $0x1,%ebx
+  11:\timul   %edi,%ebx
   14:\tmov    %ebx,%eax
   16:\tpop    %rbx
   17:\tret
@@ -141,12 +149,14 @@ Disassembly of section .text:
 ";
 
     const AARCH64: &str = "\
+dpu_kernel.o:     file format elf64-littleaarch64
+
 0000000000000000 <f>:
    0:\tstp\tx29, x30, [sp, #-16]!
    4:\tmov\tx29, sp
    8:\tbl\t0 <__sanitizer_cov_trace_pc>
 \t\t\t8: R_AARCH64_CALL26\t__sanitizer_cov_trace_pc
-   c:\tadd\tw0, w0, #0x1
+   c:\tmul\tw0, w0, w1
   10:\tldp\tx29, x30, [sp], #16
   14:\tret
 ";
@@ -157,8 +167,8 @@ Disassembly of section .text:
         let expected = [
             // push (prologue) + mov, test, je
             BlockCost { return_offset: 0x6, instructions: 4 },
-            // add, mov, pop, ret; the padding is not counted
-            BlockCost { return_offset: 0x11, instructions: 4 },
+            // imul (a 32-bit multiply's sequence), mov, pop, ret; the padding is not counted
+            BlockCost { return_offset: 0x11, instructions: 3 + op_costs::OpClass::Mul32.dpu_instructions() },
             // a call to an uninstrumented function and ret
             BlockCost { return_offset: 0x25, instructions: 2 },
         ];
@@ -167,7 +177,9 @@ Disassembly of section .text:
 
     #[test]
     fn aarch64_blocks_count_their_prologue() {
-        assert_eq!(from_disassembly(AARCH64), [BlockCost { return_offset: 0xc, instructions: 5 }]);
+        // stp, mov (prologue) + mul (a 32-bit multiply's sequence), ldp, ret
+        let expected = 4 + op_costs::OpClass::Mul32.dpu_instructions();
+        assert_eq!(from_disassembly(AARCH64), [BlockCost { return_offset: 0xc, instructions: expected }]);
     }
 
     #[test]

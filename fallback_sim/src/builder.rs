@@ -36,6 +36,9 @@ const KERNEL_EXPORTS: [&str; 4] =
 const KERNEL_TEXT_SYMBOL: &str = "__dpusim_kernel_text";
 /// Basic-block instrumentation of the kernel sources (see [`crate::block_costs`]).
 const INSTRUMENTATION_FLAG: &str = "-fsanitize-coverage=trace-pc";
+/// Clang by default leaves out the blocks whose coverage others imply, a loop's body among them; counting needs
+/// every block. GCC instruments every block.
+const CLANG_INSTRUMENT_EVERY_BLOCK: &str = "-fsanitize-coverage=no-prune";
 /// Flags every simulated kernel is compiled with: fixed addresses, DPU-like floating point (no FMA
 /// contraction), no fortified libc calls, and no warnings for the 32-bit MRAM address casts DPU code makes.
 const KERNEL_FLAGS: [&str; 7] = [
@@ -51,6 +54,12 @@ const CAST_WARNINGS_OFF: [&str; 2] = ["-Wno-pointer-to-int-cast", "-Wno-int-to-p
 /// Warnings gcc gives under `-Wall` where the SDK's clang is silent, so that kernels which build cleanly with
 /// `-Werror` for a DPU also build with gcc: `a & b - 1` (`-Wparentheses`) and a discarded value in a macro
 /// (`-Wunused-value`).
+/// A DPU has no vector unit, and its compiler does not unroll loops (PrIM's int32 add loop runs at about six
+/// instructions an element: load, add, store, index update, compare-and-branch, address): a host vector
+/// instruction would count as one of several DPU operations, and an unrolled loop would count less overhead
+/// than the DPU executes. Understood by GCC and Clang alike.
+const DPU_LIKE_CODE: [&str; 3] = ["-fno-tree-vectorize", "-fno-tree-slp-vectorize", "-fno-unroll-loops"];
+
 const GCC_ONLY_WARNINGS_OFF: [&str; 2] = ["-Wno-parentheses", "-Wno-unused-value"];
 
 /// Why a kernel could not be built.
@@ -258,7 +267,9 @@ impl KernelBuilder {
         let kernel_object = dir.join("dpu_kernel.o");
         let mut combine = Command::new(self.compiler_command());
         combine
-            .args(["-r", "-nostdlib"])
+            // Without a build-id note, which toolchains that add one by default place before .text: the
+            // disassembly's addresses are then offsets in .text, as the block-cost table's indices must be.
+            .args(["-r", "-nostdlib", "-Wl,--build-id=none"])
             .arg(format!("-Wl,-T,{}", runtime_dir.join("kernel_text.ld").display()))
             .arg("-o")
             .arg(&kernel_object)
@@ -353,7 +364,13 @@ impl KernelBuilder {
         if !is_clang {
             kernel.extend(GCC_ONLY_WARNINGS_OFF.map(OsString::from));
         }
+        // After the user's flags, so that they win: code shaped as the DPU's compiler shapes it (see
+        // DPU_LIKE_CODE), whose instructions the block costs count.
+        kernel.extend(DPU_LIKE_CODE.map(OsString::from));
         kernel.push(INSTRUMENTATION_FLAG.into());
+        if is_clang {
+            kernel.push(CLANG_INSTRUMENT_EVERY_BLOCK.into());
+        }
         (tasklet_defines, kernel)
     }
 

@@ -38,7 +38,7 @@
 //!
 //! - **Instructions** are counted, not timed. Kernel sources are compiled with
 //!   `-fsanitize-coverage=trace-pc`, which calls the harness at the start of every basic block; the block's
-//!   cost, its number of instructions, is computed when the kernel is built from the disassembled kernel
+//!   cost, the DPU instructions its host instructions stand for ("Operation costs" below), is computed when the kernel is built from the disassembled kernel
 //!   object and looked up by return address in one load. The SDK routines the simulator replaces (barriers,
 //!   mutexes, semaphores, handshakes, `mem_alloc`, `seqread`, `perfcounter`, DMA issue, the boot in
 //!   `crt0`) charge the instructions the SDK's own sources execute. The same kernel and input give the same
@@ -58,12 +58,45 @@
 //!   round robin (faster, but kernels that rely on the DPU's interleaving can fail); [`Schedule::Shuffle`]
 //!   perturbs the modelled order with a seeded generator to expose races.
 //!
+//! # Operation costs
+//!
+//! A block's cost is what its host instructions would execute on a DPU. Moves, integer ALU operations,
+//! compares and branches, loads and stores cost one DPU instruction each; an x86-64 instruction with a memory
+//! operand also costs the DPU's load (and store, if it updates memory). Kernels are compiled without loop
+//! unrolling or vectorization, as the DPU's compiler shapes them. Multiplies, divides and floating point are
+//! sequences or software routines on a DPU, which has only an 8x8-bit multiply step, a divide step and no
+//! floating-point unit; they cost:
+//!
+//! | Operation (host instruction) | DPU instructions | Source |
+//! |---|---:|---|
+//! | 32-bit multiply (`imul`, `mul` w) | 30 | PrIM int32 multiply, 10 MOPS |
+//! | 64-bit multiply (`imul` on 64-bit registers, `mul` x, `umulh`) | 130 | PrIM int64 multiply, 2.6 MOPS |
+//! | 32-bit divide or remainder (`div`, `idiv`, `udiv` w) | 27 | PrIM int32 divide, 11 MOPS |
+//! | 64-bit divide or remainder | 200 | estimate: 64 divide steps of about 3 instructions |
+//! | float add, subtract (`addss`, `fadd` s) | 66 | PrIM float add, 4.9 MOPS |
+//! | float multiply (`mulss`, `fmul` s) | 179 | PrIM float multiply, 1.9 MOPS |
+//! | float divide, square root | 1,024 | PrIM float divide, 0.34 MOPS |
+//! | double add, subtract | 101 | PrIM double add, 3.3 MOPS |
+//! | double multiply | 695 | PrIM double multiply, 0.5 MOPS |
+//! | double divide, square root | 4,100 | estimate: float divide x 4, as double multiply is float multiply x 3.9 |
+//! | float compare, min, max | 12 | estimate: a soft-float compare's unpack, sign and magnitude tests |
+//! | double compare, min, max | 16 | estimate: as float, on two words |
+//! | int <-> float, float <-> double conversion | 20 | estimate: normalise (count leading zeros, shift), round |
+//! | int <-> double conversion | 30 | estimate: as float, on two words |
+//!
+//! PrIM (Gómez-Luna et al., "Benchmarking a New Paradigm: An Experimental Analysis of a Real
+//! Processing-in-Memory Architecture", 2021) measures each operation at 16 tasklets on a 350 MHz DPU, where the
+//! pipeline issues one instruction per cycle: 350 / MOPS DPU instructions per element, of which 5 are its
+//! loop's own (load, store, index update, compare-and-branch, address; the int32 add loop runs at 6), so an
+//! operation costs 350 / MOPS - 5. `cargo bench -p upmem-sim --bench calibration` measures these figures,
+//! the MRAM read bandwidth and the saturation at 11 tasklets under the model, against PrIM's.
+//!
 //! [`DpuStats`] gives per launch and DPU the modelled cycles (when the last tasklet finished), the
 //! instructions, the cycles the DMA engine was busy, and per tasklet its instructions (the launch's balance)
 //! and finishing cycle. `perfcounter_get()` in kernels returns the running tasklet's clock (`COUNT_CYCLES`) or
 //! the DPU's executed instructions (`COUNT_INSTRUCTIONS`). `CLOCKS_PER_SEC` is 350 MHz. The model is not
-//! cycle-accurate: host instructions stand in for DPU instructions, and the pipeline's finer rules (register
-//! file bank conflicts, multiplication by a sequence of steps) are not modelled.
+//! cycle-accurate: host instructions stand in for DPU instructions (with the costs above), and the pipeline's
+//! finer rules (register file bank conflicts) are not modelled.
 //!
 //! # Who checks what
 //!
@@ -84,6 +117,7 @@ mod fault;
 mod layout;
 mod machine;
 mod memory;
+mod op_costs;
 mod overlay;
 mod program;
 mod runtime;

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod calibration;
+
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash as _, Hasher as _};
 use std::path::{Path, PathBuf};
@@ -20,8 +22,13 @@ pub fn kernel_source(name: &str) -> PathBuf {
 /// Builds `tests/kernels/<name>.c` with these settings, once per content and compiler (`CC`; cached in the
 /// target directory).
 pub fn build(name: &str, nr_tasklets: u32, defines: &[(&str, &str)]) -> Arc<Program> {
-    let source = kernel_source(name);
-    let text = std::fs::read(&source).unwrap_or_else(|error| panic!("{}: {error}", source.display()));
+    build_source(&kernel_source(name), nr_tasklets, defines)
+}
+
+/// Builds the kernel at `source` with these settings, once per content (cached in the target directory).
+pub fn build_source(source: &Path, nr_tasklets: u32, defines: &[(&str, &str)]) -> Arc<Program> {
+    let name = source.file_stem().and_then(|stem| stem.to_str()).expect("a UTF-8 kernel file name");
+    let text = std::fs::read(source).unwrap_or_else(|error| panic!("{}: {error}", source.display()));
     let mut hasher = DefaultHasher::new();
     (text, nr_tasklets, defines, runtime_fingerprint(), std::env::var_os("CC")).hash(&mut hasher);
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dpusim-kernels");
@@ -30,7 +37,7 @@ pub fn build(name: &str, nr_tasklets: u32, defines: &[(&str, &str)]) -> Arc<Prog
         // Build under a unique name and rename, so that concurrent tests never see a partial binary.
         let partial = dir.join(format!("{name}-{}-{:?}.partial", std::process::id(), std::thread::current().id()));
         let mut builder = KernelBuilder::new();
-        builder.source(&source).nr_tasklets(nr_tasklets).flag("-O2").flag("-Wall").flag("-Werror");
+        builder.source(source).nr_tasklets(nr_tasklets).flag("-O2").flag("-Wall").flag("-Werror");
         for (name, value) in defines {
             builder.define(name, Some(value));
         }
@@ -40,8 +47,8 @@ pub fn build(name: &str, nr_tasklets: u32, defines: &[(&str, &str)]) -> Arc<Prog
     Arc::new(Program::from_file(&output).expect("loading the built kernel"))
 }
 
-/// A hash of every runtime file (headers, runtime, harness, linker script), so that cached kernels are
-/// rebuilt when the runtime changes.
+/// A hash of every runtime file (headers, runtime, harness, linker script) and of the builder's sources (its
+/// flags and block costs), so that cached kernels are rebuilt when either changes.
 fn runtime_fingerprint() -> u64 {
     fn visit(dir: &Path, hasher: &mut DefaultHasher) {
         let mut entries: Vec<PathBuf> =
@@ -58,7 +65,12 @@ fn runtime_fingerprint() -> u64 {
     static FINGERPRINT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *FINGERPRINT.get_or_init(|| {
         let mut hasher = DefaultHasher::new();
-        visit(&Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime"), &mut hasher);
+        let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        visit(&crate_dir.join("runtime"), &mut hasher);
+        for builder_source in ["builder.rs", "block_costs.rs", "op_costs.rs"] {
+            let path = crate_dir.join("src").join(builder_source);
+            std::fs::read(&path).expect("builder source").hash(&mut hasher);
+        }
         hasher.finish()
     })
 }

@@ -1,0 +1,60 @@
+//! Calibration of the timing model against PrIM's characterisation of the real DPU: per microbenchmark, the
+//! modelled figure, the published one and their ratio (goal: 0.75x to 1.33x), and the arithmetic throughput
+//! against the number of tasklets, which saturates at 11. Run with
+//! `cargo bench -p upmem-sim --bench calibration`; the figures are modelled, so they are the same on every host.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use comfy_table::{presets::UTF8_FULL, Table};
+
+use common::calibration::{
+    modelled_mops, modelled_mram_read_mbps, operation, MRAM_READ_BLOCK_BYTES, OPERATIONS, PUBLISHED_MRAM_READ_MBPS,
+};
+
+const TASKLET_COUNTS: [u32; 6] = [1, 2, 4, 8, 11, 16];
+const SWEPT_OPERATIONS: [&str; 3] = ["int32 add", "int32 multiply", "float multiply"];
+
+fn ratio(modelled: f64, published: f64) -> String {
+    format!("{:.2}x", modelled / published)
+}
+
+fn main() {
+    let mut figures = Table::new();
+    figures.load_preset(UTF8_FULL).set_header([
+        "microbenchmark (1 DPU, 16 tasklets)",
+        "modelled",
+        "published",
+        "ratio",
+    ]);
+    for operation in &OPERATIONS {
+        eprintln!("{}...", operation.name);
+        let modelled = modelled_mops(operation, 16);
+        figures.add_row([
+            operation.name.to_string(),
+            format!("{modelled:.3} MOPS"),
+            format!("{} MOPS", operation.published_mops),
+            ratio(modelled, operation.published_mops),
+        ]);
+    }
+    eprintln!("MRAM read...");
+    let mram_read = modelled_mram_read_mbps();
+    figures.add_row([
+        format!("MRAM read, {MRAM_READ_BLOCK_BYTES}-byte transfers"),
+        format!("{mram_read:.0} MB/s"),
+        format!("{PUBLISHED_MRAM_READ_MBPS} MB/s"),
+        ratio(mram_read, PUBLISHED_MRAM_READ_MBPS),
+    ]);
+    println!("{figures}");
+
+    let mut sweep = Table::new();
+    let header = std::iter::once("MOPS by tasklets".to_string()).chain(TASKLET_COUNTS.map(|count| count.to_string()));
+    sweep.load_preset(UTF8_FULL).set_header(header);
+    for name in SWEPT_OPERATIONS {
+        eprintln!("{name} against tasklets...");
+        let operation = operation(name);
+        let row = TASKLET_COUNTS.map(|count| format!("{:.3}", modelled_mops(&operation, count)));
+        sweep.add_row(std::iter::once(name.to_string()).chain(row));
+    }
+    println!("{sweep}");
+}

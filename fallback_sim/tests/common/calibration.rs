@@ -1,0 +1,130 @@
+//! PrIM's characterisation of the real DPU (Gómez-Luna et al., "Benchmarking a New Paradigm: An Experimental
+//! Analysis of a Real Processing-in-Memory Architecture", 2021; 350 MHz DPU) and the microbenchmarks that
+//! measure the same figures under the simulator's timing model.
+
+use std::path::Path;
+
+use upmem_sim::{CLOCK_HZ, MRAM_HEAP_SYMBOL};
+
+use super::{build, build_source, machine, write_u32};
+
+/// The element types of the arithmetic microbenchmark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Element {
+    Int32,
+    Int64,
+    Float,
+    Double,
+}
+
+impl Element {
+    fn c_type(self) -> &'static str {
+        match self {
+            Element::Int32 => "uint32_t",
+            Element::Int64 => "uint64_t",
+            Element::Float => "float",
+            Element::Double => "double",
+        }
+    }
+
+    /// 3 in the type's representation: a divisor that neither traps nor keeps values fixed.
+    fn three(self) -> Vec<u8> {
+        match self {
+            Element::Int32 => 3u32.to_le_bytes().to_vec(),
+            Element::Int64 => 3u64.to_le_bytes().to_vec(),
+            Element::Float => 3f32.to_le_bytes().to_vec(),
+            Element::Double => 3f64.to_le_bytes().to_vec(),
+        }
+    }
+
+    fn bytes(self) -> u32 {
+        match self {
+            Element::Int32 | Element::Float => 4,
+            Element::Int64 | Element::Double => 8,
+        }
+    }
+}
+
+/// One arithmetic microbenchmark: `element = element OP operand` over a WRAM block.
+#[derive(Clone, Copy, Debug)]
+pub struct Operation {
+    pub name: &'static str,
+    pub element: Element,
+    /// The C operator.
+    pub operator: &'static str,
+    /// PrIM's throughput at 16 tasklets, in millions of operations per second.
+    pub published_mops: f64,
+}
+
+/// PrIM's arithmetic throughput at 16 tasklets (the paper's figure 5 and its section 3.1.2).
+pub const OPERATIONS: [Operation; 10] = [
+    Operation { name: "int32 add", element: Element::Int32, operator: "+", published_mops: 58.0 },
+    Operation { name: "int32 multiply", element: Element::Int32, operator: "*", published_mops: 10.0 },
+    Operation { name: "int32 divide", element: Element::Int32, operator: "/", published_mops: 11.0 },
+    Operation { name: "int64 add", element: Element::Int64, operator: "+", published_mops: 50.0 },
+    Operation { name: "int64 multiply", element: Element::Int64, operator: "*", published_mops: 2.6 },
+    Operation { name: "float add", element: Element::Float, operator: "+", published_mops: 4.9 },
+    Operation { name: "float multiply", element: Element::Float, operator: "*", published_mops: 1.9 },
+    Operation { name: "float divide", element: Element::Float, operator: "/", published_mops: 0.34 },
+    Operation { name: "double add", element: Element::Double, operator: "+", published_mops: 3.3 },
+    Operation { name: "double multiply", element: Element::Double, operator: "*", published_mops: 0.5 },
+];
+
+/// PrIM's MRAM read bandwidth of one DPU with 16 tasklets at 2,048-byte transfers, in MB/s.
+pub const PUBLISHED_MRAM_READ_MBPS: f64 = 628.0;
+
+/// The transfer size of [`PUBLISHED_MRAM_READ_MBPS`].
+pub const MRAM_READ_BLOCK_BYTES: u32 = 2048;
+
+/// The operation by name in [`OPERATIONS`].
+pub fn operation(name: &str) -> Operation {
+    *OPERATIONS.iter().find(|operation| operation.name == name).unwrap_or_else(|| panic!("no operation {name}"))
+}
+
+/// Modelled cycles of one launch of the arithmetic kernel on one DPU with `repeats` passes over the blocks.
+fn arithmetic_cycles(operation: &Operation, nr_tasklets: u32, repeats: u32) -> u64 {
+    let defines = [("TYPE", operation.element.c_type()), ("OP", operation.operator)];
+    let program = build("arithmetic", nr_tasklets, &defines);
+    let mut machine = machine(1, 1);
+    machine.load(&[0], &program).expect("loading the arithmetic kernel");
+    machine.write_symbol(0, "operand", 0, &operation.element.three()).expect("writing operand");
+    write_u32(&machine, 0, "repeats", repeats);
+    machine.launch(&[0]).expect("launching the arithmetic kernel");
+    machine.stats(0).expect("stats").cycles
+}
+
+/// The modelled throughput of `operation` on one DPU with `nr_tasklets`, in millions of operations per second:
+/// the difference between a launch of three passes and one of one pass, which leaves out the boot and the
+/// blocks' loads and stores.
+pub fn modelled_mops(operation: &Operation, nr_tasklets: u32) -> f64 {
+    const ARITHMETIC_BLOCK_BYTES: u32 = 1024; // as in arithmetic.c
+    let once = arithmetic_cycles(operation, nr_tasklets, 1);
+    let thrice = arithmetic_cycles(operation, nr_tasklets, 3);
+    let operations = 2 * nr_tasklets * (ARITHMETIC_BLOCK_BYTES / operation.element.bytes());
+    let seconds = (thrice - once) as f64 / CLOCK_HZ as f64;
+    f64::from(operations) / seconds / 1e6
+}
+
+/// Modelled cycles of one DPU with 16 tasklets streaming `bytes` of MRAM in `MRAM_READ_BLOCK_BYTES` reads.
+fn stream_cycles(bytes: u32) -> u64 {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/kernels/stream.c");
+    // The kernel's 2,048-byte block is on its stack.
+    let program = build_source(&source, 16, &[("STACK_SIZE_DEFAULT", "2560")]);
+    let mut machine = machine(1, 1);
+    machine.load(&[0], &program).expect("loading the stream kernel");
+    let heap = machine.symbol(0, MRAM_HEAP_SYMBOL).expect("the MRAM heap");
+    machine.write(0, upmem_sim::MemoryKind::Mram, heap.offset(), &vec![7u8; bytes as usize]).expect("filling MRAM");
+    write_u32(&machine, 0, "bytes", bytes);
+    write_u32(&machine, 0, "block_bytes", MRAM_READ_BLOCK_BYTES);
+    write_u32(&machine, 0, "passes", 1);
+    machine.launch(&[0]).expect("launching the stream kernel");
+    machine.stats(0).expect("stats").cycles
+}
+
+/// The modelled MRAM read bandwidth of one DPU with 16 tasklets at `MRAM_READ_BLOCK_BYTES`, in MB/s: the
+/// difference between streaming 2 MiB and 1 MiB, which leaves out the boot.
+pub fn modelled_mram_read_mbps() -> f64 {
+    const MIB: u32 = 1 << 20;
+    let seconds = (stream_cycles(2 * MIB) - stream_cycles(MIB)) as f64 / CLOCK_HZ as f64;
+    f64::from(MIB) / seconds / 1e6
+}

@@ -1,0 +1,40 @@
+//! Operation costs under the timing model: kernels that differ only in their arithmetic's type differ in
+//! modelled time as on a real DPU (PrIM's throughput figures, see `common/calibration.rs`).
+
+mod common;
+
+use common::calibration::{modelled_mops, operation};
+
+/// The calibration's tolerance on a modelled figure over its published one.
+const TOLERANCE: std::ops::RangeInclusive<f64> = 0.75..=1.33;
+
+fn assert_relative_time_as_published(integer: &str, float: &str) {
+    let (integer, float) = (operation(integer), operation(float));
+    let modelled = modelled_mops(&integer, 16) / modelled_mops(&float, 16);
+    let published = integer.published_mops / float.published_mops;
+    assert!(
+        TOLERANCE.contains(&(modelled / published)),
+        "{} takes {modelled:.2} x the time of {}; on a DPU {published:.2} x",
+        float.name,
+        integer.name
+    );
+}
+
+#[test]
+fn float_addition_is_as_much_slower_than_integer_addition_as_on_a_dpu() {
+    assert_relative_time_as_published("int32 add", "float add");
+}
+
+#[test]
+fn float_and_double_multiplication_are_as_much_slower_than_integer_multiplication_as_on_a_dpu() {
+    assert_relative_time_as_published("int32 multiply", "float multiply");
+    assert_relative_time_as_published("int64 multiply", "double multiply");
+}
+
+#[test]
+fn throughput_grows_with_tasklets_until_the_pipeline_is_full_at_eleven() {
+    let add = operation("int32 add");
+    let [one, eleven, sixteen] = [1, 11, 16].map(|nr_tasklets| modelled_mops(&add, nr_tasklets));
+    assert!((eleven / one - 11.0).abs() < 0.5, "1 tasklet: {one:.2} MOPS, 11: {eleven:.2}");
+    assert!((sixteen / eleven - 1.0).abs() < 0.05, "11 tasklets: {eleven:.2} MOPS, 16: {sixteen:.2}");
+}
