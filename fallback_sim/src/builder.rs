@@ -168,9 +168,8 @@ impl KernelBuilder {
         self
     }
 
-    /// The C compiler to use (default: `$CC`, else `cc`). A clang works too (`CC=clang`): the SDK's own compiler
-    /// is one, so it accepts exactly what the SDK's clang accepts; see [`default_compiler`] for why it is not the
-    /// default.
+    /// The C compiler to use (default: `$CC`, else `clang` when it is on `PATH`, as the SDK's compiler is a
+    /// clang, else `cc`).
     pub fn compiler(&mut self, compiler: impl AsRef<Path>) -> &mut Self {
         self.compiler = Some(compiler.as_ref().to_path_buf());
         self
@@ -409,13 +408,11 @@ impl KernelBuilder {
     }
 }
 
-/// `cc`. The timing model counts the host instructions of each basic block, so modelled interleavings follow
-/// the host compiler's code; the kernels of `tests/kernels` that rely on the DPU's interleaving pass with the
-/// modelled schedule when built by gcc, while clang folds or reorders some of their shared accesses (a loop of
-/// unlocked increments becomes one store) and changes the margins others rely on. Until the model is
-/// independent of the host compiler's choices, `cc` is the default and clang is chosen with `CC=clang`.
+/// `clang` when it is on `PATH`, else `cc`.
 fn default_compiler() -> PathBuf {
-    PathBuf::from("cc")
+    let on_path =
+        env::var_os("PATH").is_some_and(|path| env::split_paths(&path).any(|dir| dir.join("clang").is_file()));
+    PathBuf::from(if on_path { "clang" } else { "cc" })
 }
 
 /// Whether `compiler` is a clang (by what `--version` says; `cc` may be either).
