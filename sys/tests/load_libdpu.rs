@@ -9,18 +9,21 @@ use std::{env, fs};
 
 use upmem_sys::{dpu_error_t, LibDpu, DPU_ERR_ALLOCATION, DPU_ERR_INVALID_DPU_SET, DPU_ERR_SG_NOT_MRAM_SYMBOL, DPU_OK};
 
-/// The simulator's libdpu next to this test's profile directory (`target/<profile>/deps/<test>` ->
-/// `target/<profile>/libdpu.so`), if it has been built.
+/// The simulator's libdpu, if it has been built: in this test's directory (`target/<profile>/deps/`, where cargo
+/// puts it when another package's tests depend on `upmem-sim-sdk`, as `cargo test --workspace` builds them) or in
+/// the profile directory (`target/<profile>/`, after `cargo build -p upmem-sim-sdk`).
 fn simulator_libdpu() -> Option<PathBuf> {
     let exe = env::current_exe().expect("the test executable's path");
-    let library = exe.parent()?.parent()?.join("libdpu.so");
-    if library.is_file() {
-        Some(library)
+    let deps = exe.parent()?;
+    let candidates = [deps.join("libdpu.so"), deps.parent()?.join("libdpu.so")];
+    if let Some(library) = candidates.iter().find(|library| library.is_file()) {
+        Some(library.clone())
     } else {
         tool_missing(&format!(
-            "{} is absent; build it with `cargo build -p upmem-sim-sdk` (cargo test --workspace does) to run this \
-             test",
-            library.display()
+            "libdpu.so is absent from {} and {}; build it with `cargo build -p upmem-sim-sdk` (cargo test \
+             --workspace does) to run this test",
+            candidates[0].parent()?.display(),
+            candidates[1].parent()?.display()
         ));
         None
     }

@@ -17,13 +17,14 @@
 /*
  * How far a tasklet may run ahead of another runnable one in its own code before it gives way, in cycles. DMA
  * and synchronisation are ordered exactly (clock_wait_turn); the quantum only bounds how far plain WRAM reads
- * and writes of different tasklets can be out of modelled order. Measured on the README's main job (2,044
- * DPUs x 16 tasklets; user CPU time of the job, 0.55 to 0.68 s before this model and 0.8 to 1.1 s with the
- * instrumentation alone): 2.7 s at 256 cycles, 1.4 to 1.8 s at 1,024, 1.3 to 1.4 s at 2,048, 1.2 s at 4,096;
- * the patterns of tests/schedules.rs hold at each. 2,048 cycles (186 instructions at 11 cycles each, 85 with
- * 24 tasklets) is where the switches stop paying off, and far less than the extra work the patterns rely on.
+ * and writes of different tasklets can be out of modelled order. With blocks costed as the DPU's software
+ * arithmetic, one float multiply is about 180 instructions (2,900 cycles with 16 tasklets), so a small quantum
+ * switches tasklets at nearly every block of float code: on `pimgnn infer`'s f32 SpMM (2,048 DPUs x 16
+ * tasklets, 256 features) the aggregation kernel took about 60 s per layer at 2,048 cycles and 9 s at 16,384.
+ * The patterns of tests/schedules.rs hold at both: the extra work they rely on is far longer than 16,384
+ * cycles (about 1,000 instructions with 16 tasklets).
  */
-#define QUANTUM_CYCLES 2048u
+#define QUANTUM_CYCLES 16384u
 
 void __sanitizer_cov_trace_pc(void) {
     uintptr_t site = (uintptr_t)__builtin_return_address(0) - (uintptr_t)__dpusim_kernel_text;
