@@ -6,24 +6,12 @@ use pimgnn::cost::{self, HardwareModel};
 use pimgnn::pim::{PimElement, PimSpmm};
 use pimgnn::plan::{Format, Plan, XDelivery};
 use pimgnn::{cpu, Csr, Dense, Element, Error, SpmmEngine};
+use rand::rngs::ChaCha8Rng;
+use rand::{Rng as _, RngExt, SeedableRng};
 use upmem::{BackendKind, DpuSet, Schedule, SimConfig, Topology};
 
-/// splitmix64: a tiny seeded generator, enough for test graphs.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, limit: usize) -> usize {
-        (self.next() % limit as u64) as usize
-    }
-}
+/// The seeded generator of test graphs and features.
+type Rng = ChaCha8Rng;
 
 /// A value type with a way to draw test values: small integers for f32, so that every sum is exact in any order.
 trait TestValue: PimElement {
@@ -32,40 +20,40 @@ trait TestValue: PimElement {
 
 impl TestValue for f32 {
     fn draw(rng: &mut Rng) -> Self {
-        rng.below(17) as f32 - 8.0
+        rng.random_range(-8i32..=8) as f32
     }
 }
 
 impl TestValue for i32 {
     /// Full-range values, so sums wrap.
     fn draw(rng: &mut Rng) -> Self {
-        rng.next() as i32
+        rng.next_u32() as i32
     }
 }
 
 impl TestValue for i16 {
     fn draw(rng: &mut Rng) -> Self {
-        rng.next() as i16
+        rng.next_u32() as i16
     }
 }
 
 impl TestValue for i8 {
     fn draw(rng: &mut Rng) -> Self {
-        rng.next() as i8
+        rng.next_u32() as i8
     }
 }
 
 /// An `n x n` graph: each row has 0 to `2 * degree` random neighbours (so some rows are empty), and each row of
 /// `hubs` has `hub_degree` nonzeros spread over all columns.
 fn random_graph<T: TestValue>(n: usize, degree: usize, hubs: &[usize], hub_degree: usize, seed: u64) -> Csr<T> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::seed_from_u64(seed);
     let mut row_ptr = vec![0u32];
     let mut cols = Vec::new();
     let mut values = Vec::new();
     for r in 0..n {
-        let count = if hubs.contains(&r) { hub_degree } else { rng.below(2 * degree + 1) };
+        let count = if hubs.contains(&r) { hub_degree } else { rng.random_range(0..=2 * degree) };
         for _ in 0..count {
-            cols.push(rng.below(n) as u32);
+            cols.push(rng.random_range(0..n as u32));
             values.push(T::draw(&mut rng));
         }
         row_ptr.push(cols.len() as u32);
@@ -74,7 +62,7 @@ fn random_graph<T: TestValue>(n: usize, degree: usize, hubs: &[usize], hub_degre
 }
 
 fn random_dense<T: TestValue>(rows: usize, cols: usize, seed: u64) -> Dense<T> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::seed_from_u64(seed);
     Dense::from_vec(rows, cols, (0..rows * cols).map(|_| T::draw(&mut rng)).collect()).unwrap()
 }
 
@@ -179,11 +167,13 @@ fn hub_rows_of_more_than_10000_nonzeros() {
 
 #[test]
 fn f32_with_fractions_matches_to_rounding() {
-    let mut rng = Rng(9);
+    let mut rng = Rng::seed_from_u64(9);
     let base = random_graph::<f32>(500, 6, &[3], 2000, 5);
-    let values: Vec<f32> = base.values().iter().map(|_| (rng.next() % 1_000_000) as f32 / 777.0 - 600.0).collect();
+    let values: Vec<f32> =
+        base.values().iter().map(|_| rng.random_range(0..1_000_000u32) as f32 / 777.0 - 600.0).collect();
     let a = Csr::new(500, 500, base.row_ptr().to_vec(), base.col_idx().to_vec(), values).unwrap();
-    let x = Dense::from_vec(500, 33, (0..500 * 33).map(|_| (rng.next() % 10_000) as f32 / 99.0).collect()).unwrap();
+    let x = Dense::from_vec(500, 33, (0..500 * 33).map(|_| rng.random_range(0..10_000u32) as f32 / 99.0).collect())
+        .unwrap();
     let expected = cpu::spmm(&a, &x).unwrap();
     let mut engine =
         PimSpmm::new(sim_set(1, 8, &[]), a, plan(Format::Csr, 4, 2, 1, XDelivery::Referenced, 16)).unwrap();

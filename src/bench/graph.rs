@@ -2,31 +2,16 @@
 
 use std::path::Path;
 
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+
 use crate::error::Result;
 use crate::sparse::{Csr, Dense};
 
-/// splitmix64: a small seeded generator for reproducible inputs.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// A dense `rows x features` matrix of values in [-1, 1).
 pub(crate) fn features(rows: usize, features: usize, seed: u64) -> Dense<f32> {
-    let mut rng = SplitMix(seed);
-    let data = (0..rows * features).map(|_| (rng.unit() * 2.0 - 1.0) as f32).collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let data = (0..rows * features).map(|_| rng.random_range(-1.0f32..1.0)).collect();
     Dense::from_vec(rows, features, data).expect("rows x features values")
 }
 
