@@ -63,14 +63,6 @@ pub enum Error {
         /// How much there is.
         limit: u64,
     },
-    /// A backend or engine this build or machine cannot provide.
-    #[error("{what} is not available: {reason}")]
-    Unavailable {
-        /// What was asked for (e.g. "PIM SpMM engine on the simulator").
-        what: String,
-        /// Why it cannot be had.
-        reason: String,
-    },
     /// The UPMEM runtime failed (allocation, load, transfer, launch, DPU fault).
     #[error(transparent)]
     Upmem(#[from] upmem::Error),
