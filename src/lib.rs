@@ -17,6 +17,7 @@ pub mod pim;
 pub mod plan;
 pub mod sparse;
 pub mod spmm;
+pub mod train;
 
 pub use error::{Error, Result};
 pub use sparse::{Coo, Csr, Dense, Duplicates, Element};

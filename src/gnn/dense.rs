@@ -47,6 +47,11 @@ impl Linear {
         self.bias.as_deref()
     }
 
+    /// The weight and the bias, writable in place (their shapes stay fixed): what an optimiser updates.
+    pub(crate) fn parameters_mut(&mut self) -> (&mut [f32], Option<&mut [f32]>) {
+        (self.weight.as_mut_slice(), self.bias.as_deref_mut())
+    }
+
     /// `x W^T`, without the bias.
     pub fn transform(&self, x: &Dense<f32>) -> Result<Dense<f32>> {
         let mut y = Dense::zeros(x.rows(), self.out_features());

@@ -79,6 +79,16 @@ impl SageConv {
         }
         Ok(SageConv { lin_l, lin_r })
     }
+
+    /// The map of the neighbour mean, with the layer's bias.
+    pub fn lin_l(&self) -> &Linear {
+        &self.lin_l
+    }
+
+    /// The map of the node itself.
+    pub fn lin_r(&self) -> &Linear {
+        &self.lin_r
+    }
 }
 
 /// `GINConv`: `out = nn((1 + eps) x_i + sum_j x_j)`, `nn` a sequence of `Linear` layers with ReLU between.
@@ -103,6 +113,27 @@ impl GinConv {
         }
         Ok(GinConv { eps, mlp })
     }
+
+    /// `eps`, the weight of the node itself beyond 1.
+    pub fn eps(&self) -> f32 {
+        self.eps
+    }
+
+    /// The linear layers of `nn`, in order.
+    pub fn mlp(&self) -> &[Linear] {
+        &self.mlp
+    }
+}
+
+/// One of a layer's linear maps with the `state_dict` names of its tensors, relative to the layer.
+#[derive(Clone, Debug)]
+pub struct NamedLinear<'a> {
+    /// The weight's name (e.g. `lin.weight`).
+    pub weight: String,
+    /// The bias's name (e.g. `bias` in `GCNConv`, `lin_l.bias` in `SAGEConv`).
+    pub bias: String,
+    /// The map.
+    pub linear: &'a Linear,
 }
 
 /// One message-passing layer.
@@ -181,6 +212,34 @@ impl Layer {
             Layer::Gcn(conv) => conv.lin.out_features(),
             Layer::Sage(conv) => conv.lin_l.out_features(),
             Layer::Gin(conv) => conv.mlp[conv.mlp.len() - 1].out_features(),
+        }
+    }
+
+    /// The layer's linear maps, in a fixed order (`GCNConv`: `lin`; `SAGEConv`: `lin_l`, `lin_r`; `GINConv`: the
+    /// layers of `nn`), each with its tensors' `state_dict` names.
+    pub fn linears(&self) -> Vec<NamedLinear<'_>> {
+        let named = |weight: String, bias: String, linear| NamedLinear { weight, bias, linear };
+        match self {
+            Layer::Gcn(conv) => vec![named("lin.weight".into(), "bias".into(), &conv.lin)],
+            Layer::Sage(conv) => vec![
+                named("lin_l.weight".into(), "lin_l.bias".into(), &conv.lin_l),
+                named("lin_r.weight".into(), "lin_r.bias".into(), &conv.lin_r),
+            ],
+            Layer::Gin(conv) => conv
+                .mlp
+                .iter()
+                .enumerate()
+                .map(|(k, lin)| named(format!("nn.{k}.weight"), format!("nn.{k}.bias"), lin))
+                .collect(),
+        }
+    }
+
+    /// The layer's linear maps, writable, in the order of [`Layer::linears`].
+    pub(crate) fn linears_mut(&mut self) -> Vec<&mut Linear> {
+        match self {
+            Layer::Gcn(conv) => vec![&mut conv.lin],
+            Layer::Sage(conv) => vec![&mut conv.lin_l, &mut conv.lin_r],
+            Layer::Gin(conv) => conv.mlp.iter_mut().collect(),
         }
     }
 

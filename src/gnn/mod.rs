@@ -18,7 +18,7 @@
 
 mod aggregate;
 mod backend;
-mod dense;
+pub(crate) mod dense;
 pub mod inputs;
 mod layer;
 mod model;
@@ -27,7 +27,7 @@ mod norm;
 pub use aggregate::{Aggregator, Dtype};
 pub use backend::{spmm_engine, Backend, Engine, EngineOptions, DEFAULT_DPUS, DEFAULT_PLAN_WIDTH, DEFAULT_TASKLETS};
 pub use dense::Linear;
-pub use layer::{GcnConv, GinConv, Layer, Order, SageConv};
+pub use layer::{GcnConv, GinConv, Layer, NamedLinear, Order, SageConv};
 pub use model::{Architecture, Inference, LayerReport, Model};
 pub use norm::Aggregation;
 

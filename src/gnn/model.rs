@@ -226,6 +226,11 @@ impl Model {
         &self.layers
     }
 
+    /// The layers, writable in place (their widths stay fixed): what training updates.
+    pub(crate) fn layers_mut(&mut self) -> impl Iterator<Item = &mut Layer> {
+        self.layers.iter_mut().map(|(_, layer)| layer)
+    }
+
     /// Width of the node features the model takes.
     pub fn in_features(&self) -> usize {
         self.layers[0].1.in_features()

@@ -1,0 +1,180 @@
+//! The dense products of the backward pass on the CPU (all cores, the `gemm` crate's SIMD kernels), where an
+//! operand is read transposed in place rather than copied.
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::sparse::Dense;
+
+/// How a matrix operand is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    /// As stored.
+    Plain,
+    /// Transposed.
+    Transposed,
+}
+
+impl Op {
+    /// `(rows, columns)` of `matrix` read this way.
+    fn shape(self, matrix: &Dense<f32>) -> (usize, usize) {
+        match self {
+            Op::Plain => (matrix.rows(), matrix.cols()),
+            Op::Transposed => (matrix.cols(), matrix.rows()),
+        }
+    }
+
+    /// `(column stride, row stride)` of `matrix` read this way, in elements.
+    fn strides(self, matrix: &Dense<f32>) -> (isize, isize) {
+        match self {
+            Op::Plain => (1, matrix.cols() as isize),
+            Op::Transposed => (matrix.cols() as isize, 1),
+        }
+    }
+}
+
+/// `op_a(a) op_b(b)`, a new matrix.
+pub(crate) fn matmul(a: &Dense<f32>, op_a: Op, b: &Dense<f32>, op_b: Op) -> Result<Dense<f32>> {
+    let mut product = Dense::zeros(op_a.shape(a).0, op_b.shape(b).1);
+    matmul_into(&mut product, a, op_a, b, op_b, false)?;
+    Ok(product)
+}
+
+/// `dst = op_a(a) op_b(b)`, or `dst += op_a(a) op_b(b)` when `accumulate`.
+pub(crate) fn matmul_into(
+    dst: &mut Dense<f32>,
+    a: &Dense<f32>,
+    op_a: Op,
+    b: &Dense<f32>,
+    op_b: Op,
+    accumulate: bool,
+) -> Result<()> {
+    let ((m, k), (k_b, n)) = (op_a.shape(a), op_b.shape(b));
+    if k != k_b {
+        return Err(Error::shape("matrix product: inner dimensions", k, k_b));
+    }
+    if (dst.rows(), dst.cols()) != (m, n) {
+        return Err(Error::shape(
+            "matrix product: output",
+            format!("{m} x {n}"),
+            format!("{} x {}", dst.rows(), dst.cols()),
+        ));
+    }
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    if k == 0 {
+        if !accumulate {
+            dst.as_mut_slice().fill(0.0);
+        }
+        return Ok(());
+    }
+    let ((a_cs, a_rs), (b_cs, b_rs)) = (op_a.strides(a), op_b.strides(b));
+    // SAFETY: `a` read through (a_cs, a_rs) is m x k inside its buffer, `b` through (b_cs, b_rs) is k x n inside
+    // its, `dst` is m x n row-major (column stride 1, row stride n): the shapes were checked above, so every
+    // access stays in bounds. `dst` is borrowed mutably, so it aliases neither input. `gemm` computes
+    // `dst = alpha dst + beta a b`, reading `dst` only when `accumulate`.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            dst.as_mut_slice().as_mut_ptr(),
+            1,
+            n as isize,
+            accumulate,
+            a.as_slice().as_ptr(),
+            a_cs,
+            a_rs,
+            b.as_slice().as_ptr(),
+            b_cs,
+            b_rs,
+            1.0,
+            1.0,
+            false,
+            false,
+            false,
+            gemm::Parallelism::Rayon(0),
+        );
+    }
+    Ok(())
+}
+
+/// The sum of `matrix`'s rows (a bias's gradient from its output's).
+pub(crate) fn column_sums(matrix: &Dense<f32>) -> Vec<f32> {
+    let cols = matrix.cols();
+    if cols == 0 {
+        return Vec::new();
+    }
+    // Blocks of rows summed in parallel, then the blocks' sums in order: deterministic for a given thread count.
+    const ROWS_PER_BLOCK: usize = 1024;
+    let partials: Vec<Vec<f32>> = matrix
+        .as_slice()
+        .par_chunks(cols * ROWS_PER_BLOCK)
+        .map(|block| {
+            let mut sums = vec![0.0f32; cols];
+            for row in block.chunks_exact(cols) {
+                sums.iter_mut().zip(row).for_each(|(s, &v)| *s += v);
+            }
+            sums
+        })
+        .collect();
+    partials.into_iter().fold(vec![0.0; cols], |mut total, block| {
+        total.iter_mut().zip(block).for_each(|(t, v)| *t += v);
+        total
+    })
+}
+
+/// `gradient *= (activation > 0)`, element-wise: the gradient through a ReLU whose output was `activation`.
+pub(crate) fn relu_backward(gradient: &mut Dense<f32>, activation: &Dense<f32>) -> Result<()> {
+    if (gradient.rows(), gradient.cols()) != (activation.rows(), activation.cols()) {
+        return Err(Error::shape(
+            "ReLU gradient",
+            format!("{} x {}", activation.rows(), activation.cols()),
+            format!("{} x {}", gradient.rows(), gradient.cols()),
+        ));
+    }
+    gradient.as_mut_slice().par_iter_mut().zip(activation.as_slice().par_iter()).for_each(|(g, &a)| {
+        if a <= 0.0 {
+            *g = 0.0;
+        }
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dense(rows: usize, cols: usize, values: &[f32]) -> Dense<f32> {
+        Dense::from_vec(rows, cols, values.to_vec()).unwrap()
+    }
+
+    #[test]
+    fn products_read_operands_transposed_in_place() {
+        let a = dense(2, 3, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let b = dense(2, 2, &[1.0, 0.0, 1.0, 2.0]);
+        // a^T b: [[1,4],[2,5],[3,6]] [[1,0],[1,2]]
+        let product = matmul(&a, Op::Transposed, &b, Op::Plain).unwrap();
+        assert_eq!(product.as_slice(), &[5.0, 8.0, 7.0, 10.0, 9.0, 12.0]);
+        // b a: [[1,0],[1,2]] [[1,2,3],[4,5,6]], then added once more.
+        let mut sum = matmul(&b, Op::Plain, &a, Op::Plain).unwrap();
+        assert_eq!(sum.as_slice(), &[1.0, 2.0, 3.0, 9.0, 12.0, 15.0]);
+        matmul_into(&mut sum, &b, Op::Plain, &a, Op::Plain, true).unwrap();
+        assert_eq!(sum.as_slice(), &[2.0, 4.0, 6.0, 18.0, 24.0, 30.0]);
+        // a a^T
+        let gram = matmul(&a, Op::Plain, &a, Op::Transposed).unwrap();
+        assert_eq!(gram.as_slice(), &[14.0, 32.0, 32.0, 77.0]);
+        assert!(matches!(matmul(&a, Op::Plain, &b, Op::Plain), Err(Error::Shape { .. })));
+    }
+
+    #[test]
+    fn column_sums_and_relu_backward() {
+        let rows = 2500;
+        let matrix = dense(rows, 2, &(0..rows * 2).map(|i| (i % 2) as f32 + 1.0).collect::<Vec<_>>());
+        assert_eq!(column_sums(&matrix), vec![rows as f32, 2.0 * rows as f32]);
+        let mut gradient = dense(1, 3, &[1.0, 2.0, 3.0]);
+        relu_backward(&mut gradient, &dense(1, 3, &[0.5, 0.0, 2.0])).unwrap();
+        assert_eq!(gradient.as_slice(), &[1.0, 0.0, 3.0]);
+    }
+}

@@ -1,0 +1,248 @@
+//! Aggregation in both directions for training: `M X` forward and `M^T dY` backward, each through an
+//! [`Aggregator`] with its matrix resident in the engine for the whole run, and the time of every step
+//! accounted to a [`Stage`].
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use crate::error::Result;
+use crate::gnn::{Aggregator, Backend, Dtype, EngineOptions};
+use crate::pim::LoadBalance;
+use crate::sparse::{Csr, Dense};
+use crate::spmm::Phase;
+
+/// Where the time of a training epoch goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stage {
+    /// `M X` in the forward pass (the engine's compute and merge, without transfers).
+    ForwardAggregation,
+    /// `M^T dY` in the backward pass (the engine's compute and merge, without transfers).
+    BackwardAggregation,
+    /// Features and gradients to and from the DPUs (the engine's "send X" and "gather").
+    Transfers,
+    /// GEMMs, biases, ReLU and the loss on the CPU.
+    Dense,
+    /// The optimiser's update on the CPU.
+    Optimizer,
+}
+
+impl Stage {
+    /// Every stage, in table order.
+    pub const ALL: [Stage; 5] =
+        [Stage::ForwardAggregation, Stage::BackwardAggregation, Stage::Transfers, Stage::Dense, Stage::Optimizer];
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Stage::ForwardAggregation => "forward aggregation",
+            Stage::BackwardAggregation => "backward aggregation",
+            Stage::Transfers => "transfers",
+            Stage::Dense => "dense",
+            Stage::Optimizer => "optimiser",
+        })
+    }
+}
+
+/// The time spent in one [`Stage`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StageTime {
+    /// Wall time on this machine.
+    pub wall: Duration,
+    /// Predicted time on UPMEM hardware, for the steps that ran on PIM (none on the CPU backend).
+    pub predicted: Option<Duration>,
+}
+
+impl StageTime {
+    /// The time this stage would take with aggregation on UPMEM hardware: the prediction where there is one,
+    /// else the wall time (host-side steps run on the same CPU either way).
+    pub fn on_hardware(&self) -> Duration {
+        self.predicted.unwrap_or(self.wall)
+    }
+
+    fn add(&mut self, wall: Duration, predicted: Option<Duration>) {
+        self.wall += wall;
+        if let Some(predicted) = predicted {
+            self.predicted = Some(self.predicted.unwrap_or_default() + predicted);
+        }
+    }
+}
+
+/// Time per [`Stage`], summed over the steps recorded.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Timings {
+    stages: [StageTime; 5],
+}
+
+impl Timings {
+    /// The time of `stage`.
+    pub fn get(&self, stage: Stage) -> StageTime {
+        self.stages[stage as usize]
+    }
+
+    /// Wall time over every stage.
+    pub fn wall(&self) -> Duration {
+        self.stages.iter().map(|s| s.wall).sum()
+    }
+
+    /// Time over every stage with aggregation on UPMEM hardware ([`StageTime::on_hardware`]).
+    pub fn on_hardware(&self) -> Duration {
+        self.stages.iter().map(StageTime::on_hardware).sum()
+    }
+
+    pub(crate) fn record(&mut self, stage: Stage, wall: Duration, predicted: Option<Duration>) {
+        self.stages[stage as usize].add(wall, predicted);
+    }
+
+    /// The engine's phases of one aggregation: transfers to [`Stage::Transfers`], the rest to `stage`.
+    fn record_phases(&mut self, stage: Stage, phases: &[Phase]) {
+        for phase in phases {
+            let stage = if matches!(phase.name, "send X" | "gather") { Stage::Transfers } else { stage };
+            self.record(stage, phase.wall, phase.predicted);
+        }
+    }
+}
+
+/// How the backward aggregation `M^T dY` runs.
+enum Transposed {
+    /// `M` is symmetric: the forward engine's resident matrix serves both directions.
+    Symmetric,
+    /// `M^T` resident in an engine of its own.
+    Resident(Box<Aggregator>),
+    /// The model never needs `M^T dY` (one layer that aggregates before transforming).
+    Unneeded,
+}
+
+/// Aggregates forward and backward with engines built once, and times every step.
+pub struct Propagator {
+    forward: Aggregator,
+    transposed: Transposed,
+    timings: Timings,
+}
+
+impl Propagator {
+    /// Engines for `matrix` and, when `matrix` is not symmetric and `backward_widths` is not empty, for its
+    /// transpose, on the backend `options` asks for. The widths are those of the calls to come in each
+    /// direction (they choose the PIM plan; `options.widths` is ignored). A symmetric matrix (GCN's and GIN's
+    /// on an undirected graph) is detected, not assumed, and then one resident matrix serves both directions.
+    pub fn new(
+        matrix: Csr<f32>,
+        forward_widths: &[usize],
+        backward_widths: &[usize],
+        options: &EngineOptions,
+    ) -> Result<Self> {
+        let with_widths = |widths: Vec<usize>| EngineOptions { widths, ..options.clone() };
+        let (forward, transposed) = if backward_widths.is_empty() {
+            (Aggregator::new(matrix, Dtype::F32, &with_widths(forward_widths.to_vec()))?, Transposed::Unneeded)
+        } else if is_symmetric(&matrix) {
+            let widths = forward_widths.iter().chain(backward_widths).copied().collect();
+            (Aggregator::new(matrix, Dtype::F32, &with_widths(widths))?, Transposed::Symmetric)
+        } else {
+            let transpose = matrix.transpose();
+            let forward = Aggregator::new(matrix, Dtype::F32, &with_widths(forward_widths.to_vec()))?;
+            let backward = Aggregator::new(transpose, Dtype::F32, &with_widths(backward_widths.to_vec()))?;
+            (forward, Transposed::Resident(Box::new(backward)))
+        };
+        Ok(Propagator { forward, transposed, timings: Timings::default() })
+    }
+
+    /// `M X`.
+    pub fn aggregate(&mut self, x: &Dense<f32>) -> Result<Dense<f32>> {
+        let y = self.forward.aggregate(x)?;
+        self.timings.record_phases(Stage::ForwardAggregation, self.forward.last_phases());
+        Ok(y)
+    }
+
+    /// `M^T dy`.
+    pub fn aggregate_transposed(&mut self, dy: &Dense<f32>) -> Result<Dense<f32>> {
+        let engine = match &mut self.transposed {
+            Transposed::Symmetric => &mut self.forward,
+            Transposed::Resident(engine) => engine,
+            Transposed::Unneeded => unreachable!("backward widths are empty only when no layer aggregates backward"),
+        };
+        let dx = engine.aggregate(dy)?;
+        self.timings.record_phases(Stage::BackwardAggregation, engine.last_phases());
+        Ok(dx)
+    }
+
+    /// Runs `step` on the CPU, timed as [`Stage::Dense`].
+    pub fn dense<T>(&mut self, step: impl FnOnce() -> Result<T>) -> Result<T> {
+        self.timed(Stage::Dense, step)
+    }
+
+    /// Runs `step` on the CPU, timed as `stage`.
+    pub fn timed<T>(&mut self, stage: Stage, step: impl FnOnce() -> Result<T>) -> Result<T> {
+        let started = Instant::now();
+        let result = step()?;
+        self.timings.record(stage, started.elapsed(), None);
+        Ok(result)
+    }
+
+    /// The time of every step so far.
+    pub fn timings(&self) -> &Timings {
+        &self.timings
+    }
+
+    /// Forgets the time recorded so far.
+    pub fn reset_timings(&mut self) {
+        self.timings = Timings::default();
+    }
+
+    /// Whether the backward pass runs on the forward engine's matrix (it is symmetric) rather than on a
+    /// resident transpose of its own.
+    pub fn shares_matrix(&self) -> bool {
+        matches!(self.transposed, Transposed::Symmetric)
+    }
+
+    /// The backend aggregation runs on.
+    pub fn backend(&self) -> Backend {
+        self.forward.backend()
+    }
+
+    /// How the forward engine executes, in one line (and the backward engine's, when it has its own).
+    pub fn plan(&self) -> String {
+        match &self.transposed {
+            Transposed::Resident(backward) => format!("{}; backward: {}", self.forward.plan(), backward.plan()),
+            Transposed::Symmetric => {
+                format!("{}; backward on the same resident matrix (symmetric)", self.forward.plan())
+            }
+            Transposed::Unneeded => self.forward.plan().to_owned(),
+        }
+    }
+
+    /// Nonzeros per DPU of the forward engine, on PIM.
+    pub fn balance(&self) -> Option<LoadBalance> {
+        self.forward.balance()
+    }
+}
+
+/// Whether `matrix` equals its transpose, entry for entry (repeated entries counted as often as they occur).
+pub fn is_symmetric(matrix: &Csr<f32>) -> bool {
+    if matrix.nrows() != matrix.ncols() {
+        return false;
+    }
+    let transpose = matrix.transpose();
+    let sorted_row = |m: &Csr<f32>, row: usize| {
+        let (cols, values) = m.row(row);
+        let mut entries: Vec<(u32, u32)> = cols.iter().zip(values).map(|(&c, v)| (c, v.to_bits())).collect();
+        entries.sort_unstable();
+        entries
+    };
+    matrix.row_ptr() == transpose.row_ptr()
+        && (0..matrix.nrows()).all(|row| sorted_row(matrix, row) == sorted_row(&transpose, row))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symmetry_is_detected_entry_for_entry() {
+        let csr = |rows: Vec<u32>, cols: Vec<u32>, values: Vec<f32>| {
+            crate::sparse::Coo::new(3, 3, rows, cols, values).unwrap().to_csr()
+        };
+        assert!(is_symmetric(&csr(vec![0, 1, 2, 2], vec![1, 0, 2, 2], vec![0.5, 0.5, 1.0, 1.0])));
+        assert!(!is_symmetric(&csr(vec![0, 1], vec![1, 0], vec![0.5, 0.25])));
+        assert!(!is_symmetric(&csr(vec![0, 1], vec![1, 2], vec![1.0, 1.0])));
+    }
+}

@@ -1,0 +1,235 @@
+//! The training loop's state: the model, the optimiser, the features and targets, and the aggregation engines
+//! with the graph resident for the whole run (GNNear's full-batch training: aggregation forward and backward
+//! on PIM, dense layers and the update on the CPU).
+
+use super::backprop::{self, LayerCache, LinearGradient};
+use super::loss::{cross_entropy, Targets};
+use super::optim::{Optimizer, OptimizerKind};
+use super::propagate::{Propagator, Stage, Timings};
+use crate::error::{Error, Result};
+use crate::gnn::dense::relu;
+use crate::gnn::{EngineOptions, Layer, Model, Order};
+use crate::sparse::{Csr, Dense};
+
+/// The forward and backward pass of one epoch, before the optimiser's step.
+#[derive(Clone, Debug)]
+pub struct Pass {
+    /// The training loss.
+    pub loss: f32,
+    /// The model's output for every node, before softmax.
+    pub logits: Dense<f32>,
+    /// The gradient of the loss with respect to each parameter tensor, in [`Trainer::parameter_names`] order
+    /// (without the weight decay, which the optimiser adds).
+    pub gradients: Vec<Vec<f32>>,
+}
+
+/// One epoch's result.
+#[derive(Clone, Debug)]
+pub struct Epoch {
+    /// The training loss, with the parameters before this epoch's step.
+    pub loss: f32,
+    /// The output for every node with the parameters before this epoch's step.
+    pub logits: Dense<f32>,
+}
+
+/// Full-batch training of a [`Model`] on one graph.
+pub struct Trainer {
+    model: Model,
+    optimizer: Optimizer,
+    features: Dense<f32>,
+    targets: Targets,
+    propagator: Propagator,
+}
+
+impl Trainer {
+    /// A trainer for `model` on `graph` (adjacency, row = target node) with node `features` and the training
+    /// `targets`, updating with `optimizer`, aggregating on the backend `options` asks for (its `widths` are
+    /// chosen here from the model). The graph's aggregation matrix is loaded into the engines once, and its
+    /// transpose next to it when the backward pass needs one.
+    pub fn new(
+        model: Model,
+        graph: &Csr<f32>,
+        features: Dense<f32>,
+        targets: Targets,
+        optimizer: OptimizerKind,
+        options: &EngineOptions,
+    ) -> Result<Self> {
+        let nodes = graph.nrows();
+        if features.rows() != nodes {
+            return Err(Error::shape("node features (rows, one per node of the graph)", nodes, features.rows()));
+        }
+        if features.cols() != model.in_features() {
+            return Err(Error::shape(
+                "node features (columns) for the model's first layer",
+                model.in_features(),
+                features.cols(),
+            ));
+        }
+        if targets.labels().len() != nodes {
+            return Err(Error::shape("labels (one per node of the graph)", nodes, targets.labels().len()));
+        }
+        if targets.classes() != model.out_features() {
+            return Err(Error::shape(
+                "classes of the labels (the model's output width)",
+                model.out_features(),
+                targets.classes(),
+            ));
+        }
+        let matrix = model.architecture().aggregation().matrix(graph)?;
+        let forward_widths = model.aggregation_widths();
+        let backward_widths: Vec<usize> = model
+            .layers()
+            .iter()
+            .enumerate()
+            .filter(|(at, (_, layer))| aggregates_backward(layer, *at))
+            .map(|(_, (_, layer))| layer.aggregation_width())
+            .collect();
+        let propagator = Propagator::new(matrix, &forward_widths, &backward_widths, options)?;
+        let sizes: Vec<usize> = parameter_sizes(&model);
+        let optimizer = Optimizer::new(optimizer, &sizes)?;
+        Ok(Trainer { model, optimizer, features, targets, propagator })
+    }
+
+    /// The forward pass, the loss and the backward pass at the current parameters; nothing is updated.
+    pub fn pass(&mut self) -> Result<Pass> {
+        let layers = self.model.layers();
+        let mut outputs: Vec<Dense<f32>> = Vec::with_capacity(layers.len());
+        let mut caches: Vec<LayerCache> = Vec::with_capacity(layers.len());
+        for (at, (_, layer)) in layers.iter().enumerate() {
+            let input = if at == 0 { &self.features } else { &outputs[at - 1] };
+            let (mut y, cache) = backprop::forward(layer, input, &mut self.propagator)?;
+            if at + 1 < layers.len() {
+                self.propagator.dense(|| {
+                    relu(&mut y);
+                    Ok(())
+                })?;
+            }
+            outputs.push(y);
+            caches.push(cache);
+        }
+        let logits = outputs.pop().expect("a model has at least one layer");
+        let (loss, mut dy) = self.propagator.dense(|| cross_entropy(&logits, &self.targets))?;
+
+        let mut gradients: Vec<Vec<LinearGradient>> = Vec::with_capacity(layers.len());
+        for (at, ((_, layer), cache)) in layers.iter().zip(caches).enumerate().rev() {
+            let input = if at == 0 { &self.features } else { &outputs[at - 1] };
+            let (layer_gradients, dx) = backprop::backward(layer, cache, input, dy, at > 0, &mut self.propagator)?;
+            gradients.push(layer_gradients);
+            if let Some(mut dx) = dx {
+                self.propagator.dense(|| super::matmul::relu_backward(&mut dx, input))?;
+                dy = dx;
+            } else {
+                dy = Dense::zeros(0, 0);
+            }
+        }
+        gradients.reverse();
+        let gradients = gradients
+            .into_iter()
+            .flatten()
+            .flat_map(|LinearGradient { weight, bias }| std::iter::once(weight.into_vec()).chain(bias))
+            .collect();
+        Ok(Pass { loss, logits, gradients })
+    }
+
+    /// One epoch: [`Trainer::pass`], then the optimiser's step.
+    pub fn epoch(&mut self) -> Result<Epoch> {
+        let Pass { loss, logits, gradients } = self.pass()?;
+        let (model, optimizer) = (&mut self.model, &mut self.optimizer);
+        self.propagator.timed(Stage::Optimizer, || optimizer.step(parameters_mut(model), &gradients))?;
+        Ok(Epoch { loss, logits })
+    }
+
+    /// The model's output for every node at the current parameters (a forward pass, timed like the others).
+    pub fn logits(&mut self) -> Result<Dense<f32>> {
+        let layers = self.model.layers();
+        let mut h: Option<Dense<f32>> = None;
+        for (at, (_, layer)) in layers.iter().enumerate() {
+            let (mut y, _) = backprop::forward(layer, h.as_ref().unwrap_or(&self.features), &mut self.propagator)?;
+            if at + 1 < layers.len() {
+                relu(&mut y);
+            }
+            h = Some(y);
+        }
+        Ok(h.expect("a model has at least one layer"))
+    }
+
+    /// The `state_dict` names of the parameter tensors the optimiser updates, in order: for each layer, each
+    /// linear map's weight, then its bias when it has one.
+    pub fn parameter_names(&self) -> Vec<String> {
+        self.model
+            .layers()
+            .iter()
+            .flat_map(|(prefix, layer)| {
+                layer.linears().into_iter().flat_map(move |named| {
+                    let join =
+                        |suffix: &str| if prefix.is_empty() { suffix.to_owned() } else { format!("{prefix}.{suffix}") };
+                    std::iter::once(join(&named.weight)).chain(named.linear.bias().map(|_| join(&named.bias)))
+                })
+            })
+            .collect()
+    }
+
+    /// The model, with the parameters of the last step.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// The model, with the parameters of the last step.
+    pub fn into_model(self) -> Model {
+        self.model
+    }
+
+    /// The optimiser and its state.
+    pub fn optimizer(&self) -> &Optimizer {
+        &self.optimizer
+    }
+
+    /// The training targets.
+    pub fn targets(&self) -> &Targets {
+        &self.targets
+    }
+
+    /// The aggregation engines and the time recorded per stage.
+    pub fn propagator(&self) -> &Propagator {
+        &self.propagator
+    }
+
+    /// The time recorded per stage since the start or the last [`Trainer::reset_timings`].
+    pub fn timings(&self) -> &Timings {
+        self.propagator.timings()
+    }
+
+    /// Forgets the time recorded so far.
+    pub fn reset_timings(&mut self) {
+        self.propagator.reset_timings();
+    }
+}
+
+/// Whether the backward pass of layer `at` needs `M^T dY`: always when it transforms first (its weight's
+/// gradient goes through the aggregation), else for its input's gradient, which the first layer does not need.
+fn aggregates_backward(layer: &Layer, at: usize) -> bool {
+    layer.order() == Order::TransformFirst || at > 0
+}
+
+fn parameter_sizes(model: &Model) -> Vec<usize> {
+    model
+        .layers()
+        .iter()
+        .flat_map(|(_, layer)| layer.linears())
+        .flat_map(|named| {
+            let lin = named.linear;
+            std::iter::once(lin.in_features() * lin.out_features()).chain(lin.bias().map(<[f32]>::len))
+        })
+        .collect()
+}
+
+fn parameters_mut(model: &mut Model) -> Vec<&mut [f32]> {
+    model
+        .layers_mut()
+        .flat_map(|layer| layer.linears_mut())
+        .flat_map(|lin| {
+            let (weight, bias) = lin.parameters_mut();
+            std::iter::once(weight).chain(bias)
+        })
+        .collect()
+}

@@ -1,0 +1,210 @@
+//! Each layer's backward pass against finite differences of the loss computed by the inference path
+//! (`Model::forward`), on directed graphs (so the backward pass runs on a resident transpose) and undirected
+//! ones (where one symmetric matrix serves both directions), in both aggregation orders; and malformed
+//! training inputs refused with clear errors.
+
+mod common;
+
+use pimgnn::gnn::{
+    Aggregator, Architecture, Backend, Dtype, EngineOptions, GcnConv, GinConv, Layer, Linear, Model, SageConv,
+};
+use pimgnn::train::{cross_entropy, Adam, OptimizerKind, Targets, Trainer};
+use pimgnn::{Coo, Csr, Dense, Error};
+
+const NODES: usize = 12;
+const CLASSES: usize = 3;
+
+/// A random graph of `NODES` nodes with some isolated nodes' rows empty; made undirected when `symmetric`.
+fn graph(seed: u64, symmetric: bool) -> Csr<f32> {
+    use rand::RngExt;
+    let mut rng = common::rng(seed);
+    let (mut rows, mut cols) = (Vec::new(), Vec::new());
+    for _ in 0..30 {
+        let (source, target) = (rng.random_range(0..NODES as u32 - 1), rng.random_range(0..NODES as u32 - 1));
+        rows.push(target);
+        cols.push(source);
+    }
+    let values = vec![1.0; rows.len()];
+    let coo = Coo::new(NODES, NODES, rows, cols, values).unwrap();
+    if symmetric {
+        coo.symmetrized().unwrap().to_csr()
+    } else {
+        coo.to_csr()
+    }
+}
+
+/// A linear map with random weights and bias.
+fn linear(rng: &mut rand::rngs::ChaCha8Rng, inputs: usize, outputs: usize, bias: bool) -> Linear {
+    let weight = Dense::from_vec(outputs, inputs, common::uniform(rng, inputs * outputs)).unwrap();
+    Linear::new(weight, bias.then(|| common::uniform(rng, outputs))).unwrap()
+}
+
+/// A model of `architecture` over `widths`, random weights from `seed`.
+fn model(architecture: Architecture, widths: &[usize], seed: u64) -> Model {
+    let mut rng = common::rng(seed);
+    let layers = widths
+        .windows(2)
+        .enumerate()
+        .map(|(at, pair)| {
+            let (inputs, outputs) = (pair[0], pair[1]);
+            let layer = match architecture {
+                Architecture::Gcn => Layer::Gcn(GcnConv::new(linear(&mut rng, inputs, outputs, true))),
+                Architecture::Sage => Layer::Sage(
+                    SageConv::new(linear(&mut rng, inputs, outputs, true), linear(&mut rng, inputs, outputs, false))
+                        .unwrap(),
+                ),
+                Architecture::Gin => {
+                    let mlp = vec![linear(&mut rng, inputs, 5, true), linear(&mut rng, 5, outputs, true)];
+                    Layer::Gin(GinConv::new(0.25, mlp).unwrap())
+                }
+            };
+            (format!("conv{}", at + 1), layer)
+        })
+        .collect();
+    Model::new(architecture, layers).unwrap()
+}
+
+/// `model` with parameter tensor `tensor` (in the trainer's order) changed at `index` by `delta`.
+fn perturbed(model: &Model, tensor: usize, index: usize, delta: f32) -> Model {
+    let mut seen = 0;
+    let mut change = |lin: &Linear| -> Linear {
+        let mut weight = lin.weight().clone();
+        let mut bias = lin.bias().map(<[f32]>::to_vec);
+        if seen == tensor {
+            weight.as_mut_slice()[index] += delta;
+        }
+        seen += 1;
+        if let Some(bias) = &mut bias {
+            if seen == tensor {
+                bias[index] += delta;
+            }
+            seen += 1;
+        }
+        Linear::new(weight, bias).unwrap()
+    };
+    let layers = model
+        .layers()
+        .iter()
+        .map(|(name, layer)| {
+            let layer = match layer {
+                Layer::Gcn(conv) => Layer::Gcn(GcnConv::new(change(conv.lin()))),
+                Layer::Sage(conv) => {
+                    let lin_l = change(conv.lin_l());
+                    Layer::Sage(SageConv::new(lin_l, change(conv.lin_r())).unwrap())
+                }
+                Layer::Gin(conv) => {
+                    Layer::Gin(GinConv::new(conv.eps(), conv.mlp().iter().map(&mut change).collect()).unwrap())
+                }
+            };
+            (name.clone(), layer)
+        })
+        .collect();
+    Model::new(model.architecture(), layers).unwrap()
+}
+
+/// The loss of `model` by the inference path, in f64 from f32 logits.
+fn loss(model: &Model, graph: &Csr<f32>, features: &Dense<f32>, targets: &Targets) -> f64 {
+    let matrix = model.architecture().aggregation().matrix(graph).unwrap();
+    let options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
+    let mut aggregator = Aggregator::new(matrix, Dtype::F32, &options).unwrap();
+    let logits = model.forward(features, &mut aggregator).unwrap().logits;
+    f64::from(cross_entropy(&logits, targets).unwrap().0)
+}
+
+fn targets(seed: u64) -> Targets {
+    use rand::RngExt;
+    let mut rng = common::rng(seed);
+    let labels = (0..NODES).map(|_| rng.random_range(0..CLASSES as i64)).collect();
+    let mask = (0..NODES).map(|node| node % 4 != 3).collect();
+    Targets::new(labels, mask, NODES, CLASSES).unwrap()
+}
+
+fn gradients_match_finite_differences(architecture: Architecture, widths: &[usize], symmetric: bool) {
+    let seed = widths.iter().sum::<usize>() as u64 + u64::from(symmetric);
+    let graph = graph(seed, symmetric);
+    let model = model(architecture, widths, seed + 1);
+    let features =
+        Dense::from_vec(NODES, widths[0], common::uniform(&mut common::rng(seed + 2), NODES * widths[0])).unwrap();
+    let targets = targets(seed + 3);
+    let options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
+    let adam = OptimizerKind::Adam(Adam::default());
+    let mut trainer = Trainer::new(model.clone(), &graph, features.clone(), targets.clone(), adam, &options).unwrap();
+    // GCN's and GIN's matrices are symmetric on an undirected graph, SAGE's mean (rows over in-degrees) is not.
+    let shares = symmetric && architecture != Architecture::Sage;
+    assert_eq!(trainer.propagator().shares_matrix(), shares, "{}", trainer.propagator().plan());
+    let pass = trainer.pass().unwrap();
+    assert!((f64::from(pass.loss) - loss(&model, &graph, &features, &targets)).abs() < 1e-5);
+    // Differences in f32 arithmetic with steps of 1e-3: rounding noise near 1e-4. A step can cross one of
+    // ReLU's kinks, where the loss has a gradient on each side; the backward pass must then match one of the
+    // one-sided differences (and elsewhere, all three agree).
+    let step = 1e-3f32;
+    let names = trainer.parameter_names();
+    let at_init = loss(&model, &graph, &features, &targets);
+    for (tensor, gradient) in pass.gradients.iter().enumerate() {
+        for (index, &analytic) in gradient.iter().enumerate() {
+            let up = loss(&perturbed(&model, tensor, index, step), &graph, &features, &targets);
+            let down = loss(&perturbed(&model, tensor, index, -step), &graph, &features, &targets);
+            let step = f64::from(step);
+            let differences = [(up - down) / (2.0 * step), (up - at_init) / step, (at_init - down) / step];
+            let analytic = f64::from(analytic);
+            assert!(
+                differences.iter().any(|numeric| (numeric - analytic).abs() <= 2e-3 + 2e-2 * numeric.abs()),
+                "{architecture} {widths:?} symmetric {symmetric}: d loss / d {}[{index}]: backward {analytic}, \
+                 finite differences (central, forward, backward) {differences:?}",
+                names[tensor]
+            );
+        }
+    }
+}
+
+#[test]
+fn gcn_backward_matches_finite_differences() {
+    // 6 -> 4 transforms first, 4 -> 7 aggregates first (its input gradient goes through M^T), 7 -> 3 first again.
+    for symmetric in [false, true] {
+        gradients_match_finite_differences(Architecture::Gcn, &[6, 4, 7, CLASSES], symmetric);
+    }
+}
+
+#[test]
+fn sage_backward_matches_finite_differences() {
+    for symmetric in [false, true] {
+        gradients_match_finite_differences(Architecture::Sage, &[2, 4, CLASSES], symmetric);
+    }
+}
+
+#[test]
+fn gin_backward_matches_finite_differences() {
+    for symmetric in [false, true] {
+        gradients_match_finite_differences(Architecture::Gin, &[4, 6, CLASSES], symmetric);
+    }
+}
+
+#[test]
+fn malformed_training_inputs_are_refused() {
+    let graph = graph(1, false);
+    let model = model(Architecture::Gcn, &[4, CLASSES], 2);
+    let options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
+    let adam = OptimizerKind::Adam(Adam::default());
+    let features = Dense::zeros(NODES, 4);
+    let new = |features: Dense<f32>, targets: Targets, model: Model| {
+        Trainer::new(model, &graph, features, targets, adam, &options).map(|_| ())
+    };
+    let wrong_width = new(Dense::zeros(NODES, 5), targets(1), model.clone());
+    assert!(matches!(&wrong_width, Err(Error::Shape { what, .. }) if what.contains("columns")), "{wrong_width:?}");
+    let wrong_rows = new(Dense::zeros(NODES + 1, 4), targets(1), model.clone());
+    assert!(matches!(&wrong_rows, Err(Error::Shape { what, .. }) if what.contains("rows")), "{wrong_rows:?}");
+    let other_graph = Targets::new(vec![0; NODES + 1], vec![true; NODES + 1], NODES + 1, CLASSES).unwrap();
+    let wrong_nodes = new(features.clone(), other_graph, model.clone());
+    assert!(matches!(&wrong_nodes, Err(Error::Shape { what, .. }) if what.contains("labels")), "{wrong_nodes:?}");
+    let other_classes = Targets::new(vec![0; NODES], vec![true; NODES], NODES, CLASSES + 1).unwrap();
+    let wrong_classes = new(features.clone(), other_classes, model.clone());
+    assert!(matches!(&wrong_classes, Err(Error::Shape { what, .. }) if what.contains("classes")), "{wrong_classes:?}");
+    let short_mask = Targets::new(vec![0; NODES], vec![true; NODES - 1], NODES, CLASSES);
+    assert!(matches!(&short_mask, Err(Error::Shape { what, .. }) if what.contains("mask")), "{short_mask:?}");
+    let mut labels = vec![0; NODES];
+    labels[5] = CLASSES as i64;
+    let label = Targets::new(labels, vec![true; NODES], NODES, CLASSES);
+    assert!(matches!(&label, Err(Error::IndexOutOfRange { index: 3, limit: 3, .. })), "{label:?}");
+    let message = label.unwrap_err().to_string();
+    assert!(message.contains("node 5"), "{message}");
+}
