@@ -17,6 +17,9 @@ enum Command {
     /// Runs a GNN over a graph and prints where the time went (without --graph: a generated R-MAT graph and
     /// a seeded 3-layer GCN).
     Infer(cli::infer::InferArgs),
+    /// Trains a GNN full-batch (aggregation forward and backward on PIM, dense layers and updates on the
+    /// CPU), printing each epoch's loss and accuracies and where the time went.
+    Train(cli::train::TrainArgs),
     /// Says which backends this machine has, why one is missing, and the simulator's settings.
     Info,
     /// Benchmarks.
@@ -38,6 +41,7 @@ fn main() -> anyhow::Result<()> {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     match Cli::parse().command {
         Command::Infer(args) => cli::infer::run(&args),
+        Command::Train(args) => cli::train::run(&args),
         Command::Info => cli::info::run(),
         Command::Bench(BenchCommand::Infer(args)) => cli::bench::run(&args),
         Command::Bench(BenchCommand::Spmm(args)) => cli::bench_spmm::run(args),

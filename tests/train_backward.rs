@@ -208,3 +208,31 @@ fn malformed_training_inputs_are_refused() {
     let message = label.unwrap_err().to_string();
     assert!(message.contains("node 5"), "{message}");
 }
+
+/// The backward aggregation on PIM: a directed graph's transpose resident on DPUs of its own (SAGE's mean is
+/// never symmetric), or GCN's symmetric matrix serving both directions, gives the CPU's gradients.
+#[test]
+fn gradients_on_the_simulator_equal_the_cpus() {
+    for (architecture, widths, symmetric) in
+        [(Architecture::Sage, [5, 9, CLASSES], false), (Architecture::Gcn, [9, 4, CLASSES], true)]
+    {
+        let graph = graph(7, symmetric);
+        let model = model(architecture, &widths, 8);
+        let features =
+            Dense::from_vec(NODES, widths[0], common::uniform(&mut common::rng(9), NODES * widths[0])).unwrap();
+        let adam = OptimizerKind::Adam(Adam::default());
+        let gradients = |backend: Backend| {
+            let options = EngineOptions { backend, dpus: Some(4), ..EngineOptions::default() };
+            let mut trainer =
+                Trainer::new(model.clone(), &graph, features.clone(), targets(10), adam, &options).unwrap();
+            assert_eq!(trainer.propagator().backend(), backend);
+            assert_eq!(trainer.propagator().shares_matrix(), symmetric, "{}", trainer.propagator().plan());
+            trainer.pass().unwrap().gradients
+        };
+        let (cpu, simulated) = (gradients(Backend::Cpu), gradients(Backend::Simulator));
+        for (tensor, (a, b)) in cpu.iter().zip(&simulated).enumerate() {
+            let difference = a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+            assert!(difference <= 1e-6, "{architecture}: gradient tensor {tensor} differs by {difference}");
+        }
+    }
+}

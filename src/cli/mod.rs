@@ -6,4 +6,5 @@ pub mod infer;
 pub mod info;
 mod progress;
 mod table;
+pub mod train;
 mod workload;

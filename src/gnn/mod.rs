@@ -23,6 +23,7 @@ pub mod inputs;
 mod layer;
 mod model;
 mod norm;
+mod state_dict;
 
 pub use aggregate::{Aggregator, Dtype};
 pub use backend::{spmm_engine, Backend, Engine, EngineOptions, DEFAULT_DPUS, DEFAULT_PLAN_WIDTH, DEFAULT_TASKLETS};

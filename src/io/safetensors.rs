@@ -50,3 +50,24 @@ pub fn read_safetensors(path: &Path) -> Result<TensorFile> {
     }
     Ok(TensorFile { path: path.to_path_buf(), metadata: header.metadata().clone().unwrap_or_default(), tensors })
 }
+
+/// Writes `tensors` as `float32` with `metadata` in the header, as `safetensors.torch.save_file` would.
+pub fn write_safetensors(
+    path: &Path,
+    tensors: &BTreeMap<String, Tensor>,
+    metadata: &HashMap<String, String>,
+) -> Result<()> {
+    let bytes: Vec<Vec<u8>> =
+        tensors.values().map(|tensor| tensor.data.iter().flat_map(|v| v.to_le_bytes()).collect()).collect();
+    let mut views = Vec::with_capacity(tensors.len());
+    for ((name, tensor), bytes) in tensors.iter().zip(&bytes) {
+        let view = ::safetensors::tensor::TensorView::new(Dtype::F32, tensor.shape.clone(), bytes)
+            .map_err(|e| parse_error(path, None, format!("tensor `{name}` of shape {:?}: {e}", tensor.shape)))?;
+        views.push((name.as_str(), view));
+    }
+    let metadata = (!metadata.is_empty()).then(|| metadata.clone());
+    ::safetensors::serialize_to_file(views, metadata, path).map_err(|e| match e {
+        ::safetensors::SafeTensorError::IoError(source) => crate::error::Error::Io { path: path.to_path_buf(), source },
+        other => parse_error(path, None, format!("cannot be written: {other}")),
+    })
+}

@@ -24,12 +24,14 @@
 //! ```
 
 mod backprop;
+mod init;
 mod loss;
 mod matmul;
 mod optim;
 mod propagate;
 mod trainer;
 
+pub use init::initial_model;
 pub use loss::{cross_entropy, Targets};
 pub use optim::{Adam, Optimizer, OptimizerKind, Sgd};
 pub use propagate::{is_symmetric, Propagator, Stage, StageTime, Timings};

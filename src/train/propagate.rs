@@ -85,9 +85,11 @@ impl Timings {
         self.stages.iter().map(|s| s.wall).sum()
     }
 
-    /// Time over every stage with aggregation on UPMEM hardware ([`StageTime::on_hardware`]).
-    pub fn on_hardware(&self) -> Duration {
-        self.stages.iter().map(StageTime::on_hardware).sum()
+    /// Time over every stage with aggregation on UPMEM hardware ([`StageTime::on_hardware`]), when some
+    /// stage ran on PIM (none on the CPU backend).
+    pub fn on_hardware(&self) -> Option<Duration> {
+        let modelled = self.stages.iter().any(|s| s.predicted.is_some());
+        modelled.then(|| self.stages.iter().map(StageTime::on_hardware).sum())
     }
 
     pub(crate) fn record(&mut self, stage: Stage, wall: Duration, predicted: Option<Duration>) {

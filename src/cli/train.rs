@@ -1,0 +1,310 @@
+//! `pimgnn train`: full-batch training with aggregation forward and backward on PIM (or the CPU), a line per
+//! epoch, and where the time went.
+
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+use clap::{Args, ValueEnum};
+use comfy_table::{presets::UTF8_FULL, Cell, CellAlignment, Table};
+use indicatif::{ProgressBar, ProgressStyle};
+use pimgnn::gnn::{accuracy, inputs, Architecture, Backend, EngineOptions, Model};
+use pimgnn::train::{initial_model, Adam, OptimizerKind, Sgd, Stage, Targets, Timings, Trainer};
+use pimgnn::Dense;
+
+use super::progress;
+
+/// The optimiser to train with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OptimizerChoice {
+    /// torch.optim.Adam (betas 0.9, 0.999; eps 1e-8).
+    Adam,
+    /// torch.optim.SGD, with --momentum.
+    Sgd,
+}
+
+/// Arguments of `pimgnn train`.
+#[derive(Args, Debug)]
+pub struct TrainArgs {
+    /// Graph: Matrix Market (.mtx, row = target, column = source) or CSV edge list (.csv).
+    #[arg(long)]
+    graph: PathBuf,
+    /// Node features: .npy (dense float32), .mtx (sparse) or .csv (node,feature,value triples).
+    #[arg(long)]
+    features: PathBuf,
+    /// Class labels (.npy, int64), one per node.
+    #[arg(long)]
+    labels: PathBuf,
+    /// Nodes the loss is computed on (.npy, bool).
+    #[arg(long)]
+    train_mask: PathBuf,
+    /// Nodes to report validation accuracy on (.npy, bool).
+    #[arg(long)]
+    val_mask: Option<PathBuf>,
+    /// Nodes to report test accuracy on (.npy, bool).
+    #[arg(long)]
+    test_mask: Option<PathBuf>,
+    /// Initial model: a PyTorch Geometric state_dict saved with safetensors.
+    #[arg(long, conflicts_with_all = ["arch", "hidden"])]
+    model: Option<PathBuf>,
+    /// Architecture of a new 2-layer model (features -> hidden -> classes), initialised as PyG does.
+    #[arg(long, default_value = "gcn")]
+    arch: Architecture,
+    /// Hidden width of a new model.
+    #[arg(long, default_value_t = 16)]
+    hidden: usize,
+    /// Seed of a new model's weights.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Epochs (full-batch steps).
+    #[arg(long, default_value_t = 200)]
+    epochs: usize,
+    /// Optimiser.
+    #[arg(long, value_enum, default_value = "adam")]
+    optimizer: OptimizerChoice,
+    /// Learning rate.
+    #[arg(long, default_value_t = 0.01)]
+    lr: f32,
+    /// L2 weight decay added to the gradient (torch's weight_decay).
+    #[arg(long, default_value_t = 5e-4)]
+    weight_decay: f32,
+    /// SGD momentum.
+    #[arg(long, default_value_t = 0.0)]
+    momentum: f32,
+    /// Where aggregation runs: auto (UPMEM hardware when present, else the simulator), sim, hw or cpu.
+    #[arg(long, default_value = "auto")]
+    backend: Backend,
+    /// DPUs to use on PIM (default 2,048; on hardware, all present up to 2,048).
+    #[arg(long)]
+    dpus: Option<u32>,
+    /// Tasklets per DPU on PIM.
+    #[arg(long)]
+    tasklets: Option<u32>,
+    /// Save the trained model as a PyG state_dict in safetensors (loadable by `pimgnn infer` and PyG).
+    #[arg(long)]
+    output: Option<PathBuf>,
+}
+
+/// The accuracies of one set of logits over the masks given.
+struct Accuracies {
+    train: f64,
+    val: Option<f64>,
+    test: Option<f64>,
+}
+
+impl std::fmt::Display for Accuracies {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "train {:.4}", self.train)?;
+        if let Some(val) = self.val {
+            write!(f, ", val {val:.4}")?;
+        }
+        if let Some(test) = self.test {
+            write!(f, ", test {test:.4}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Labels and the masks accuracy is reported on.
+struct Evaluation {
+    labels: Vec<i64>,
+    train: Vec<bool>,
+    val: Option<Vec<bool>>,
+    test: Option<Vec<bool>>,
+}
+
+impl Evaluation {
+    fn of(&self, logits: &Dense<f32>) -> anyhow::Result<Accuracies> {
+        let score = |mask: &Option<Vec<bool>>| mask.as_ref().map(|m| accuracy(logits, &self.labels, m)).transpose();
+        Ok(Accuracies {
+            train: accuracy(logits, &self.labels, &self.train)?,
+            val: score(&self.val)?,
+            test: score(&self.test)?,
+        })
+    }
+}
+
+/// Runs `pimgnn train`.
+pub fn run(args: &TrainArgs) -> anyhow::Result<()> {
+    if args.epochs == 0 {
+        bail!("--epochs must be at least 1");
+    }
+    let graph = progress::step("loading the graph", || inputs::read_graph(&args.graph)).context("loading the graph")?;
+    let nodes = graph.nrows();
+    let raw_labels = pimgnn::io::npy::read_labels(&args.labels).context("loading the labels")?;
+    let model = match &args.model {
+        Some(path) => Model::load(path).context("loading the initial model")?,
+        None => {
+            // As PyG's `dataset.num_classes`: one more than the largest label.
+            let classes = raw_labels.iter().copied().max().map_or(0, |max| max + 1).max(1) as usize;
+            let width = feature_width(&args.features, nodes)?;
+            initial_model(args.arch, &[width, args.hidden, classes], args.seed)?
+        }
+    };
+    let classes = model.out_features();
+    let features =
+        progress::step("loading the features", || inputs::read_features(&args.features, nodes, model.in_features()))
+            .context("loading the features")?;
+    let labels = inputs::read_labels(&args.labels, nodes, classes).context("loading the labels")?;
+    let read_mask =
+        |path: &PathBuf| inputs::read_mask(path, nodes).with_context(|| format!("loading {}", path.display()));
+    let train_mask = read_mask(&args.train_mask)?;
+    let evaluation = Evaluation {
+        labels: labels.clone(),
+        train: train_mask.clone(),
+        val: args.val_mask.as_ref().map(read_mask).transpose()?,
+        test: args.test_mask.as_ref().map(read_mask).transpose()?,
+    };
+    let targets = Targets::new(labels, train_mask, nodes, classes)?;
+    let optimizer = match args.optimizer {
+        OptimizerChoice::Adam => {
+            OptimizerKind::Adam(Adam { lr: args.lr, weight_decay: args.weight_decay, ..Adam::default() })
+        }
+        OptimizerChoice::Sgd => OptimizerKind::Sgd(Sgd {
+            lr: args.lr,
+            momentum: args.momentum,
+            weight_decay: args.weight_decay,
+            ..Sgd::default()
+        }),
+    };
+    let layers: Vec<String> = model
+        .layers()
+        .iter()
+        .map(|(name, l)| format!("{name} {} {} -> {}", l.kind(), l.in_features(), l.out_features()))
+        .collect();
+    println!(
+        "workload: {} ({nodes} nodes, {} edges), {} features, {} training nodes; model {} ({})",
+        args.graph.display(),
+        graph.nnz(),
+        model.in_features(),
+        targets.selected(),
+        model.architecture(),
+        layers.join(", ")
+    );
+
+    let options = EngineOptions { backend: args.backend, dpus: args.dpus, tasklets: args.tasklets, widths: Vec::new() };
+    let started = Instant::now();
+    let mut trainer = progress::step("loading the graph into the engines", || {
+        Trainer::new(model, &graph, features, targets, optimizer, &options)
+    })
+    .context("building the training engines")?;
+    let setup = started.elapsed();
+    drop(graph);
+    let propagator = trainer.propagator();
+    println!("backend: {} (asked for {})", propagator.backend(), args.backend);
+    if let Some(balance) = propagator.balance() {
+        println!(
+            "load balance: nonzeros per DPU min {} / median {} / max {}",
+            balance.min, balance.median, balance.max
+        );
+    }
+    println!("plan: {}", propagator.plan());
+    println!("optimiser: {:?}", trainer.optimizer().kind());
+
+    let bar = epoch_bar(args.epochs);
+    for epoch in 0..args.epochs {
+        let result = trainer.epoch().with_context(|| format!("epoch {epoch}"))?;
+        let line = format!("epoch {epoch:>4}: loss {:.6}, accuracy {}", result.loss, evaluation.of(&result.logits)?);
+        match &bar {
+            Some(bar) => {
+                bar.set_message(line);
+                bar.inc(1);
+            }
+            None => log::info!("{line}"),
+        }
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let timings = trainer.timings().clone();
+    let logits = trainer.logits()?;
+    println!("{}", timing_table(setup, &timings, args.epochs));
+    let per_epoch = |d: Duration| millis(d) / args.epochs as f64;
+    print!("per epoch: {:.2} ms wall on backend `{}`", per_epoch(timings.wall()), trainer.propagator().backend());
+    match timings.on_hardware() {
+        Some(predicted) => println!(", {:.2} ms predicted with aggregation on PIM hardware", per_epoch(predicted)),
+        None => println!(),
+    }
+    let accuracies = evaluation.of(&logits)?;
+    println!("final model after {} epochs: accuracy {accuracies}", args.epochs);
+
+    if let Some(output) = &args.output {
+        let mut extra = vec![
+            ("framework", format!("pimgnn {}", env!("CARGO_PKG_VERSION"))),
+            ("stage", format!("final, after step {}", args.epochs)),
+            ("epochs", args.epochs.to_string()),
+            ("optimizer", format!("{:?}", trainer.optimizer().kind())),
+            ("train_accuracy", format!("{:.4}", accuracies.train)),
+        ];
+        extra.extend(accuracies.val.map(|v| ("val_accuracy", format!("{v:.4}"))));
+        extra.extend(accuracies.test.map(|t| ("test_accuracy", format!("{t:.4}"))));
+        trainer.model().save(output, &extra)?;
+        println!("model: {}", output.display());
+    }
+    Ok(())
+}
+
+/// The feature width of a file, for a model made to fit it.
+fn feature_width(path: &Path, nodes: usize) -> anyhow::Result<usize> {
+    let is_npy = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    if is_npy {
+        return Ok(pimgnn::io::npy::read_dense_f32(path).context("loading the features")?.cols());
+    }
+    let coo = pimgnn::io::read_graph(path)
+        .or_else(|_| pimgnn::io::read_triples_csv(path))
+        .context("reading the feature width")?;
+    if coo.nrows() != nodes {
+        bail!("{}: {} feature rows for a graph of {nodes} nodes", path.display(), coo.nrows());
+    }
+    Ok(coo.ncols())
+}
+
+/// A bar over the epochs, on a terminal only (elsewhere each epoch is a log line).
+fn epoch_bar(epochs: usize) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(epochs as u64);
+    if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} ({elapsed}, {eta} left) {msg}") {
+        bar.set_style(style);
+    }
+    Some(bar)
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
+}
+
+/// Wall and predicted time per stage, in total and per epoch.
+fn timing_table(setup: Duration, timings: &Timings, epochs: usize) -> Table {
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL).set_header([
+        "stage",
+        "wall (ms)",
+        "wall per epoch (ms)",
+        "predicted on PIM hardware per epoch (ms; host stages at wall time)",
+    ]);
+    let per_epoch = |d: Duration| format!("{:.2}", millis(d) / epochs as f64);
+    let right = |text: String| Cell::new(text).set_alignment(CellAlignment::Right);
+    table.add_row([
+        Cell::new("setup (graph into the engines, once)"),
+        right(format!("{:.2}", millis(setup))),
+        right("-".to_owned()),
+        right("-".to_owned()),
+    ]);
+    let mut row = |stage: String, wall: Duration, predicted: Option<Duration>| {
+        table.add_row([
+            Cell::new(stage),
+            right(format!("{:.2}", millis(wall))),
+            right(per_epoch(wall)),
+            right(predicted.map_or_else(|| "-".to_owned(), per_epoch)),
+        ]);
+    };
+    for stage in Stage::ALL {
+        let time = timings.get(stage);
+        row(stage.to_string(), time.wall, time.predicted);
+    }
+    row(format!("all {epochs} epochs"), timings.wall(), timings.on_hardware());
+    table
+}

@@ -1,0 +1,43 @@
+//! Models back to PyTorch Geometric `state_dict`s: the tensor names and layouts [`Model::from_tensors`] reads.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use super::layer::Layer;
+use super::model::Model;
+use crate::error::Result;
+use crate::io::safetensors::{write_safetensors, Tensor};
+
+impl Model {
+    /// The model's tensors by their PyG `state_dict` names (`conv1.lin.weight`, `conv1.bias`, ...; GIN's `eps`
+    /// as the one-value tensor PyG keeps).
+    pub fn state_dict(&self) -> BTreeMap<String, Tensor> {
+        let mut tensors = BTreeMap::new();
+        for (prefix, layer) in self.layers() {
+            let name = |suffix: &str| if prefix.is_empty() { suffix.to_owned() } else { format!("{prefix}.{suffix}") };
+            for named in layer.linears() {
+                let weight = named.linear.weight();
+                let data = weight.as_slice().to_vec();
+                tensors.insert(name(&named.weight), Tensor { shape: vec![weight.rows(), weight.cols()], data });
+                if let Some(bias) = named.linear.bias() {
+                    tensors.insert(name(&named.bias), Tensor { shape: vec![bias.len()], data: bias.to_vec() });
+                }
+            }
+            if let Layer::Gin(conv) = layer {
+                tensors.insert(name("eps"), Tensor { shape: vec![1], data: vec![conv.eps()] });
+            }
+        }
+        tensors
+    }
+
+    /// Saves [`Model::state_dict`] as safetensors, its header metadata naming the architecture, the layer
+    /// count, the input width and the classes (which [`Model::load`] checks), plus `extra` entries.
+    pub fn save(&self, path: &Path, extra: &[(&str, String)]) -> Result<()> {
+        let mut metadata: HashMap<String, String> = extra.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
+        metadata.insert("architecture".into(), self.architecture().to_string());
+        metadata.insert("layers".into(), self.layers().len().to_string());
+        metadata.insert("in_features".into(), self.in_features().to_string());
+        metadata.insert("classes".into(), self.out_features().to_string());
+        write_safetensors(path, &self.state_dict(), &metadata)
+    }
+}

@@ -1,0 +1,130 @@
+//! `pimgnn train` end to end: a model trained from files, saved with PyG's `state_dict` names, loaded back by
+//! `pimgnn infer` (the round trip), and malformed inputs refused with the file named.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use pimgnn::gnn::{Aggregator, Backend, Dtype, EngineOptions, Model};
+use pimgnn::io::{npy, write_matrix_market};
+
+const NODES: usize = 300;
+const FEATURES: usize = 12;
+const CLASSES: i64 = 4;
+
+/// An undirected R-MAT graph, features, labels that depend on the features (so that there is something to
+/// learn), and a training mask of every other node.
+fn write_dataset(dir: &Path) {
+    let graph = pimgnn::graph::rmat(NODES, 1500, 3).to_coo();
+    write_matrix_market(&dir.join("graph.mtx"), &graph).unwrap();
+    let features = common::uniform(&mut common::rng(4), NODES * FEATURES);
+    let labels: Vec<i64> = features
+        .chunks(FEATURES)
+        .map(|row| (0..CLASSES as usize).max_by(|&a, &b| row[a].total_cmp(&row[b])).unwrap() as i64)
+        .collect();
+    common::write_npy(&dir.join("features.npy"), &[NODES as u64, FEATURES as u64], &features);
+    common::write_npy(&dir.join("labels.npy"), &[NODES as u64], &labels);
+    let train: Vec<bool> = (0..NODES).map(|node| node % 2 == 0).collect();
+    let test: Vec<bool> = train.iter().map(|t| !t).collect();
+    common::write_npy(&dir.join("train.npy"), &[NODES as u64], &train);
+    common::write_npy(&dir.join("test.npy"), &[NODES as u64], &test);
+    common::write_npy(&dir.join("short.npy"), &[NODES as u64 - 1], &train[1..]);
+}
+
+fn pimgnn(dir: &Path, args: &[&str]) -> Output {
+    let output = Command::new(env!("CARGO_BIN_EXE_pimgnn")).current_dir(dir).args(args).output().unwrap();
+    println!("{}", String::from_utf8_lossy(&output.stdout));
+    eprintln!("{}", String::from_utf8_lossy(&output.stderr));
+    output
+}
+
+const INPUTS: [&str; 8] =
+    ["--graph", "graph.mtx", "--features", "features.npy", "--labels", "labels.npy", "--train-mask", "train.npy"];
+
+/// The loss each epoch's log line reports.
+fn losses(stderr: &str) -> Vec<f32> {
+    stderr.lines().filter_map(|line| line.split("loss ").nth(1)?.split(',').next()?.parse().ok()).collect()
+}
+
+#[test]
+fn trains_saves_and_infers_with_the_saved_model() {
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    for arch in ["gcn", "sage"] {
+        let output_name = format!("{arch}.safetensors");
+        let mut args = [&["train"], &INPUTS[..]].concat();
+        args.extend(["--test-mask", "test.npy", "--arch", arch, "--hidden", "8", "--epochs", "30", "--lr", "0.05"]);
+        args.extend(["--backend", "cpu", "--output", &output_name]);
+        let trained = pimgnn(dir.path(), &args);
+        assert!(trained.status.success(), "{arch}");
+        let stdout = String::from_utf8_lossy(&trained.stdout);
+        for stage in ["forward aggregation", "backward aggregation", "transfers", "dense", "optimiser"] {
+            assert!(stdout.contains(stage), "{arch}: no {stage} row in\n{stdout}");
+        }
+        let losses = losses(&String::from_utf8_lossy(&trained.stderr));
+        assert_eq!(losses.len(), 30, "{arch}: one log line per epoch");
+        assert!(losses[29] < 0.8 * losses[0], "{arch}: the loss fell only from {} to {}", losses[0], losses[29]);
+
+        let model = Model::load(&dir.path().join(&output_name)).unwrap();
+        let names: Vec<String> = model.state_dict().into_keys().collect();
+        let expected: &[&str] = match arch {
+            "gcn" => &["conv1.bias", "conv1.lin.weight", "conv2.bias", "conv2.lin.weight"],
+            _ => &[
+                "conv1.lin_l.bias",
+                "conv1.lin_l.weight",
+                "conv1.lin_r.weight",
+                "conv2.lin_l.bias",
+                "conv2.lin_l.weight",
+                "conv2.lin_r.weight",
+            ],
+        };
+        assert_eq!(names, expected, "{arch}");
+        assert_eq!((model.in_features(), model.out_features()), (FEATURES, CLASSES as usize));
+
+        let inferred = pimgnn(
+            dir.path(),
+            &[
+                "infer",
+                "--graph",
+                "graph.mtx",
+                "--features",
+                "features.npy",
+                "--model",
+                &output_name,
+                "--backend",
+                "cpu",
+                "--output",
+                "logits.npy",
+            ],
+        );
+        assert!(inferred.status.success(), "{arch}");
+        let logits = npy::read_dense_f32(&dir.path().join("logits.npy")).unwrap();
+        let graph = pimgnn::gnn::inputs::read_graph(&dir.path().join("graph.mtx")).unwrap();
+        let features = pimgnn::gnn::inputs::read_features(&dir.path().join("features.npy"), NODES, FEATURES).unwrap();
+        let matrix = model.architecture().aggregation().matrix(&graph).unwrap();
+        let options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
+        let expected = model.forward(&features, &mut Aggregator::new(matrix, Dtype::F32, &options).unwrap()).unwrap();
+        assert_eq!(logits.as_slice(), expected.logits.as_slice(), "{arch}");
+    }
+}
+
+#[test]
+fn malformed_inputs_name_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    let mut args = INPUTS.to_vec();
+    args[7] = "short.npy";
+    args.extend(["--backend", "cpu", "--epochs", "1"]);
+    let failed = pimgnn(dir.path(), &[&["train"], &args[..]].concat());
+    assert!(!failed.status.success());
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert!(stderr.contains("short.npy") && stderr.contains(&format!("{NODES}")), "{stderr}");
+
+    let mut args = INPUTS.to_vec();
+    args.extend(["--backend", "cpu", "--epochs", "1", "--hidden", "4"]);
+    args.extend(["--model", "missing.safetensors"]);
+    let conflicting = pimgnn(dir.path(), &[&["train"], &args[..]].concat());
+    assert!(!conflicting.status.success());
+    assert!(String::from_utf8_lossy(&conflicting.stderr).contains("cannot be used with"));
+}
