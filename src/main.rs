@@ -35,6 +35,9 @@ enum BenchCommand {
     /// SpMM Y = A X: the CPU against PIM (simulated without hardware), at several feature widths, with the
     /// plan the cost model chose, predicted hardware time, phases and load balance.
     Spmm(cli::bench_spmm::BenchSpmmArgs),
+    /// Full-batch training epochs on the CPU backend and on PIM (simulated without hardware, with the
+    /// predicted hardware time) against PyTorch Geometric's on the same workload.
+    Train(cli::bench_train::BenchTrainArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -45,5 +48,6 @@ fn main() -> anyhow::Result<()> {
         Command::Info => cli::info::run(),
         Command::Bench(BenchCommand::Infer(args)) => cli::bench::run(&args),
         Command::Bench(BenchCommand::Spmm(args)) => cli::bench_spmm::run(args),
+        Command::Bench(BenchCommand::Train(args)) => cli::bench_train::run(&args),
     }
 }

@@ -128,3 +128,24 @@ fn malformed_inputs_name_the_file() {
     assert!(!conflicting.status.success());
     assert!(String::from_utf8_lossy(&conflicting.stderr).contains("cannot be used with"));
 }
+
+#[test]
+fn bench_train_times_the_cpu_and_the_simulator() {
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    let mut args = vec!["bench", "train"];
+    args.extend(&INPUTS);
+    args.extend(["--hidden", "8", "--epochs", "1", "--pim", "sim", "--dpus", "8", "--python", "no-such-python"]);
+    let bench = pimgnn(dir.path(), &args);
+    assert!(bench.status.success());
+    let stdout = String::from_utf8_lossy(&bench.stdout);
+    for line in [
+        "pimgnn, CPU backend",
+        "pimgnn, PIM backend (sim",
+        "PyTorch Geometric comparison skipped",
+        "graph resident",
+        "peak memory",
+    ] {
+        assert!(stdout.contains(line), "no `{line}` in\n{stdout}");
+    }
+}

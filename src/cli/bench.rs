@@ -156,13 +156,13 @@ fn largest_difference(a: &Dense<f32>, b: &Dense<f32>) -> f32 {
     a.as_slice().iter().zip(b.as_slice()).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max)
 }
 
-fn median(mut times: Vec<f64>) -> f64 {
+pub(super) fn median(mut times: Vec<f64>) -> f64 {
     times.sort_by(f64::total_cmp);
     times[times.len() / 2]
 }
 
 /// CPU time used by this process so far, all threads, user and system.
-fn process_cpu_time() -> anyhow::Result<Duration> {
+pub(super) fn process_cpu_time() -> anyhow::Result<Duration> {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
     // SAFETY: getrusage writes a whole `rusage` through the valid pointer it is given and returns 0 on success.
     let status = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
@@ -250,7 +250,12 @@ fn export(dir: &Path, workload: &Workload, matrix: &pimgnn::Csr<f32>) -> anyhow:
     Ok(())
 }
 
-fn write_npy<T: npyz::AutoSerialize + Copy>(dir: &Path, name: &str, shape: &[usize], data: &[T]) -> anyhow::Result<()> {
+pub(super) fn write_npy<T: npyz::AutoSerialize + Copy>(
+    dir: &Path,
+    name: &str,
+    shape: &[usize],
+    data: &[T],
+) -> anyhow::Result<()> {
     let path = dir.join(format!("{name}.npy"));
     let file = std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
     let shape: Vec<u64> = shape.iter().map(|&d| d as u64).collect();

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod bench_spmm;
+pub mod bench_train;
 pub mod infer;
 pub mod info;
 mod progress;

@@ -1,0 +1,433 @@
+//! `pimgnn bench train`: seconds per full-batch training epoch on the CPU backend, on the simulator (with the
+//! predicted hardware time), and PyTorch Geometric's own epoch in the same run when `python3` has
+//! `torch_geometric`; with the predicted effect of GNNear's optimisations (hub splitting, partitions balanced
+//! by edges, the graph resident for the whole run).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+use clap::Args;
+use comfy_table::{presets::UTF8_FULL, Table};
+use pimgnn::cost::{self, HardwareModel};
+use pimgnn::gnn::{inputs, Backend, EngineOptions, Layer, Model, Order, DEFAULT_DPUS, DEFAULT_TASKLETS};
+use pimgnn::plan::Plan;
+use pimgnn::train::{is_symmetric, Adam, OptimizerKind, Stage, Targets, Trainer};
+use pimgnn::{Csr, Dense};
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+
+use super::bench::{median, process_cpu_time, write_npy};
+use super::progress;
+
+/// The PyTorch Geometric side of the benchmark.
+const TORCH_SCRIPT: &str = include_str!("bench_train_torch.py");
+
+/// Nodes, edges and feature width of the generated workload (the inference benchmark's).
+const DEFAULT_NODES: usize = 100_000;
+const DEFAULT_EDGES: usize = 1_000_000;
+const DEFAULT_WIDTH: usize = 256;
+
+/// PyG's usual training run: `torch.optim.Adam(lr=0.01, weight_decay=5e-4)`.
+const ADAM: Adam = Adam { lr: 0.01, betas: (0.9, 0.999), eps: 1e-8, weight_decay: 5e-4 };
+
+/// Arguments of `pimgnn bench train`.
+#[derive(Args, Debug)]
+pub struct BenchTrainArgs {
+    /// Graph: Matrix Market or CSV edge list. Default: R-MAT, 100,000 nodes, 1,000,000 edges, 256 uniform
+    /// features, random labels and half the nodes in the training mask.
+    #[arg(long, requires_all = ["features", "labels", "train_mask"])]
+    graph: Option<PathBuf>,
+    /// Node features (.npy, .mtx or .csv).
+    #[arg(long, requires = "graph")]
+    features: Option<PathBuf>,
+    /// Class labels (.npy, int64).
+    #[arg(long, requires = "graph")]
+    labels: Option<PathBuf>,
+    /// Training mask (.npy, bool).
+    #[arg(long, requires = "graph")]
+    train_mask: Option<PathBuf>,
+    /// Classes of the generated labels.
+    #[arg(long, default_value_t = 16)]
+    classes: usize,
+    /// Hidden width of the 2-layer GCN.
+    #[arg(long, default_value_t = 256)]
+    hidden: usize,
+    /// Seed of the generated workload and the initial weights.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Timed epochs on the CPU and in PyG (the median is reported), after one warm-up epoch.
+    #[arg(long, default_value_t = 3)]
+    epochs: usize,
+    /// Timed epochs on PIM (without warm-up: the graph is loaded once before them).
+    #[arg(long, default_value_t = 1)]
+    pim_epochs: usize,
+    /// The PIM backend timed next to the CPU: sim, hw or auto.
+    #[arg(long, default_value = "sim")]
+    pim: Backend,
+    /// DPUs to use on PIM (default 2,048; on hardware, all present up to 2,048).
+    #[arg(long)]
+    dpus: Option<u32>,
+    /// Tasklets per DPU on PIM.
+    #[arg(long)]
+    tasklets: Option<u32>,
+    /// The Python interpreter with torch and torch_geometric.
+    #[arg(long, default_value = "python3")]
+    python: String,
+}
+
+/// The training inputs.
+struct Dataset {
+    description: String,
+    graph: Csr<f32>,
+    features: Dense<f32>,
+    labels: Vec<i64>,
+    train_mask: Vec<bool>,
+    classes: usize,
+}
+
+/// Wall and CPU seconds per epoch.
+struct PerEpoch {
+    wall: f64,
+    cpu: f64,
+}
+
+/// Runs `pimgnn bench train`.
+pub fn run(args: &BenchTrainArgs) -> anyhow::Result<()> {
+    if args.epochs == 0 || args.pim_epochs == 0 {
+        bail!("--epochs and --pim-epochs must be at least 1");
+    }
+    if args.pim == Backend::Cpu {
+        bail!("--pim must be a PIM backend (sim, hw or auto)");
+    }
+    let dataset = progress::step("loading the inputs", || load(args))?;
+    let widths = [dataset.features.cols(), args.hidden, dataset.classes];
+    let model = Model::seeded_gcn(&widths, args.seed)?;
+    println!("workload: {}; 2-layer GCN {widths:?}, Adam (lr 0.01, weight decay 5e-4)", dataset.description);
+
+    let (cpu, first_loss) = progress::step("timing the CPU backend", || time_cpu(args, &dataset, &model))?;
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL).set_header([
+        "path",
+        "wall per epoch (s)",
+        "CPU time per epoch (s)",
+        "wall against pimgnn CPU",
+        "predicted on PIM hardware per epoch (s)",
+    ]);
+    table.add_row([
+        "pimgnn, CPU backend".into(),
+        format!("{:.3}", cpu.wall),
+        format!("{:.3}", cpu.cpu),
+        "1.00x".into(),
+        "-".into(),
+    ]);
+
+    let pim = progress::step("timing the PIM backend", || time_pim(args, &dataset, &model))?;
+    table.add_row([
+        format!("pimgnn, PIM backend ({}, {} epoch(s))", args.pim, args.pim_epochs),
+        format!("{:.3}", pim.wall),
+        format!("{:.3}", pim.cpu),
+        format!("{:.2}x", pim.wall / cpu.wall),
+        pim.predicted.map_or_else(|| "-".into(), |p| format!("{:.3}", p.as_secs_f64())),
+    ]);
+
+    match torch_epochs(args, &dataset, &model) {
+        Ok(results) => {
+            for (name, result) in results {
+                table.add_row(match result {
+                    Ok((times, loss)) => {
+                        println!("{name}: epoch-0 loss {loss:.6} (pimgnn: {first_loss:.6})");
+                        [
+                            name,
+                            format!("{:.3}", times.wall),
+                            format!("{:.3}", times.cpu),
+                            format!("{:.2}x", times.wall / cpu.wall),
+                            "-".into(),
+                        ]
+                    }
+                    Err(reason) => [name, "-".into(), "-".into(), reason, "-".into()],
+                });
+            }
+        }
+        Err(error) => println!("PyTorch Geometric comparison skipped: {error:#}"),
+    }
+    println!("{table}");
+    println!(
+        "(medians of {} epochs after a warm-up on the CPU and in PyG; CPU time is the whole process's, all threads; \
+         the PIM prediction counts the modelled PIM phases and the host stages at their wall time)",
+        args.epochs
+    );
+    optimisations(args, &dataset, &model)?;
+    let gib = |bytes: u64| bytes as f64 / f64::from(1u32 << 30);
+    println!(
+        "peak memory: {:.2} GiB in this process, {:.2} GiB in its largest finished child process (PyTorch)",
+        gib(peak_memory_bytes(libc::RUSAGE_SELF)?),
+        gib(peak_memory_bytes(libc::RUSAGE_CHILDREN)?)
+    );
+    Ok(())
+}
+
+fn load(args: &BenchTrainArgs) -> anyhow::Result<Dataset> {
+    let (Some(graph_path), Some(features), Some(labels), Some(mask)) =
+        (&args.graph, &args.features, &args.labels, &args.train_mask)
+    else {
+        return Ok(generated(args.seed, args.classes));
+    };
+    let graph = inputs::read_graph(graph_path).context("loading the graph")?;
+    let nodes = graph.nrows();
+    let labels = pimgnn::io::npy::read_labels(labels).context("loading the labels")?;
+    let classes = labels.iter().copied().max().map_or(1, |max| max + 1).max(1) as usize;
+    let features = match pimgnn::io::npy::read_dense_f32(features) {
+        Ok(dense) => dense,
+        Err(_) => {
+            let width = pimgnn::io::read_graph(features).context("loading the features")?.ncols();
+            inputs::read_features(features, nodes, width).context("loading the features")?
+        }
+    };
+    let train_mask = inputs::read_mask(mask, nodes).context("loading the training mask")?;
+    let description = format!("{} ({nodes} nodes, {} edges), {classes} classes", graph_path.display(), graph.nnz());
+    Ok(Dataset { description, graph, features, labels, train_mask, classes })
+}
+
+/// The R-MAT graph of the inference benchmark, uniform features in [-1, 1), uniform labels, every other
+/// node in the training mask.
+fn generated(seed: u64, classes: usize) -> Dataset {
+    let graph = pimgnn::graph::rmat(DEFAULT_NODES, DEFAULT_EDGES, seed);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x7ea1_0001);
+    let values = (0..DEFAULT_NODES * DEFAULT_WIDTH).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+    let features = match Dense::from_vec(DEFAULT_NODES, DEFAULT_WIDTH, values) {
+        Ok(features) => features,
+        Err(error) => unreachable!("{DEFAULT_NODES} x {DEFAULT_WIDTH} values: {error}"),
+    };
+    let classes = classes.max(1);
+    let labels = (0..DEFAULT_NODES).map(|_| rng.random_range(0..classes as i64)).collect();
+    let train_mask = (0..DEFAULT_NODES).map(|node| node % 2 == 0).collect();
+    let description = format!(
+        "generated: R-MAT graph of {} nodes and {} edges (seed {seed}), {DEFAULT_WIDTH} features, {classes} classes",
+        graph.nrows(),
+        graph.nnz()
+    );
+    Dataset { description, graph, features, labels, train_mask, classes }
+}
+
+fn trainer(dataset: &Dataset, model: &Model, options: &EngineOptions) -> anyhow::Result<Trainer> {
+    let nodes = dataset.graph.nrows();
+    let targets = Targets::new(dataset.labels.clone(), dataset.train_mask.clone(), nodes, dataset.classes)?;
+    Ok(Trainer::new(
+        model.clone(),
+        &dataset.graph,
+        dataset.features.clone(),
+        targets,
+        OptimizerKind::Adam(ADAM),
+        options,
+    )?)
+}
+
+/// Median seconds per epoch on the CPU backend after a warm-up epoch, and the warm-up's loss.
+fn time_cpu(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> anyhow::Result<(PerEpoch, f32)> {
+    let options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
+    let mut trainer = trainer(dataset, model, &options)?;
+    let first_loss = trainer.epoch()?.loss;
+    trainer.reset_timings();
+    let (mut walls, mut cpus) = (Vec::new(), Vec::new());
+    for _ in 0..args.epochs {
+        let (wall, cpu) = (Instant::now(), process_cpu_time()?);
+        trainer.epoch()?;
+        walls.push(wall.elapsed().as_secs_f64());
+        cpus.push((process_cpu_time()? - cpu).as_secs_f64());
+    }
+    print_stages("CPU backend", trainer.timings(), args.epochs);
+    Ok((PerEpoch { wall: median(walls), cpu: median(cpus) }, first_loss))
+}
+
+/// Seconds per epoch on PIM and the predicted hardware time per epoch.
+struct PimEpoch {
+    wall: f64,
+    cpu: f64,
+    predicted: Option<Duration>,
+}
+
+fn time_pim(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> anyhow::Result<PimEpoch> {
+    let options = EngineOptions { backend: args.pim, dpus: args.dpus, tasklets: args.tasklets, widths: Vec::new() };
+    let started = Instant::now();
+    let mut trainer = trainer(dataset, model, &options)?;
+    println!(
+        "PIM: graph loaded into the engines in {:.2} s; plan: {}",
+        started.elapsed().as_secs_f64(),
+        trainer.propagator().plan()
+    );
+    let (wall, cpu) = (Instant::now(), process_cpu_time()?);
+    for _ in 0..args.pim_epochs {
+        trainer.epoch()?;
+    }
+    let epochs = args.pim_epochs as f64;
+    let wall = wall.elapsed().as_secs_f64() / epochs;
+    let cpu = (process_cpu_time()? - cpu).as_secs_f64() / epochs;
+    print_stages(&format!("PIM backend ({})", trainer.propagator().backend()), trainer.timings(), args.pim_epochs);
+    let predicted = trainer.timings().on_hardware().map(|total| total.div_f64(epochs));
+    Ok(PimEpoch { wall, cpu, predicted })
+}
+
+/// One line per stage: wall and predicted milliseconds per epoch.
+fn print_stages(path: &str, timings: &pimgnn::train::Timings, epochs: usize) {
+    let per_epoch = |d: Duration| d.as_secs_f64() * 1e3 / epochs as f64;
+    let stages: Vec<String> = Stage::ALL
+        .iter()
+        .map(|&stage| {
+            let time = timings.get(stage);
+            match time.predicted {
+                Some(predicted) => {
+                    format!("{stage} {:.1} ms (predicted {:.1})", per_epoch(time.wall), per_epoch(predicted))
+                }
+                None => format!("{stage} {:.1} ms", per_epoch(time.wall)),
+            }
+        })
+        .collect();
+    println!("{path} per epoch: {}", stages.join(", "));
+}
+
+/// The predicted aggregation time per epoch on hardware with and without each of GNNear's optimisations that
+/// fit UPMEM, from the cost model on this graph and the epoch's calls, with the plans the trainer's engines
+/// choose on hardware (one engine when the matrix is symmetric, else one for it and one for its transpose).
+fn optimisations(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> anyhow::Result<()> {
+    let matrix = model.architecture().aggregation().matrix(&dataset.graph)?;
+    let forward = model.aggregation_widths();
+    let backward: Vec<usize> = model
+        .layers()
+        .iter()
+        .enumerate()
+        .filter(|(at, (_, layer))| layer.order() == Order::TransformFirst || *at > 0)
+        .map(|(_, (_, layer))| layer.aggregation_width())
+        .collect();
+    let engines = if is_symmetric(&matrix) {
+        vec![("forward and backward", [forward, backward].concat(), matrix)]
+    } else {
+        let transpose = matrix.transpose();
+        vec![("forward", forward, matrix), ("backward (transpose)", backward, transpose)]
+    };
+    let dpus = args.dpus.unwrap_or(DEFAULT_DPUS);
+    let tasklets = args.tasklets.unwrap_or(DEFAULT_TASKLETS);
+    let hardware = HardwareModel::default();
+    // Predicted aggregation per epoch: all optimisations, without hub splitting, PyGim's plan, reloading.
+    let (mut all, mut unsplit, mut pygim, mut reloaded) =
+        (Duration::ZERO, Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    for (name, widths, matrix) in engines.iter().filter(|(_, widths, _)| !widths.is_empty()) {
+        let choice = cost::choose_for_calls(&hardware, matrix, widths, dpus, tasklets, None)?;
+        let chosen = choice.fastest.plan;
+        let over_calls = |plan: &Plan| -> Duration {
+            widths.iter().map(|&width| cost::predict(&hardware, matrix, plan, width, dpus as usize).total()).sum()
+        };
+        let with_all = over_calls(&chosen);
+        all += with_all;
+        unsplit += over_calls(&Plan { split_rows: false, ..chosen });
+        pygim += choice.pygim.map_or(with_all, |costed| over_calls(&costed.plan));
+        let resident_bytes = cost::mram_per_dpu(&hardware, matrix, &chosen, 0) as usize;
+        reloaded += with_all + hardware.load_time(chosen.dpus_used() as usize, resident_bytes);
+        println!("{name} engine on {dpus} DPUs: plan {chosen} for calls of width {widths:?}");
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL).set_header([
+        "GNNear optimisation (predicted aggregation per epoch on hardware)",
+        "without it (ms)",
+        "with it (ms)",
+        "speed-up",
+    ]);
+    for (name, without) in [
+        ("hot vertices split across DPUs (rows cut inside, partitions balanced by nonzeros)", unsplit),
+        ("plan chosen by the cost model, against PyGim's default plan", pygim),
+        ("graph resident for the whole run, against loading it every epoch", reloaded),
+    ] {
+        table.add_row([
+            name.to_owned(),
+            format!("{:.2}", ms(without)),
+            format!("{:.2}", ms(all)),
+            format!("{:.2}x", ms(without) / ms(all)),
+        ]);
+    }
+    println!("{table}");
+    Ok(())
+}
+
+/// Writes the workload for the Python script, runs it, and reads its timings.
+#[allow(clippy::type_complexity)]
+fn torch_epochs(
+    args: &BenchTrainArgs,
+    dataset: &Dataset,
+    model: &Model,
+) -> anyhow::Result<Vec<(String, Result<(PerEpoch, f32), String>)>> {
+    let probe = Command::new(&args.python).args(["-c", "import torch, numpy, torch_geometric"]).output();
+    match probe {
+        Ok(output) if output.status.success() => {}
+        Ok(_) => bail!("{} cannot import torch, numpy and torch_geometric", args.python),
+        Err(error) => bail!("cannot run {}: {error}", args.python),
+    }
+    let dir = tempfile::tempdir().context("creating a directory for the PyTorch inputs")?;
+    progress::step("writing the workload for PyTorch", || export(dir.path(), dataset, model))?;
+    let script = dir.path().join("bench_train_torch.py");
+    std::fs::write(&script, TORCH_SCRIPT).context("writing the PyTorch script")?;
+    let output = progress::step("running PyTorch Geometric", || {
+        Command::new(&args.python).arg(&script).arg(dir.path()).arg(args.epochs.to_string()).output()
+    })
+    .context("running the PyTorch script")?;
+    if !output.status.success() {
+        bail!("the PyTorch script failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    let results = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| {
+            let (name, rest) = line.split_once(' ')?;
+            let label = match name {
+                "pyg_gcnconv" => "PyTorch Geometric GCNConv (normalises every epoch)",
+                "pyg_gcnconv_cached" => "PyTorch Geometric GCNConv(cached=True)",
+                _ => return None,
+            };
+            let fields: Vec<&str> = rest.split(' ').collect();
+            let parsed = match fields[..] {
+                [wall, cpu, loss] => match (wall.parse(), cpu.parse(), loss.parse()) {
+                    (Ok(wall), Ok(cpu), Ok(loss)) => Ok((PerEpoch { wall, cpu }, loss)),
+                    _ => Err(format!("unreadable line `{line}`")),
+                },
+                _ => Err(rest.trim_start_matches("unavailable ").to_owned()),
+            };
+            Some((label.to_owned(), parsed))
+        })
+        .collect();
+    Ok(results)
+}
+
+/// The inputs of the Python script: edges, features, labels, mask and the initial weights.
+fn export(dir: &Path, dataset: &Dataset, model: &Model) -> anyhow::Result<()> {
+    let widen = |v: &[u32]| v.iter().map(|&i| i64::from(i)).collect::<Vec<_>>();
+    let coo = dataset.graph.to_coo();
+    write_npy(dir, "edge_row", &[coo.nnz()], &widen(coo.rows()))?;
+    write_npy(dir, "edge_col", &[coo.nnz()], &widen(coo.cols()))?;
+    let features = &dataset.features;
+    write_npy(dir, "features", &[features.rows(), features.cols()], features.as_slice())?;
+    write_npy(dir, "labels", &[dataset.labels.len()], &dataset.labels)?;
+    write_npy(dir, "train_mask", &[dataset.train_mask.len()], &dataset.train_mask)?;
+    for (at, (_, layer)) in model.layers().iter().enumerate() {
+        let Layer::Gcn(conv) = layer else { bail!("layer {at} is not a GCNConv") };
+        let lin = conv.lin();
+        let zeros = vec![0.0; lin.out_features()];
+        write_npy(dir, &format!("weight{at}"), &[lin.out_features(), lin.in_features()], lin.weight().as_slice())?;
+        write_npy(dir, &format!("bias{at}"), &[lin.out_features()], lin.bias().unwrap_or(&zeros))?;
+    }
+    Ok(())
+}
+
+/// The largest resident set this process (`RUSAGE_SELF`) or one of its finished children (`RUSAGE_CHILDREN`)
+/// has had, in bytes.
+fn peak_memory_bytes(who: libc::c_int) -> anyhow::Result<u64> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: getrusage writes a whole `rusage` through the valid pointer it is given and returns 0 on success.
+    let status = unsafe { libc::getrusage(who, usage.as_mut_ptr()) };
+    if status != 0 {
+        bail!("getrusage failed: {}", std::io::Error::last_os_error());
+    }
+    // SAFETY: getrusage succeeded, so it initialised `usage`.
+    let usage = unsafe { usage.assume_init() };
+    // Linux reports kibibytes.
+    Ok(u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024)
+}
