@@ -4,7 +4,8 @@
 //! DPUs when the UPMEM SDK is installed) and found by name with [`kernel`].
 //!
 //! SpMM (`Y = A X`) runs on the CPU ([`CpuSpmm`]) or on DPUs ([`pim::PimSpmm`]), with a partitioning
-//! [`plan::Plan`] chosen by the [`cost`] model or by the caller.
+//! [`plan::Plan`] chosen by the [`cost`] model or by the caller. GNN inference is in [`gnn`], full-batch
+//! training (aggregation forward and backward through the same engines) in [`train`].
 
 pub mod bench;
 pub mod cost;

@@ -335,7 +335,7 @@ fn optimisations(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> any
         "speed-up",
     ]);
     for (name, without) in [
-        ("hot vertices split across DPUs (rows cut inside, partitions balanced by nonzeros)", unsplit),
+        ("hot vertices split across DPUs (rows cut inside; without: cuts between rows only)", unsplit),
         ("plan chosen by the cost model, against PyGim's default plan", pygim),
         ("graph resident for the whole run, against loading it every epoch", reloaded),
     ] {

@@ -11,7 +11,7 @@ use super::matmul::{column_sums, matmul, matmul_into, relu_backward, Op};
 use super::propagate::Propagator;
 use crate::error::Result;
 use crate::gnn::dense::{add_row, add_scaled, relu};
-use crate::gnn::{GcnConv, Layer, Linear, Order};
+use crate::gnn::{Layer, Linear, Order};
 use crate::sparse::Dense;
 
 /// The gradient of one [`Linear`]'s weight and bias.
@@ -42,7 +42,7 @@ pub(crate) struct LayerCache {
 /// own features added to the aggregation (GIN's `1 + eps`).
 fn aggregated_linear(layer: &Layer) -> (&Linear, Option<f32>) {
     match layer {
-        Layer::Gcn(conv) => (GcnConv::lin(conv), None),
+        Layer::Gcn(conv) => (conv.lin(), None),
         Layer::Sage(conv) => (conv.lin_l(), None),
         Layer::Gin(conv) => (&conv.mlp()[0], Some(1.0 + conv.eps())),
     }

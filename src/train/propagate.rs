@@ -5,7 +5,7 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gnn::{Aggregator, Backend, Dtype, EngineOptions};
 use crate::pim::LoadBalance;
 use crate::sparse::{Csr, Dense};
@@ -155,12 +155,14 @@ impl Propagator {
         Ok(y)
     }
 
-    /// `M^T dy`.
+    /// `M^T dy`; an error when the propagator was built for no backward call.
     pub fn aggregate_transposed(&mut self, dy: &Dense<f32>) -> Result<Dense<f32>> {
         let engine = match &mut self.transposed {
             Transposed::Symmetric => &mut self.forward,
             Transposed::Resident(engine) => engine,
-            Transposed::Unneeded => unreachable!("backward widths are empty only when no layer aggregates backward"),
+            Transposed::Unneeded => {
+                return Err(Error::invalid("backward aggregation", "the engines were built for no backward call"))
+            }
         };
         let dx = engine.aggregate(dy)?;
         self.timings.record_phases(Stage::BackwardAggregation, engine.last_phases());

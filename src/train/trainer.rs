@@ -4,6 +4,7 @@
 
 use super::backprop::{self, LayerCache, LinearGradient};
 use super::loss::{cross_entropy, Targets};
+use super::matmul::relu_backward;
 use super::optim::{Optimizer, OptimizerKind};
 use super::propagate::{Propagator, Stage, Timings};
 use crate::error::{Error, Result};
@@ -115,12 +116,10 @@ impl Trainer {
             let input = if at == 0 { &self.features } else { &outputs[at - 1] };
             let (layer_gradients, dx) = backprop::backward(layer, cache, input, dy, at > 0, &mut self.propagator)?;
             gradients.push(layer_gradients);
-            if let Some(mut dx) = dx {
-                self.propagator.dense(|| super::matmul::relu_backward(&mut dx, input))?;
-                dy = dx;
-            } else {
-                dy = Dense::zeros(0, 0);
-            }
+            // Only the first layer gives no input gradient, and it is the last one visited.
+            let Some(mut dx) = dx else { break };
+            self.propagator.dense(|| relu_backward(&mut dx, input))?;
+            dy = dx;
         }
         gradients.reverse();
         let gradients = gradients
