@@ -11,9 +11,9 @@ use anyhow::{bail, Context as _};
 use clap::Args;
 use comfy_table::{presets::UTF8_FULL, Table};
 use pimgnn::cost::{self, HardwareModel};
-use pimgnn::gnn::{inputs, Backend, EngineOptions, Layer, Model, Order, DEFAULT_DPUS, DEFAULT_TASKLETS};
+use pimgnn::gnn::{inputs, Backend, EngineOptions, Layer, Model, DEFAULT_DPUS, DEFAULT_TASKLETS};
 use pimgnn::plan::Plan;
-use pimgnn::train::{is_symmetric, Adam, OptimizerKind, Stage, Targets, Trainer};
+use pimgnn::train::{backward_aggregation_widths, is_symmetric, Adam, OptimizerKind, Stage, Targets, Trainer};
 use pimgnn::{Csr, Dense};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
@@ -293,13 +293,7 @@ fn print_stages(path: &str, timings: &pimgnn::train::Timings, epochs: usize) {
 fn optimisations(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> anyhow::Result<()> {
     let matrix = model.architecture().aggregation().matrix(&dataset.graph)?;
     let forward = model.aggregation_widths();
-    let backward: Vec<usize> = model
-        .layers()
-        .iter()
-        .enumerate()
-        .filter(|(at, (_, layer))| layer.order() == Order::TransformFirst || *at > 0)
-        .map(|(_, (_, layer))| layer.aggregation_width())
-        .collect();
+    let backward = backward_aggregation_widths(model);
     let engines = if is_symmetric(&matrix) {
         vec![("forward and backward", [forward, backward].concat(), matrix)]
     } else {

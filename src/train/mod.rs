@@ -35,4 +35,4 @@ pub use init::initial_model;
 pub use loss::{cross_entropy, Targets};
 pub use optim::{Adam, Optimizer, OptimizerKind, Sgd};
 pub use propagate::{is_symmetric, Propagator, Stage, StageTime, Timings};
-pub use trainer::{Epoch, Pass, Trainer};
+pub use trainer::{backward_aggregation_widths, Epoch, Pass, Trainer};

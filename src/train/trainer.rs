@@ -77,15 +77,8 @@ impl Trainer {
             ));
         }
         let matrix = model.architecture().aggregation().matrix(graph)?;
-        let forward_widths = model.aggregation_widths();
-        let backward_widths: Vec<usize> = model
-            .layers()
-            .iter()
-            .enumerate()
-            .filter(|(at, (_, layer))| aggregates_backward(layer, *at))
-            .map(|(_, (_, layer))| layer.aggregation_width())
-            .collect();
-        let propagator = Propagator::new(matrix, &forward_widths, &backward_widths, options)?;
+        let propagator =
+            Propagator::new(matrix, &model.aggregation_widths(), &backward_aggregation_widths(&model), options)?;
         let sizes: Vec<usize> = parameter_sizes(&model);
         let optimizer = Optimizer::new(optimizer, &sizes)?;
         Ok(Trainer { model, optimizer, features, targets, propagator })
@@ -204,10 +197,13 @@ impl Trainer {
     }
 }
 
-/// Whether the backward pass of layer `at` needs `M^T dY`: always when it transforms first (its weight's
-/// gradient goes through the aggregation), else for its input's gradient, which the first layer does not need.
-fn aggregates_backward(layer: &Layer, at: usize) -> bool {
-    layer.order() == Order::TransformFirst || at > 0
+/// The feature widths of the backward aggregations (`M^T dY`) of one training step, last layer first as the
+/// backward pass runs: a layer that transforms first needs one for its weight's gradient, one that aggregates
+/// first only for its input's gradient, which the first layer does not need.
+pub fn backward_aggregation_widths(model: &Model) -> Vec<usize> {
+    let needs_one = |at: usize, layer: &Layer| layer.order() == Order::TransformFirst || at > 0;
+    let layers = model.layers().iter().enumerate().rev();
+    layers.filter(|(at, (_, layer))| needs_one(*at, layer)).map(|(_, (_, layer))| layer.aggregation_width()).collect()
 }
 
 fn parameter_sizes(model: &Model) -> Vec<usize> {
