@@ -6,7 +6,7 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::gnn::{Aggregator, Backend, Dtype, EngineOptions};
+use crate::gnn::{Aggregator, Backend, Dtype, EngineOptions, DEFAULT_DPUS};
 use crate::pim::LoadBalance;
 use crate::sparse::{Csr, Dense};
 use crate::spmm::Phase;
@@ -124,7 +124,7 @@ pub struct Propagator {
 
 impl Propagator {
     /// Engines for `matrix` and, when `matrix` is not symmetric and `backward_widths` is not empty, for its
-    /// transpose, on the backend `options` asks for. The widths are those of the calls to come in each
+    /// transpose, on the backend `options` asks for (two PIM engines share the DPUs it asks for, half each). The widths are those of the calls to come in each
     /// direction (they choose the PIM plan; `options.widths` is ignored). A symmetric matrix (GCN's and GIN's
     /// on an undirected graph) is detected, not assumed, and then one resident matrix serves both directions.
     pub fn new(
@@ -141,8 +141,11 @@ impl Propagator {
             (Aggregator::new(matrix, Dtype::F32, &with_widths(widths))?, Transposed::Symmetric)
         } else {
             let transpose = matrix.transpose();
-            let forward = Aggregator::new(matrix, Dtype::F32, &with_widths(forward_widths.to_vec()))?;
-            let backward = Aggregator::new(transpose, Dtype::F32, &with_widths(backward_widths.to_vec()))?;
+            let (forward_dpus, backward_dpus) = split_dpus(options)?;
+            let forward_options = EngineOptions { dpus: forward_dpus, ..with_widths(forward_widths.to_vec()) };
+            let backward_options = EngineOptions { dpus: backward_dpus, ..with_widths(backward_widths.to_vec()) };
+            let forward = Aggregator::new(matrix, Dtype::F32, &forward_options)?;
+            let backward = Aggregator::new(transpose, Dtype::F32, &backward_options)?;
             (forward, Transposed::Resident(Box::new(backward)))
         };
         Ok(Propagator { forward, transposed, timings: Timings::default() })
@@ -220,6 +223,23 @@ impl Propagator {
     }
 }
 
+/// The DPUs of the forward and the backward engine when each holds its own matrix: the DPUs asked for (or
+/// [`DEFAULT_DPUS`]) shared between them, so that on hardware the second set finds DPUs the first left free.
+fn split_dpus(options: &EngineOptions) -> Result<(Option<u32>, Option<u32>)> {
+    if options.backend == Backend::Cpu {
+        return Ok((options.dpus, options.dpus));
+    }
+    let total = options.dpus.unwrap_or(DEFAULT_DPUS);
+    if total < 2 {
+        return Err(Error::Capacity {
+            what: "DPUs for a non-symmetric aggregation matrix and its transpose, each resident on its own DPUs".into(),
+            needed: 2,
+            limit: u64::from(total),
+        });
+    }
+    Ok((Some(total - total / 2), Some(total / 2)))
+}
+
 /// Whether `matrix` equals its transpose, entry for entry (repeated entries counted as often as they occur).
 pub fn is_symmetric(matrix: &Csr<f32>) -> bool {
     if matrix.nrows() != matrix.ncols() {
@@ -248,5 +268,16 @@ mod tests {
         assert!(is_symmetric(&csr(vec![0, 1, 2, 2], vec![1, 0, 2, 2], vec![0.5, 0.5, 1.0, 1.0])));
         assert!(!is_symmetric(&csr(vec![0, 1], vec![1, 0], vec![0.5, 0.25])));
         assert!(!is_symmetric(&csr(vec![0, 1], vec![1, 2], vec![1.0, 1.0])));
+    }
+
+    #[test]
+    fn a_matrix_and_its_transpose_share_the_dpus_asked_for() {
+        let options = |backend, dpus| EngineOptions { backend, dpus, ..EngineOptions::default() };
+        assert_eq!(split_dpus(&options(Backend::Simulator, Some(5))).unwrap(), (Some(3), Some(2)));
+        let half = DEFAULT_DPUS / 2;
+        assert_eq!(split_dpus(&options(Backend::Hardware, None)).unwrap(), (Some(half), Some(half)));
+        assert_eq!(split_dpus(&options(Backend::Cpu, None)).unwrap(), (None, None));
+        let one = split_dpus(&options(Backend::Simulator, Some(1)));
+        assert!(matches!(one, Err(Error::Capacity { needed: 2, limit: 1, .. })), "{one:?}");
     }
 }
