@@ -294,19 +294,21 @@ fn optimisations(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> any
     let matrix = model.architecture().aggregation().matrix(&dataset.graph)?;
     let forward = model.aggregation_widths();
     let backward = backward_aggregation_widths(model);
+    // As the trainer builds them: one engine on all the DPUs, or two sharing them half and half.
+    let total = args.dpus.unwrap_or(DEFAULT_DPUS);
     let engines = if is_symmetric(&matrix) {
-        vec![("forward and backward", [forward, backward].concat(), matrix)]
+        vec![("forward and backward", [forward, backward].concat(), matrix, total)]
     } else {
         let transpose = matrix.transpose();
-        vec![("forward", forward, matrix), ("backward (transpose)", backward, transpose)]
+        vec![("forward", forward, matrix, total - total / 2), ("backward (transpose)", backward, transpose, total / 2)]
     };
-    let dpus = args.dpus.unwrap_or(DEFAULT_DPUS);
     let tasklets = args.tasklets.unwrap_or(DEFAULT_TASKLETS);
     let hardware = HardwareModel::default();
     // Predicted aggregation per epoch: all optimisations, without hub splitting, PyGim's plan, reloading.
     let (mut all, mut unsplit, mut pygim, mut reloaded) =
         (Duration::ZERO, Duration::ZERO, Duration::ZERO, Duration::ZERO);
-    for (name, widths, matrix) in engines.iter().filter(|(_, widths, _)| !widths.is_empty()) {
+    for (name, widths, matrix, dpus) in engines.iter().filter(|(_, widths, _, dpus)| !widths.is_empty() && *dpus > 0) {
+        let dpus = *dpus;
         let choice = cost::choose_for_calls(&hardware, matrix, widths, dpus, tasklets, None)?;
         let chosen = choice.fastest.plan;
         let over_calls = |plan: &Plan| -> Duration {
