@@ -146,7 +146,8 @@ impl Trainer {
     }
 
     /// The `state_dict` names of the parameter tensors the optimiser updates, in order: for each layer, each
-    /// linear map's weight, then its bias when it has one.
+    /// linear map's weight, then its bias when it has one. GIN's `eps` stays fixed, as PyG's `GINConv` keeps it
+    /// by default (`train_eps=False`).
     pub fn parameter_names(&self) -> Vec<String> {
         self.model
             .layers()
