@@ -5,10 +5,11 @@
 //! rayon's work stealing evens out what the estimate misses. Each chunk owns its rows of `Y`, so no two threads
 //! ever write the same place and the result does not depend on the schedule.
 //!
-//! How a chunk is computed: `f32` on a CPU with AVX-512 by the kernel in [`avx512`] (whole rows of `X` per
-//! pass, prefetched gathers, streaming stores), everything else by the one in [`portable`] (compile-time tiles,
-//! also compiled for AVX2). Both sum each output's products in the order the row's nonzeros are stored, so
-//! results are reproducible across thread counts, and exact (wrapping) for integer types.
+//! How a chunk is computed: `f32` on a CPU with AVX-512 by the kernel in `cpu/avx512.rs` (whole rows of `X`
+//! per pass, prefetched gathers, streaming stores), everything else by the one in `cpu/portable.rs`
+//! (compile-time tiles, also compiled for AVX2). Both sum each output's products in the order the row's
+//! nonzeros are stored, so results are reproducible across thread counts, and exact (wrapping) for integer
+//! types.
 
 use std::ops::Range;
 

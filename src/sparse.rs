@@ -428,7 +428,7 @@ impl<T: Copy + Default> Dense<T> {
     /// rows of its `X` at random, and with 4 KiB pages nearly every read would also miss the TLB.
     pub fn zeros(rows: usize, cols: usize) -> Self {
         let size = std::mem::size_of::<T>();
-        let alignable = size != 0 && DENSE_ALIGN % size == 0;
+        let alignable = DENSE_ALIGN.is_multiple_of(size); // false for zero-sized types
         let padding = if alignable { DENSE_ALIGN / size - 1 } else { 0 };
         let storage = vec![T::default(); rows * cols + padding];
         // An allocation is aligned to its element size, so the distance to the next line is whole elements.

@@ -146,7 +146,7 @@ impl Slab {
     /// Writes the `V` accumulators to `y` (`width` values), the last one through `tail`.
     #[target_feature(enable = "avx512f")]
     fn store<const V: usize>(self, sums: &[__m512; V], tail: __mmask16, y: &mut [f32]) {
-        let aligned = y.as_ptr() as usize % 64 == 0 && y.len() == V * LANES;
+        let aligned = (y.as_ptr() as usize).is_multiple_of(64) && y.len() == V * LANES;
         for (k, &sum) in sums.iter().enumerate() {
             let target = y[k * LANES..].as_mut_ptr();
             if self.streaming && aligned {
