@@ -5,12 +5,11 @@
 //! rayon's work stealing evens out what the estimate misses. Each chunk owns its rows of `Y`, so no two threads
 //! ever write the same place and the result does not depend on the schedule.
 //!
-//! How a row is computed: its features are done in tiles of 64, 32, 16, 8, 4, 2 and 1 columns (the binary
-//! decomposition of `F`, so every `F` is covered by at most seven tiles of compile-time width). A tile's sums
-//! stay in registers while the row's nonzeros stream past, each reading a contiguous slice of an `X` row; the
-//! tile is written to `Y` once. Each output is the sum of its row's products in the order the nonzeros are
-//! stored, so results are bitwise reproducible across thread counts, and exact (wrapping) for integer types.
-//! On x86-64 the same code is also compiled for AVX2 and chosen at run time.
+//! How a chunk is computed: `f32` on a CPU with AVX-512 by the kernel in `cpu/avx512.rs` (whole rows of `X`
+//! per pass, prefetched gathers, streaming stores), everything else by the one in `cpu/portable.rs`
+//! (compile-time tiles, also compiled for AVX2). Both sum each output's products in the order the row's
+//! nonzeros are stored, so results are reproducible across thread counts, and exact (wrapping) for integer
+//! types.
 
 use std::ops::Range;
 
@@ -18,6 +17,10 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::sparse::{Csr, Dense, Element};
+
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+mod portable;
 
 /// Work chunks per thread: enough for work stealing to absorb a poor estimate, few enough to stay cheap.
 const CHUNKS_PER_THREAD: usize = 8;
@@ -51,15 +54,55 @@ pub fn spmm_into<T: Element>(a: &Csr<T>, x: &Dense<T>, y: &mut Dense<T::Acc>) ->
         return Ok(());
     }
     let chunks = balanced_row_chunks(a.row_ptr(), rayon::current_num_threads() * CHUNKS_PER_THREAD);
+    #[cfg(target_arch = "x86_64")]
+    if avx512::available() {
+        if let Some((a, x, y)) = as_f32(a, x, y) {
+            let streaming = std::mem::size_of_val(y.as_slice()) >= avx512::STREAMING_MIN_BYTES;
+            let x = x.as_slice();
+            for_each_chunk(y.as_mut_slice(), features, &chunks, |first_row, out| {
+                // SAFETY: this CPU supports AVX-512F, checked just above.
+                unsafe { avx512::compute_rows(a, x, features, first_row, out, streaming) }
+            });
+            return Ok(());
+        }
+    }
+    let x = x.as_slice();
+    for_each_chunk(y.as_mut_slice(), features, &chunks, |first_row, out| {
+        portable::compute_rows(a, x, features, first_row, out)
+    });
+    Ok(())
+}
+
+/// The operands as `f32` matrices, when `T` is `f32`.
+#[cfg(target_arch = "x86_64")]
+fn as_f32<'a, T: Element>(
+    a: &'a Csr<T>,
+    x: &'a Dense<T>,
+    y: &'a mut Dense<T::Acc>,
+) -> Option<(&'a Csr<f32>, &'a Dense<f32>, &'a mut Dense<f32>)> {
+    use std::any::Any;
+    let a = (a as &dyn Any).downcast_ref()?;
+    let x = (x as &dyn Any).downcast_ref()?;
+    let y = (y as &mut dyn Any).downcast_mut()?;
+    Some((a, x, y))
+}
+
+/// Runs `compute(first_row, rows_of_y)` for each chunk of rows in parallel, each on its own rows of `y`
+/// (`features` values a row).
+fn for_each_chunk<A: Send>(
+    y: &mut [A],
+    features: usize,
+    chunks: &[Range<usize>],
+    compute: impl Fn(usize, &mut [A]) + Sync,
+) {
     let mut outputs = Vec::with_capacity(chunks.len());
-    let mut rest = y.as_mut_slice();
-    for rows in &chunks {
+    let mut rest = y;
+    for rows in chunks {
         let (chunk, tail) = rest.split_at_mut(rows.len() * features);
         outputs.push((rows.start, chunk));
         rest = tail;
     }
-    outputs.into_par_iter().for_each(|(first_row, out)| compute_rows(a, x.as_slice(), features, first_row, out));
-    Ok(())
+    outputs.into_par_iter().for_each(|(first_row, out)| compute(first_row, out));
 }
 
 /// `Y = A^T X`: `A` is `n x m` CSR, `X` is `n x F`, `Y` is `m x F` (the backward pass of an aggregation).
@@ -107,86 +150,6 @@ fn partition_point(n: usize, below: impl Fn(usize) -> bool) -> usize {
     lo
 }
 
-/// Rows `first_row..` of `Y` into `out` (whole rows of `features` values), with the widest instructions this
-/// CPU has.
-fn compute_rows<T: Element>(a: &Csr<T>, x: &[T], features: usize, first_row: usize, out: &mut [T::Acc]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: this CPU supports AVX2, checked just above.
-        return unsafe { compute_rows_avx2(a, x, features, first_row, out) };
-    }
-    compute_rows_portable(a, x, features, first_row, out)
-}
-
-/// [`compute_rows_portable`] compiled for AVX2.
-///
-/// # Safety
-///
-/// The CPU must support AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn compute_rows_avx2<T: Element>(a: &Csr<T>, x: &[T], features: usize, first_row: usize, out: &mut [T::Acc]) {
-    compute_rows_portable(a, x, features, first_row, out)
-}
-
-/// Rows `first_row..` of `Y` into `out`, one row at a time, each in feature tiles of compile-time width.
-#[inline(always)]
-fn compute_rows_portable<T: Element>(a: &Csr<T>, x: &[T], features: usize, first_row: usize, out: &mut [T::Acc]) {
-    for (i, y_row) in out.chunks_exact_mut(features).enumerate() {
-        let (cols, values) = a.row(first_row + i);
-        let mut offset = 0;
-        while features - offset >= 64 {
-            row_tile::<T, 64>(cols, values, x, features, offset, y_row);
-            offset += 64;
-        }
-        if features - offset >= 32 {
-            row_tile::<T, 32>(cols, values, x, features, offset, y_row);
-            offset += 32;
-        }
-        if features - offset >= 16 {
-            row_tile::<T, 16>(cols, values, x, features, offset, y_row);
-            offset += 16;
-        }
-        if features - offset >= 8 {
-            row_tile::<T, 8>(cols, values, x, features, offset, y_row);
-            offset += 8;
-        }
-        if features - offset >= 4 {
-            row_tile::<T, 4>(cols, values, x, features, offset, y_row);
-            offset += 4;
-        }
-        if features - offset >= 2 {
-            row_tile::<T, 2>(cols, values, x, features, offset, y_row);
-            offset += 2;
-        }
-        if features - offset >= 1 {
-            row_tile::<T, 1>(cols, values, x, features, offset, y_row);
-        }
-    }
-}
-
-/// `y_row[offset..offset + W] = sum over the row's nonzeros (c, v) of v * X[c][offset..offset + W]`, with the
-/// `W` sums in registers.
-#[inline(always)]
-fn row_tile<T: Element, const W: usize>(
-    cols: &[u32],
-    values: &[T],
-    x: &[T],
-    features: usize,
-    offset: usize,
-    y_row: &mut [T::Acc],
-) {
-    let mut sums = [T::Acc::default(); W];
-    for (&c, &v) in cols.iter().zip(values) {
-        let start = c as usize * features + offset;
-        let x_tile: &[T; W] = x[start..start + W].try_into().expect("a tile is W values");
-        for (sum, &xv) in sums.iter_mut().zip(x_tile) {
-            *sum = T::mul_add(*sum, v, xv);
-        }
-    }
-    y_row[offset..offset + W].copy_from_slice(&sums);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,6 +177,73 @@ mod tests {
         let a = small();
         for features in [1, 2, 3, 7, 8, 15, 17, 63, 64, 65, 127, 200] {
             let x = Dense::from_vec(4, features, (0..4 * features as i32).map(|v| v * 3 - 50).collect()).unwrap();
+            assert_eq!(spmm(&a, &x).unwrap(), naive(&a, &x), "F = {features}");
+        }
+    }
+
+    /// A `rows x cols` matrix with small integer values (so that every sum is exact in any order), every
+    /// fourth row empty and row 1 a hub referencing every column.
+    fn integer_valued(rows: usize, cols: usize, seed: u64) -> Csr<f32> {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(seed);
+        let (mut row_ptr, mut col_idx, mut values) = (vec![0u32], Vec::new(), Vec::new());
+        for r in 0..rows {
+            let degree = match r {
+                1 => cols,
+                _ if r % 4 == 0 => 0,
+                _ => rng.random_range(1..=12),
+            };
+            for _ in 0..degree {
+                col_idx.push(rng.random_range(0..cols as u32));
+                values.push(rng.random_range(-4i32..=4) as f32);
+            }
+            row_ptr.push(col_idx.len() as u32);
+        }
+        Csr::new(rows, cols, row_ptr, col_idx, values).unwrap()
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_avx512_kernel_equals_the_portable_one() {
+        if !avx512::available() {
+            eprintln!("this CPU has no AVX-512F: nothing to compare");
+            return;
+        }
+        let (rows, cols) = (90, 70);
+        let a = integer_valued(rows, cols, 7);
+        // Widths around the 16-lane vectors and the 256-column slabs.
+        for features in [1, 5, 15, 16, 17, 31, 64, 100, 255, 256, 257, 300, 512, 529] {
+            let values: Vec<f32> = (0..cols * features).map(|v| (v % 23) as f32 - 11.0).collect();
+            let mut aligned = Dense::zeros(cols, features);
+            aligned.as_mut_slice().copy_from_slice(&values);
+            // One value in, so that rows start off the cache lines.
+            let mut shifted = values.clone();
+            shifted.insert(0, 0.0);
+            let shifted = &shifted[1..];
+            let mut expected = vec![f32::NAN; rows * features];
+            portable::compute_rows(&a, &values, features, 0, &mut expected);
+            for (x, streaming) in [(aligned.as_slice(), false), (aligned.as_slice(), true), (shifted, false)] {
+                let mut y = Dense::from_vec(rows, features, vec![f32::NAN; rows * features]).unwrap();
+                let mut aligned_y = Dense::zeros(rows, features);
+                for y in [y.as_mut_slice(), aligned_y.as_mut_slice()] {
+                    // Rows 3.. as a chunk of their own, then rows 0..3.
+                    let (head, tail) = y.split_at_mut(3 * features);
+                    // SAFETY: this CPU supports AVX-512F, checked above.
+                    unsafe {
+                        avx512::compute_rows(&a, x, features, 3, tail, streaming);
+                        avx512::compute_rows(&a, x, features, 0, head, streaming);
+                    }
+                    assert_eq!(y, expected, "F = {features}, streaming {streaming}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn f32_products_are_exact_on_integer_values_at_every_width() {
+        let a = integer_valued(40, 33, 3);
+        for features in [1, 16, 17, 64, 255, 256, 300] {
+            let x = Dense::from_vec(33, features, (0..33 * features).map(|v| (v % 7) as f32 - 3.0).collect()).unwrap();
             assert_eq!(spmm(&a, &x).unwrap(), naive(&a, &x), "F = {features}");
         }
     }

@@ -3,6 +3,8 @@
 //! Values are one of the [`Element`] types the DPU kernels support: `f32` (exact, software float on a DPU) and
 //! the quantized `i32`, `i16` and `i8`, which accumulate in `i32`.
 
+use std::fmt;
+
 use crate::error::{Error, Result};
 
 /// A value type of sparse and dense matrices, with the type its products accumulate in.
@@ -400,30 +402,48 @@ impl<T: Element> Coo<T> {
     }
 }
 
-/// A dense row-major matrix: row `r` is `data[r * cols..(r + 1) * cols]`.
-#[derive(Clone, Debug, PartialEq)]
+/// Byte alignment of the values of a [`Dense::zeros`] matrix: a cache line, so that rows whose width is a
+/// multiple of 64 bytes each start a line and the SpMM's row gathers and streaming stores touch no line twice.
+pub const DENSE_ALIGN: usize = 64;
+
+/// A dense row-major matrix: row `r` is `values[r * cols..(r + 1) * cols]`.
 pub struct Dense<T> {
     rows: usize,
     cols: usize,
-    data: Vec<T>,
+    /// The values are `storage[offset..offset + rows * cols]`; the padding before them (in [`Dense::zeros`]
+    /// matrices) aligns them to [`DENSE_ALIGN`] bytes.
+    storage: Vec<T>,
+    offset: usize,
+}
+
+impl<T> Dense<T> {
+    fn values(&self) -> &[T] {
+        &self.storage[self.offset..self.offset + self.rows * self.cols]
+    }
 }
 
 impl<T: Copy + Default> Dense<T> {
-    /// A `rows x cols` matrix of zeros (`T::default()`). On Linux, a large one is backed by transparent huge
-    /// pages where the system allows it: an SpMM reads the rows of its `X` at random, and with 4 KiB pages
-    /// nearly every read would also miss the TLB.
+    /// A `rows x cols` matrix of zeros (`T::default()`), its values aligned to [`DENSE_ALIGN`] bytes. On
+    /// Linux, a large one is backed by transparent huge pages where the system allows it: an SpMM reads the
+    /// rows of its `X` at random, and with 4 KiB pages nearly every read would also miss the TLB.
     pub fn zeros(rows: usize, cols: usize) -> Self {
-        let data = vec![T::default(); rows * cols];
-        advise_huge_pages(&data);
-        Dense { rows, cols, data }
+        let size = std::mem::size_of::<T>();
+        let alignable = DENSE_ALIGN.is_multiple_of(size); // false for zero-sized types
+        let padding = if alignable { DENSE_ALIGN / size - 1 } else { 0 };
+        let storage = vec![T::default(); rows * cols + padding];
+        // An allocation is aligned to its element size, so the distance to the next line is whole elements.
+        let offset = if alignable { (storage.as_ptr() as usize).wrapping_neg() % DENSE_ALIGN / size } else { 0 };
+        advise_huge_pages(&storage);
+        Dense { rows, cols, storage, offset }
     }
 
-    /// A matrix over row-major `data`, which must hold `rows * cols` values.
+    /// A matrix over row-major `data`, which must hold `rows * cols` values (kept where they are, so not
+    /// necessarily aligned as in [`Dense::zeros`]).
     pub fn from_vec(rows: usize, cols: usize, data: Vec<T>) -> Result<Self> {
         if data.len() != rows * cols {
             return Err(Error::shape("dense matrix data", format!("{rows} x {cols} = {}", rows * cols), data.len()));
         }
-        Ok(Dense { rows, cols, data })
+        Ok(Dense { rows, cols, storage: data, offset: 0 })
     }
 
     /// Number of rows.
@@ -438,27 +458,58 @@ impl<T: Copy + Default> Dense<T> {
 
     /// Row `r`.
     pub fn row(&self, r: usize) -> &[T] {
-        &self.data[r * self.cols..(r + 1) * self.cols]
+        &self.as_slice()[r * self.cols..(r + 1) * self.cols]
     }
 
     /// Row `r`, mutable.
     pub fn row_mut(&mut self, r: usize) -> &mut [T] {
-        &mut self.data[r * self.cols..(r + 1) * self.cols]
+        let cols = self.cols;
+        &mut self.as_mut_slice()[r * cols..(r + 1) * cols]
     }
 
     /// All values, row-major.
     pub fn as_slice(&self) -> &[T] {
-        &self.data
+        self.values()
     }
 
     /// All values, row-major, mutable.
     pub fn as_mut_slice(&mut self) -> &mut [T] {
-        &mut self.data
+        let len = self.rows * self.cols;
+        &mut self.storage[self.offset..self.offset + len]
     }
 
     /// The row-major values.
     pub fn into_vec(self) -> Vec<T> {
-        self.data
+        let (mut storage, offset, len) = (self.storage, self.offset, self.rows * self.cols);
+        storage.copy_within(offset..offset + len, 0);
+        storage.truncate(len);
+        storage
+    }
+}
+
+impl<T: Copy + Default> Clone for Dense<T> {
+    /// A copy with its values aligned as in [`Dense::zeros`].
+    fn clone(&self) -> Self {
+        let mut copy = Dense::zeros(self.rows, self.cols);
+        copy.as_mut_slice().copy_from_slice(self.as_slice());
+        copy
+    }
+}
+
+impl<T: PartialEq> PartialEq for Dense<T> {
+    /// Same shape and same values (wherever they lie in memory).
+    fn eq(&self, other: &Self) -> bool {
+        (self.rows, self.cols) == (other.rows, other.cols) && self.values() == other.values()
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Dense<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Dense")
+            .field("rows", &self.rows)
+            .field("cols", &self.cols)
+            .field("values", &self.values())
+            .finish()
     }
 }
 
@@ -495,6 +546,39 @@ mod tests {
     /// 3 x 4, row 1 empty, row 2 unsorted with a repeated column.
     fn sample() -> Csr<i32> {
         Csr::new(3, 4, vec![0, 2, 2, 5], vec![3, 0, 2, 1, 2], vec![1, 2, 3, 4, 5]).unwrap()
+    }
+
+    #[test]
+    fn dense_zeros_are_aligned_to_cache_lines() {
+        fn check<T: Copy + Default + PartialEq + fmt::Debug>(rows: usize, cols: usize) {
+            let zeros = Dense::<T>::zeros(rows, cols);
+            assert_eq!(zeros.as_slice().as_ptr() as usize % DENSE_ALIGN, 0);
+            assert_eq!(zeros.as_slice().len(), rows * cols);
+            let copy = zeros.clone();
+            assert_eq!(copy.as_slice().as_ptr() as usize % DENSE_ALIGN, 0);
+            assert_eq!(copy, zeros);
+        }
+        for (rows, cols) in [(0, 0), (1, 1), (3, 5), (1000, 17)] {
+            check::<f32>(rows, cols);
+            check::<i16>(rows, cols);
+            check::<i8>(rows, cols);
+        }
+    }
+
+    #[test]
+    fn dense_values_do_not_depend_on_where_they_lie() {
+        let values: Vec<i32> = (0..12).collect();
+        let mut zeros = Dense::zeros(3, 4);
+        zeros.as_mut_slice().copy_from_slice(&values);
+        let from_vec = Dense::from_vec(3, 4, values.clone()).unwrap();
+        assert_eq!(zeros, from_vec);
+        assert_eq!(zeros.row(2), &[8, 9, 10, 11]);
+        zeros.row_mut(1)[0] = -1;
+        assert_ne!(zeros, from_vec);
+        assert_ne!(Dense::from_vec(4, 3, values.clone()).unwrap(), from_vec);
+        let mut expected = values;
+        expected[4] = -1;
+        assert_eq!(zeros.into_vec(), expected);
     }
 
     #[test]
