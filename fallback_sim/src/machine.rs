@@ -575,6 +575,7 @@ impl Machine {
             cycles: record.cycles,
             dma_cycles: record.dma_cycles,
             instructions: record.instructions,
+            instructions_by_class: record.class_instructions,
             native_time: Duration::from_nanos(record.native_ns),
             tasklets,
         })
