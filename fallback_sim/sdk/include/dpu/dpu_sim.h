@@ -76,6 +76,41 @@ struct dpu_sim_timing {
 /* Fills `*timing` for the single DPU `dpu`. DPU_ERR_INVALID_DPU_SET unless `dpu` is a DPU_SET_DPU set. */
 dpu_error_t dpu_sim_timing(struct dpu_set_t dpu, struct dpu_sim_timing *timing);
 
+/* Classes of DPU instructions, by the operation they serve (upmem_sim::InstructionClass, same order). */
+enum dpu_sim_instruction_class {
+    DPU_SIM_CLASS_ALU = 0,            /* integer ALU operations and moves */
+    DPU_SIM_CLASS_COMPARE_BRANCH = 1, /* compares, branches, calls, returns */
+    DPU_SIM_CLASS_LOAD_STORE = 2,     /* WRAM loads and stores */
+    DPU_SIM_CLASS_MUL32 = 3,          /* 32-bit multiply sequences */
+    DPU_SIM_CLASS_MUL64 = 4,
+    DPU_SIM_CLASS_DIV32 = 5,          /* 32-bit divide sequences */
+    DPU_SIM_CLASS_DIV64 = 6,
+    DPU_SIM_CLASS_FLOAT_ADD = 7,      /* software float and double routines */
+    DPU_SIM_CLASS_FLOAT_MUL = 8,
+    DPU_SIM_CLASS_FLOAT_DIV = 9,
+    DPU_SIM_CLASS_FLOAT_COMPARE = 10,
+    DPU_SIM_CLASS_DOUBLE_ADD = 11,
+    DPU_SIM_CLASS_DOUBLE_MUL = 12,
+    DPU_SIM_CLASS_DOUBLE_DIV = 13,
+    DPU_SIM_CLASS_DOUBLE_COMPARE = 14,
+    DPU_SIM_CLASS_FLOAT_CONVERT = 15, /* int <-> float, float <-> double */
+    DPU_SIM_CLASS_DOUBLE_CONVERT = 16, /* int <-> double */
+    DPU_SIM_CLASS_SDK_ROUTINE = 17,   /* the SDK runtime's routines: boot, synchronisation, DMA issue, ... */
+    DPU_SIM_INSTRUCTION_CLASSES = 18,
+};
+
+/* One DPU's last launch: DPU instructions of all its tasklets by class (they add up to the total). */
+struct dpu_sim_instructions {
+    uint64_t total;
+    uint64_t by_class[DPU_SIM_INSTRUCTION_CLASSES];
+};
+
+/* Fills `*instructions` for the single DPU `dpu`. DPU_ERR_INVALID_DPU_SET unless `dpu` is a DPU_SET_DPU set. */
+dpu_error_t dpu_sim_instructions(struct dpu_set_t dpu, struct dpu_sim_instructions *instructions);
+
+/* A class's short name ("alu", "float mul", ...); NULL for a value out of range. */
+const char *dpu_sim_instruction_class_name(enum dpu_sim_instruction_class instruction_class);
+
 #ifdef __cplusplus
 }
 #endif

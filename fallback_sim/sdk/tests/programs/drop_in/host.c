@@ -92,6 +92,18 @@ static void check_outputs(struct dpu_set_t dpu, uint32_t index, uint32_t heap)
     DPU_ASSERT(dpu_copy_from(dpu, DPU_MRAM_HEAP_POINTER_NAME, TWELVE_WRITE_AT, twelve, sizeof(twelve)));
     snprintf(what, sizeof what, "DPU %u: a 12-byte mram_write moves 8 bytes", index);
     check(what, twelve[0] == ODD_WRITE_PATTERN && twelve[1] == MARKER, 1);
+
+    struct dpu_sim_instructions instructions;
+    struct dpu_sim_timing timing;
+    DPU_ASSERT(dpu_sim_instructions(dpu, &instructions));
+    DPU_ASSERT(dpu_sim_timing(dpu, &timing));
+    uint64_t by_class = 0;
+    for (int c = 0; c < DPU_SIM_INSTRUCTION_CLASSES; c++)
+        by_class += instructions.by_class[c];
+    snprintf(what, sizeof what, "DPU %u: instructions by class add up to dpu_sim_timing's", index);
+    check(what, by_class == instructions.total && instructions.total == timing.instructions, 1);
+    snprintf(what, sizeof what, "DPU %u: the boot is charged to the SDK routines", index);
+    check(what, instructions.by_class[DPU_SIM_CLASS_SDK_ROUTINE] > 0, 1);
     (void)heap;
 }
 
@@ -143,6 +155,10 @@ int main(void)
     }
     DPU_ASSERT(dpu_free(set));
 
+    check("instruction classes have names",
+          strcmp(dpu_sim_instruction_class_name(DPU_SIM_CLASS_FLOAT_MUL), "float mul") == 0 &&
+              dpu_sim_instruction_class_name(DPU_SIM_INSTRUCTION_CLASSES) == NULL,
+          1);
     printf("drop_in: %s (%u errors)\n", nr_errors == 0 ? "OK" : "FAILED", nr_errors);
     return nr_errors == 0 ? 0 : 1;
 }
