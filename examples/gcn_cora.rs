@@ -48,7 +48,7 @@ fn main() -> anyhow::Result<()> {
     let difference =
         logits.as_slice().iter().zip(expected.as_slice()).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
     println!("backend {}, aggregation in {}", aggregator.backend(), aggregator.dtype());
-    println!("test accuracy {:.4} (PyG: 0.8090)", accuracy(&logits, &labels, &test_mask)?);
+    println!("test accuracy {:.4} (PyG: 0.8090)", accuracy(logits, &labels, &test_mask)?);
     println!("largest difference from PyG's logits: {difference:.2e}");
     let millis = |duration: std::time::Duration| format!("{:.2} ms", duration.as_secs_f64() * 1e3);
     let predicted = inference.predicted().map_or_else(|| "-".to_owned(), millis);

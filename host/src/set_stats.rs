@@ -73,12 +73,13 @@ impl fmt::Display for SetStats {
         let mut classes: Vec<InstructionClass> =
             InstructionClass::ALL.into_iter().filter(|&class| self.instructions_of(class) > 0).collect();
         classes.sort_by_key(|&class| std::cmp::Reverse(self.instructions_of(class)));
-        write!(f, "{} DPU instructions:", self.instructions)?;
-        for class in classes {
-            let share = self.instructions_of(class) as f64 / self.instructions as f64 * 100.0;
-            write!(f, " {class} {share:.1}%,")?;
-        }
-        Ok(())
+        let shares: Vec<String> = classes
+            .into_iter()
+            .map(|class| {
+                format!("{class} {:.1}%", self.instructions_of(class) as f64 / self.instructions as f64 * 100.0)
+            })
+            .collect();
+        write!(f, "{} DPU instructions: {}", self.instructions, shares.join(", "))
     }
 }
 
