@@ -329,9 +329,17 @@ impl LoadedSet {
         Ok(())
     }
 
+    /// The last launch's predicted hardware time: the launch overhead and the slowest DPU's modelled cycles,
+    /// `None` on hardware.
     fn launch_prediction(&self) -> Result<Option<std::time::Duration>> {
-        let stats = self.launch_stats()?;
-        Ok(stats.map(|stats| self.transfer_model.launch_time(stats.cycles, crate::SIM_CLOCK_HZ)))
+        match &self.set.engine {
+            #[cfg(feature = "simulator")]
+            Engine::Simulator(engine) => {
+                Ok(Some(self.transfer_model.launch_time(engine.slowest_cycles()?, crate::SIM_CLOCK_HZ)))
+            }
+            #[cfg(feature = "hardware")]
+            Engine::Hardware(_) => Ok(None),
+        }
     }
 
     /// Completes the last launch of the timeline, queued without a prediction, once the queue has run.

@@ -330,7 +330,6 @@ impl<T: PimElement> PimSpmm<T> {
         }
     }
 
-    /// The simulator's modelled cycles of the slowest DPU with work, when running on the simulator.
     /// The last launch's predicted hardware time from the simulator's modelled cycles (the slowest DPU's, plus
     /// the launch overhead), which count the kernel's actual instructions where the cost model estimates them;
     /// `None` on hardware. Takes the set's timeline, so it stays one call long.
@@ -340,6 +339,7 @@ impl<T: PimElement> PimSpmm<T> {
         launch.and_then(|launch| launch.predicted)
     }
 
+    /// The simulator's modelled cycles of the slowest DPU with work, when running on the simulator.
     fn modelled_cycles(&self) -> Result<Option<(u64, u64)>> {
         let mut slowest = None;
         for dpu in 0..self.plan.dpus_used() as usize {
