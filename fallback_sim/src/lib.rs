@@ -129,6 +129,7 @@ mod overlay;
 mod program;
 mod runtime;
 mod stats;
+pub mod transfer_model;
 mod worker;
 
 pub use builder::{BuildError, KernelBuilder};

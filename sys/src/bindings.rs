@@ -17,6 +17,7 @@ pub const DPU_MRAM_HEAP_POINTER_NAME: &::std::ffi::CStr = c"__sys_used_mram_end"
 pub const MAX_NR_DPUS_PER_RANK: u32 = 64;
 pub const DPU_SIM: u32 = 1;
 pub const DPU_SIM_MAX_TASKLETS: u32 = 24;
+pub const DPU_SIM_NOT_PREDICTED: i32 = -1;
 pub const DPU_CHECKPOINT_INTERNAL: _dpu_checkpoint_flags_t = 1;
 pub const DPU_CHECKPOINT_IRAM: _dpu_checkpoint_flags_t = 2;
 pub const DPU_CHECKPOINT_MRAM: _dpu_checkpoint_flags_t = 8;
@@ -779,6 +780,42 @@ const _: () = {
         "Offset of field: dpu_sim_instructions::by_class",
     ][::std::mem::offset_of!(dpu_sim_instructions, by_class) - 8usize];
 };
+pub const DPU_SIM_OP_PUSH: dpu_sim_operation = 0;
+pub const DPU_SIM_OP_BROADCAST: dpu_sim_operation = 1;
+pub const DPU_SIM_OP_GATHER: dpu_sim_operation = 2;
+pub const DPU_SIM_OP_COPY_TO: dpu_sim_operation = 3;
+pub const DPU_SIM_OP_COPY_FROM: dpu_sim_operation = 4;
+pub const DPU_SIM_OP_LAUNCH: dpu_sim_operation = 5;
+pub type dpu_sim_operation = ::std::os::raw::c_uint;
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct dpu_sim_event {
+    pub operation: u32,
+    pub nr_dpus: u32,
+    pub bytes_per_dpu: u64,
+    pub wall_ns: u64,
+    pub predicted_ns: u64,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of dpu_sim_event"][::std::mem::size_of::<dpu_sim_event>() - 32usize];
+    ["Alignment of dpu_sim_event"][::std::mem::align_of::<dpu_sim_event>() - 8usize];
+    [
+        "Offset of field: dpu_sim_event::operation",
+    ][::std::mem::offset_of!(dpu_sim_event, operation) - 0usize];
+    [
+        "Offset of field: dpu_sim_event::nr_dpus",
+    ][::std::mem::offset_of!(dpu_sim_event, nr_dpus) - 4usize];
+    [
+        "Offset of field: dpu_sim_event::bytes_per_dpu",
+    ][::std::mem::offset_of!(dpu_sim_event, bytes_per_dpu) - 8usize];
+    [
+        "Offset of field: dpu_sim_event::wall_ns",
+    ][::std::mem::offset_of!(dpu_sim_event, wall_ns) - 16usize];
+    [
+        "Offset of field: dpu_sim_event::predicted_ns",
+    ][::std::mem::offset_of!(dpu_sim_event, predicted_ns) - 24usize];
+};
 pub const DPU_ALLOCATE_ALL: u32 = 4294967295;
 pub struct LibDpu {
     __library: ::libloading::Library,
@@ -1149,6 +1186,18 @@ pub struct LibDpu {
         ) -> *const ::std::os::raw::c_char,
         ::libloading::Error,
     >,
+    pub dpu_sim_timeline: Result<
+        unsafe extern "C" fn(
+            events: *mut dpu_sim_event,
+            capacity: usize,
+            nr_events: *mut usize,
+        ) -> dpu_error_t,
+        ::libloading::Error,
+    >,
+    pub dpu_sim_timeline_clear: Result<
+        unsafe extern "C" fn() -> dpu_error_t,
+        ::libloading::Error,
+    >,
 }
 impl LibDpu {
     pub unsafe fn new<P>(path: P) -> Result<Self, ::libloading::Error>
@@ -1278,6 +1327,12 @@ impl LibDpu {
             __library.get(b"dpu_sim_instruction_class_name\0")
         }
             .map(|sym| *sym);
+        let dpu_sim_timeline = unsafe { __library.get(b"dpu_sim_timeline\0") }
+            .map(|sym| *sym);
+        let dpu_sim_timeline_clear = unsafe {
+            __library.get(b"dpu_sim_timeline_clear\0")
+        }
+            .map(|sym| *sym);
         Ok(LibDpu {
             __library,
             dpu_error_to_string,
@@ -1335,6 +1390,8 @@ impl LibDpu {
             dpu_sim_timing,
             dpu_sim_instructions,
             dpu_sim_instruction_class_name,
+            dpu_sim_timeline,
+            dpu_sim_timeline_clear,
         })
     }
     pub unsafe fn dpu_error_to_string(
@@ -2002,6 +2059,27 @@ impl LibDpu {
                 .dpu_sim_instruction_class_name
                 .as_ref()
                 .expect("Expected function, got error."))(instruction_class)
+        }
+    }
+    pub unsafe fn dpu_sim_timeline(
+        &self,
+        events: *mut dpu_sim_event,
+        capacity: usize,
+        nr_events: *mut usize,
+    ) -> dpu_error_t {
+        unsafe {
+            (self
+                .dpu_sim_timeline
+                .as_ref()
+                .expect("Expected function, got error."))(events, capacity, nr_events)
+        }
+    }
+    pub unsafe fn dpu_sim_timeline_clear(&self) -> dpu_error_t {
+        unsafe {
+            (self
+                .dpu_sim_timeline_clear
+                .as_ref()
+                .expect("Expected function, got error."))()
         }
     }
 }

@@ -111,6 +111,39 @@ dpu_error_t dpu_sim_instructions(struct dpu_set_t dpu, struct dpu_sim_instructio
 /* A class's short name ("alu", "float mul", ...); NULL for a value out of range. */
 const char *dpu_sim_instruction_class_name(enum dpu_sim_instruction_class instruction_class);
 
+/* What a timeline event did. */
+enum dpu_sim_operation {
+    DPU_SIM_OP_PUSH = 0,      /* dpu_push_xfer to the DPUs */
+    DPU_SIM_OP_BROADCAST = 1, /* dpu_broadcast_to, dpu_copy_to on several DPUs */
+    DPU_SIM_OP_GATHER = 2,    /* dpu_push_xfer from the DPUs */
+    DPU_SIM_OP_COPY_TO = 3,   /* dpu_copy_to on one DPU */
+    DPU_SIM_OP_COPY_FROM = 4, /* dpu_copy_from */
+    DPU_SIM_OP_LAUNCH = 5,    /* dpu_launch, to completion */
+};
+
+/* predicted_ns of an event with no prediction (an asynchronous launch not yet synchronised). */
+#define DPU_SIM_NOT_PREDICTED 0xFFFFFFFFFFFFFFFFull
+
+/*
+ * One transfer or launch of the program: its wall time on the simulator and its predicted time on a UPMEM
+ * server (PrIM's per-rank transfer bandwidths, ranks in parallel; a launch's overhead plus its slowest DPU's
+ * modelled cycles at 350 MHz). Run one after the other, the events' predicted times add up to the run's.
+ */
+struct dpu_sim_event {
+    uint32_t operation; /* enum dpu_sim_operation */
+    uint32_t nr_dpus;
+    uint64_t bytes_per_dpu;
+    uint64_t wall_ns;
+    uint64_t predicted_ns;
+};
+
+/* Copies up to `capacity` events of the program's timeline, oldest first, into `events` and sets `*nr_events`
+ * to how many there are (possibly more than `capacity`). */
+dpu_error_t dpu_sim_timeline(struct dpu_sim_event *events, size_t capacity, size_t *nr_events);
+
+/* Starts a new timeline. */
+dpu_error_t dpu_sim_timeline_clear(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -383,6 +383,10 @@ static void check_signatures(void)
     EXPECT_FN(dpu_sim_instruction_class_name, const char *, enum dpu_sim_instruction_class);
     EXPECT_EQ(DPU_SIM_INSTRUCTION_CLASSES, 18);
     EXPECT_EQ(sizeof(struct dpu_sim_instructions), 8 + 18 * 8);
+    EXPECT_FN(dpu_sim_timeline, dpu_error_t, struct dpu_sim_event *, size_t, size_t *);
+    EXPECT_FN(dpu_sim_timeline_clear, dpu_error_t, void);
+    EXPECT_EQ(sizeof(struct dpu_sim_event), 32);
+    EXPECT_EQ(offsetof(struct dpu_sim_event, predicted_ns), 24);
     EXPECT_EQ(DPU_TARGET_MASK, 0xfff);
 }
 
