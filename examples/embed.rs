@@ -17,7 +17,11 @@ fn main() -> pimgnn::Result<()> {
         Dtype::F32,
         &EngineOptions { backend, widths: model.aggregation_widths(), ..Default::default() },
     )?;
-    let logits = model.forward(&features, &mut aggregator)?.logits;
+    let inference = model.forward(&features, &mut aggregator)?;
+    let logits = &inference.logits;
     println!("{} x {} logits on {}; node 0: {:?}", logits.rows(), logits.cols(), aggregator.backend(), logits.row(0));
+    if let Some(predicted) = inference.predicted() {
+        println!("{:?} wall, {predicted:?} predicted on PIM hardware", inference.wall());
+    }
     Ok(())
 }

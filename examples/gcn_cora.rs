@@ -41,13 +41,20 @@ fn main() -> anyhow::Result<()> {
     let options =
         EngineOptions { backend: args.backend, widths: model.aggregation_widths(), ..EngineOptions::default() };
     let mut aggregator = Aggregator::new(matrix, args.dtype, &options)?;
-    let logits = model.forward(&features, &mut aggregator)?.logits;
+    let inference = model.forward(&features, &mut aggregator)?;
+    let logits = &inference.logits;
 
     let expected = npy::read_dense_f32(&root.join("models/cora_gcn_logits.npy"))?;
     let difference =
         logits.as_slice().iter().zip(expected.as_slice()).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
     println!("backend {}, aggregation in {}", aggregator.backend(), aggregator.dtype());
-    println!("test accuracy {:.4} (PyG: 0.8090)", accuracy(&logits, &labels, &test_mask)?);
+    println!("test accuracy {:.4} (PyG: 0.8090)", accuracy(logits, &labels, &test_mask)?);
     println!("largest difference from PyG's logits: {difference:.2e}");
+    let millis = |duration: std::time::Duration| format!("{:.2} ms", duration.as_secs_f64() * 1e3);
+    let predicted = inference.predicted().map_or_else(|| "-".to_owned(), millis);
+    println!(
+        "forward pass: {} wall, {predicted} predicted on PIM hardware (host steps at wall time)",
+        millis(inference.wall())
+    );
     Ok(())
 }

@@ -43,12 +43,35 @@ fn simulated_server(dpus: u32) -> Topology {
     }
 }
 
-/// Runs `step` and records how long it took under `phase`.
-fn timed<T>(phases: &mut Vec<(&'static str, Duration)>, phase: &'static str, step: impl FnOnce() -> T) -> T {
+/// A step of the run: its wall time here and its predicted time on a UPMEM server, when known.
+struct Phase {
+    name: &'static str,
+    wall: Duration,
+    predicted: Option<Duration>,
+}
+
+/// Runs `step` and records how long it took under `name`; the prediction is filled in by the caller.
+fn timed<T>(phases: &mut Vec<Phase>, name: &'static str, step: impl FnOnce() -> T) -> T {
     let started = Instant::now();
     let value = step();
-    phases.push((phase, started.elapsed()));
+    phases.push(Phase { name, wall: started.elapsed(), predicted: None });
     value
+}
+
+/// The last phase's prediction: the host's own work takes as long on a server as here.
+fn on_host(phases: &mut [Phase]) {
+    if let Some(phase) = phases.last_mut() {
+        phase.predicted = Some(phase.wall);
+    }
+}
+
+/// The last phase's prediction: the modelled time of the transfers and launches it ran on `set`.
+fn on_dpus(phases: &mut [Phase], set: &mut LoadedSet) {
+    let timeline = set.take_timeline();
+    let modelled = timeline.events().iter().all(|event| event.predicted.is_some());
+    if let Some(phase) = phases.last_mut() {
+        phase.predicted = modelled.then(|| timeline.predicted());
+    }
 }
 
 fn main() -> anyhow::Result<()> {
@@ -67,28 +90,49 @@ fn main() -> anyhow::Result<()> {
     })?;
     println!("{} DPUs in {} ranks on the {} backend", set.nr_dpus(), set.nr_ranks(), set.backend());
 
+    set.take_timeline();
+
     let inputs: Vec<Vec<u64>> = timed(&mut phases, "generate inputs (CPU)", || {
         (0..set.nr_dpus() as u64).map(|dpu| (0..u64::from(args.elements)).map(|i| i * 3 + dpu).collect()).collect()
     });
+    on_host(&mut phases);
     let expected = inputs.iter().flatten().fold(0u64, |sum, value| sum.wrapping_add(*value));
     timed(&mut phases, "transfer in", || -> upmem::Result<()> {
         set.broadcast("nr_elements", 0, &[args.elements])?;
         set.push(MRAM_HEAP, 0, &inputs)
     })?;
+    on_dpus(&mut phases, &mut set);
     timed(&mut phases, "kernel", || set.launch()).context("running the reduction")?;
+    on_dpus(&mut phases, &mut set);
     let sums: Vec<Vec<u64>> = timed(&mut phases, "transfer out", || set.gather("sum", 0, 1))?;
+    on_dpus(&mut phases, &mut set);
     let total = timed(&mut phases, "merge (CPU)", || sums.iter().fold(0u64, |sum, dpu| sum.wrapping_add(dpu[0])));
+    on_host(&mut phases);
     ensure!(total == expected, "DPU sum {total} differs from the CPU's {expected}");
 
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_header(["phase", "time"]);
-    for (phase, time) in &phases {
-        table.add_row([phase.to_string(), format!("{:.1} ms", time.as_secs_f64() * 1e3)]);
-    }
-    println!("{table}");
+    print_timings(&phases);
     print_load_balance(&set)?;
+    if let Some(stats) = set.launch_stats()? {
+        println!("{stats}");
+    }
     println!("{} DPUs x {} integers: sum {total} matches the CPU", set.nr_dpus(), args.elements);
     Ok(())
+}
+
+/// Wall and predicted hardware time per phase, and the totals of the phases after loading.
+fn print_timings(phases: &[Phase]) {
+    let ms = |duration: Duration| format!("{:.3} ms", duration.as_secs_f64() * 1e3);
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL).set_header(["phase", "wall", "predicted hardware (host steps at wall time)"]);
+    for phase in phases {
+        table.add_row([phase.name.to_owned(), ms(phase.wall), phase.predicted.map_or_else(|| "-".to_owned(), ms)]);
+    }
+    let run = phases.iter().filter(|phase| phase.predicted.is_some());
+    let (wall, predicted) = run.fold((Duration::ZERO, Duration::ZERO), |(wall, predicted), phase| {
+        (wall + phase.wall, predicted + phase.predicted.unwrap_or_default())
+    });
+    table.add_row(["total after loading".to_owned(), ms(wall), ms(predicted)]);
+    println!("{table}");
 }
 
 /// How evenly the work spread over the DPUs, from the simulator's per-DPU statistics.

@@ -3,6 +3,7 @@
 //! `cargo run --release --example sage_generated -- --backend sim --nodes 50000 --edges 500000`
 
 use clap::Parser;
+use comfy_table::{presets::UTF8_FULL, Table};
 use pimgnn::gnn::{Aggregator, Architecture, Backend, Dtype, EngineOptions, Layer, Linear, Model, SageConv};
 use pimgnn::Dense;
 use rand::rngs::ChaCha8Rng;
@@ -26,6 +27,10 @@ struct Args {
 
 fn random(rng: &mut ChaCha8Rng, rows: usize, cols: usize) -> anyhow::Result<Dense<f32>> {
     Ok(Dense::from_vec(rows, cols, (0..rows * cols).map(|_| rng.random_range(-0.5f32..0.5)).collect())?)
+}
+
+fn millis(duration: std::time::Duration) -> String {
+    format!("{:.1} ms", duration.as_secs_f64() * 1e3)
 }
 
 fn main() -> anyhow::Result<()> {
@@ -52,16 +57,18 @@ fn main() -> anyhow::Result<()> {
     let inference = model.forward(&features, &mut aggregator)?;
 
     println!("GraphSAGE on {} nodes, {} edges, backend {}", graph.nrows(), graph.nnz(), aggregator.backend());
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL).set_header(["layer", "wall", "predicted hardware (host steps at wall time)"]);
     for layer in &inference.layers {
-        println!(
-            "{} {} -> {} ({}): {:.1} ms",
-            layer.name,
-            layer.widths.0,
-            layer.widths.1,
-            layer.order,
-            layer.wall().as_secs_f64() * 1e3
-        );
+        let name = format!("{} {} -> {} ({})", layer.name, layer.widths.0, layer.widths.1, layer.order);
+        table.add_row([name, millis(layer.wall()), layer.predicted().map_or_else(|| "-".to_owned(), millis)]);
     }
+    table.add_row([
+        "forward pass".to_owned(),
+        millis(inference.wall()),
+        inference.predicted().map_or_else(|| "-".to_owned(), millis),
+    ]);
+    println!("{table}");
     println!("output: {} x {}", inference.logits.rows(), inference.logits.cols());
     Ok(())
 }

@@ -1,5 +1,5 @@
 //! The cost model against what can be checked here: its DMA cycles against the simulator's exact count for
-//! the same kernel run, and its choices against PyGim's default and between X deliveries.
+//! the same kernel run, its kernel cycles against the simulator's modelled cycles, and its choices against PyGim's default and between X deliveries.
 
 use pimgnn::cost::{self, HardwareModel};
 use pimgnn::pim::PimSpmm;
@@ -47,6 +47,53 @@ fn modelled_dma_cycles_match_the_simulator() {
             let modelled = model.kernel_cycles::<f32>(format, a.nrows(), a.nnz(), features, 16).dma;
             let error = (modelled - simulated as f64).abs() / simulated as f64;
             assert!(error < 0.03, "{format}, F = {features}: model {modelled:.0} DMA cycles, simulator {simulated}");
+        }
+    }
+}
+
+/// The model's kernel cycles (compute and DMA overlapped) over the simulator's modelled cycles for one DPU
+/// running the whole of `graph(3000)` at `features` columns.
+fn kernel_cycles_over_simulated<T: pimgnn::pim::PimElement + From<i8>>(format: Format, features: usize) -> f64 {
+    let a = graph(3000);
+    let plan = Plan {
+        format,
+        row_blocks: 1,
+        split_rows: true,
+        col_blocks: 1,
+        feature_groups: 1,
+        x: XDelivery::Whole,
+        tasklets: 16,
+    };
+    let set = DpuSet::builder()
+        .backend(BackendKind::Simulator)
+        .simulator(SimConfig::new(Topology::new(1, 1)))
+        .allocate()
+        .unwrap();
+    let values = vec![T::from(1); a.nnz()];
+    let a = Csr::new(a.nrows(), a.ncols(), a.row_ptr().to_vec(), a.col_idx().to_vec(), values).unwrap();
+    let mut engine = PimSpmm::new(set, a.clone(), plan).unwrap();
+    engine.spmm(&Dense::zeros(3000, features)).unwrap();
+    let (simulated, _) = engine.report().modelled_cycles.expect("simulator statistics");
+    let modelled = HardwareModel::default().kernel_cycles::<T>(format, a.nrows(), a.nnz(), features, 16).total();
+    modelled / simulated as f64
+}
+
+/// The cost model's compute part (PrIM's per-operation costs) against the simulator's count of the kernel's
+/// instructions. Only f32 and i32: the simulator counts i16 and i8 products as 32-bit multiplies (C promotes
+/// them to int on the host, see `src/cost.rs`).
+#[test]
+fn modelled_kernel_cycles_match_the_simulator() {
+    for format in [Format::Csr, Format::Coo] {
+        for features in [16, 64] {
+            for (element, ratio) in [
+                ("f32", kernel_cycles_over_simulated::<f32>(format, features)),
+                ("i32", kernel_cycles_over_simulated::<i32>(format, features)),
+            ] {
+                assert!(
+                    (0.9..=1.1).contains(&ratio),
+                    "{format}, F = {features}, {element}: model / simulator {ratio:.3}"
+                );
+            }
         }
     }
 }

@@ -73,6 +73,13 @@ impl Control {
         unsafe { ptr::read_volatile(self.record(dpu)) }
     }
 
+    /// A DPU's modelled cycles of its last launch, without copying its record.
+    pub fn read_cycles(&self, dpu: u32) -> u64 {
+        // SAFETY: `cycles` is an aligned u64 of the record within the control file; as for `read_record`, a torn
+        // read is harmless for statistics.
+        unsafe { ptr::read_volatile(ptr::addr_of!((*self.record(dpu)).cycles)) }
+    }
+
     /// Clears a DPU's record (state idle). The DPU must be idle.
     pub fn reset_record(&self, dpu: u32) {
         // SAFETY: no worker touches an idle DPU's record; all-zero is a valid record.

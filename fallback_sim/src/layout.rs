@@ -3,6 +3,8 @@
 //! These mirror `runtime/include/dpusim/abi.h`; the `abi_layout` test compiles a C probe against that header
 //! and compares every size and offset with the ones here.
 
+use crate::op_costs::InstructionClass;
+
 /// Where a simulated DPU binary links and maps its WRAM.
 pub const WRAM_BASE: u64 = 0x0010_0000;
 /// Where MRAM lives, the DPU's own MRAM window: MRAM addresses in kernels are the DPU's.
@@ -21,7 +23,7 @@ pub const DMA_MAX: u32 = 2048;
 pub const CLOCK_HZ: u64 = 350_000_000;
 
 pub(crate) const CONTROL_MAGIC: u64 = 0x444d_4953_554d_4953;
-pub(crate) const ABI_VERSION: u32 = 2;
+pub(crate) const ABI_VERSION: u32 = 3;
 pub(crate) const KERNEL_MAGIC: u32 = 0x4450_5553;
 pub(crate) const FLAG_STRICT: u32 = 1;
 pub(crate) const SCHEDULE_FAST: u32 = 0;
@@ -91,6 +93,7 @@ pub(crate) struct DpuRecord {
     pub native_ns: u64,
     pub log_length: u64,
     pub log_capacity: u64,
+    pub class_instructions: [u64; InstructionClass::COUNT],
     pub fault: FaultRecord,
     pub tasklets: [TaskletStatsRecord; MAX_TASKLETS],
 }
@@ -183,6 +186,9 @@ mod tests {
         check("offsetof(struct dpusim_dpu_record, launches)", offset_of!(DpuRecord, launches));
         check("offsetof(struct dpusim_dpu_record, log_capacity)", offset_of!(DpuRecord, log_capacity));
         check("offsetof(struct dpusim_dpu_record, fault)", offset_of!(DpuRecord, fault));
+        check("offsetof(struct dpusim_dpu_record, class_instructions)", offset_of!(DpuRecord, class_instructions));
+        check("DPUSIM_INSTRUCTION_CLASSES", InstructionClass::COUNT);
+        check("sizeof(struct dpusim_block_cost)", 8);
         check("offsetof(struct dpusim_dpu_record, tasklets)", offset_of!(DpuRecord, tasklets));
         check("sizeof(struct dpusim_worker_slot)", size_of::<WorkerSlot>());
         check("offsetof(struct dpusim_worker_slot, dpus_run)", offset_of!(WorkerSlot, dpus_run));

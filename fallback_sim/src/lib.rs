@@ -69,20 +69,26 @@
 //!
 //! | Operation (host instruction) | DPU instructions | Source |
 //! |---|---:|---|
-//! | 32-bit multiply (`imul`, `mul` w) | 30 | PrIM int32 multiply, 10 MOPS |
-//! | 64-bit multiply (`imul` on 64-bit registers, `mul` x, `umulh`) | 130 | PrIM int64 multiply, 2.6 MOPS |
-//! | 32-bit divide or remainder (`div`, `idiv`, `udiv` w) | 27 | PrIM int32 divide, 11 MOPS |
-//! | 64-bit divide or remainder | 200 | estimate: 64 divide steps of about 3 instructions |
-//! | float add, subtract (`addss`, `fadd` s) | 66 | PrIM float add, 4.9 MOPS |
-//! | float multiply (`mulss`, `fmul` s) | 179 | PrIM float multiply, 1.9 MOPS |
-//! | float divide, square root | 1,024 | PrIM float divide, 0.34 MOPS |
-//! | double add, subtract | 101 | PrIM double add, 3.3 MOPS |
-//! | double multiply | 695 | PrIM double multiply, 0.5 MOPS |
-//! | double divide, square root | 4,100 | estimate: float divide x 4, as double multiply is float multiply x 3.9 |
-//! | float compare, min, max | 12 | estimate: a soft-float compare's unpack, sign and magnitude tests |
-//! | double compare, min, max | 16 | estimate: as float, on two words |
-//! | int <-> float, float <-> double conversion | 20 | estimate: normalise (count leading zeros, shift), round |
-//! | int <-> double conversion | 30 | estimate: as float, on two words |
+//! | 32-bit multiply (`imul`, `mul` w) | 30 | compiler runtime `mul32.S` (`__mul32`): 4 to order the operands, then one `mul_step` per bit of the smaller operand until it is spent (0 to 32), 2 to return: 6 to 38; PrIM's int32 multiply, 10 MOPS, gives 30 |
+//! | 64-bit multiply (`imul` on 64-bit registers, `mul` x, `umulh`) | 130 | `muldi3.c` (`__muldi3`): 36 byte products (`mul_ul_ul`, `mul_uh_ul`, ...) with their byte extractions, shifts and adds, "in the magnitude of 150 instructions" by its header; PrIM's int64 multiply, 2.6 MOPS, gives 130 |
+//! | 32-bit divide or remainder (`div`, `idiv`, `udiv` w) | 27 | `udiv32.S` (`__udiv32`): 6 to count leading zeros and jump into an unrolled `div_step` chain, one `div_step` per quotient bit (1 to 32), 1 to return: 8 to 39, plus the sign handling of `div32.c`; PrIM's int32 divide, 11 MOPS, gives 27 |
+//! | 64-bit divide or remainder | 245 | `udiv64.c` (`__udiv64`): a C shift-and-subtract loop on two-word values, one pass per quotient bit (up to 64); PrIM's int64 divide, 1.4 MOPS |
+//! | float add, subtract (`addss`, `fadd` s) | 66 | LLVM's generic soft float (`addsf3.c`, `fp_add_impl.inc`; the DPU has no float routine of its own); PrIM's float add, 4.9 MOPS |
+//! | float multiply (`mulss`, `fmul` s) | 179 | `mulsf3.c` (`fp_mul_impl.inc`): its 24 x 24-bit significand product is a 64-bit multiply on a DPU (`wideMultiply`); PrIM's float multiply, 1.9 MOPS |
+//! | float divide, square root | 1,024 | `divsf3.c` (Newton-Raphson on multiply steps); PrIM's float divide, 0.34 MOPS |
+//! | double add, subtract | 101 | `adddf3.c`, on two-word values; PrIM's double add, 3.3 MOPS |
+//! | double multiply | 695 | `muldf3.c`: a 53 x 53-bit product from 32-bit multiplies; PrIM's double multiply, 0.5 MOPS |
+//! | double divide, square root | 2,183 | `divdf3.c`; PrIM's double divide, 0.16 MOPS |
+//! | float compare, min, max | 12 | estimate from `comparesf2.c`: unpack, sign and magnitude tests |
+//! | double compare, min, max | 16 | estimate: as float, on two words (`comparedf2.c`) |
+//! | int <-> float, float <-> double conversion | 20 | estimate from `floatsisf.c`, `fixsfsi.c`, `extendsfdf2.c`: normalise (count leading zeros, shift), round |
+//! | int <-> double conversion | 30 | estimate: as float, on two words (`floatsidf.c`, `fixdfsi.c`) |
+//!
+//! The routines are those of UPMEM's compiler runtime (`compiler-rt/lib/builtins/dpu/` in UPMEM's LLVM fork for
+//! the integer sequences; its build takes the floating-point routines from LLVM's generic builtins; the 2020
+//! SDK ships the same files in `dpu-rt/src/syslib`). Where a routine's instruction count depends on its
+//! operands, or on how the DPU compiler schedules C we cannot compile here, the constant is PrIM's measurement,
+//! which the source's range brackets.
 //!
 //! PrIM (Gómez-Luna et al., "Benchmarking a New Paradigm: An Experimental Analysis of a Real
 //! Processing-in-Memory Architecture", 2021) measures each operation at 16 tasklets on a 350 MHz DPU, where the
@@ -92,7 +98,8 @@
 //! the MRAM read bandwidth and the saturation at 11 tasklets under the model, against PrIM's.
 //!
 //! [`DpuStats`] gives per launch and DPU the modelled cycles (when the last tasklet finished), the
-//! instructions, the cycles the DMA engine was busy, and per tasklet its instructions (the launch's balance)
+//! instructions and the same by [`InstructionClass`] (the kernel's blocks' classes, and the SDK routines' charges),
+//! the cycles the DMA engine was busy, and per tasklet its instructions (the launch's balance)
 //! and finishing cycle. `perfcounter_get()` in kernels returns the running tasklet's clock (`COUNT_CYCLES`) or
 //! the DPU's executed instructions (`COUNT_INSTRUCTIONS`). `CLOCKS_PER_SEC` is 350 MHz. The model is not
 //! cycle-accurate: host instructions stand in for DPU instructions (with the costs above), and the pipeline's
@@ -122,6 +129,7 @@ mod overlay;
 mod program;
 mod runtime;
 mod stats;
+pub mod transfer_model;
 mod worker;
 
 pub use builder::{BuildError, KernelBuilder};
@@ -132,5 +140,6 @@ pub use layout::{
     CLOCK_HZ, DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE, DMA_MAX, MAX_TASKLETS, MRAM_BASE, MRAM_WINDOW, WRAM_BASE,
 };
 pub use machine::{DpuState, Machine};
+pub use op_costs::InstructionClass;
 pub use program::{MemoryKind, Program, Symbol, MRAM_HEAP_SYMBOL};
 pub use stats::{DpuStats, TaskletStats};

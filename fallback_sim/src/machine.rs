@@ -561,6 +561,15 @@ impl Machine {
         Ok(text)
     }
 
+    /// The modelled cycles of the slowest of `dpus` in their last launch (0 for none): the launch's modelled
+    /// time, for less than their [`Machine::stats`] cost.
+    pub fn slowest_cycles(&self, dpus: &[u32]) -> Result<u64> {
+        dpus.iter().try_fold(0, |slowest, &dpu| {
+            self.check_dpu(dpu)?;
+            Ok(slowest.max(self.control.read_cycles(dpu)))
+        })
+    }
+
     /// Statistics of the DPU's last launch.
     pub fn stats(&self, dpu: u32) -> Result<DpuStats> {
         self.check_dpu(dpu)?;
@@ -575,6 +584,7 @@ impl Machine {
             cycles: record.cycles,
             dma_cycles: record.dma_cycles,
             instructions: record.instructions,
+            instructions_by_class: record.class_instructions,
             native_time: Duration::from_nanos(record.native_ns),
             tasklets,
         })

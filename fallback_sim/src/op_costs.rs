@@ -3,55 +3,143 @@
 //! A DPU is a 32-bit RISC core with an 8x8-bit multiply step and a divide step and no floating-point unit:
 //! 32- and 64-bit multiplies and divides are instruction sequences, and float and double arithmetic are
 //! software routines of the compiler runtime. Each host instruction of a kernel's disassembly is sorted into a
-//! class of DPU operation ([`OpClass`]) whose cost is the number of DPU instructions that operation executes.
+//! class of DPU instruction ([`InstructionClass`]) whose cost is the number of DPU instructions that operation executes.
 //! The costs and their sources are tabled in the crate docs ("Operation costs", in `lib.rs`); keep the two in
 //! step.
 
-/// A class of DPU operation, by what it costs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum OpClass {
-    /// Integer ALU, compare and branch, WRAM load and store, moves: one DPU instruction.
-    Simple,
+/// A class of DPU instruction, by the operation it serves: what [`DpuStats::instructions_by_class`] counts.
+///
+/// [`DpuStats::instructions_by_class`]: crate::DpuStats::instructions_by_class
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum InstructionClass {
+    /// Integer ALU operations and register moves: one DPU instruction each.
+    Alu,
+    /// Compares, branches, calls and returns: one DPU instruction each.
+    CompareBranch,
+    /// WRAM loads and stores (and the loads and stores of an x86-64 memory operand): one each.
+    LoadStore,
+    /// 32-bit multiplies: the compiler runtime's `mul_step` sequence.
     Mul32,
+    /// 64-bit multiplies: the compiler runtime's byte-product routine.
     Mul64,
+    /// 32-bit divides and remainders: the compiler runtime's `div_step` sequence.
     Div32,
+    /// 64-bit divides and remainders: the compiler runtime's shift-subtract loop.
     Div64,
+    /// Software float add and subtract.
     FloatAdd,
+    /// Software float multiply.
     FloatMul,
+    /// Software float divide and square root.
     FloatDiv,
+    /// Software float compare, min and max.
     FloatCompare,
+    /// Software double add and subtract.
     DoubleAdd,
+    /// Software double multiply.
     DoubleMul,
+    /// Software double divide and square root.
     DoubleDiv,
+    /// Software double compare, min and max.
     DoubleCompare,
-    /// int <-> float and float <-> double.
+    /// int <-> float and float <-> double conversions.
     FloatConvert,
-    /// int <-> double.
+    /// int <-> double conversions.
     DoubleConvert,
+    /// The SDK runtime's routines the simulator replaces (boot, barriers, mutexes, semaphores, handshakes,
+    /// `mem_alloc`, `seqread`, DMA issue), charged as the SDK's sources execute them.
+    SdkRoutine,
 }
 
-impl OpClass {
-    /// DPU instructions one operation of the class executes; see the crate docs, "Operation costs".
-    pub(crate) const fn dpu_instructions(self) -> u32 {
+impl InstructionClass {
+    /// Every class, in the order of [`InstructionClass::index`].
+    pub const ALL: [InstructionClass; 18] = [
+        InstructionClass::Alu,
+        InstructionClass::CompareBranch,
+        InstructionClass::LoadStore,
+        InstructionClass::Mul32,
+        InstructionClass::Mul64,
+        InstructionClass::Div32,
+        InstructionClass::Div64,
+        InstructionClass::FloatAdd,
+        InstructionClass::FloatMul,
+        InstructionClass::FloatDiv,
+        InstructionClass::FloatCompare,
+        InstructionClass::DoubleAdd,
+        InstructionClass::DoubleMul,
+        InstructionClass::DoubleDiv,
+        InstructionClass::DoubleCompare,
+        InstructionClass::FloatConvert,
+        InstructionClass::DoubleConvert,
+        InstructionClass::SdkRoutine,
+    ];
+
+    /// The number of classes.
+    pub const COUNT: usize = InstructionClass::ALL.len();
+
+    /// The class's position in [`InstructionClass::ALL`] and in per-class arrays.
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// A short name for tables: `alu`, `float mul`, ...
+    pub const fn name(self) -> &'static str {
         match self {
-            OpClass::Simple => 1,
-            OpClass::Mul32 => 30,
-            OpClass::Mul64 => 130,
-            OpClass::Div32 => 27,
-            OpClass::Div64 => 200,
-            OpClass::FloatAdd => 66,
-            OpClass::FloatMul => 179,
-            OpClass::FloatDiv => 1024,
-            OpClass::FloatCompare => 12,
-            OpClass::DoubleAdd => 101,
-            OpClass::DoubleMul => 695,
-            OpClass::DoubleDiv => 4100,
-            OpClass::DoubleCompare => 16,
-            OpClass::FloatConvert => 20,
-            OpClass::DoubleConvert => 30,
+            InstructionClass::Alu => "alu",
+            InstructionClass::CompareBranch => "compare/branch",
+            InstructionClass::LoadStore => "load/store",
+            InstructionClass::Mul32 => "mul32",
+            InstructionClass::Mul64 => "mul64",
+            InstructionClass::Div32 => "div32",
+            InstructionClass::Div64 => "div64",
+            InstructionClass::FloatAdd => "float add",
+            InstructionClass::FloatMul => "float mul",
+            InstructionClass::FloatDiv => "float div",
+            InstructionClass::FloatCompare => "float compare",
+            InstructionClass::DoubleAdd => "double add",
+            InstructionClass::DoubleMul => "double mul",
+            InstructionClass::DoubleDiv => "double div",
+            InstructionClass::DoubleCompare => "double compare",
+            InstructionClass::FloatConvert => "float convert",
+            InstructionClass::DoubleConvert => "double convert",
+            InstructionClass::SdkRoutine => "sdk routines",
+        }
+    }
+
+    /// DPU instructions one operation of the class executes; see the crate docs, "Operation costs".
+    pub const fn dpu_instructions(self) -> u32 {
+        match self {
+            InstructionClass::Alu
+            | InstructionClass::CompareBranch
+            | InstructionClass::LoadStore
+            | InstructionClass::SdkRoutine => 1,
+            InstructionClass::Mul32 => 30,
+            InstructionClass::Mul64 => 130,
+            InstructionClass::Div32 => 27,
+            InstructionClass::Div64 => 245,
+            InstructionClass::FloatAdd => 66,
+            InstructionClass::FloatMul => 179,
+            InstructionClass::FloatDiv => 1024,
+            InstructionClass::FloatCompare => 12,
+            InstructionClass::DoubleAdd => 101,
+            InstructionClass::DoubleMul => 695,
+            InstructionClass::DoubleDiv => 2183,
+            InstructionClass::DoubleCompare => 16,
+            InstructionClass::FloatConvert => 20,
+            InstructionClass::DoubleConvert => 30,
         }
     }
 }
+
+impl std::fmt::Display for InstructionClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// DPU instructions per class: of a block, or of what a DPU executed.
+pub(crate) type ClassInstructions = [u32; InstructionClass::COUNT];
 
 /// The instruction set of a disassembly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,13 +162,13 @@ impl Isa {
     }
 }
 
-/// What one disassembled host instruction costs on a DPU, in DPU instructions: its operation's class, and on
-/// x86-64 the WRAM loads and stores a DPU, a load-store machine, needs for a memory operand.
-pub(crate) fn dpu_instructions(isa: Isa, mnemonic: &str, operands: &str) -> u32 {
-    let operation = classify(isa, mnemonic, operands).dpu_instructions();
-    match isa {
-        Isa::X86_64 => operation + x86_memory_accesses(mnemonic, operands),
-        Isa::Aarch64 => operation,
+/// Adds what one disassembled host instruction costs on a DPU to `block`, in DPU instructions by class: its
+/// operation's, and on x86-64 the WRAM loads and stores a DPU, a load-store machine, needs for a memory operand.
+pub(crate) fn add_instruction(block: &mut ClassInstructions, isa: Isa, mnemonic: &str, operands: &str) {
+    let class = classify(isa, mnemonic, operands);
+    block[class.index()] += class.dpu_instructions();
+    if isa == Isa::X86_64 {
+        block[InstructionClass::LoadStore.index()] += x86_memory_accesses(mnemonic, operands);
     }
 }
 
@@ -100,7 +188,8 @@ fn x86_memory_accesses(mnemonic: &str, operands: &str) -> u32 {
         || mnemonic.starts_with("test")
         || mnemonic.starts_with("ucomi")
         || mnemonic.starts_with("comi")
-        || matches!(classify_x86(mnemonic, ""), Some(OpClass::Mul32 | OpClass::Div32)) && operands.len() == 1;
+        || matches!(classify_x86(mnemonic, ""), Some(InstructionClass::Mul32 | InstructionClass::Div32))
+            && operands.len() == 1;
     if destination.contains('(') && !only_reads {
         2
     } else {
@@ -132,23 +221,52 @@ fn x86_operands(operands: &str) -> Vec<&str> {
 }
 
 /// The class of one disassembled host instruction (x86-64 in AT&T syntax as `objdump` prints it, or aarch64).
-/// Anything not recognised as a multiply, divide or floating-point operation is [`OpClass::Simple`].
-fn classify(isa: Isa, mnemonic: &str, operands: &str) -> OpClass {
+/// Anything not recognised as a multiply, divide or floating-point operation is a one-instruction class.
+fn classify(isa: Isa, mnemonic: &str, operands: &str) -> InstructionClass {
     match isa {
-        Isa::X86_64 => classify_x86(mnemonic, operands),
-        Isa::Aarch64 => classify_aarch64(mnemonic, operands),
+        Isa::X86_64 => classify_x86(mnemonic, operands).unwrap_or_else(|| simple_x86(mnemonic, operands)),
+        Isa::Aarch64 => classify_aarch64(mnemonic, operands).unwrap_or_else(|| simple_aarch64(mnemonic)),
     }
-    .unwrap_or(OpClass::Simple)
 }
 
-fn classify_x86(mnemonic: &str, operands: &str) -> Option<OpClass> {
+/// The class of an x86-64 instruction that costs one DPU instruction. A move to or from memory is a load or a
+/// store; the memory operand of any other instruction is counted by [`x86_memory_accesses`].
+fn simple_x86(mnemonic: &str, operands: &str) -> InstructionClass {
+    let is_control = ["j", "call", "ret", "cmp", "test", "loop"].iter().any(|prefix| mnemonic.starts_with(prefix));
+    let is_stack = mnemonic.starts_with("push") || mnemonic.starts_with("pop");
+    let is_memory_move = mnemonic.starts_with("mov") && operands.split('#').next().unwrap_or("").contains('(');
+    if is_control {
+        InstructionClass::CompareBranch
+    } else if is_stack || is_memory_move || mnemonic.starts_with("stos") || mnemonic.starts_with("lods") {
+        InstructionClass::LoadStore
+    } else {
+        InstructionClass::Alu
+    }
+}
+
+/// The class of an aarch64 instruction that costs one DPU instruction.
+fn simple_aarch64(mnemonic: &str) -> InstructionClass {
+    let is_branch = mnemonic == "b"
+        || mnemonic.starts_with("b.")
+        || matches!(mnemonic, "bl" | "br" | "blr" | "ret" | "cbz" | "cbnz" | "tbz" | "tbnz")
+        || matches!(mnemonic, "cmp" | "cmn" | "tst" | "ccmp" | "ccmn");
+    if is_branch {
+        InstructionClass::CompareBranch
+    } else if mnemonic.starts_with("ld") || mnemonic.starts_with("st") {
+        InstructionClass::LoadStore
+    } else {
+        InstructionClass::Alu
+    }
+}
+
+fn classify_x86(mnemonic: &str, operands: &str) -> Option<InstructionClass> {
     let wide = || mnemonic.ends_with('q') || operands.split(',').any(is_x86_64bit_register);
     match mnemonic {
         "imul" | "imull" | "imulq" | "mul" | "mull" | "mulq" | "mulx" | "mulxl" | "mulxq" | "imulw" | "mulw" => {
-            Some(if wide() { OpClass::Mul64 } else { OpClass::Mul32 })
+            Some(if wide() { InstructionClass::Mul64 } else { InstructionClass::Mul32 })
         }
         "div" | "divl" | "divq" | "idiv" | "idivl" | "idivq" | "divw" | "idivw" | "divb" | "idivb" => {
-            Some(if wide() { OpClass::Div64 } else { OpClass::Div32 })
+            Some(if wide() { InstructionClass::Div64 } else { InstructionClass::Div32 })
         }
         _ => classify_sse(mnemonic.strip_prefix('v').filter(|rest| is_sse(rest)).unwrap_or(mnemonic)),
     }
@@ -159,21 +277,21 @@ fn is_sse(mnemonic: &str) -> bool {
 }
 
 /// Scalar (and, counted per instruction, packed) SSE arithmetic.
-fn classify_sse(mnemonic: &str) -> Option<OpClass> {
+fn classify_sse(mnemonic: &str) -> Option<InstructionClass> {
     if mnemonic.starts_with("cvt") {
         let double = mnemonic.contains("sd") || mnemonic.contains("pd");
         let float = mnemonic.contains("ss") || mnemonic.contains("ps");
-        return Some(if double && !float { OpClass::DoubleConvert } else { OpClass::FloatConvert });
+        return Some(if double && !float { InstructionClass::DoubleConvert } else { InstructionClass::FloatConvert });
     }
     Some(match mnemonic {
-        "addss" | "subss" | "addps" | "subps" => OpClass::FloatAdd,
-        "mulss" | "mulps" => OpClass::FloatMul,
-        "divss" | "divps" | "sqrtss" | "sqrtps" => OpClass::FloatDiv,
-        "ucomiss" | "comiss" | "cmpss" | "minss" | "maxss" | "minps" | "maxps" => OpClass::FloatCompare,
-        "addsd" | "subsd" | "addpd" | "subpd" => OpClass::DoubleAdd,
-        "mulsd" | "mulpd" => OpClass::DoubleMul,
-        "divsd" | "divpd" | "sqrtsd" | "sqrtpd" => OpClass::DoubleDiv,
-        "ucomisd" | "comisd" | "minsd" | "maxsd" | "minpd" | "maxpd" => OpClass::DoubleCompare,
+        "addss" | "subss" | "addps" | "subps" => InstructionClass::FloatAdd,
+        "mulss" | "mulps" => InstructionClass::FloatMul,
+        "divss" | "divps" | "sqrtss" | "sqrtps" => InstructionClass::FloatDiv,
+        "ucomiss" | "comiss" | "cmpss" | "minss" | "maxss" | "minps" | "maxps" => InstructionClass::FloatCompare,
+        "addsd" | "subsd" | "addpd" | "subpd" => InstructionClass::DoubleAdd,
+        "mulsd" | "mulpd" => InstructionClass::DoubleMul,
+        "divsd" | "divpd" | "sqrtsd" | "sqrtpd" => InstructionClass::DoubleDiv,
+        "ucomisd" | "comisd" | "minsd" | "maxsd" | "minpd" | "maxpd" => InstructionClass::DoubleCompare,
         _ => return None,
     })
 }
@@ -190,46 +308,46 @@ fn is_x86_64bit_register(operand: &str) -> bool {
     }
 }
 
-fn classify_aarch64(mnemonic: &str, operands: &str) -> Option<OpClass> {
+fn classify_aarch64(mnemonic: &str, operands: &str) -> Option<InstructionClass> {
     let first = operands.trim_start().chars().next();
     let wide = first == Some('x');
     let double = first == Some('d');
     Some(match mnemonic {
         "mul" | "madd" | "msub" | "mneg" | "smull" | "umull" | "smaddl" | "umaddl" | "smsubl" | "umsubl" => {
             if wide && !matches!(mnemonic, "smull" | "umull" | "smaddl" | "umaddl" | "smsubl" | "umsubl") {
-                OpClass::Mul64
+                InstructionClass::Mul64
             } else {
-                OpClass::Mul32
+                InstructionClass::Mul32
             }
         }
-        "smulh" | "umulh" => OpClass::Mul64,
+        "smulh" | "umulh" => InstructionClass::Mul64,
         "sdiv" | "udiv" => {
             if wide {
-                OpClass::Div64
+                InstructionClass::Div64
             } else {
-                OpClass::Div32
+                InstructionClass::Div32
             }
         }
-        "fadd" | "fsub" => pick(double, OpClass::DoubleAdd, OpClass::FloatAdd),
+        "fadd" | "fsub" => pick(double, InstructionClass::DoubleAdd, InstructionClass::FloatAdd),
         "fmul" | "fnmul" | "fmadd" | "fmsub" | "fnmadd" | "fnmsub" => {
-            pick(double, OpClass::DoubleMul, OpClass::FloatMul)
+            pick(double, InstructionClass::DoubleMul, InstructionClass::FloatMul)
         }
-        "fdiv" | "fsqrt" => pick(double, OpClass::DoubleDiv, OpClass::FloatDiv),
+        "fdiv" | "fsqrt" => pick(double, InstructionClass::DoubleDiv, InstructionClass::FloatDiv),
         "fcmp" | "fcmpe" | "fccmp" | "fccmpe" | "fmin" | "fmax" | "fminnm" | "fmaxnm" => {
             // The compared registers come first: `fcmp s0, s1`.
-            pick(double, OpClass::DoubleCompare, OpClass::FloatCompare)
+            pick(double, InstructionClass::DoubleCompare, InstructionClass::FloatCompare)
         }
         "scvtf" | "ucvtf" | "fcvtzs" | "fcvtzu" | "fcvtas" | "fcvtau" | "fcvtms" | "fcvtmu" | "fcvtns" | "fcvtnu"
         | "fcvtps" | "fcvtpu" | "fcvt" => {
             let any_double = operands.split(',').any(|operand| operand.trim_start().starts_with('d'));
             let any_float = operands.split(',').any(|operand| operand.trim_start().starts_with('s'));
-            pick(any_double && !any_float, OpClass::DoubleConvert, OpClass::FloatConvert)
+            pick(any_double && !any_float, InstructionClass::DoubleConvert, InstructionClass::FloatConvert)
         }
         _ => return None,
     })
 }
 
-fn pick(double: bool, if_double: OpClass, if_float: OpClass) -> OpClass {
+fn pick(double: bool, if_double: InstructionClass, if_float: InstructionClass) -> InstructionClass {
     if double {
         if_double
     } else {
@@ -241,34 +359,40 @@ fn pick(double: bool, if_double: OpClass, if_float: OpClass) -> OpClass {
 mod tests {
     use super::*;
 
+    fn dpu_instructions(isa: Isa, mnemonic: &str, operands: &str) -> u32 {
+        let mut block = [0; InstructionClass::COUNT];
+        add_instruction(&mut block, isa, mnemonic, operands);
+        block.iter().sum()
+    }
+
     #[test]
     fn x86_integer_multiplies_and_divides_by_width() {
-        assert_eq!(classify(Isa::X86_64, "imul", "%esi,%eax"), OpClass::Mul32);
-        assert_eq!(classify(Isa::X86_64, "imul", "$0x2c,%rdi,%rax"), OpClass::Mul64);
-        assert_eq!(classify(Isa::X86_64, "imul", "%r8d,%eax"), OpClass::Mul32);
-        assert_eq!(classify(Isa::X86_64, "imul", "%r8,%rax"), OpClass::Mul64);
-        assert_eq!(classify(Isa::X86_64, "divl", "0x10(%rsp)"), OpClass::Div32);
-        assert_eq!(classify(Isa::X86_64, "div", "%rcx"), OpClass::Div64);
-        assert_eq!(classify(Isa::X86_64, "idiv", "%ecx"), OpClass::Div32);
+        assert_eq!(classify(Isa::X86_64, "imul", "%esi,%eax"), InstructionClass::Mul32);
+        assert_eq!(classify(Isa::X86_64, "imul", "$0x2c,%rdi,%rax"), InstructionClass::Mul64);
+        assert_eq!(classify(Isa::X86_64, "imul", "%r8d,%eax"), InstructionClass::Mul32);
+        assert_eq!(classify(Isa::X86_64, "imul", "%r8,%rax"), InstructionClass::Mul64);
+        assert_eq!(classify(Isa::X86_64, "divl", "0x10(%rsp)"), InstructionClass::Div32);
+        assert_eq!(classify(Isa::X86_64, "div", "%rcx"), InstructionClass::Div64);
+        assert_eq!(classify(Isa::X86_64, "idiv", "%ecx"), InstructionClass::Div32);
     }
 
     #[test]
     fn x86_scalar_floating_point() {
-        assert_eq!(classify(Isa::X86_64, "addss", "%xmm1,%xmm0"), OpClass::FloatAdd);
-        assert_eq!(classify(Isa::X86_64, "vmulsd", "%xmm1,%xmm0,%xmm0"), OpClass::DoubleMul);
-        assert_eq!(classify(Isa::X86_64, "divss", "(%rax),%xmm0"), OpClass::FloatDiv);
-        assert_eq!(classify(Isa::X86_64, "ucomisd", "%xmm1,%xmm0"), OpClass::DoubleCompare);
-        assert_eq!(classify(Isa::X86_64, "cvtsi2sd", "%eax,%xmm0"), OpClass::DoubleConvert);
-        assert_eq!(classify(Isa::X86_64, "cvtss2sd", "%xmm0,%xmm0"), OpClass::FloatConvert);
-        assert_eq!(classify(Isa::X86_64, "cvttss2si", "%xmm0,%eax"), OpClass::FloatConvert);
+        assert_eq!(classify(Isa::X86_64, "addss", "%xmm1,%xmm0"), InstructionClass::FloatAdd);
+        assert_eq!(classify(Isa::X86_64, "vmulsd", "%xmm1,%xmm0,%xmm0"), InstructionClass::DoubleMul);
+        assert_eq!(classify(Isa::X86_64, "divss", "(%rax),%xmm0"), InstructionClass::FloatDiv);
+        assert_eq!(classify(Isa::X86_64, "ucomisd", "%xmm1,%xmm0"), InstructionClass::DoubleCompare);
+        assert_eq!(classify(Isa::X86_64, "cvtsi2sd", "%eax,%xmm0"), InstructionClass::DoubleConvert);
+        assert_eq!(classify(Isa::X86_64, "cvtss2sd", "%xmm0,%xmm0"), InstructionClass::FloatConvert);
+        assert_eq!(classify(Isa::X86_64, "cvttss2si", "%xmm0,%eax"), InstructionClass::FloatConvert);
     }
 
     #[test]
-    fn x86_moves_and_alu_are_simple() {
+    fn x86_moves_and_alu_cost_one_instruction() {
         for (mnemonic, operands) in
             [("mov", "%eax,%ebx"), ("add", "$0x1,%rax"), ("movss", "(%rax),%xmm0"), ("jne", "1c")]
         {
-            assert_eq!(classify(Isa::X86_64, mnemonic, operands), OpClass::Simple, "{mnemonic}");
+            assert_eq!(classify(Isa::X86_64, mnemonic, operands).dpu_instructions(), 1, "{mnemonic}");
         }
     }
 
@@ -280,23 +404,58 @@ mod tests {
         assert_eq!(cost("cmpl", "$0x3,0x8(%rax)"), 2);
         assert_eq!(cost("mov", "%eax,0xc(%rsp)"), 1);
         assert_eq!(cost("lea", "0x1(%rax,%rcx,4),%rdx"), 1);
-        assert_eq!(cost("addss", "(%rax),%xmm0"), 1 + OpClass::FloatAdd.dpu_instructions());
-        assert_eq!(cost("divl", "0x10(%rsp)"), 1 + OpClass::Div32.dpu_instructions());
+        assert_eq!(cost("addss", "(%rax),%xmm0"), 1 + InstructionClass::FloatAdd.dpu_instructions());
+        assert_eq!(cost("divl", "0x10(%rsp)"), 1 + InstructionClass::Div32.dpu_instructions());
         assert_eq!(cost("add", "%eax,%ecx"), 1);
         assert_eq!(dpu_instructions(Isa::Aarch64, "add", "w0, w0, #0x1"), 1);
     }
 
     #[test]
     fn aarch64_by_register_width() {
-        assert_eq!(classify(Isa::Aarch64, "mul", "w0, w1, w2"), OpClass::Mul32);
-        assert_eq!(classify(Isa::Aarch64, "madd", "x0, x1, x2, x3"), OpClass::Mul64);
-        assert_eq!(classify(Isa::Aarch64, "udiv", "x0, x1, x2"), OpClass::Div64);
-        assert_eq!(classify(Isa::Aarch64, "sdiv", "w0, w1, w2"), OpClass::Div32);
-        assert_eq!(classify(Isa::Aarch64, "fadd", "s0, s0, s1"), OpClass::FloatAdd);
-        assert_eq!(classify(Isa::Aarch64, "fmul", "d0, d0, d1"), OpClass::DoubleMul);
-        assert_eq!(classify(Isa::Aarch64, "fcmp", "s0, #0.0"), OpClass::FloatCompare);
-        assert_eq!(classify(Isa::Aarch64, "scvtf", "d0, w0"), OpClass::DoubleConvert);
-        assert_eq!(classify(Isa::Aarch64, "fcvt", "d0, s0"), OpClass::FloatConvert);
-        assert_eq!(classify(Isa::Aarch64, "add", "w0, w0, #0x1"), OpClass::Simple);
+        assert_eq!(classify(Isa::Aarch64, "mul", "w0, w1, w2"), InstructionClass::Mul32);
+        assert_eq!(classify(Isa::Aarch64, "madd", "x0, x1, x2, x3"), InstructionClass::Mul64);
+        assert_eq!(classify(Isa::Aarch64, "udiv", "x0, x1, x2"), InstructionClass::Div64);
+        assert_eq!(classify(Isa::Aarch64, "sdiv", "w0, w1, w2"), InstructionClass::Div32);
+        assert_eq!(classify(Isa::Aarch64, "fadd", "s0, s0, s1"), InstructionClass::FloatAdd);
+        assert_eq!(classify(Isa::Aarch64, "fmul", "d0, d0, d1"), InstructionClass::DoubleMul);
+        assert_eq!(classify(Isa::Aarch64, "fcmp", "s0, #0.0"), InstructionClass::FloatCompare);
+        assert_eq!(classify(Isa::Aarch64, "scvtf", "d0, w0"), InstructionClass::DoubleConvert);
+        assert_eq!(classify(Isa::Aarch64, "fcvt", "d0, s0"), InstructionClass::FloatConvert);
+        assert_eq!(classify(Isa::Aarch64, "add", "w0, w0, #0x1"), InstructionClass::Alu);
+    }
+
+    #[test]
+    fn one_instruction_classes() {
+        let x86 = |mnemonic, operands| classify(Isa::X86_64, mnemonic, operands);
+        assert_eq!(x86("mov", "0x4(%rax),%ecx"), InstructionClass::LoadStore);
+        assert_eq!(x86("movss", "%xmm0,(%rdi)"), InstructionClass::LoadStore);
+        assert_eq!(x86("push", "%rbx"), InstructionClass::LoadStore);
+        assert_eq!(x86("cmp", "%eax,%ecx"), InstructionClass::CompareBranch);
+        assert_eq!(x86("jne", "1c <f+0x1c>"), InstructionClass::CompareBranch);
+        assert_eq!(x86("ret", ""), InstructionClass::CompareBranch);
+        assert_eq!(x86("lea", "0x1(%rax,%rcx,4),%rdx"), InstructionClass::Alu);
+        let aarch64 = |mnemonic| classify(Isa::Aarch64, mnemonic, "");
+        assert_eq!(aarch64("ldr"), InstructionClass::LoadStore);
+        assert_eq!(aarch64("stp"), InstructionClass::LoadStore);
+        assert_eq!(aarch64("b.ne"), InstructionClass::CompareBranch);
+        assert_eq!(aarch64("cbz"), InstructionClass::CompareBranch);
+        assert_eq!(aarch64("orr"), InstructionClass::Alu);
+    }
+
+    #[test]
+    fn an_x86_memory_operand_adds_loads_and_stores_to_its_operation() {
+        let mut block = [0; InstructionClass::COUNT];
+        add_instruction(&mut block, Isa::X86_64, "add", "%ecx,(%rbx,%rbp,4)");
+        add_instruction(&mut block, Isa::X86_64, "addss", "(%rax),%xmm0");
+        assert_eq!(block[InstructionClass::Alu.index()], 1);
+        assert_eq!(block[InstructionClass::LoadStore.index()], 3);
+        assert_eq!(block[InstructionClass::FloatAdd.index()], InstructionClass::FloatAdd.dpu_instructions());
+    }
+
+    #[test]
+    fn classes_are_indexed_in_order() {
+        for (index, class) in InstructionClass::ALL.iter().enumerate() {
+            assert_eq!(class.index(), index, "{class}");
+        }
     }
 }

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::layout::TaskletStatsRecord;
+use crate::op_costs::InstructionClass;
 
 /// What one tasklet did during the last launch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -53,6 +54,9 @@ pub struct DpuStats {
     pub dma_cycles: u64,
     /// DPU instructions executed by all tasklets.
     pub instructions: u64,
+    /// `instructions` by class, indexed by [`InstructionClass::index`]; they add up to `instructions`. Use
+    /// [`DpuStats::instructions_of`] to read one.
+    pub instructions_by_class: [u64; InstructionClass::COUNT],
     /// Wall time the worker spent running the launch on this DPU.
     pub native_time: Duration,
     /// Per tasklet.
@@ -60,6 +64,22 @@ pub struct DpuStats {
 }
 
 impl DpuStats {
+    /// DPU instructions of one class in the last launch.
+    pub fn instructions_of(&self, class: InstructionClass) -> u64 {
+        self.instructions_by_class[class.index()]
+    }
+
+    /// The last launch's modelled time at the DPU's clock ([`CLOCK_HZ`](crate::CLOCK_HZ)).
+    pub fn modelled_time(&self) -> Duration {
+        Duration::from_secs_f64(self.cycles as f64 / crate::CLOCK_HZ as f64)
+    }
+
+    /// Bytes the DMA engine moved between MRAM and WRAM in the last launch, both ways.
+    pub fn dma_bytes(&self) -> u64 {
+        let total = self.total();
+        total.dma_read_bytes + total.dma_write_bytes
+    }
+
     /// Totals over the tasklets (`cycles`: the latest tasklet's).
     pub fn total(&self) -> TaskletStats {
         self.tasklets.iter().fold(TaskletStats::default(), |sum, t| TaskletStats {

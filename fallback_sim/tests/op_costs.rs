@@ -3,7 +3,8 @@
 
 mod common;
 
-use common::calibration::{modelled_mops, operation};
+use common::calibration::{arithmetic_stats, modelled_mops, operation};
+use upmem_sim::InstructionClass;
 
 /// The calibration's tolerance on a modelled figure over its published one.
 const TOLERANCE: std::ops::RangeInclusive<f64> = 0.75..=1.33;
@@ -37,4 +38,22 @@ fn throughput_grows_with_tasklets_until_the_pipeline_is_full_at_eleven() {
     let [one, eleven, sixteen] = [1, 11, 16].map(|nr_tasklets| modelled_mops(&add, nr_tasklets));
     assert!((eleven / one - 11.0).abs() < 0.5, "1 tasklet: {one:.2} MOPS, 11: {eleven:.2}");
     assert!((sixteen / eleven - 1.0).abs() < 0.05, "11 tasklets: {eleven:.2} MOPS, 16: {sixteen:.2}");
+}
+
+#[test]
+fn instructions_by_class_add_up_and_name_the_kernels_arithmetic() {
+    let float = arithmetic_stats(&operation("float multiply"), 4, 1);
+    let integer = arithmetic_stats(&operation("int32 add"), 4, 1);
+    for stats in [&float, &integer] {
+        assert_eq!(stats.instructions_by_class.iter().sum::<u64>(), stats.instructions, "{stats:?}");
+        assert!(stats.instructions_of(InstructionClass::LoadStore) > 0, "{stats:?}");
+        assert!(stats.instructions_of(InstructionClass::CompareBranch) > 0, "{stats:?}");
+        assert!(stats.instructions_of(InstructionClass::SdkRoutine) > 0, "the boot: {stats:?}");
+    }
+    // 4 tasklets x 1,024 bytes of floats, one multiply each.
+    let multiplies = 4 * 1024 / 4;
+    let float_mul = InstructionClass::FloatMul.dpu_instructions();
+    assert_eq!(float.instructions_of(InstructionClass::FloatMul), u64::from(multiplies * float_mul));
+    assert_eq!(integer.instructions_of(InstructionClass::FloatMul), 0);
+    assert!(float.instructions_of(InstructionClass::FloatMul) > float.instructions / 2, "{float:?}");
 }

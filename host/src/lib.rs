@@ -52,6 +52,7 @@
 //! | `dpu_log_read` | [`LoadedSet::log`] |
 //! | `DPU_ERR_DPU_FAULT` | [`Error::Fault`] with a [`FaultInfo`] per DPU (the simulator says why) |
 //! | `dpu_error_t` | [`Error::Dpu`] keeps the code |
+//! | (none) | [`LoadedSet::timeline`]: every transfer and launch with its predicted hardware time; [`LoadedSet::launch_stats`]: a simulated launch's cycles, instructions by class and DMA over the set |
 //! | raw handles | [`DpuSet::as_raw`] (hardware), [`DpuSet::simulator`] (simulator) |
 //!
 //! # Backends
@@ -87,8 +88,10 @@ mod error;
 mod hw;
 mod kernel;
 mod set;
+mod set_stats;
 #[cfg(feature = "simulator")]
 mod sim;
+pub mod timeline;
 
 #[cfg(not(any(feature = "simulator", feature = "hardware")))]
 compile_error!("upmem needs at least one backend: enable the feature `simulator`, `hardware` or both");
@@ -98,8 +101,13 @@ pub use copy::DpuCopy;
 pub use error::{Error, Result};
 pub use kernel::Kernel;
 pub use set::{AsyncScope, Dpu, DpuSet, DpuSetBuilder, FaultInfo, Launch, LoadedSet, Symbol};
-pub use upmem_sim::{DpuStats, Schedule, SimConfig, TaskletStats, Topology};
+pub use set_stats::SetStats;
+pub use timeline::{Timeline, TransferModel};
+pub use upmem_sim::{DpuStats, InstructionClass, Schedule, SimConfig, TaskletStats, Topology};
 
 /// The symbol of the MRAM heap, what `DPU_MRAM_HEAP_POINTER` points at on the DPU (`DPU_MRAM_HEAP_POINTER_NAME`):
 /// it spans the MRAM after the program's variables.
 pub const MRAM_HEAP: &str = "__sys_used_mram_end";
+
+/// The clock of the simulator's timing model, the DPUs of PrIM's server: 350 MHz.
+pub const SIM_CLOCK_HZ: u64 = upmem_sim::CLOCK_HZ;

@@ -5,6 +5,7 @@
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use upmem_sim::SimConfig;
 pub use upmem_sim::Symbol;
@@ -16,8 +17,10 @@ use crate::copy::{as_bytes, as_bytes_mut, DpuCopy};
 use crate::error::{Error, Result};
 #[cfg(feature = "hardware")]
 use crate::hw::HwEngine;
+use crate::set_stats::SetStats;
 #[cfg(feature = "simulator")]
 use crate::sim::SimEngine;
+use crate::timeline::{Event, Operation, Timeline, TransferModel};
 use crate::Kernel;
 
 /// A DPU in fault and why.
@@ -217,14 +220,14 @@ impl DpuSet {
     /// Loads `kernel` (its binary for this backend) into every DPU.
     pub fn load(mut self, kernel: &Kernel) -> Result<LoadedSet> {
         dispatch!(&mut self.engine, e => e.load(kernel))?;
-        Ok(LoadedSet { set: self })
+        Ok(LoadedSet::new(self))
     }
 
     /// Loads a binary held in memory (`dpu_load_from_memory`): a simulated binary on the simulator, a DPU ELF
     /// on hardware.
     pub fn load_from_memory(mut self, binary: &[u8]) -> Result<LoadedSet> {
         dispatch!(&mut self.engine, e => e.load_from_memory(binary))?;
-        Ok(LoadedSet { set: self })
+        Ok(LoadedSet::new(self))
     }
 
     /// The simulated machine behind a simulator set (statistics, raw memory), `None` on hardware.
@@ -252,6 +255,8 @@ impl DpuSet {
 /// A set with a program loaded: transfers by symbol and launches.
 pub struct LoadedSet {
     set: DpuSet,
+    timeline: Timeline,
+    transfer_model: TransferModel,
 }
 
 impl std::ops::Deref for LoadedSet {
@@ -263,6 +268,90 @@ impl std::ops::Deref for LoadedSet {
 }
 
 impl LoadedSet {
+    fn new(set: DpuSet) -> Self {
+        LoadedSet { set, timeline: Timeline::default(), transfer_model: TransferModel::default() }
+    }
+
+    /// Every transfer and launch since the program was loaded (or the timeline last taken), in order, with its
+    /// wall time here and its predicted time on a UPMEM server (see [`crate::timeline`]).
+    pub fn timeline(&self) -> &Timeline {
+        &self.timeline
+    }
+
+    /// Returns the timeline and starts a new one.
+    pub fn take_timeline(&mut self) -> Timeline {
+        std::mem::take(&mut self.timeline)
+    }
+
+    /// The model the timeline's predictions use.
+    pub fn transfer_model(&self) -> &TransferModel {
+        &self.transfer_model
+    }
+
+    /// Predicts the timeline's next events with `model` (a measured server's figures, say).
+    pub fn set_transfer_model(&mut self, model: TransferModel) {
+        self.transfer_model = model;
+    }
+
+    /// The last launch over the whole set on the simulator (the slowest DPU's modelled cycles, instructions by
+    /// class and DMA traffic over all DPUs); `None` on hardware, which does not say.
+    pub fn launch_stats(&self) -> Result<Option<SetStats>> {
+        match &self.set.engine {
+            #[cfg(feature = "simulator")]
+            Engine::Simulator(engine) => {
+                let stats = (0..engine.nr_dpus()).map(|dpu| engine.stats(dpu)).collect::<Result<Vec<_>>>()?;
+                Ok(Some(SetStats::of(&stats)))
+            }
+            #[cfg(feature = "hardware")]
+            Engine::Hardware(_) => Ok(None),
+        }
+    }
+
+    /// Adds a transfer of `bytes_per_dpu` to or from `dpus` DPUs, started at `started`, to the timeline.
+    fn record_transfer(&mut self, operation: Operation, bytes_per_dpu: usize, dpus: usize, started: Instant) {
+        let bytes_per_dpu = bytes_per_dpu as u64;
+        let predicted = self.transfer_model.transfer_time(operation, bytes_per_dpu, self.set.rank_ranges());
+        self.timeline.push(Event { operation, bytes_per_dpu, dpus, wall: started.elapsed(), predicted });
+    }
+
+    /// Adds a launch started at `started` to the timeline, predicted from the DPUs' modelled cycles when the
+    /// backend has them (`complete`: the launch has finished and its statistics are the set's).
+    fn record_launch(&mut self, started: Instant, complete: bool) -> Result<()> {
+        let predicted = if complete { self.launch_prediction()? } else { None };
+        let dpus = self.nr_dpus();
+        self.timeline.push(Event {
+            operation: Operation::Launch,
+            bytes_per_dpu: 0,
+            dpus,
+            wall: started.elapsed(),
+            predicted,
+        });
+        Ok(())
+    }
+
+    /// The last launch's predicted hardware time: the launch overhead and the slowest DPU's modelled cycles,
+    /// `None` on hardware.
+    fn launch_prediction(&self) -> Result<Option<std::time::Duration>> {
+        match &self.set.engine {
+            #[cfg(feature = "simulator")]
+            Engine::Simulator(engine) => {
+                Ok(Some(self.transfer_model.launch_time(engine.slowest_cycles()?, crate::SIM_CLOCK_HZ)))
+            }
+            #[cfg(feature = "hardware")]
+            Engine::Hardware(_) => Ok(None),
+        }
+    }
+
+    /// Completes the last launch of the timeline, queued without a prediction, once the queue has run.
+    fn complete_queued_launch(&mut self) -> Result<()> {
+        let predicted = self.launch_prediction()?;
+        let queued = self.timeline.last_launch_mut();
+        if let Some(launch) = queued {
+            launch.predicted = predicted;
+        }
+        Ok(())
+    }
+
     /// Loads another program in place (resets WRAM and `__mram` variables, as `dpu_load` does).
     pub fn load(&mut self, kernel: &Kernel) -> Result<()> {
         dispatch!(&mut self.set.engine, e => e.load(kernel))
@@ -296,8 +385,12 @@ impl LoadedSet {
     /// Writes `data` to every DPU (one slice: the same bytes to all; else one slice per DPU, already checked
     /// with `check_buffers`), now or queued, after checking the symbol range.
     fn write(&mut self, symbol: &str, offset: u32, data: &[&[u8]], queued: bool) -> Result<()> {
+        let started = Instant::now();
         let symbol = self.checked(symbol, offset, data[0].len())?;
-        dispatch!(&mut self.set.engine, e => e.write(symbol, offset, data, queued))
+        dispatch!(&mut self.set.engine, e => e.write(symbol, offset, data, queued))?;
+        let operation = if data.len() == 1 { Operation::Broadcast } else { Operation::Push };
+        self.record_transfer(operation, data[0].len(), self.nr_dpus(), started);
+        Ok(())
     }
 
     /// Writes the same values to every DPU (`dpu_broadcast_to`).
@@ -320,10 +413,14 @@ impl LoadedSet {
         offset: u32,
         buffers: &mut [B],
     ) -> Result<()> {
+        let started = Instant::now();
         let mut slices: Vec<&mut [u8]> = buffers.iter_mut().map(|buffer| as_bytes_mut(buffer.as_mut())).collect();
         self.check_buffers(slices.iter().map(|slice| slice.len()))?;
         let symbol = self.checked(symbol, offset, slices[0].len())?;
-        dispatch!(&mut self.set.engine, e => e.read(symbol, offset, &mut slices))
+        dispatch!(&mut self.set.engine, e => e.read(symbol, offset, &mut slices))?;
+        let length = slices[0].len();
+        self.record_transfer(Operation::Gather, length, self.nr_dpus(), started);
+        Ok(())
     }
 
     /// Reads `count` values from every DPU.
@@ -335,18 +432,24 @@ impl LoadedSet {
 
     /// Writes to one DPU of the set.
     pub fn copy_to<T: DpuCopy>(&mut self, dpu: usize, symbol: &str, offset: u32, values: &[T]) -> Result<()> {
+        let started = Instant::now();
         self.check_dpu(dpu)?;
         let bytes = as_bytes(values);
         let symbol = self.checked(symbol, offset, bytes.len())?;
-        dispatch!(&mut self.set.engine, e => e.write_one(dpu, symbol, offset, bytes))
+        dispatch!(&mut self.set.engine, e => e.write_one(dpu, symbol, offset, bytes))?;
+        self.record_transfer(Operation::CopyTo, bytes.len(), 1, started);
+        Ok(())
     }
 
     /// Reads from one DPU of the set (`dpu_copy_from`).
     pub fn copy_from<T: DpuCopy>(&mut self, dpu: usize, symbol: &str, offset: u32, values: &mut [T]) -> Result<()> {
+        let started = Instant::now();
         self.check_dpu(dpu)?;
         let bytes = as_bytes_mut(values);
         let symbol = self.checked(symbol, offset, bytes.len())?;
-        dispatch!(&mut self.set.engine, e => e.read_one(dpu, symbol, offset, bytes))
+        dispatch!(&mut self.set.engine, e => e.read_one(dpu, symbol, offset, bytes))?;
+        self.record_transfer(Operation::CopyFrom, bytes.len(), 1, started);
+        Ok(())
     }
 
     fn check_dpu(&self, dpu: usize) -> Result<()> {
@@ -376,13 +479,16 @@ impl LoadedSet {
 
     /// Runs every DPU to completion. DPU faults come back as [`Error::Fault`] with the reasons.
     pub fn launch(&mut self) -> Result<()> {
-        dispatch!(&mut self.set.engine, e => e.launch(true))
+        let started = Instant::now();
+        dispatch!(&mut self.set.engine, e => e.launch(true))?;
+        self.record_launch(started, true)
     }
 
     /// Starts every DPU; the set is borrowed until the returned launch is waited for (or dropped, which waits).
     pub fn launch_async(&mut self) -> Result<Launch<'_>> {
+        let started = Instant::now();
         dispatch!(&mut self.set.engine, e => e.launch(false))?;
-        Ok(Launch { set: self, finished: false })
+        Ok(Launch { set: self, started, finished: false })
     }
 
     /// Runs `body` with queued operations: pushes, broadcasts and launches return before they complete, run
@@ -394,7 +500,7 @@ impl LoadedSet {
     /// waits for what it queued while unwinding (as `std::thread::scope` joins its threads), so no queued
     /// transfer outlives the buffers it reads.
     pub fn async_scope<'env, R>(&'env mut self, body: impl FnOnce(&mut AsyncScope<'env>) -> Result<R>) -> Result<R> {
-        let mut scope = AsyncScope { set: self, synced: false };
+        let mut scope = AsyncScope { set: self, synced: false, launched: false };
         let result = body(&mut scope);
         let synced = scope.sync();
         let value = result?;
@@ -436,6 +542,8 @@ impl LoadedSet {
 pub struct AsyncScope<'env> {
     set: &'env mut LoadedSet,
     synced: bool,
+    /// Whether a launch was queued, to complete its prediction once the queue has run.
+    launched: bool,
 }
 
 impl Drop for AsyncScope<'_> {
@@ -452,7 +560,12 @@ impl<'env> AsyncScope<'env> {
     /// Waits for everything queued.
     fn sync(&mut self) -> Result<()> {
         self.synced = true;
-        dispatch!(&mut self.set.set.engine, e => e.sync())
+        dispatch!(&mut self.set.set.engine, e => e.sync())?;
+        if self.launched {
+            // Only the last launch's statistics survive the queue: earlier ones keep no prediction.
+            self.set.complete_queued_launch()?;
+        }
+        Ok(())
     }
 
     /// Queues a write of `buffers[i]` to DPU `i` (checked as [`LoadedSet::push`]).
@@ -469,13 +582,17 @@ impl<'env> AsyncScope<'env> {
 
     /// Queues a launch of every DPU.
     pub fn launch(&mut self) -> Result<()> {
-        dispatch!(&mut self.set.set.engine, e => e.launch(false))
+        let started = Instant::now();
+        dispatch!(&mut self.set.set.engine, e => e.launch(false))?;
+        self.launched = true;
+        self.set.record_launch(started, false)
     }
 }
 
 /// A launch in progress; the set it runs on is borrowed until it ends.
 pub struct Launch<'a> {
     set: &'a mut LoadedSet,
+    started: Instant,
     finished: bool,
 }
 
@@ -488,7 +605,8 @@ impl Launch<'_> {
     /// Waits for every DPU; DPU faults come back as [`Error::Fault`].
     pub fn wait(mut self) -> Result<()> {
         self.finished = true;
-        dispatch!(&mut self.set.set.engine, e => e.sync())
+        dispatch!(&mut self.set.set.engine, e => e.sync())?;
+        self.set.record_launch(self.started, true)
     }
 }
 

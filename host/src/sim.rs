@@ -155,6 +155,11 @@ impl SimEngine {
         Ok(self.machine.log(self.dpus[index])?)
     }
 
+    /// The slowest DPU's modelled cycles in the last launch.
+    pub fn slowest_cycles(&self) -> Result<u64> {
+        Ok(self.machine.slowest_cycles(&self.dpus)?)
+    }
+
     pub fn stats(&self, index: usize) -> Result<upmem_sim::DpuStats> {
         Ok(self.machine.stats(self.dpus[index])?)
     }

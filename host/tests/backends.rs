@@ -103,6 +103,45 @@ fn vector_addition_with_per_dpu_buffers(backend: Backend) {
     }
 }
 
+fn every_transfer_and_launch_is_on_the_timeline(backend: Backend) {
+    use upmem::timeline::Operation;
+    const ELEMENTS: usize = 4096;
+    let mut set = backend.loaded(100, "vector_add");
+    let inputs = vec![vec![1u32; 2 * ELEMENTS]; 100];
+    set.broadcast("nr_elements", 0, &[ELEMENTS as u32]).unwrap();
+    set.push("__sys_used_mram_end", 0, &inputs).unwrap();
+    set.launch().unwrap();
+    let _: Vec<Vec<u32>> = set.gather("__sys_used_mram_end", (8 * ELEMENTS) as u32, ELEMENTS).unwrap();
+    let mut one = [0u32; ELEMENTS];
+    set.copy_from(99, "__sys_used_mram_end", (8 * ELEMENTS) as u32, &mut one).unwrap();
+
+    let timeline = set.take_timeline();
+    let operations: Vec<_> = timeline.events().iter().map(|event| event.operation).collect();
+    let expected = [Operation::Broadcast, Operation::Push, Operation::Launch, Operation::Gather, Operation::CopyFrom];
+    assert_eq!(operations, expected);
+    let push = &timeline.events()[1];
+    assert_eq!((push.bytes_per_dpu, push.dpus), (8 * ELEMENTS as u64, 100));
+    // 64 DPUs of the first rank bound the push: 64 x 32 KiB at 6.68 GB/s.
+    let expected = 64.0 * 8.0 * ELEMENTS as f64 / 6.68e9;
+    assert!((push.predicted.unwrap().as_secs_f64() - expected).abs() < 1e-9, "{timeline}");
+    let launch = timeline.events()[2].predicted;
+    match backend {
+        Backend::Simulator => {
+            let stats = set.launch_stats().unwrap().expect("the simulator's statistics");
+            assert_eq!(stats.dpus, 100);
+            assert_eq!(launch, Some(set.transfer_model().launch_time(stats.cycles, upmem::SIM_CLOCK_HZ)));
+            assert_eq!(stats.dma_bytes, 100 * 12 * ELEMENTS as u64, "two inputs read, one sum written per DPU");
+            assert_eq!(stats.instructions_by_class.iter().sum::<u64>(), stats.instructions);
+        }
+        Backend::HardwareOverSimulatorLibdpu => {
+            assert_eq!(launch, None, "hardware does not say its cycles");
+            assert_eq!(set.launch_stats().unwrap(), None);
+        }
+    }
+    assert!(timeline.predicted() >= timeline.predicted_of(Operation::Push));
+    assert!(set.timeline().events().is_empty(), "taken");
+}
+
 fn symbols_logs_and_single_dpu_copies(backend: Backend) {
     let mut set = backend.loaded(8, "echo");
     for dpu in 0..8 {
@@ -236,6 +275,7 @@ on_every_backend!(
     allocation_counts_dpus_and_ranks,
     whole_ranks_and_binaries_from_memory,
     vector_addition_with_per_dpu_buffers,
+    every_transfer_and_launch_is_on_the_timeline,
     symbols_logs_and_single_dpu_copies,
     asynchronous_launch_and_reload,
     queued_transfers_and_launches_run_in_order,

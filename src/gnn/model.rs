@@ -94,6 +94,27 @@ impl LayerReport {
     pub fn wall(&self) -> Duration {
         self.phases.iter().map(|p| p.wall).sum()
     }
+
+    /// Predicted time on UPMEM hardware: the modelled time of the steps on the DPUs and the wall time of the
+    /// host's; `None` when no step ran on a PIM engine that models its time.
+    pub fn predicted(&self) -> Option<Duration> {
+        let modelled = self.phases.iter().any(|p| p.predicted.is_some());
+        modelled.then(|| self.phases.iter().map(|p| p.predicted.unwrap_or(p.wall)).sum())
+    }
+}
+
+impl Inference {
+    /// Wall time of the forward pass.
+    pub fn wall(&self) -> Duration {
+        self.layers.iter().map(LayerReport::wall).sum()
+    }
+
+    /// Predicted time of the forward pass on UPMEM hardware, as [`LayerReport::predicted`]; `None` when no
+    /// layer's time is modelled.
+    pub fn predicted(&self) -> Option<Duration> {
+        let modelled = self.layers.iter().any(|layer| layer.predicted().is_some());
+        modelled.then(|| self.layers.iter().map(|layer| layer.predicted().unwrap_or_else(|| layer.wall())).sum())
+    }
 }
 
 /// The result of a forward pass.

@@ -43,9 +43,10 @@ pub struct PimReport {
     pub load: Phase,
     /// Features of the last call (0 before the first).
     pub features: usize,
-    /// Phases of the last call with their predicted hardware times.
+    /// Phases of the last call with their predicted hardware times: the kernel's from the simulator's modelled
+    /// cycles when it ran there, the others from the cost model.
     pub phases: Vec<Phase>,
-    /// Predicted hardware time of the last call.
+    /// The cost model's predicted hardware time of the last call (what the plan was chosen by).
     pub predicted: Prediction,
     /// The slowest DPU's modelled cycles and DMA cycles in the last call, on the simulator.
     pub modelled_cycles: Option<(u64, u64)>,
@@ -101,7 +102,11 @@ impl fmt::Display for PimReport {
             self.balance.min, self.balance.median, self.balance.max
         )?;
         match self.modelled_cycles {
-            Some((cycles, dma)) => write!(f, "  slowest DPU (simulator model): {cycles} cycles, {dma} of them DMA"),
+            Some((cycles, dma)) => {
+                writeln!(f, "  slowest DPU (simulator model): {cycles} cycles, {dma} of them DMA")?;
+                // The kernel row above is the simulator's count; the cost model's estimate chose the plan.
+                write!(f, "  kernel predicted by the cost model: {:.3} ms", ms(self.predicted.kernel))
+            }
             None => write!(f, "  no modelled cycles (hardware)"),
         }
     }

@@ -17,6 +17,7 @@ pub const DPU_MRAM_HEAP_POINTER_NAME: &::std::ffi::CStr = c"__sys_used_mram_end"
 pub const MAX_NR_DPUS_PER_RANK: u32 = 64;
 pub const DPU_SIM: u32 = 1;
 pub const DPU_SIM_MAX_TASKLETS: u32 = 24;
+pub const DPU_SIM_NOT_PREDICTED: i32 = -1;
 pub const DPU_CHECKPOINT_INTERNAL: _dpu_checkpoint_flags_t = 1;
 pub const DPU_CHECKPOINT_IRAM: _dpu_checkpoint_flags_t = 2;
 pub const DPU_CHECKPOINT_MRAM: _dpu_checkpoint_flags_t = 8;
@@ -738,6 +739,83 @@ const _: () = {
         "Offset of field: dpu_sim_timing::tasklet_cycles",
     ][::std::mem::offset_of!(dpu_sim_timing, tasklet_cycles) - 224usize];
 };
+pub const DPU_SIM_CLASS_ALU: dpu_sim_instruction_class = 0;
+pub const DPU_SIM_CLASS_COMPARE_BRANCH: dpu_sim_instruction_class = 1;
+pub const DPU_SIM_CLASS_LOAD_STORE: dpu_sim_instruction_class = 2;
+pub const DPU_SIM_CLASS_MUL32: dpu_sim_instruction_class = 3;
+pub const DPU_SIM_CLASS_MUL64: dpu_sim_instruction_class = 4;
+pub const DPU_SIM_CLASS_DIV32: dpu_sim_instruction_class = 5;
+pub const DPU_SIM_CLASS_DIV64: dpu_sim_instruction_class = 6;
+pub const DPU_SIM_CLASS_FLOAT_ADD: dpu_sim_instruction_class = 7;
+pub const DPU_SIM_CLASS_FLOAT_MUL: dpu_sim_instruction_class = 8;
+pub const DPU_SIM_CLASS_FLOAT_DIV: dpu_sim_instruction_class = 9;
+pub const DPU_SIM_CLASS_FLOAT_COMPARE: dpu_sim_instruction_class = 10;
+pub const DPU_SIM_CLASS_DOUBLE_ADD: dpu_sim_instruction_class = 11;
+pub const DPU_SIM_CLASS_DOUBLE_MUL: dpu_sim_instruction_class = 12;
+pub const DPU_SIM_CLASS_DOUBLE_DIV: dpu_sim_instruction_class = 13;
+pub const DPU_SIM_CLASS_DOUBLE_COMPARE: dpu_sim_instruction_class = 14;
+pub const DPU_SIM_CLASS_FLOAT_CONVERT: dpu_sim_instruction_class = 15;
+pub const DPU_SIM_CLASS_DOUBLE_CONVERT: dpu_sim_instruction_class = 16;
+pub const DPU_SIM_CLASS_SDK_ROUTINE: dpu_sim_instruction_class = 17;
+pub const DPU_SIM_INSTRUCTION_CLASSES: dpu_sim_instruction_class = 18;
+pub type dpu_sim_instruction_class = ::std::os::raw::c_uint;
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct dpu_sim_instructions {
+    pub total: u64,
+    pub by_class: [u64; 18usize],
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    [
+        "Size of dpu_sim_instructions",
+    ][::std::mem::size_of::<dpu_sim_instructions>() - 152usize];
+    [
+        "Alignment of dpu_sim_instructions",
+    ][::std::mem::align_of::<dpu_sim_instructions>() - 8usize];
+    [
+        "Offset of field: dpu_sim_instructions::total",
+    ][::std::mem::offset_of!(dpu_sim_instructions, total) - 0usize];
+    [
+        "Offset of field: dpu_sim_instructions::by_class",
+    ][::std::mem::offset_of!(dpu_sim_instructions, by_class) - 8usize];
+};
+pub const DPU_SIM_OP_PUSH: dpu_sim_operation = 0;
+pub const DPU_SIM_OP_BROADCAST: dpu_sim_operation = 1;
+pub const DPU_SIM_OP_GATHER: dpu_sim_operation = 2;
+pub const DPU_SIM_OP_COPY_TO: dpu_sim_operation = 3;
+pub const DPU_SIM_OP_COPY_FROM: dpu_sim_operation = 4;
+pub const DPU_SIM_OP_LAUNCH: dpu_sim_operation = 5;
+pub type dpu_sim_operation = ::std::os::raw::c_uint;
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct dpu_sim_event {
+    pub operation: u32,
+    pub nr_dpus: u32,
+    pub bytes_per_dpu: u64,
+    pub wall_ns: u64,
+    pub predicted_ns: u64,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of dpu_sim_event"][::std::mem::size_of::<dpu_sim_event>() - 32usize];
+    ["Alignment of dpu_sim_event"][::std::mem::align_of::<dpu_sim_event>() - 8usize];
+    [
+        "Offset of field: dpu_sim_event::operation",
+    ][::std::mem::offset_of!(dpu_sim_event, operation) - 0usize];
+    [
+        "Offset of field: dpu_sim_event::nr_dpus",
+    ][::std::mem::offset_of!(dpu_sim_event, nr_dpus) - 4usize];
+    [
+        "Offset of field: dpu_sim_event::bytes_per_dpu",
+    ][::std::mem::offset_of!(dpu_sim_event, bytes_per_dpu) - 8usize];
+    [
+        "Offset of field: dpu_sim_event::wall_ns",
+    ][::std::mem::offset_of!(dpu_sim_event, wall_ns) - 16usize];
+    [
+        "Offset of field: dpu_sim_event::predicted_ns",
+    ][::std::mem::offset_of!(dpu_sim_event, predicted_ns) - 24usize];
+};
 pub const DPU_ALLOCATE_ALL: u32 = 4294967295;
 pub struct LibDpu {
     __library: ::libloading::Library,
@@ -1095,6 +1173,31 @@ pub struct LibDpu {
         unsafe extern "C" fn(dpu: dpu_set_t, timing: *mut dpu_sim_timing) -> dpu_error_t,
         ::libloading::Error,
     >,
+    pub dpu_sim_instructions: Result<
+        unsafe extern "C" fn(
+            dpu: dpu_set_t,
+            instructions: *mut dpu_sim_instructions,
+        ) -> dpu_error_t,
+        ::libloading::Error,
+    >,
+    pub dpu_sim_instruction_class_name: Result<
+        unsafe extern "C" fn(
+            instruction_class: dpu_sim_instruction_class,
+        ) -> *const ::std::os::raw::c_char,
+        ::libloading::Error,
+    >,
+    pub dpu_sim_timeline: Result<
+        unsafe extern "C" fn(
+            events: *mut dpu_sim_event,
+            capacity: usize,
+            nr_events: *mut usize,
+        ) -> dpu_error_t,
+        ::libloading::Error,
+    >,
+    pub dpu_sim_timeline_clear: Result<
+        unsafe extern "C" fn() -> dpu_error_t,
+        ::libloading::Error,
+    >,
 }
 impl LibDpu {
     pub unsafe fn new<P>(path: P) -> Result<Self, ::libloading::Error>
@@ -1218,6 +1321,18 @@ impl LibDpu {
         let dpu_sim_stats = unsafe { __library.get(b"dpu_sim_stats\0") }.map(|sym| *sym);
         let dpu_sim_timing = unsafe { __library.get(b"dpu_sim_timing\0") }
             .map(|sym| *sym);
+        let dpu_sim_instructions = unsafe { __library.get(b"dpu_sim_instructions\0") }
+            .map(|sym| *sym);
+        let dpu_sim_instruction_class_name = unsafe {
+            __library.get(b"dpu_sim_instruction_class_name\0")
+        }
+            .map(|sym| *sym);
+        let dpu_sim_timeline = unsafe { __library.get(b"dpu_sim_timeline\0") }
+            .map(|sym| *sym);
+        let dpu_sim_timeline_clear = unsafe {
+            __library.get(b"dpu_sim_timeline_clear\0")
+        }
+            .map(|sym| *sym);
         Ok(LibDpu {
             __library,
             dpu_error_to_string,
@@ -1273,6 +1388,10 @@ impl LibDpu {
             dpu_sim_fault_reason,
             dpu_sim_stats,
             dpu_sim_timing,
+            dpu_sim_instructions,
+            dpu_sim_instruction_class_name,
+            dpu_sim_timeline,
+            dpu_sim_timeline_clear,
         })
     }
     pub unsafe fn dpu_error_to_string(
@@ -1917,6 +2036,50 @@ impl LibDpu {
                 .dpu_sim_timing
                 .as_ref()
                 .expect("Expected function, got error."))(dpu, timing)
+        }
+    }
+    pub unsafe fn dpu_sim_instructions(
+        &self,
+        dpu: dpu_set_t,
+        instructions: *mut dpu_sim_instructions,
+    ) -> dpu_error_t {
+        unsafe {
+            (self
+                .dpu_sim_instructions
+                .as_ref()
+                .expect("Expected function, got error."))(dpu, instructions)
+        }
+    }
+    pub unsafe fn dpu_sim_instruction_class_name(
+        &self,
+        instruction_class: dpu_sim_instruction_class,
+    ) -> *const ::std::os::raw::c_char {
+        unsafe {
+            (self
+                .dpu_sim_instruction_class_name
+                .as_ref()
+                .expect("Expected function, got error."))(instruction_class)
+        }
+    }
+    pub unsafe fn dpu_sim_timeline(
+        &self,
+        events: *mut dpu_sim_event,
+        capacity: usize,
+        nr_events: *mut usize,
+    ) -> dpu_error_t {
+        unsafe {
+            (self
+                .dpu_sim_timeline
+                .as_ref()
+                .expect("Expected function, got error."))(events, capacity, nr_events)
+        }
+    }
+    pub unsafe fn dpu_sim_timeline_clear(&self) -> dpu_error_t {
+        unsafe {
+            (self
+                .dpu_sim_timeline_clear
+                .as_ref()
+                .expect("Expected function, got error."))()
         }
     }
 }

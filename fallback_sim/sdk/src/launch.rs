@@ -1,5 +1,7 @@
 //! Running DPUs: `dpu_launch`, `dpu_sync`, `dpu_status`, `dpu_callback`.
 
+use std::time::Instant;
+
 use std::ffi::c_void;
 
 use upmem_sim::{DpuState, SimError};
@@ -48,6 +50,7 @@ pub extern "C" fn dpu_launch(set: dpu_set_t, policy: u32) -> dpu_error_t {
         if policy != DPU_SYNCHRONOUS && policy != DPU_ASYNCHRONOUS {
             return Err(DpuError(code::INVALID_LAUNCH_POLICY));
         }
+        let started = Instant::now();
         let mut guard = server();
         let server = existing(&mut guard)?;
         let dpus = server.dpus_of(&set)?;
@@ -68,10 +71,10 @@ pub extern "C" fn dpu_launch(set: dpu_set_t, policy: u32) -> dpu_error_t {
         }
         if policy == DPU_ASYNCHRONOUS {
             server.async_launched.extend(&dpus);
-            return Ok(());
+            return server.record_launch(&dpus, started, false);
         }
         match server.machine.wait() {
-            Ok(()) => Ok(()),
+            Ok(()) => server.record_launch(&dpus, started, true),
             Err(SimError::DpuFault { .. }) => {
                 report_faults(server, &dpus);
                 Err(DpuError(code::DPU_FAULT))
@@ -94,6 +97,9 @@ pub extern "C" fn dpu_sync(set: dpu_set_t) -> dpu_error_t {
         }
         let launched: Vec<u32> = dpus.iter().copied().filter(|dpu| server.async_launched.contains(dpu)).collect();
         server.async_launched.retain(|dpu| !launched.contains(dpu));
+        if !launched.is_empty() {
+            server.complete_async_launch(&launched)?;
+        }
         if report_faults(server, &launched) {
             return Err(DpuError(code::DPU_FAULT | code::ASYNC_JOBS));
         }

@@ -23,6 +23,7 @@ pub mod profile;
 mod program;
 mod server;
 mod sets;
+mod timeline;
 mod transfer;
 pub mod types;
 

@@ -5,7 +5,10 @@ use std::ffi::{c_char, CString};
 
 use crate::error::{code, describe, DpuError, Result};
 use crate::server::{existing, server};
-use crate::types::{dpu_error_t, dpu_set_t, dpu_sim_stats, dpu_sim_timing, dpu_t, DPU_SIM_MAX_TASKLETS};
+use crate::types::{
+    dpu_error_t, dpu_set_t, dpu_sim_instruction_class, dpu_sim_instructions, dpu_sim_stats, dpu_sim_timing, dpu_t,
+    DPU_SIM_MAX_TASKLETS,
+};
 use crate::{guard, write_out};
 
 fn print_log(dpu: u32, stream: *mut libc::FILE) -> Result<()> {
@@ -131,4 +134,35 @@ pub unsafe extern "C" fn dpu_sim_timing(dpu: dpu_set_t, timing: *mut dpu_sim_tim
         // SAFETY: guaranteed by the caller.
         unsafe { write_out(timing, value) }
     })
+}
+
+/// `dpu_sim_instructions`: a single DPU's last launch, DPU instructions by class.
+///
+/// # Safety
+/// `instructions` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn dpu_sim_instructions(dpu: dpu_set_t, instructions: *mut dpu_sim_instructions) -> dpu_error_t {
+    guard(|| {
+        let mut guard = server();
+        let server = existing(&mut guard)?;
+        let id = server.single_dpu(&dpu)?;
+        let measured = server.machine.stats(id)?;
+        let value = dpu_sim_instructions { total: measured.instructions, by_class: measured.instructions_by_class };
+        // SAFETY: guaranteed by the caller.
+        unsafe { write_out(instructions, value) }
+    })
+}
+
+/// `dpu_sim_instruction_class_name`: a class's short name, a static NUL-terminated string; null out of range.
+#[no_mangle]
+pub extern "C" fn dpu_sim_instruction_class_name(instruction_class: dpu_sim_instruction_class) -> *const c_char {
+    /// The names of `InstructionClass::ALL`, NUL-terminated, built once.
+    static NAMES: std::sync::OnceLock<Vec<CString>> = std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        upmem_sim::InstructionClass::ALL
+            .iter()
+            .map(|class| CString::new(class.name()).expect("class names have no NUL"))
+            .collect()
+    });
+    names.get(instruction_class as usize).map_or(std::ptr::null(), |name| name.as_ptr())
 }

@@ -74,6 +74,8 @@ pub struct Server {
     pub profile: Profile,
     /// DPUs launched asynchronously whose outcome `dpu_sync` has not reported yet.
     pub async_launched: Vec<u32>,
+    /// Every transfer and launch with its predicted hardware time (`dpu_sim_timeline`).
+    pub timeline: crate::timeline::Timeline,
 }
 
 // SAFETY: the raw pointers in Server (rank arrays, prepared host buffers) are only dereferenced under the
@@ -145,6 +147,7 @@ impl Server {
             programs: HashMap::new(),
             profile,
             async_launched: Vec::new(),
+            timeline: Default::default(),
         })
     }
 

@@ -10,8 +10,10 @@
 //! them.
 
 use std::ffi::{c_char, c_void, CStr};
+use std::time::Instant;
 
 use rayon::prelude::*;
+use upmem_sim::transfer_model::Operation;
 use upmem_sim::{Machine, MemoryKind, MRAM_BASE};
 
 use crate::error::{code, DpuError, Result};
@@ -122,6 +124,7 @@ fn copy(machine: &Machine, target: &Target, buffers: &[Option<HostBuffer>], leng
 }
 
 fn broadcast(set: dpu_set_t, symbol: SymbolRef<'_>, offset: u32, source: *const c_void, length: usize) -> Result<()> {
+    let started = Instant::now();
     let mut guard = server();
     let server = existing(&mut guard)?;
     let dpus = server.dpus_of(&set)?;
@@ -130,7 +133,10 @@ fn broadcast(set: dpu_set_t, symbol: SymbolRef<'_>, offset: u32, source: *const 
     if length > 0 && source.is_null() {
         return Err(DpuError(code::INVALID_BUFFER_SIZE));
     }
-    share(&mut server.machine, &target, HostBuffer(source.cast_mut().cast()), length)
+    share(&mut server.machine, &target, HostBuffer(source.cast_mut().cast()), length)?;
+    let operation = if set.kind == DPU_SET_DPU { Operation::CopyTo } else { Operation::Broadcast };
+    server.record_transfer(operation, &target.dpus, length, started);
+    Ok(())
 }
 
 /// Writes one host buffer to every DPU of `target`: a large one as a broadcast whose whole pages the DPUs
@@ -154,6 +160,7 @@ fn copy_from_one(
     destination: *mut c_void,
     length: usize,
 ) -> Result<()> {
+    let started = Instant::now();
     let mut guard = server();
     let server = existing(&mut guard)?;
     let dpu = server.single_dpu(&set)?;
@@ -164,7 +171,9 @@ fn copy_from_one(
     if length > 0 && destination.is_null() {
         return Err(DpuError(code::INVALID_BUFFER_SIZE));
     }
-    copy(&server.machine, &target, &[Some(HostBuffer(destination.cast()))], length, false)
+    copy(&server.machine, &target, &[Some(HostBuffer(destination.cast()))], length, false)?;
+    server.record_transfer(Operation::CopyFrom, &target.dpus, length, started);
+    Ok(())
 }
 
 /// `dpu_copy_to`: the same bytes to every DPU of the set.
@@ -283,6 +292,7 @@ fn push(set: dpu_set_t, xfer: u32, symbol: SymbolRef<'_>, offset: u32, length: u
         DPU_XFER_FROM_DPU => false,
         _ => return Err(DpuError(code::INVALID_MEMORY_TRANSFER)),
     };
+    let started = Instant::now();
     let mut guard = server();
     let server = existing(&mut guard)?;
     let dpus = server.dpus_of(&set)?;
@@ -313,6 +323,8 @@ fn push(set: dpu_set_t, xfer: u32, symbol: SymbolRef<'_>, offset: u32, length: u
             server.ranks[rank as usize].transfer_matrix[member as usize] = std::ptr::null_mut();
         }
     }
+    let operation = if to_dpu { Operation::Push } else { Operation::Gather };
+    server.record_transfer(operation, &target.dpus, length, started);
     Ok(())
 }
 
@@ -363,6 +375,7 @@ fn scatter_gather(
         DPU_XFER_FROM_DPU => false,
         _ => return Err(DpuError(code::INVALID_MEMORY_TRANSFER)),
     };
+    let started = Instant::now();
     let mut guard = server();
     let server = existing(&mut guard)?;
     // The profile's scatter/gather keys belong to the allocation that took the ranks.
@@ -422,6 +435,8 @@ fn scatter_gather(
             }
         }
     }
+    let operation = if to_dpu { Operation::Push } else { Operation::Gather };
+    server.record_transfer(operation, &target.dpus, length, started);
     Ok(())
 }
 

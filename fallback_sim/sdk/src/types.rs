@@ -7,11 +7,13 @@
 
 pub use upmem_sys::{
     dpu_error_t, dpu_incbin_t, dpu_set_dpu_iterator_t, dpu_set_kind_t, dpu_set_rank_iterator_t, dpu_set_t,
-    dpu_set_t__bindgen_ty_1, dpu_set_t__bindgen_ty_1__bindgen_ty_1, dpu_sim_stats, dpu_sim_timing, dpu_symbol_t,
-    get_block_func_t, get_block_t, sg_block_info, DPU_ALLOCATE_ALL, DPU_ASYNCHRONOUS, DPU_CALLBACK_ASYNC,
-    DPU_CALLBACK_NONBLOCKING, DPU_CALLBACK_PARALLEL, DPU_CALLBACK_SINGLE_CALL, DPU_SET_DPU, DPU_SET_RANKS,
-    DPU_SG_XFER_DISABLE_LENGTH_CHECK, DPU_SIM_MAX_TASKLETS, DPU_SYNCHRONOUS, DPU_XFER_ASYNC, DPU_XFER_DEFAULT,
-    DPU_XFER_FROM_DPU, DPU_XFER_NO_RESET, DPU_XFER_PARALLEL, DPU_XFER_TO_DPU,
+    dpu_set_t__bindgen_ty_1, dpu_set_t__bindgen_ty_1__bindgen_ty_1, dpu_sim_event, dpu_sim_instruction_class,
+    dpu_sim_instructions, dpu_sim_stats, dpu_sim_timing, dpu_symbol_t, get_block_func_t, get_block_t, sg_block_info,
+    DPU_ALLOCATE_ALL, DPU_ASYNCHRONOUS, DPU_CALLBACK_ASYNC, DPU_CALLBACK_NONBLOCKING, DPU_CALLBACK_PARALLEL,
+    DPU_CALLBACK_SINGLE_CALL, DPU_SET_DPU, DPU_SET_RANKS, DPU_SG_XFER_DISABLE_LENGTH_CHECK, DPU_SIM_MAX_TASKLETS,
+    DPU_SIM_OP_BROADCAST, DPU_SIM_OP_COPY_FROM, DPU_SIM_OP_COPY_TO, DPU_SIM_OP_GATHER, DPU_SIM_OP_LAUNCH,
+    DPU_SIM_OP_PUSH, DPU_SYNCHRONOUS, DPU_XFER_ASYNC, DPU_XFER_DEFAULT, DPU_XFER_FROM_DPU, DPU_XFER_NO_RESET,
+    DPU_XFER_PARALLEL, DPU_XFER_TO_DPU,
 };
 
 use std::ffi::c_void;

@@ -83,6 +83,9 @@ int run(const char *binary) {
         char reason[128];
         DPU_ASSERT(dpu_sim_stats(dpu, &stats));
         DPU_ASSERT(dpu_sim_timing(dpu, &timing));
+        struct dpu_sim_instructions instructions;
+        DPU_ASSERT(dpu_sim_instructions(dpu, &instructions));
+        (void)dpu_sim_instruction_class_name(DPU_SIM_CLASS_FLOAT_MUL);
         DPU_ASSERT(dpu_sim_fault_reason(dpu, reason, sizeof reason));
         DPU_ASSERT(dpulog_read_for_dpu(dpu.dpu, stdout));
         DPU_ASSERT(dpu_log_read(dpu, stdout));

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use upmem_sim::{CLOCK_HZ, MRAM_HEAP_SYMBOL};
+use upmem_sim::{DpuStats, CLOCK_HZ, MRAM_HEAP_SYMBOL};
 
 use super::{build, build_source, machine, write_u32};
 
@@ -57,17 +57,19 @@ pub struct Operation {
 }
 
 /// PrIM's arithmetic throughput at 16 tasklets (the paper's figure 5 and its section 3.1.2).
-pub const OPERATIONS: [Operation; 10] = [
+pub const OPERATIONS: [Operation; 12] = [
     Operation { name: "int32 add", element: Element::Int32, operator: "+", published_mops: 58.0 },
     Operation { name: "int32 multiply", element: Element::Int32, operator: "*", published_mops: 10.0 },
     Operation { name: "int32 divide", element: Element::Int32, operator: "/", published_mops: 11.0 },
     Operation { name: "int64 add", element: Element::Int64, operator: "+", published_mops: 50.0 },
     Operation { name: "int64 multiply", element: Element::Int64, operator: "*", published_mops: 2.6 },
+    Operation { name: "int64 divide", element: Element::Int64, operator: "/", published_mops: 1.4 },
     Operation { name: "float add", element: Element::Float, operator: "+", published_mops: 4.9 },
     Operation { name: "float multiply", element: Element::Float, operator: "*", published_mops: 1.9 },
     Operation { name: "float divide", element: Element::Float, operator: "/", published_mops: 0.34 },
     Operation { name: "double add", element: Element::Double, operator: "+", published_mops: 3.3 },
     Operation { name: "double multiply", element: Element::Double, operator: "*", published_mops: 0.5 },
+    Operation { name: "double divide", element: Element::Double, operator: "/", published_mops: 0.16 },
 ];
 
 /// PrIM's MRAM read bandwidth of one DPU with 16 tasklets at 2,048-byte transfers, in MB/s.
@@ -81,8 +83,8 @@ pub fn operation(name: &str) -> Operation {
     *OPERATIONS.iter().find(|operation| operation.name == name).unwrap_or_else(|| panic!("no operation {name}"))
 }
 
-/// Modelled cycles of one launch of the arithmetic kernel on one DPU with `repeats` passes over the blocks.
-fn arithmetic_cycles(operation: &Operation, nr_tasklets: u32, repeats: u32) -> u64 {
+/// The statistics of one launch of the arithmetic kernel on one DPU with `repeats` passes over the blocks.
+pub fn arithmetic_stats(operation: &Operation, nr_tasklets: u32, repeats: u32) -> DpuStats {
     let defines = [("TYPE", operation.element.c_type()), ("OP", operation.operator)];
     let program = build("arithmetic", nr_tasklets, &defines);
     let mut machine = machine(1, 1);
@@ -90,7 +92,12 @@ fn arithmetic_cycles(operation: &Operation, nr_tasklets: u32, repeats: u32) -> u
     machine.write_symbol(0, "operand", 0, &operation.element.three()).expect("writing operand");
     write_u32(&machine, 0, "repeats", repeats);
     machine.launch(&[0]).expect("launching the arithmetic kernel");
-    machine.stats(0).expect("stats").cycles
+    machine.stats(0).expect("stats")
+}
+
+/// Modelled cycles of one launch of the arithmetic kernel on one DPU with `repeats` passes over the blocks.
+fn arithmetic_cycles(operation: &Operation, nr_tasklets: u32, repeats: u32) -> u64 {
+    arithmetic_stats(operation, nr_tasklets, repeats).cycles
 }
 
 /// The modelled throughput of `operation` on one DPU with `nr_tasklets`, in millions of operations per second:

@@ -53,7 +53,7 @@ struct dpusim_kernel_info {
 };
 
 #define DPUSIM_KERNEL_MAGIC 0x44505553u /* "DPUS" */
-#define DPUSIM_ABI_VERSION 2u
+#define DPUSIM_ABI_VERSION 3u
 
 /* Defined in the kernel object (the runtime's part); kept global when the kernel's other symbols are hidden. */
 extern const struct dpusim_kernel_info __dpusim_kernel_info;
@@ -138,9 +138,17 @@ void __dpusim_charge(uint32_t instructions);
 
 /* Instrumentation: the kernel's code calls this at the start of every basic block (-fsanitize-coverage=trace-pc).
  * The block's cost is __dpusim_block_costs[return address - __dpusim_kernel_text], a table the kernel builder
- * computes from the kernel object's disassembly. */
+ * computes from the kernel object's disassembly; the block's DPU instructions by class (the order of
+ * upmem_sim::InstructionClass) are __dpusim_block_classes[its block index]. Block 0 is no block: all zero. */
+#define DPUSIM_INSTRUCTION_CLASSES 18
+struct dpusim_block_cost {
+    uint32_t instructions; /* DPU instructions of the block */
+    uint32_t block;        /* its index in __dpusim_block_classes */
+};
 void __sanitizer_cov_trace_pc(void);
-extern const uint32_t __dpusim_block_costs[];
+extern const struct dpusim_block_cost __dpusim_block_costs[];
+extern const uint32_t __dpusim_block_classes[][DPUSIM_INSTRUCTION_CLASSES];
+extern const uint32_t __dpusim_nr_blocks;
 extern char __dpusim_kernel_text[];
 
 /* ---- Shared memory between the host and the workers ------------------------------------------------------ */
@@ -188,6 +196,8 @@ struct dpusim_dpu_record {
     uint64_t native_ns;    /* wall time the worker spent running the launch */
     uint64_t log_length;   /* bytes written to the log in the last launch (the log keeps the last capacity) */
     uint64_t log_capacity; /* the ring's size for the last launch */
+    /* DPU instructions of all tasklets by class (upmem_sim::InstructionClass); they add up to `instructions` */
+    uint64_t class_instructions[DPUSIM_INSTRUCTION_CLASSES];
     struct dpusim_fault fault;
     struct dpusim_tasklet_stats tasklets[DPUSIM_MAX_TASKLETS];
 };

@@ -14,6 +14,10 @@
 #include "internal.h"
 #include "sdk_costs.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 /*
  * How far a tasklet may run ahead of another runnable one in its own code before it gives way, in cycles. DMA
  * and synchronisation are ordered exactly (clock_wait_turn); the quantum only bounds how far plain WRAM reads
@@ -28,8 +32,20 @@
 
 void __sanitizer_cov_trace_pc(void) {
     uintptr_t site = (uintptr_t)__builtin_return_address(0) - (uintptr_t)__dpusim_kernel_text;
-    clock_advance(run.running, __dpusim_block_costs[site]);
+    const struct dpusim_block_cost *block = &__dpusim_block_costs[site];
+    clock_advance(run.running, block->instructions);
+    /* Counting runs per block, not instructions per class, keeps the hot path at one increment; clock_classes
+     * multiplies them out once per launch. */
+    run.block_runs[block->block]++;
     clock_give_way();
+}
+
+void clock_allocate(void) {
+    run.block_runs = calloc(__dpusim_nr_blocks, sizeof *run.block_runs);
+    if (run.block_runs == NULL) {
+        fprintf(stderr, "dpusim worker: cannot allocate the run counts of %u blocks\n", __dpusim_nr_blocks);
+        exit(DPUSIM_EXIT_FAULT);
+    }
 }
 
 void __dpusim_charge(uint32_t instructions) { clock_advance(run.running, instructions); }
@@ -43,6 +59,7 @@ static uint64_t shuffle_next(void) {
 }
 
 void clock_reset(uint32_t dpu) {
+    memset(run.block_runs, 0, __dpusim_nr_blocks * sizeof *run.block_runs);
     run.schedule = control->schedule;
     run.dma_free_at = 0;
     run.dma_cycles = 0;
@@ -150,4 +167,22 @@ uint64_t clock_dpu_instructions(void) {
     for (uint32_t t = 0; t < run.nr_tasklets; t++)
         total += run.tasklets[t].instructions;
     return total;
+}
+
+void clock_classes(uint64_t class_instructions[DPUSIM_INSTRUCTION_CLASSES]) {
+    uint64_t in_blocks = 0;
+    for (uint32_t c = 0; c < DPUSIM_INSTRUCTION_CLASSES; c++)
+        class_instructions[c] = 0;
+    for (uint32_t b = 1; b < __dpusim_nr_blocks; b++) {
+        if (run.block_runs[b] == 0)
+            continue;
+        for (uint32_t c = 0; c < DPUSIM_INSTRUCTION_CLASSES; c++) {
+            uint64_t instructions = run.block_runs[b] * __dpusim_block_classes[b][c];
+            class_instructions[c] += instructions;
+            in_blocks += instructions;
+        }
+    }
+    /* Whatever the tasklets executed outside the kernel's blocks was charged for the SDK's routines. */
+    uint64_t total = clock_dpu_instructions();
+    class_instructions[DPUSIM_CLASS_SDK_ROUTINE] = total > in_blocks ? total - in_blocks : 0;
 }

@@ -52,6 +52,7 @@ struct run_state {
     uint64_t dma_free_at;            /* when the DMA engine finishes its last queued transfer */
     uint64_t dma_cycles;             /* cycles the DMA engine was busy */
     uint64_t shuffle_state;          /* DPUSIM_SCHEDULE_SHUFFLE's generator */
+    uint64_t *block_runs;            /* runs of each of the kernel's blocks in this launch (__dpusim_nr_blocks) */
     uint64_t perfcounter_base;
     uint32_t perfcounter_mode;
     uint64_t perfcounter_frozen;
@@ -97,8 +98,14 @@ static inline void clock_wait_turn(void) {
 void clock_dma_issue(uint32_t alpha, uint32_t size);
 /* The scheduler's next pick; sets cycles_per_instruction and yield_at for it. DPUSIM_NO_TASKLET if none can run. */
 uint32_t clock_pick(uint32_t round_robin_start);
+/* Allocates the per-block run counts, once per worker. */
+void clock_allocate(void);
 /* Starts the model for a launch of `dpu`. */
 void clock_reset(uint32_t dpu);
+/* The launch's DPU instructions by class (upmem_sim::InstructionClass), from the blocks' run counts; the SDK
+ * routines' class gets what the tasklets executed outside the kernel's blocks. */
+#define DPUSIM_CLASS_SDK_ROUTINE (DPUSIM_INSTRUCTION_CLASSES - 1)
+void clock_classes(uint64_t class_instructions[DPUSIM_INSTRUCTION_CLASSES]);
 /* Someone made `tasklet` runnable at modelled time `at`. */
 void clock_woken(struct tasklet *tasklet, uint64_t at);
 /* The DPU's modelled cycles and executed instructions so far. */

@@ -468,4 +468,5 @@ void tasklets_run(uint32_t dpu, struct dpusim_dpu_record *record, char *log, uin
     record->cycles = clock_dpu_cycles();
     record->dma_cycles = run.dma_cycles;
     record->instructions = clock_dpu_instructions();
+    clock_classes(record->class_instructions);
 }

@@ -76,6 +76,74 @@ struct dpu_sim_timing {
 /* Fills `*timing` for the single DPU `dpu`. DPU_ERR_INVALID_DPU_SET unless `dpu` is a DPU_SET_DPU set. */
 dpu_error_t dpu_sim_timing(struct dpu_set_t dpu, struct dpu_sim_timing *timing);
 
+/* Classes of DPU instructions, by the operation they serve (upmem_sim::InstructionClass, same order). */
+enum dpu_sim_instruction_class {
+    DPU_SIM_CLASS_ALU = 0,            /* integer ALU operations and moves */
+    DPU_SIM_CLASS_COMPARE_BRANCH = 1, /* compares, branches, calls, returns */
+    DPU_SIM_CLASS_LOAD_STORE = 2,     /* WRAM loads and stores */
+    DPU_SIM_CLASS_MUL32 = 3,          /* 32-bit multiply sequences */
+    DPU_SIM_CLASS_MUL64 = 4,
+    DPU_SIM_CLASS_DIV32 = 5,          /* 32-bit divide sequences */
+    DPU_SIM_CLASS_DIV64 = 6,
+    DPU_SIM_CLASS_FLOAT_ADD = 7,      /* software float and double routines */
+    DPU_SIM_CLASS_FLOAT_MUL = 8,
+    DPU_SIM_CLASS_FLOAT_DIV = 9,
+    DPU_SIM_CLASS_FLOAT_COMPARE = 10,
+    DPU_SIM_CLASS_DOUBLE_ADD = 11,
+    DPU_SIM_CLASS_DOUBLE_MUL = 12,
+    DPU_SIM_CLASS_DOUBLE_DIV = 13,
+    DPU_SIM_CLASS_DOUBLE_COMPARE = 14,
+    DPU_SIM_CLASS_FLOAT_CONVERT = 15, /* int <-> float, float <-> double */
+    DPU_SIM_CLASS_DOUBLE_CONVERT = 16, /* int <-> double */
+    DPU_SIM_CLASS_SDK_ROUTINE = 17,   /* the SDK runtime's routines: boot, synchronisation, DMA issue, ... */
+    DPU_SIM_INSTRUCTION_CLASSES = 18,
+};
+
+/* One DPU's last launch: DPU instructions of all its tasklets by class (they add up to the total). */
+struct dpu_sim_instructions {
+    uint64_t total;
+    uint64_t by_class[DPU_SIM_INSTRUCTION_CLASSES];
+};
+
+/* Fills `*instructions` for the single DPU `dpu`. DPU_ERR_INVALID_DPU_SET unless `dpu` is a DPU_SET_DPU set. */
+dpu_error_t dpu_sim_instructions(struct dpu_set_t dpu, struct dpu_sim_instructions *instructions);
+
+/* A class's short name ("alu", "float mul", ...); NULL for a value out of range. */
+const char *dpu_sim_instruction_class_name(enum dpu_sim_instruction_class instruction_class);
+
+/* What a timeline event did. */
+enum dpu_sim_operation {
+    DPU_SIM_OP_PUSH = 0,      /* dpu_push_xfer to the DPUs */
+    DPU_SIM_OP_BROADCAST = 1, /* dpu_broadcast_to, dpu_copy_to on several DPUs */
+    DPU_SIM_OP_GATHER = 2,    /* dpu_push_xfer from the DPUs */
+    DPU_SIM_OP_COPY_TO = 3,   /* dpu_copy_to on one DPU */
+    DPU_SIM_OP_COPY_FROM = 4, /* dpu_copy_from */
+    DPU_SIM_OP_LAUNCH = 5,    /* dpu_launch, to completion */
+};
+
+/* predicted_ns of an event with no prediction (an asynchronous launch not yet synchronised). */
+#define DPU_SIM_NOT_PREDICTED 0xFFFFFFFFFFFFFFFFull
+
+/*
+ * One transfer or launch of the program: its wall time on the simulator and its predicted time on a UPMEM
+ * server (PrIM's per-rank transfer bandwidths, ranks in parallel; a launch's overhead plus its slowest DPU's
+ * modelled cycles at 350 MHz). Run one after the other, the events' predicted times add up to the run's.
+ */
+struct dpu_sim_event {
+    uint32_t operation; /* enum dpu_sim_operation */
+    uint32_t nr_dpus;
+    uint64_t bytes_per_dpu;
+    uint64_t wall_ns;
+    uint64_t predicted_ns;
+};
+
+/* Copies up to `capacity` events of the program's timeline, oldest first, into `events` and sets `*nr_events`
+ * to how many there are (possibly more than `capacity`). */
+dpu_error_t dpu_sim_timeline(struct dpu_sim_event *events, size_t capacity, size_t *nr_events);
+
+/* Starts a new timeline. */
+dpu_error_t dpu_sim_timeline_clear(void);
+
 #ifdef __cplusplus
 }
 #endif

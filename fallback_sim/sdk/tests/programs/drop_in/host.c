@@ -92,6 +92,18 @@ static void check_outputs(struct dpu_set_t dpu, uint32_t index, uint32_t heap)
     DPU_ASSERT(dpu_copy_from(dpu, DPU_MRAM_HEAP_POINTER_NAME, TWELVE_WRITE_AT, twelve, sizeof(twelve)));
     snprintf(what, sizeof what, "DPU %u: a 12-byte mram_write moves 8 bytes", index);
     check(what, twelve[0] == ODD_WRITE_PATTERN && twelve[1] == MARKER, 1);
+
+    struct dpu_sim_instructions instructions;
+    struct dpu_sim_timing timing;
+    DPU_ASSERT(dpu_sim_instructions(dpu, &instructions));
+    DPU_ASSERT(dpu_sim_timing(dpu, &timing));
+    uint64_t by_class = 0;
+    for (int c = 0; c < DPU_SIM_INSTRUCTION_CLASSES; c++)
+        by_class += instructions.by_class[c];
+    snprintf(what, sizeof what, "DPU %u: instructions by class add up to dpu_sim_timing's", index);
+    check(what, by_class == instructions.total && instructions.total == timing.instructions, 1);
+    snprintf(what, sizeof what, "DPU %u: the boot is charged to the SDK routines", index);
+    check(what, instructions.by_class[DPU_SIM_CLASS_SDK_ROUTINE] > 0, 1);
     (void)heap;
 }
 
@@ -128,6 +140,30 @@ int main(void)
     DPU_FOREACH (set, dpu, index) {
         check_outputs(dpu, index, heap);
     }
+    /* The timeline: every transfer and launch so far, each launch predicted from its DPUs' modelled cycles, a
+     * copy to one DPU at the serial 0.33 GB/s. */
+    size_t nr_events = 0;
+    struct dpu_sim_event events[512];
+    DPU_ASSERT(dpu_sim_timeline(NULL, 0, &nr_events));
+    size_t copied = nr_events < 512 ? nr_events : 512;
+    DPU_ASSERT(dpu_sim_timeline(events, copied, &nr_events));
+    unsigned launches = 0, predicted_launches = 0, serial_ok = 0, serial = 0;
+    for (size_t e = 0; e < copied; e++) {
+        if (events[e].operation == DPU_SIM_OP_LAUNCH) {
+            launches++;
+            predicted_launches += events[e].predicted_ns != DPU_SIM_NOT_PREDICTED && events[e].predicted_ns > 0;
+        } else if (events[e].operation == DPU_SIM_OP_COPY_TO) {
+            uint64_t expected = (uint64_t)((double)events[e].bytes_per_dpu / 0.33);
+            serial++;
+            serial_ok += events[e].nr_dpus == 1 && events[e].predicted_ns + 1 >= expected &&
+                         events[e].predicted_ns <= expected + 1;
+        }
+    }
+    check("the timeline holds the launches, each predicted", launches > 0 && predicted_launches == launches, 1);
+    check("the timeline's copies to one DPU run at 0.33 GB/s", serial > 0 && serial_ok == serial, 1);
+    DPU_ASSERT(dpu_sim_timeline_clear());
+    DPU_ASSERT(dpu_sim_timeline(NULL, 0, &nr_events));
+    check("dpu_sim_timeline_clear empties the timeline", nr_events, 0);
     DPU_ASSERT(dpu_free(set));
 
     DPU_ASSERT(dpu_alloc(1, "simStrict=true", &set));
@@ -143,6 +179,10 @@ int main(void)
     }
     DPU_ASSERT(dpu_free(set));
 
+    check("instruction classes have names",
+          strcmp(dpu_sim_instruction_class_name(DPU_SIM_CLASS_FLOAT_MUL), "float mul") == 0 &&
+              dpu_sim_instruction_class_name(DPU_SIM_INSTRUCTION_CLASSES) == NULL,
+          1);
     printf("drop_in: %s (%u errors)\n", nr_errors == 0 ? "OK" : "FAILED", nr_errors);
     return nr_errors == 0 ? 0 : 1;
 }

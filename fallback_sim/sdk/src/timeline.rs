@@ -1,0 +1,142 @@
+//! `dpu_sim_timeline`: every transfer and launch of the program, in order, with its wall time here and its
+//! predicted time on a UPMEM server (the model of `upmem_sim::transfer_model`).
+
+use std::ops::Range;
+use std::time::Instant;
+
+use upmem_sim::transfer_model::{Operation, TransferModel};
+use upmem_sim::CLOCK_HZ;
+
+use crate::error::{code, DpuError, Result};
+use crate::guard;
+use crate::server::{existing, server, Server};
+use crate::types::{
+    dpu_error_t, dpu_sim_event, DPU_SIM_OP_BROADCAST, DPU_SIM_OP_COPY_FROM, DPU_SIM_OP_COPY_TO, DPU_SIM_OP_GATHER,
+    DPU_SIM_OP_LAUNCH, DPU_SIM_OP_PUSH,
+};
+
+/// `NOT_PREDICTED` of `dpu_sim.h` (bindgen reads its 64-bit literal as a C int).
+const NOT_PREDICTED: u64 = u64::MAX;
+
+/// The program's events and the model that predicts them.
+#[derive(Default)]
+pub struct Timeline {
+    events: Vec<dpu_sim_event>,
+    model: TransferModel,
+}
+
+fn c_operation(operation: Operation) -> u32 {
+    match operation {
+        Operation::Push => DPU_SIM_OP_PUSH,
+        Operation::Broadcast => DPU_SIM_OP_BROADCAST,
+        Operation::Gather => DPU_SIM_OP_GATHER,
+        Operation::CopyTo => DPU_SIM_OP_COPY_TO,
+        Operation::CopyFrom => DPU_SIM_OP_COPY_FROM,
+        _ => DPU_SIM_OP_LAUNCH,
+    }
+}
+
+fn nanoseconds(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl Server {
+    /// `dpus` (machine ids, in set order) grouped into their ranks, as index ranges of the set.
+    fn rank_ranges(&self, dpus: &[u32]) -> Vec<Range<usize>> {
+        let mut ranges: Vec<Range<usize>> = Vec::new();
+        for (index, &dpu) in dpus.iter().enumerate() {
+            let same_rank = index > 0 && self.dpus[dpus[index - 1] as usize].rank == self.dpus[dpu as usize].rank;
+            match ranges.last_mut() {
+                Some(range) if same_rank => range.end = index + 1,
+                _ => ranges.push(index..index + 1),
+            }
+        }
+        ranges
+    }
+
+    /// Adds a transfer of `bytes_per_dpu` to or from each of `dpus`, started at `started`.
+    pub(crate) fn record_transfer(
+        &mut self,
+        operation: Operation,
+        dpus: &[u32],
+        bytes_per_dpu: usize,
+        started: Instant,
+    ) {
+        let bytes_per_dpu = bytes_per_dpu as u64;
+        let ranks = self.rank_ranges(dpus);
+        let predicted = self.timeline.model.transfer_time(operation, bytes_per_dpu, &ranks);
+        self.timeline.events.push(dpu_sim_event {
+            operation: c_operation(operation),
+            nr_dpus: dpus.len() as u32,
+            bytes_per_dpu,
+            wall_ns: nanoseconds(started.elapsed()),
+            predicted_ns: predicted.map_or(NOT_PREDICTED, nanoseconds),
+        });
+    }
+
+    /// Adds a launch of `dpus` started at `started`; `finished`: its DPUs' cycles are this launch's.
+    pub(crate) fn record_launch(&mut self, dpus: &[u32], started: Instant, finished: bool) -> Result<()> {
+        let predicted = if finished { self.launch_prediction(dpus)? } else { NOT_PREDICTED };
+        self.timeline.events.push(dpu_sim_event {
+            operation: DPU_SIM_OP_LAUNCH,
+            nr_dpus: dpus.len() as u32,
+            bytes_per_dpu: 0,
+            wall_ns: nanoseconds(started.elapsed()),
+            predicted_ns: predicted,
+        });
+        Ok(())
+    }
+
+    /// Completes the last asynchronous launch once `dpu_sync` has waited for it.
+    pub(crate) fn complete_async_launch(&mut self, dpus: &[u32]) -> Result<()> {
+        let predicted = self.launch_prediction(dpus)?;
+        let pending = self.timeline.events.iter_mut().rev().find(|event| event.operation == DPU_SIM_OP_LAUNCH);
+        if let Some(launch) = pending.filter(|launch| launch.predicted_ns == NOT_PREDICTED) {
+            launch.predicted_ns = predicted;
+        }
+        Ok(())
+    }
+
+    fn launch_prediction(&self, dpus: &[u32]) -> Result<u64> {
+        let cycles = self.machine.slowest_cycles(dpus)?;
+        Ok(nanoseconds(self.timeline.model.launch_time(cycles, CLOCK_HZ)))
+    }
+}
+
+/// `dpu_sim_timeline`: copies up to `capacity` events, oldest first, and sets `*nr_events` to how many there
+/// are (possibly more than `capacity`).
+///
+/// # Safety
+/// `events` has room for `capacity` events (it may be null when `capacity` is 0); `nr_events` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn dpu_sim_timeline(
+    events: *mut dpu_sim_event,
+    capacity: usize,
+    nr_events: *mut usize,
+) -> dpu_error_t {
+    guard(|| {
+        let mut guard = server();
+        let server = existing(&mut guard)?;
+        if nr_events.is_null() || (capacity > 0 && events.is_null()) {
+            return Err(DpuError(code::INVALID_BUFFER_SIZE));
+        }
+        let recorded = &server.timeline.events;
+        let copied = recorded.len().min(capacity);
+        // SAFETY: the caller guarantees room for `capacity` >= `copied` events and a writable count.
+        unsafe {
+            std::ptr::copy_nonoverlapping(recorded.as_ptr(), events, copied);
+            nr_events.write(recorded.len());
+        }
+        Ok(())
+    })
+}
+
+/// `dpu_sim_timeline_clear`: starts a new timeline.
+#[no_mangle]
+pub extern "C" fn dpu_sim_timeline_clear() -> dpu_error_t {
+    guard(|| {
+        let mut guard = server();
+        existing(&mut guard)?.timeline.events.clear();
+        Ok(())
+    })
+}
