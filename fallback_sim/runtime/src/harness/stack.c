@@ -54,10 +54,18 @@ void stack_paint(uint32_t tasklet) {
     pattern_below[tasklet] = t->stack_high;
 }
 
-/* The lowest byte of tasklet's window that lost the pattern (its stack's peak), or stack_high if none did. */
+/* The lowest byte of tasklet's window that lost the pattern (its stack's peak), or stack_high if none did. Most
+ * of the window still holds the pattern, and every DPU of every launch is measured, so it is compared a word at
+ * a time (a byte loop cost about 100 µs per DPU with 16 tasklets). */
 static char *low_water(uint32_t tasklet) {
     struct tasklet *t = &run.tasklets[tasklet];
     char *byte = t->stack_high - window(tasklet);
+    const uint64_t pattern_word = 0x0101010101010101ull * PATTERN;
+    for (uint64_t word; byte + sizeof word <= t->stack_high; byte += sizeof word) {
+        memcpy(&word, byte, sizeof word);
+        if (word != pattern_word)
+            break;
+    }
     while (byte < t->stack_high && (unsigned char)*byte == PATTERN)
         byte++;
     return byte;
