@@ -429,4 +429,32 @@ mod tests {
         overlays.read_shared(2, 0, &mut out);
         assert!(out == second);
     }
+
+    /// Attaching gives back the DPU's own pages under the new range when it may have some, and skips the
+    /// system call when the caller knows it has none; the DPU reads the shared bytes either way.
+    #[test]
+    fn attach_gives_back_own_pages_only_when_there_may_be_some() {
+        let mut overlays = Overlays::new(2).unwrap();
+        let mram = SharedFile::new("test-mram", 2 * 16 * PAGE).unwrap();
+        let own = |dpu: usize| {
+            let mut byte = 0u8;
+            // SAFETY: reading one byte inside the file's mapping; nothing writes it concurrently.
+            unsafe { std::ptr::copy_nonoverlapping(mram.ptr().add(dpu * 16 * PAGE), &mut byte, 1) };
+            byte
+        };
+        for dpu in 0..2 {
+            // SAFETY: writing one byte inside the file's mapping; nothing reads it concurrently.
+            unsafe { mram.ptr().add(dpu * 16 * PAGE).write(7) };
+        }
+        let shared = overlays.share(&[9u8; 16 * PAGE]);
+        assert!(overlays.attach(0, &mram, 0, 0, shared, true).unwrap());
+        assert!(overlays.attach(1, &mram, 16 * PAGE, 0, shared, false).unwrap());
+        assert_eq!(own(0), 0, "DPU 0's own page was given back");
+        assert_eq!(own(1), 7, "DPU 1's was left alone");
+        for dpu in 0..2 {
+            let mut out = [0u8; 8];
+            overlays.read_shared(dpu, 0, &mut out);
+            assert_eq!(out, [9; 8], "DPU {dpu} reads the shared bytes");
+        }
+    }
 }
