@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 use std::ptr;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -77,6 +77,9 @@ pub struct Machine {
     /// (transfers to different DPUs run in parallel), so two host threads on one DPU take turns instead of
     /// racing on the same bytes.
     host_access: Box<[Mutex<()>]>,
+    /// Whether each DPU's MRAM may hold pages of its own (written since its last reset), so that a broadcast
+    /// into a DPU that has none skips giving back an empty range.
+    mram_written: Box<[AtomicBool]>,
     pools: Vec<WorkerPool>,
     pool_slots: Vec<usize>,
     launch: Option<Launch>,
@@ -134,6 +137,7 @@ impl Machine {
             overlays,
             loaded: vec![None; nr_dpus as usize],
             host_access: (0..nr_dpus).map(|_| Mutex::new(())).collect(),
+            mram_written: (0..nr_dpus).map(|_| AtomicBool::new(false)).collect(),
             config,
             control,
             wram,
@@ -209,6 +213,9 @@ impl Machine {
             self.overlays.make_own(dpu, &self.mram, mram_base, 0, program.mram_image().len());
             // SAFETY: as above, for the MRAM variables' image.
             unsafe { copy_into(&self.mram, mram_base, program.mram_image()) };
+            if !program.mram_image().is_empty() {
+                self.mram_written[dpu as usize].store(true, Ordering::Relaxed);
+            }
             self.control.reset_record(dpu);
             self.loaded[dpu as usize] = Some(Arc::clone(program));
         }
@@ -228,6 +235,7 @@ impl Machine {
             self.wram.discard(dpu as usize * wram_size, wram_size)?;
             self.overlays.detach_all(dpu)?;
             self.mram.discard(dpu as usize * mram_size, mram_size)?;
+            self.mram_written[dpu as usize].store(false, Ordering::Relaxed);
             let log_size = self.config.log_size as usize;
             self.log.discard(dpu as usize * log_size, log_size)?;
             self.control.reset_record(dpu);
@@ -288,10 +296,19 @@ impl Machine {
         }
     }
 
-    fn check_range(&self, what: &'static str, memory: String, offset: u64, length: usize, size: u64) -> Result<()> {
+    /// Checks `[offset, offset + length)` against `size`; `memory` names the memory in the error (built only
+    /// then: small transfers are frequent).
+    fn check_range(
+        &self,
+        what: &'static str,
+        memory: impl FnOnce() -> String,
+        offset: u64,
+        length: usize,
+        size: u64,
+    ) -> Result<()> {
         let length = length as u64;
         if offset.checked_add(length).is_none_or(|end| end > size) {
-            return Err(SimError::OutOfBounds { what, memory, offset, length, size });
+            return Err(SimError::OutOfBounds { what, memory: memory(), offset, length, size });
         }
         Ok(())
     }
@@ -300,11 +317,12 @@ impl Machine {
     pub fn write(&self, dpu: u32, memory: MemoryKind, offset: u64, data: &[u8]) -> Result<()> {
         self.check_idle(dpu)?;
         let (file, size, name) = self.memory(memory);
-        self.check_range("write", format!("{name} of DPU {dpu}"), offset, data.len(), size)?;
+        self.check_range("write", || format!("{name} of DPU {dpu}"), offset, data.len(), size)?;
         let _turn = self.host_access(dpu);
         let base = (u64::from(dpu) * size) as usize;
         if memory == MemoryKind::Mram {
             self.overlays.make_own(dpu, file, base, offset, data.len());
+            self.mram_written[dpu as usize].store(true, Ordering::Relaxed);
         }
         // SAFETY: the range is within this DPU's slice of the file (checked), the DPU is idle and no other host
         // thread accesses its memories (`_turn`).
@@ -316,7 +334,7 @@ impl Machine {
     pub fn read(&self, dpu: u32, memory: MemoryKind, offset: u64, out: &mut [u8]) -> Result<()> {
         self.check_idle(dpu)?;
         let (file, size, name) = self.memory(memory);
-        self.check_range("read", format!("{name} of DPU {dpu}"), offset, out.len(), size)?;
+        self.check_range("read", || format!("{name} of DPU {dpu}"), offset, out.len(), size)?;
         let _turn = self.host_access(dpu);
         // SAFETY: the range is within this DPU's slice of the file (checked), the DPU is idle and no other host
         // thread writes its memories (`_turn`).
@@ -330,7 +348,8 @@ impl Machine {
     /// Writes the same `data` into every DPU of `dpus` at a byte offset of their WRAM or MRAM. In MRAM, the
     /// whole pages of a large broadcast are written once and shared copy-on-write: memory grows with the
     /// bytes, not with the number of DPUs, and a later write to a shared page (by the host or a kernel) makes
-    /// that page the writing DPU's own.
+    /// that page the writing DPU's own. A broadcast repeated to the same DPUs and range rewrites the pages they
+    /// share in place.
     pub fn broadcast(&mut self, dpus: &[u32], memory: MemoryKind, offset: u64, data: &[u8]) -> Result<()> {
         let (body, pages) = overlay::whole_pages(offset, data.len());
         if memory != MemoryKind::Mram || dpus.len() < 2 || pages < overlay::MIN_SHARED_PAGES {
@@ -339,20 +358,29 @@ impl Machine {
         let size = self.topology().mram_size;
         for &dpu in dpus {
             self.check_idle(dpu)?;
-            self.check_range("write", format!("MRAM of DPU {dpu}"), offset, data.len(), size)?;
+            self.check_range("write", || format!("MRAM of DPU {dpu}"), offset, data.len(), size)?;
         }
         let head = (body - offset) as usize;
         let tail = head + pages * overlay::PAGE;
-        let shared = self.overlays.share(&data[head..tail]);
+        let mram_base = |dpu: u32| (u64::from(dpu) * size) as usize;
+        let shared = if self.overlays.rewrite(dpus, &self.mram, mram_base, body, &data[head..tail])? {
+            None
+        } else {
+            Some(self.overlays.share(&data[head..tail]))
+        };
         for &dpu in dpus {
-            self.write(dpu, memory, offset, &data[..head])?;
-            self.write(dpu, memory, body + (pages * overlay::PAGE) as u64, &data[tail..])?;
-            let base = (u64::from(dpu) * size) as usize;
-            if !self.overlays.attach(dpu, &self.mram, base, body, pages, shared)? {
+            for (at, part) in [(offset, &data[..head]), (body + (pages * overlay::PAGE) as u64, &data[tail..])] {
+                if !part.is_empty() {
+                    self.write(dpu, memory, at, part)?;
+                }
+            }
+            let Some(shared) = shared else { continue };
+            let own_pages_possible = self.mram_written[dpu as usize].load(Ordering::Relaxed);
+            if !self.overlays.attach(dpu, &self.mram, mram_base(dpu), body, shared, own_pages_possible)? {
                 self.write(dpu, memory, body, &data[head..tail])?;
             }
         }
-        self.overlays.forget_if_unused(shared)
+        shared.map_or(Ok(()), |shared| self.overlays.forget_if_unused(shared))
     }
 
     /// Takes `dpu`'s host access lock (a poisoned lock guards no state, so it is taken all the same).
@@ -371,14 +399,14 @@ impl Machine {
     /// Writes `data` at `offset` bytes into a symbol of the DPU's program.
     pub fn write_symbol(&self, dpu: u32, name: &str, offset: u64, data: &[u8]) -> Result<()> {
         let symbol = self.symbol(dpu, name)?;
-        self.check_range("write", format!("symbol `{name}`"), offset, data.len(), u64::from(symbol.size))?;
+        self.check_range("write", || format!("symbol `{name}`"), offset, data.len(), u64::from(symbol.size))?;
         self.write(dpu, symbol.memory, symbol.offset() + offset, data)
     }
 
     /// Reads `out.len()` bytes at `offset` bytes into a symbol of the DPU's program.
     pub fn read_symbol(&self, dpu: u32, name: &str, offset: u64, out: &mut [u8]) -> Result<()> {
         let symbol = self.symbol(dpu, name)?;
-        self.check_range("read", format!("symbol `{name}`"), offset, out.len(), u64::from(symbol.size))?;
+        self.check_range("read", || format!("symbol `{name}`"), offset, out.len(), u64::from(symbol.size))?;
         self.read(dpu, symbol.memory, symbol.offset() + offset, out)
     }
 
@@ -415,6 +443,8 @@ impl Machine {
         }
         for &dpu in dpus {
             self.control.state(dpu).store(state::QUEUED, Ordering::Release);
+            // Its kernel may write anywhere in its MRAM.
+            self.mram_written[dpu as usize].store(true, Ordering::Relaxed);
         }
         self.launch = Some(Launch { dpus: dpus.to_vec(), pending, running: None });
         self.progress(Some(Duration::ZERO))?;

@@ -74,6 +74,33 @@ impl SharedFile {
         unsafe { libc::fallocate(self.fd(), 0, start as libc::off_t, (end - start) as libc::off_t) };
     }
 
+    /// Copies `data` into the file at `offset`, committing the pages first (see [`SharedFile::populate`]). A
+    /// large copy is split between the host's cores: committing fresh pages is the kernel's work per page, and
+    /// it costs several times the copy itself.
+    ///
+    /// # Safety
+    /// `offset + data.len()` must be within the file, and nothing else may access that range during the call.
+    pub unsafe fn fill(&self, offset: usize, data: &[u8]) {
+        assert!(offset + data.len() <= self.size, "fill range within the file");
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        let chunk = data.len().div_ceil(threads).div_ceil(PARALLEL_FILL_MIN) * PARALLEL_FILL_MIN;
+        // SAFETY: the range is within the mapping and nobody else accesses it (guaranteed by the caller).
+        let destination = unsafe { std::slice::from_raw_parts_mut(self.ptr().add(offset), data.len()) };
+        let fill_part = |start: usize, part: &mut [u8], source: &[u8]| {
+            self.populate(offset + start, part.len());
+            part.copy_from_slice(source);
+        };
+        if data.len() <= chunk {
+            fill_part(0, destination, data);
+            return;
+        }
+        std::thread::scope(|scope| {
+            for (index, (part, source)) in destination.chunks_mut(chunk).zip(data.chunks(chunk)).enumerate() {
+                scope.spawn(move || fill_part(index * chunk, part, source));
+            }
+        });
+    }
+
     /// Gives `[offset, offset + length)` back to the system: it reads as zeros again and costs no memory.
     pub fn discard(&self, offset: usize, length: usize) -> Result<()> {
         assert!(offset + length <= self.size, "discard range within the file");
@@ -93,6 +120,10 @@ impl SharedFile {
         Ok(())
     }
 }
+
+/// The smallest part of a [`SharedFile::fill`] given a thread of its own (a multiple of any page size): below
+/// it, starting a thread costs more than it saves.
+const PARALLEL_FILL_MIN: usize = 4 << 20;
 
 fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.

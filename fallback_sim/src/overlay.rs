@@ -47,6 +47,14 @@ struct Extent {
     users: usize,
 }
 
+/// Whole pages written once by [`Overlays::share`], for DPUs to [`Overlays::attach`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SharedPages {
+    /// Where they start in the shared-pages file.
+    offset: u64,
+    pages: usize,
+}
+
 /// The shared-pages file, every DPU's overlay record, and who uses which extent.
 pub(crate) struct Overlays {
     shared: SharedFile,
@@ -126,18 +134,16 @@ impl Overlays {
     }
 
     /// The shared pages of `dpu` that meet `[offset, offset + length)` of MRAM: (MRAM offset, shared-file
-    /// offset) of each page.
+    /// offset) of each page. Only the pages inside the range are visited, so a small write costs little
+    /// however large the DPU's broadcasts are.
     fn shared_pages(&self, dpu: u32, offset: u64, length: usize) -> Vec<(usize, usize)> {
         let (start, end) = (offset as usize, offset as usize + length);
         let mut pages = Vec::new();
         for range in self.ranges(dpu) {
             let first = range.mram_offset as usize / PAGE;
-            for index in 0..range.pages as usize {
-                let page = first + index;
-                let at = page * PAGE;
-                if at < end && start < at + PAGE && !self.is_owned(dpu, page) {
-                    pages.push((at, range.shared_offset as usize + index * PAGE));
-                }
+            let met = (start / PAGE).max(first)..end.div_ceil(PAGE).min(first + range.pages as usize);
+            for page in met.filter(|&page| !self.is_owned(dpu, page)) {
+                pages.push((page * PAGE, range.shared_offset as usize + (page - first) * PAGE));
             }
         }
         pages
@@ -146,9 +152,24 @@ impl Overlays {
     /// Before the host writes `[offset, offset + length)` of `dpu`'s MRAM (slice `mram_base` of `mram`): the
     /// shared pages it meets become the DPU's own, copied first unless the write covers them whole.
     pub fn make_own(&self, dpu: u32, mram: &SharedFile, mram_base: usize, offset: u64, length: usize) {
+        self.own_pages(dpu, mram, mram_base, offset, length, true);
+    }
+
+    /// The shared pages of `dpu` that meet `[offset, offset + length)` become its own, copied whole when
+    /// `written_after` is false (nothing will overwrite them), else copied only where the range leaves part of
+    /// a page as it was.
+    fn own_pages(
+        &self,
+        dpu: u32,
+        mram: &SharedFile,
+        mram_base: usize,
+        offset: u64,
+        length: usize,
+        written_after: bool,
+    ) {
         let (start, end) = (offset as usize, offset as usize + length);
         for (at, shared) in self.shared_pages(dpu, offset, length) {
-            if !(start <= at && at + PAGE <= end) {
+            if !(written_after && start <= at && at + PAGE <= end) {
                 // SAFETY: both pages lie within their files (ranges are within MRAM and their extents), the DPU
                 // is idle and the caller holds it, so nothing else writes the destination.
                 unsafe {
@@ -178,31 +199,95 @@ impl Overlays {
         }
     }
 
-    /// Writes `data` once into a new extent of the shared-pages file; returns its offset.
-    pub fn share(&mut self, data: &[u8]) -> u64 {
+    /// Writes `data` (whole pages) once into a new extent of the shared-pages file.
+    pub fn share(&mut self, data: &[u8]) -> SharedPages {
         let offset = self.next_offset;
         let length = data.len().div_ceil(PAGE) * PAGE;
         self.next_offset += length as u64;
-        self.shared.populate(offset as usize, data.len());
-        // SAFETY: the extent [offset, offset + length) is new (the bump pointer only grows) and within the
-        // sparse file, which is far larger than any run's broadcasts.
-        unsafe { ptr::copy_nonoverlapping(data.as_ptr(), self.shared.ptr().add(offset as usize), data.len()) };
+        // SAFETY: the extent [offset, offset + length) is new (the bump pointer only grows), so nobody reads it
+        // yet, and within the sparse file, which is far larger than any run's broadcasts.
+        unsafe { self.shared.fill(offset as usize, data) };
         self.extents.insert(offset, Extent { length, users: 0 });
-        offset
+        SharedPages { offset, pages: data.len() / PAGE }
     }
 
-    /// Backs `pages` pages of `dpu`'s MRAM from `mram_offset` (page-aligned) with the extent at `shared`.
-    /// Overlapping ranges are made the DPU's own first, and the DPU's own pages there are given back. Returns
-    /// false, changing nothing, when the DPU has no free range slot (the caller then copies).
+    /// Writes `data` (whole pages) again into the extent that backs `[mram_offset, mram_offset + data.len())`
+    /// of every DPU of `dpus` and of no other DPU: a broadcast repeated with new bytes, as a GNN sends each
+    /// layer's features, reuses its pages instead of filling fresh ones (a fresh page costs a fault, several
+    /// times the copy), and no range changes. The pages the DPUs had made their own there are shared again and
+    /// given back. `mram_base` gives a DPU's slice of `mram`. Returns false, changing nothing, when no such
+    /// extent exists.
+    pub fn rewrite(
+        &mut self,
+        dpus: &[u32],
+        mram: &SharedFile,
+        mram_base: impl Fn(u32) -> usize,
+        mram_offset: u64,
+        data: &[u8],
+    ) -> Result<bool> {
+        let pages = data.len() / PAGE;
+        let same_range =
+            |range: &OverlayRange| u64::from(range.mram_offset) == mram_offset && range.pages as usize == pages;
+        let Some(&first) = dpus.first() else { return Ok(false) };
+        let Some(shared) = self.ranges(first).iter().find(|range| same_range(range)).map(|range| range.shared_offset)
+        else {
+            return Ok(false);
+        };
+        if self.extents.get(&shared).is_none_or(|extent| extent.users != dpus.len()) {
+            return Ok(false);
+        }
+        // Every user of the extent is a target exactly once, with the same range.
+        let mut named = vec![false; self.nr_ranges.len()];
+        for &dpu in dpus {
+            let uses = self.ranges(dpu).iter().any(|range| same_range(range) && range.shared_offset == shared);
+            if !uses || std::mem::replace(&mut named[dpu as usize], true) {
+                return Ok(false);
+            }
+        }
+        // SAFETY: the extent holds `data.len()` bytes (its range has as many pages) and only the DPUs of `dpus`
+        // read it, all idle and held by the caller.
+        unsafe { self.shared.fill(shared as usize, data) };
+        let first_page = mram_offset as usize / PAGE;
+        for &dpu in dpus {
+            if self.any_owned(dpu, first_page, pages) {
+                mram.discard(mram_base(dpu) + mram_offset as usize, data.len())?;
+                self.clear_owned(dpu, first_page, pages);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Whether any of `pages` pages from `first` is the DPU's own: whole bytes at once, the partial ones bit by
+    /// bit.
+    fn any_owned(&self, dpu: u32, first: usize, pages: usize) -> bool {
+        let end = first + pages;
+        let whole = first.div_ceil(8)..end / 8;
+        if whole.start >= whole.end {
+            return (first..end).any(|page| self.is_owned(dpu, page));
+        }
+        // SAFETY: as in `ranges`; `whole` lies within the bitmap since the pages lie within MRAM.
+        let record = unsafe { &*self.record(dpu) };
+        let owned = &record.owned[whole.clone()];
+        // An OR of every byte (which compiles to vector code) rather than a search: most bitmaps are all zero.
+        owned.iter().fold(0, |any, &byte| any | byte) != 0
+            || (first..whole.start * 8).chain(whole.end * 8..end).any(|page| self.is_owned(dpu, page))
+    }
+
+    /// Backs `dpu`'s MRAM from `mram_offset` (page-aligned) with `shared`.
+    /// Earlier ranges it overlaps are dropped, their pages outside the new range made the DPU's own first, and
+    /// the DPU's own pages in the new range are given back (unless `own_pages_possible` says the DPU has none
+    /// there: giving back an empty range still costs a system call). Returns false, changing nothing, when the
+    /// DPU has no free range slot (the caller then copies).
     pub fn attach(
         &mut self,
         dpu: u32,
         mram: &SharedFile,
         mram_base: usize,
         mram_offset: u64,
-        pages: usize,
-        shared: u64,
+        shared: SharedPages,
+        own_pages_possible: bool,
     ) -> Result<bool> {
+        let SharedPages { offset: shared, pages } = shared;
         let length = pages * PAGE;
         let ranges = self.ranges(dpu);
         let in_use = ranges.len();
@@ -210,18 +295,28 @@ impl Overlays {
             .into_iter()
             .filter(|range| {
                 let start = u64::from(range.mram_offset);
-                start < mram_offset + length as u64 && mram_offset < start + u64::from(range.pages) * PAGE as u64
+                start < mram_offset + length as u64 && mram_offset < start + range_bytes(range)
             })
             .collect();
         let free = RANGES - in_use + overlapping.len();
         if free == 0 {
             return Ok(false);
         }
+        let new_end = mram_offset + length as u64;
         for range in overlapping {
-            self.make_own(dpu, mram, mram_base, u64::from(range.mram_offset), range.pages as usize * PAGE);
+            // The pages of the earlier range that the new one does not replace keep their bytes as the DPU's own.
+            let (start, end) = (u64::from(range.mram_offset), u64::from(range.mram_offset) + range_bytes(&range));
+            if start < mram_offset {
+                self.own_pages(dpu, mram, mram_base, start, (mram_offset - start) as usize, false);
+            }
+            if new_end < end {
+                self.own_pages(dpu, mram, mram_base, new_end, (end - new_end) as usize, false);
+            }
             self.remove(dpu, range.shared_offset)?;
         }
-        mram.discard(mram_base + mram_offset as usize, length)?;
+        if own_pages_possible {
+            mram.discard(mram_base + mram_offset as usize, length)?;
+        }
         self.clear_owned(dpu, mram_offset as usize / PAGE, pages);
         // SAFETY: as in `ranges`; no other reference to the record exists while this one lives.
         let record = unsafe { &mut *self.record(dpu) };
@@ -274,13 +369,18 @@ impl Overlays {
     }
 
     /// Gives back an extent that `share` made but no DPU took.
-    pub fn forget_if_unused(&mut self, shared: u64) -> Result<()> {
+    pub fn forget_if_unused(&mut self, shared: SharedPages) -> Result<()> {
+        let shared = shared.offset;
         if self.extents.get(&shared).is_some_and(|extent| extent.users == 0) {
             let length = self.extents.remove(&shared).map_or(0, |extent| extent.length);
             self.shared.discard(shared as usize, length)?;
         }
         Ok(())
     }
+}
+
+fn range_bytes(range: &OverlayRange) -> u64 {
+    u64::from(range.pages) * PAGE as u64
 }
 
 /// Whether a broadcast is worth sharing: at least this many whole pages.
@@ -291,4 +391,70 @@ pub(crate) fn whole_pages(offset: u64, length: usize) -> (u64, usize) {
     let start = (offset as usize).div_ceil(PAGE) * PAGE;
     let end = (offset as usize + length) / PAGE * PAGE;
     (start as u64, end.saturating_sub(start) / PAGE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A broadcast repeated to the same DPUs and range takes no new extent: the pages they share are written
+    /// again, and those a DPU had made its own are shared again.
+    #[test]
+    fn a_repeated_broadcast_rewrites_its_extent_in_place() {
+        const DPUS: u32 = 3;
+        const MRAM: usize = 1 << 20;
+        let mut overlays = Overlays::new(DPUS).unwrap();
+        let mram = SharedFile::new("test-mram", DPUS as usize * MRAM).unwrap();
+        let dpus: Vec<u32> = (0..DPUS).collect();
+        let first = vec![1u8; 16 * PAGE];
+        let shared = overlays.share(&first);
+        for &dpu in &dpus {
+            assert!(overlays.attach(dpu, &mram, dpu as usize * MRAM, 0, shared, false).unwrap());
+        }
+        overlays.make_own(1, &mram, MRAM, 4096, 8);
+        assert!(overlays.any_owned(1, 0, 16));
+
+        let second = vec![2u8; 16 * PAGE];
+        assert!(overlays.rewrite(&dpus, &mram, |dpu| dpu as usize * MRAM, 0, &second).unwrap());
+        assert_eq!(overlays.extents.len(), 1, "no new extent");
+        assert_eq!(overlays.next_offset, (16 * PAGE) as u64, "no new pages");
+        assert!(!overlays.any_owned(1, 0, 16), "DPU 1's page is shared again");
+        let mut out = vec![0u8; 16 * PAGE];
+        overlays.read_shared(0, 0, &mut out);
+        assert!(out == second);
+
+        // Not every user of the extent: nothing is rewritten.
+        assert!(!overlays.rewrite(&dpus[..2], &mram, |dpu| dpu as usize * MRAM, 0, &first).unwrap());
+        assert!(!overlays.rewrite(&[0, 0, 1], &mram, |dpu| dpu as usize * MRAM, 0, &first).unwrap());
+        overlays.read_shared(2, 0, &mut out);
+        assert!(out == second);
+    }
+
+    /// Attaching gives back the DPU's own pages under the new range when it may have some, and skips the
+    /// system call when the caller knows it has none; the DPU reads the shared bytes either way.
+    #[test]
+    fn attach_gives_back_own_pages_only_when_there_may_be_some() {
+        let mut overlays = Overlays::new(2).unwrap();
+        let mram = SharedFile::new("test-mram", 2 * 16 * PAGE).unwrap();
+        let own = |dpu: usize| {
+            let mut byte = 0u8;
+            // SAFETY: reading one byte inside the file's mapping; nothing writes it concurrently.
+            unsafe { std::ptr::copy_nonoverlapping(mram.ptr().add(dpu * 16 * PAGE), &mut byte, 1) };
+            byte
+        };
+        for dpu in 0..2 {
+            // SAFETY: writing one byte inside the file's mapping; nothing reads it concurrently.
+            unsafe { mram.ptr().add(dpu * 16 * PAGE).write(7) };
+        }
+        let shared = overlays.share(&[9u8; 16 * PAGE]);
+        assert!(overlays.attach(0, &mram, 0, 0, shared, true).unwrap());
+        assert!(overlays.attach(1, &mram, 16 * PAGE, 0, shared, false).unwrap());
+        assert_eq!(own(0), 0, "DPU 0's own page was given back");
+        assert_eq!(own(1), 7, "DPU 1's was left alone");
+        for dpu in 0..2 {
+            let mut out = [0u8; 8];
+            overlays.read_shared(dpu, 0, &mut out);
+            assert_eq!(out, [9; 8], "DPU {dpu} reads the shared bytes");
+        }
+    }
 }

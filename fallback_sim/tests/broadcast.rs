@@ -80,3 +80,62 @@ fn broadcast_pages_are_shared_and_a_write_makes_a_page_the_writers_own() {
         assert!(before_outputs == &data[..OUTPUT_OFFSET as usize], "DPU {dpu}: the rest is unchanged");
     }
 }
+
+#[test]
+fn a_broadcast_over_part_of_an_earlier_one_keeps_the_rest_of_it() {
+    const PAGE: usize = 4096;
+    let mut machine = machine(1, 4);
+    let dpus: Vec<u32> = (0..4).collect();
+    let first: Vec<u8> = (0..64 * PAGE).map(|i| (i * 7 % 251) as u8).collect();
+    let second: Vec<u8> = (0..64 * PAGE).map(|i| (i * 13 % 241) as u8 ^ 0x5A).collect();
+    machine.broadcast(&dpus, MemoryKind::Mram, 0, &first).unwrap();
+    // DPU 1 makes a page of the first broadcast its own, in the part the second does not cover.
+    machine.write(1, MemoryKind::Mram, 5 * PAGE as u64 + 8, &[0xEE; 8]).unwrap();
+    machine.broadcast(&dpus, MemoryKind::Mram, 32 * PAGE as u64, &second).unwrap();
+
+    let mut expected = first[..32 * PAGE].to_vec();
+    expected.extend_from_slice(&second);
+    for &dpu in &dpus {
+        let mut bytes = vec![0u8; 96 * PAGE];
+        machine.read(dpu, MemoryKind::Mram, 0, &mut bytes).unwrap();
+        let mut expected = expected.clone();
+        if dpu == 1 {
+            expected[5 * PAGE + 8..5 * PAGE + 16].fill(0xEE);
+        }
+        let differs = bytes.iter().zip(&expected).position(|(found, wanted)| found != wanted);
+        assert_eq!(differs, None, "DPU {dpu}: first byte that differs from the two broadcasts");
+    }
+}
+
+#[test]
+fn a_repeated_broadcast_replaces_the_bytes_and_the_pages_made_own() {
+    const PAGE: usize = 4096;
+    let mut machine = machine(1, 4);
+    let all: Vec<u32> = (0..4).collect();
+    let layer = |seed: usize| -> Vec<u8> { (0..32 * PAGE).map(|i| ((i + seed) * 7 % 251) as u8).collect() };
+    let read = |machine: &upmem_sim::Machine, dpu: u32| {
+        let mut bytes = vec![0u8; 32 * PAGE];
+        machine.read(dpu, MemoryKind::Mram, 0, &mut bytes).unwrap();
+        bytes
+    };
+    machine.broadcast(&all, MemoryKind::Mram, 0, &layer(0)).unwrap();
+    machine.write(1, MemoryKind::Mram, 3 * PAGE as u64, &[0xEE; 16]).unwrap();
+
+    // The same DPUs and range again (the shared pages are rewritten in place): DPU 1's page is shared again.
+    machine.broadcast(&all, MemoryKind::Mram, 0, &layer(1)).unwrap();
+    for &dpu in &all {
+        assert!(read(&machine, dpu) == layer(1), "DPU {dpu} reads the second broadcast");
+    }
+    // Every DPU still has its copy-on-write: a write is seen by its writer only.
+    machine.write(2, MemoryKind::Mram, 5 * PAGE as u64, &[0xCC; 8]).unwrap();
+    let mut written = layer(1);
+    written[5 * PAGE..5 * PAGE + 8].fill(0xCC);
+    assert!(read(&machine, 2) == written, "DPU 2 sees its write");
+    assert!(read(&machine, 3) == layer(1), "DPU 3 does not see DPU 2's write");
+
+    // Part of the DPUs: the others keep what they had.
+    machine.broadcast(&all[..2], MemoryKind::Mram, 0, &layer(2)).unwrap();
+    assert!(read(&machine, 0) == layer(2) && read(&machine, 1) == layer(2), "DPUs 0 and 1 read the third");
+    assert!(read(&machine, 2) == written, "DPU 2 keeps the second broadcast and its write");
+    assert!(read(&machine, 3) == layer(1), "DPU 3 keeps the second broadcast");
+}
