@@ -94,11 +94,12 @@ impl SimEngine {
     pub fn write(&mut self, symbol: Symbol, offset: u32, data: &[&[u8]], _queued: bool) -> Result<()> {
         self.sync()?;
         let (memory, at) = Self::memory(symbol, offset);
+        if let [same] = data {
+            // One copy shared by every DPU (the machine shares a large MRAM broadcast's pages copy-on-write).
+            return Ok(self.machine.broadcast(&self.dpus, memory, at, same)?);
+        }
         let machine = &self.machine;
-        self.dpus.par_iter().enumerate().try_for_each(|(index, &dpu)| {
-            let bytes = if data.len() == 1 { data[0] } else { data[index] };
-            machine.write(dpu, memory, at, bytes)
-        })?;
+        self.dpus.par_iter().enumerate().try_for_each(|(index, &dpu)| machine.write(dpu, memory, at, data[index]))?;
         Ok(())
     }
 

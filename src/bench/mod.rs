@@ -114,7 +114,7 @@ pub fn run(config: &SpmmBenchConfig, a: &Csr<f32>) -> Result<Vec<SpmmBenchRow>> 
             PlanChoice::Fixed(plan) => plan,
         };
         if let Some(budget) = budget {
-            let needed = cost::mram_per_dpu(&model, a, &plan, features) * u64::from(config.dpus);
+            let needed = cost::simulator_host_bytes(&model, a, &plan, features, config.dpus);
             if needed > budget {
                 return Err(Error::Capacity {
                     what: format!("host memory for the simulated DPUs' MRAM under plan {plan} at {features} features"),

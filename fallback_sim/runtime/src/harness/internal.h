@@ -115,12 +115,13 @@ __attribute__((format(printf, 4, 5))) void warning_once(const char *kind, uint64
 void stack_paint(uint32_t tasklet);
 void stack_measure(void);
 
-/* overlay.c: broadcast pages shared copy-on-write. overlay_map maps dpu's shared ranges over its MRAM window
- * (mapped as its own first) when overlay_needs_mapping says the window differs from its own MRAM;
- * overlay_take_page, from the SIGSEGV handler, makes the shared page at address dpu's own (false: not one). */
+/* overlay.c: broadcast pages shared copy-on-write. overlay_map_mram maps dpu's MRAM over the window: its own
+ * pages, and its shared ranges over them (kept from the last DPU when they are the same); overlay_needs_mapping
+ * says whether the window differs from dpu's own MRAM; overlay_take_page, from the SIGSEGV handler, makes the
+ * shared page at address dpu's own (false: not one). */
 void overlay_map_records(void);
 bool overlay_needs_mapping(uint32_t dpu);
-void overlay_map(uint32_t dpu);
+void overlay_map_mram(uint32_t dpu);
 bool overlay_take_page(uint32_t dpu, uintptr_t address);
 
 /* Context switch (switch_*.S or the ucontext fallback). */
