@@ -301,17 +301,19 @@ impl HardwareModel {
     }
 
     /// Host bytes the simulator holds for `plan`'s MRAM during a call on `nr_dpus` DPUs: each DPU's own bytes
-    /// (the engine writes every DPU of the set, used or not), and a broadcast `X` once, since the simulator
-    /// shares a broadcast's pages between DPUs until one writes them.
+    /// (the engine writes every DPU of the set, used or not), except that whole `X` slices are stored once per
+    /// distinct slice (column block and feature group), since the simulator shares the pages of bytes sent to
+    /// several DPUs until one writes them.
     fn simulator_bytes<T: PimElement>(&self, plan: &Plan, tiles: &[TileStats], features: usize, nr_dpus: u32) -> u64 {
         let per_dpu = self.mram_needed::<T>(plan, tiles, features);
-        if !plan.broadcasts_x() {
+        if plan.x != XDelivery::Whole {
             return per_dpu * u64::from(nr_dpus);
         }
         let padded = padded_features::<T>(features, plan.feature_groups as usize) as u64;
         let x_rows = tiles.iter().map(|tile| tile.width).max().unwrap_or(0) as u64;
         let x_bytes = x_rows * padded * std::mem::size_of::<T>() as u64;
-        (per_dpu - x_bytes) * u64::from(nr_dpus) + x_bytes
+        let slices = u64::from(plan.col_blocks) * u64::from(plan.feature_groups);
+        (per_dpu - x_bytes) * u64::from(nr_dpus) + x_bytes * slices
     }
 }
 
@@ -377,7 +379,8 @@ pub fn candidates(nr_dpus: u32, features: usize, tasklets: u32) -> Vec<Plan> {
 }
 
 /// Host bytes the simulator holds for the MRAM of `nr_dpus` DPUs running `plan` for `a` with `features`
-/// columns: every DPU's own bytes, plus a broadcast `X` once (its pages are shared copy-on-write).
+/// columns: every DPU's own bytes, and each whole `X` slice once (its pages are shared copy-on-write by the
+/// DPUs that receive it).
 pub fn simulator_host_bytes<T: PimElement>(
     model: &HardwareModel,
     a: &Csr<T>,
@@ -403,7 +406,7 @@ pub fn predict<T: PimElement>(
 /// Costs every [candidate](candidates) that fits the DPUs' MRAM and picks the fastest.
 ///
 /// `host_budget`, when given, also bounds the bytes all DPUs' MRAM hold together: the simulator keeps every
-/// DPU's MRAM in host memory (a broadcast `X` once, see [`simulator_host_bytes`]), so runs on it pass the memory
+/// DPU's MRAM in host memory (a whole `X` slice once, see [`simulator_host_bytes`]), so runs on it pass the memory
 /// they may use, and [`Choice::best`] is the
 /// fastest plan within it while [`Choice::fastest`] stays the hardware choice.
 pub fn choose<T: PimElement>(

@@ -71,6 +71,9 @@ void fault_record(uint32_t kind, uint64_t address, uint64_t value, uint64_t pc, 
 
 /* The scheduler's side of a tasklet switch: the running tasklet stops until the scheduler picks it again. */
 void switch_to_scheduler(void);
+/* The running tasklet, still runnable, lets the tasklet that the timing model picks run (itself, if the model
+ * picks it again). */
+void tasklet_give_way(void);
 
 /* clock.c: the timing model. Costs are in DPU instructions; a tasklet's time advances by cycles_per_instruction
  * per instruction. */
@@ -82,7 +85,7 @@ static inline void clock_advance(struct tasklet *tasklet, uint32_t instructions)
  * ahead of them. */
 static inline void clock_give_way(void) {
     if (run.running->time > run.yield_at)
-        switch_to_scheduler();
+        tasklet_give_way();
 }
 /* Around what other tasklets can observe or what moves the running tasklet's clock forward at once (DMA,
  * synchronisation), the running tasklet lets every tasklet that is behind it catch up first, so that these
@@ -90,7 +93,7 @@ static inline void clock_give_way(void) {
 static inline void clock_wait_turn(void) {
     uint64_t limit = run.schedule == DPUSIM_SCHEDULE_MODELLED ? run.others_earliest : run.yield_at;
     if (run.running->time > limit)
-        switch_to_scheduler();
+        tasklet_give_way();
 }
 /* The running tasklet issues a DMA of `size` bytes: once it is its turn, it waits for the engine, then for its
  * own transfer. The caller moves the data, then calls clock_wait_turn(). */
