@@ -275,7 +275,7 @@ impl HardwareModel {
         };
         let max_x_rows = tiles.iter().map(x_rows).max().unwrap_or(0);
         let max_rows = tiles.iter().map(|tile| tile.rows).max().unwrap_or(0);
-        let broadcast = groups == 1 && plan.col_blocks == 1 && plan.x == XDelivery::Whole;
+        let broadcast = plan.broadcasts_x();
         let x_bytes = max_x_rows * padded * size;
         let send_x = if broadcast {
             Duration::from_secs_f64(x_bytes as f64 / self.broadcast_bytes_per_second)
@@ -303,6 +303,22 @@ impl HardwareModel {
         let matrix = max(&|tile| matrix_bytes(plan.format, tile.rows, tile.nonzeros));
         let x_rows = max(&|tile| if plan.x == XDelivery::Whole { tile.width } else { tile.referenced });
         call_bytes::<T>(matrix, x_rows, max(&|tile| tile.rows), padded) as u64
+    }
+
+    /// Host bytes the simulator holds for `plan`'s MRAM during a call on `nr_dpus` DPUs: each DPU's own bytes
+    /// (the engine writes every DPU of the set, used or not), except that whole `X` slices are stored once per
+    /// distinct slice (column block and feature group), since the simulator shares the pages of bytes sent to
+    /// several DPUs until one writes them.
+    fn simulator_bytes<T: PimElement>(&self, plan: &Plan, tiles: &[TileStats], features: usize, nr_dpus: u32) -> u64 {
+        let per_dpu = self.mram_needed::<T>(plan, tiles, features);
+        if plan.x != XDelivery::Whole {
+            return per_dpu * u64::from(nr_dpus);
+        }
+        let padded = padded_features::<T>(features, plan.feature_groups as usize) as u64;
+        let x_rows = tiles.iter().map(|tile| tile.width).max().unwrap_or(0) as u64;
+        let x_bytes = x_rows * padded * std::mem::size_of::<T>() as u64;
+        let slices = u64::from(plan.col_blocks) * u64::from(plan.feature_groups);
+        (per_dpu - x_bytes) * u64::from(nr_dpus) + x_bytes * slices
     }
 }
 
@@ -367,9 +383,17 @@ pub fn candidates(nr_dpus: u32, features: usize, tasklets: u32) -> Vec<Plan> {
     plans
 }
 
-/// MRAM bytes the fullest DPU of `plan` needs for `a` during a call with `features` columns.
-pub fn mram_per_dpu<T: PimElement>(model: &HardwareModel, a: &Csr<T>, plan: &Plan, features: usize) -> u64 {
-    model.mram_needed::<T>(plan, &Partition::new(a, plan).stats(a), features)
+/// Host bytes the simulator holds for the MRAM of `nr_dpus` DPUs running `plan` for `a` with `features`
+/// columns: every DPU's own bytes, and each whole `X` slice once (its pages are shared copy-on-write by the
+/// DPUs that receive it).
+pub fn simulator_host_bytes<T: PimElement>(
+    model: &HardwareModel,
+    a: &Csr<T>,
+    plan: &Plan,
+    features: usize,
+    nr_dpus: u32,
+) -> u64 {
+    model.simulator_bytes::<T>(plan, &Partition::new(a, plan).stats(a), features, nr_dpus)
 }
 
 /// Predicts `plan` for `a` and `features` columns on `nr_dpus` DPUs.
@@ -387,7 +411,8 @@ pub fn predict<T: PimElement>(
 /// Costs every [candidate](candidates) that fits the DPUs' MRAM and picks the fastest.
 ///
 /// `host_budget`, when given, also bounds the bytes all DPUs' MRAM hold together: the simulator keeps every
-/// DPU's MRAM in host memory, so runs on it pass the memory they may use, and [`Choice::best`] is the
+/// DPU's MRAM in host memory (a whole `X` slice once, see [`simulator_host_bytes`]), so runs on it pass the memory
+/// they may use, and [`Choice::best`] is the
 /// fastest plan within it while [`Choice::fastest`] stays the hardware choice.
 pub fn choose<T: PimElement>(
     model: &HardwareModel,
@@ -440,7 +465,9 @@ pub fn choose_for_calls<T: PimElement>(
             pygim = Some(costed);
         }
         fitting.push(costed);
-        if host_budget.is_none_or(|budget| needed * u64::from(nr_dpus) <= budget) {
+        let on_simulator =
+            || widths.iter().map(|&width| model.simulator_bytes::<T>(&plan, tiles, width, nr_dpus)).max().unwrap_or(0);
+        if host_budget.is_none_or(|budget| on_simulator() <= budget) {
             allowed.push(costed);
         }
     }

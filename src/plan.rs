@@ -74,6 +74,12 @@ impl Plan {
         }
     }
 
+    /// Whether every DPU receives the same `X` (one column block, one feature group, whole slices), which the
+    /// engine then broadcasts.
+    pub fn broadcasts_x(&self) -> bool {
+        self.feature_groups == 1 && self.col_blocks == 1 && self.x == XDelivery::Whole
+    }
+
     /// DPUs the plan gives work to.
     pub fn dpus_used(&self) -> u64 {
         u64::from(self.row_blocks) * u64::from(self.col_blocks) * u64::from(self.feature_groups)

@@ -2,7 +2,7 @@
 //! the CPU, whose plan beats or equals PyGim's default in prediction, and the table prints them.
 
 use pimgnn::bench::{self, PlanChoice, SpmmBenchConfig};
-use upmem::BackendKind;
+use upmem::{BackendKind, Schedule};
 
 #[test]
 fn bench_rows_match_the_cpu_and_print() {
@@ -17,19 +17,22 @@ fn bench_rows_match_the_cpu_and_print() {
         tasklets: 11,
         plan: PlanChoice::Auto,
         backend: BackendKind::Simulator,
+        schedules: vec![Schedule::Modelled, Schedule::Fast],
     };
     let a = bench::load_graph(&config).unwrap();
     // Each listed edge goes both ways, except the four self-loops (36 i = 0 mod 500).
     assert_eq!((a.nrows(), a.nnz()), (500, 1996));
     let rows = bench::run(&config, &a).unwrap();
-    assert_eq!(rows.iter().map(|row| row.features).collect::<Vec<_>>(), [3, 20]);
+    let widths_and_schedules: Vec<_> = rows.iter().map(|row| (row.features, row.schedule)).collect();
+    let (modelled, fast) = (Some(Schedule::Modelled), Some(Schedule::Fast));
+    assert_eq!(widths_and_schedules, [(3, modelled), (3, fast), (20, modelled), (20, fast)]);
     for row in &rows {
         assert!(row.max_relative_error < 1e-5, "F = {}: error {}", row.features, row.max_relative_error);
         let pygim = row.pygim.expect("PyGim's default fits").total();
         assert!(row.fastest.prediction.total() <= pygim);
     }
     let table = bench::table(&rows).to_string();
-    assert!(table.contains("tasklets=11") && table.contains("kernel"), "{table}");
+    assert!(table.contains("tasklets=11") && table.contains("kernel") && table.contains("fast"), "{table}");
 }
 
 #[test]
@@ -44,6 +47,7 @@ fn malformed_graph_files_name_the_line() {
         tasklets: 1,
         plan: PlanChoice::Auto,
         backend: BackendKind::Simulator,
+        schedules: vec![Schedule::Modelled, Schedule::Fast],
     };
     let message = bench::load_graph(&config).unwrap_err().to_string();
     assert!(message.contains("bad.csv:3") && message.contains("`x`"), "{message}");

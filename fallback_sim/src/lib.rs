@@ -53,7 +53,7 @@
 //!   handshake the notifier is a few instructions ahead of the waiter.
 //! - **Scheduling** ([`Schedule::Modelled`]): the runnable tasklet furthest behind runs. Before and after a DMA
 //!   or a synchronisation it lets every tasklet that is behind it run first, so these happen in modelled-time
-//!   order; in its own code it gives way when it gets more than a quantum of 16,384 cycles (680 to 1,490
+//!   order; in its own code it gives way when it gets more than a quantum of 65,536 cycles (2,730 to 5,960
 //!   DPU instructions) ahead of another runnable tasklet. [`Schedule::Fast`] runs each tasklet until it blocks,
 //!   round robin (faster, but kernels that rely on the DPU's interleaving can fail); [`Schedule::Shuffle`]
 //!   perturbs the modelled order with a seeded generator to expose races.

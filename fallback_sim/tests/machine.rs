@@ -244,3 +244,39 @@ fn reset_clears_memories_and_unloads() {
     machine.read(0, MemoryKind::Mram, 0, &mut mram).unwrap();
     assert_eq!(mram, [0; 64]);
 }
+
+/// A worker keeps a broadcast's shared pages mapped from one DPU to the next when their shared ranges are the
+/// same: the DPUs still read their own view of the broadcast, including a DPU that owns one of those pages (a
+/// host write) and the DPUs run after it.
+#[test]
+fn dpus_run_one_after_another_read_their_own_view_of_a_broadcast() {
+    const NR_DPUS: u32 = 6;
+    const SHARED: usize = 128 << 10;
+    const READ: u32 = 64 << 10;
+    // mram_rw writes ~(heap word i) at heap + 1 MiB + 8 i, outside the broadcast: its pages stay shared.
+    const OUTPUT: usize = 1 << 20;
+    let program = build("mram_rw", 4, &[]);
+    let mut machine = machine_with(Topology::new(1, NR_DPUS), |config| config.workers = 1);
+    let dpus: Vec<u32> = (0..NR_DPUS).collect();
+    machine.load(&dpus, &program).unwrap();
+    let heap = machine.symbol(0, MRAM_HEAP_SYMBOL).unwrap().offset();
+    let data: Vec<u64> = (0..SHARED as u64 / 8).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+    let bytes: Vec<u8> = data.iter().flat_map(|word| word.to_le_bytes()).collect();
+    machine.broadcast(&dpus, MemoryKind::Mram, heap, &bytes).unwrap();
+    let (owner, owned_word, own_value) = (2u32, 5000usize, 0x0123_4567_89AB_CDEFu64);
+    machine.write(owner, MemoryKind::Mram, heap + 8 * owned_word as u64, &own_value.to_le_bytes()).unwrap();
+    for &dpu in &dpus {
+        write_u32(&machine, dpu, "nr_words", 4);
+        write_u32(&machine, dpu, "heap_bytes", READ);
+    }
+    machine.launch(&dpus).unwrap();
+    for &dpu in &dpus {
+        let mut outputs = vec![0u8; READ as usize];
+        machine.read(dpu, MemoryKind::Mram, heap + OUTPUT as u64, &mut outputs).unwrap();
+        for word in [0, 511, 512, owned_word, READ as usize / 8 - 1] {
+            let found = u64::from_le_bytes(outputs[8 * word..8 * word + 8].try_into().unwrap());
+            let input = if dpu == owner && word == owned_word { own_value } else { data[word] };
+            assert_eq!(found, !input, "DPU {dpu}, heap word {word}");
+        }
+    }
+}

@@ -1,5 +1,6 @@
 //! The simulator backend: a set is a simulated machine of its own, driven through the simulator core.
 
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -91,14 +92,31 @@ impl SimEngine {
 
     /// Writes `data[i]` (or `data[0]` to every DPU when it has one element) at symbol + offset, after the
     /// launch in progress if any (queued writes run in order, as libdpu's job queue does; here at once).
+    /// DPUs given the same buffer (the same slice, as when a caller sends each group of DPUs its part) get it
+    /// as one broadcast, whose large MRAM writes the machine stores once, shared copy-on-write.
     pub fn write(&mut self, symbol: Symbol, offset: u32, data: &[&[u8]], _queued: bool) -> Result<()> {
         self.sync()?;
         let (memory, at) = Self::memory(symbol, offset);
+        if let [same] = data {
+            return Ok(self.machine.broadcast(&self.dpus, memory, at, same)?);
+        }
+        let mut receivers: HashMap<(*const u8, usize), Vec<u32>> = HashMap::new();
+        for (&dpu, bytes) in self.dpus.iter().zip(data) {
+            receivers.entry((bytes.as_ptr(), bytes.len())).or_default().push(dpu);
+        }
+        let mut alone = Vec::new();
+        for (index, bytes) in data.iter().enumerate() {
+            match receivers.get(&(bytes.as_ptr(), bytes.len())) {
+                Some(dpus) if dpus.len() > 1 => {
+                    if dpus[0] == self.dpus[index] {
+                        self.machine.broadcast(dpus, memory, at, bytes)?;
+                    }
+                }
+                _ => alone.push(index),
+            }
+        }
         let machine = &self.machine;
-        self.dpus.par_iter().enumerate().try_for_each(|(index, &dpu)| {
-            let bytes = if data.len() == 1 { data[0] } else { data[index] };
-            machine.write(dpu, memory, at, bytes)
-        })?;
+        alone.par_iter().try_for_each(|&index| machine.write(self.dpus[index], memory, at, data[index]))?;
         Ok(())
     }
 

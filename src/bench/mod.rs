@@ -1,6 +1,7 @@
 //! `pimgnn bench spmm`: the CPU SpMM against PIM SpMM on the simulator (or hardware) at several feature
 //! widths, with the chosen plan, its predicted hardware time next to PyGim's default plan's, the phase
-//! breakdown and the load balance.
+//! breakdown and the load balance. On the simulator each width runs once per requested tasklet schedule
+//! (the modelled default, and `fast` for raw speed), one row each.
 
 mod graph;
 
@@ -8,7 +9,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use comfy_table::{presets::UTF8_FULL, Table};
-use upmem::{BackendKind, DpuSet};
+use upmem::{BackendKind, DpuSet, Schedule, SimConfig, Topology};
 
 use crate::cost::{self, Costed, HardwareModel, Prediction};
 use crate::error::{Error, Result};
@@ -56,6 +57,8 @@ pub struct SpmmBenchConfig {
     pub plan: PlanChoice,
     /// Where the DPUs are.
     pub backend: BackendKind,
+    /// The simulator's tasklet schedules, one row each per width (on hardware, one row: the first).
+    pub schedules: Vec<Schedule>,
 }
 
 /// One feature width's results.
@@ -63,6 +66,8 @@ pub struct SpmmBenchConfig {
 pub struct SpmmBenchRow {
     /// Features.
     pub features: usize,
+    /// The simulator's schedule (`None` on hardware).
+    pub schedule: Option<Schedule>,
     /// The CPU SpMM's wall time (best of three).
     pub cpu: Duration,
     /// The PIM call's wall time (second call: A already resident).
@@ -100,45 +105,72 @@ pub fn run(config: &SpmmBenchConfig, a: &Csr<f32>) -> Result<Vec<SpmmBenchRow>> 
             cpu_best = cpu_best.min(started.elapsed());
         }
         let expected = expected.expect("three CPU runs");
-        let set = DpuSet::builder().dpus(config.dpus).backend(config.backend).allocate()?;
-        let on_simulator = set.backend() == BackendKind::Simulator;
-        let budget = on_simulator.then_some(SIMULATOR_MRAM_BUDGET);
-        let choice = cost::choose(&model, a, features, set.nr_dpus() as u32, config.tasklets, budget)?;
-        let pygim = choice.pygim.map(|costed| costed.prediction);
-        let fastest = choice.fastest;
-        let plan = match config.plan {
-            PlanChoice::Auto => choice.best.plan,
-            PlanChoice::PyGim => choice.pygim.map(|costed| costed.plan).ok_or_else(|| {
-                Error::invalid("plan pygim", format!("no PyGim plan fits the DPUs' MRAM at {features} features"))
-            })?,
-            PlanChoice::Fixed(plan) => plan,
-        };
-        if let Some(budget) = budget {
-            let needed = cost::mram_per_dpu(&model, a, &plan, features) * u64::from(config.dpus);
-            if needed > budget {
-                return Err(Error::Capacity {
-                    what: format!("host memory for the simulated DPUs' MRAM under plan {plan} at {features} features"),
-                    needed,
-                    limit: budget,
-                });
+        let mut chosen = None;
+        for &schedule in &config.schedules {
+            let set = allocate(config, schedule)?;
+            let on_simulator = set.backend() == BackendKind::Simulator;
+            let (plan, pygim, fastest) = match chosen {
+                Some(chosen) => chosen,
+                None => *chosen.insert(choose_plan(config, a, features, &set, &model)?),
+            };
+            let mut engine = PimSpmm::new(set, a.clone(), plan)?;
+            engine.spmm(&x)?;
+            let started = Instant::now();
+            let y = engine.spmm(&x)?;
+            let pim = started.elapsed();
+            rows.push(SpmmBenchRow {
+                features,
+                schedule: on_simulator.then_some(schedule),
+                cpu: cpu_best,
+                pim,
+                pygim,
+                fastest,
+                report: engine.report().clone(),
+                max_relative_error: relative_error(&y, &expected),
+            });
+            if !on_simulator {
+                break;
             }
         }
-        let mut engine = PimSpmm::new(set, a.clone(), plan)?;
-        engine.spmm(&x)?;
-        let started = Instant::now();
-        let y = engine.spmm(&x)?;
-        let pim = started.elapsed();
-        rows.push(SpmmBenchRow {
-            features,
-            cpu: cpu_best,
-            pim,
-            pygim,
-            fastest,
-            report: engine.report().clone(),
-            max_relative_error: relative_error(&y, &expected),
-        });
     }
     Ok(rows)
+}
+
+/// The configuration's DPUs; on the simulator, a machine of ranks of 64 DPUs running `schedule`.
+fn allocate(config: &SpmmBenchConfig, schedule: Schedule) -> Result<DpuSet> {
+    let machine = SimConfig { schedule, ..SimConfig::new(Topology::new(config.dpus.div_ceil(64).max(1), 64)) };
+    Ok(DpuSet::builder().dpus(config.dpus).backend(config.backend).simulator(machine).allocate()?)
+}
+
+/// The plan to run at `features` (checked against the simulator's memory budget), PyGim's default plan's
+/// prediction, and the fastest plan for hardware.
+fn choose_plan(
+    config: &SpmmBenchConfig,
+    a: &Csr<f32>,
+    features: usize,
+    set: &DpuSet,
+    model: &HardwareModel,
+) -> Result<(Plan, Option<Prediction>, Costed)> {
+    let budget = (set.backend() == BackendKind::Simulator).then_some(SIMULATOR_MRAM_BUDGET);
+    let choice = cost::choose(model, a, features, set.nr_dpus() as u32, config.tasklets, budget)?;
+    let plan = match config.plan {
+        PlanChoice::Auto => choice.best.plan,
+        PlanChoice::PyGim => choice.pygim.map(|costed| costed.plan).ok_or_else(|| {
+            Error::invalid("plan pygim", format!("no PyGim plan fits the DPUs' MRAM at {features} features"))
+        })?,
+        PlanChoice::Fixed(plan) => plan,
+    };
+    if let Some(budget) = budget {
+        let needed = cost::simulator_host_bytes(model, a, &plan, features, config.dpus);
+        if needed > budget {
+            return Err(Error::Capacity {
+                what: format!("host memory for the simulated DPUs' MRAM under plan {plan} at {features} features"),
+                needed,
+                limit: budget,
+            });
+        }
+    }
+    Ok((plan, choice.pygim.map(|costed| costed.prediction), choice.fastest))
 }
 
 fn relative_error(y: &Dense<f32>, expected: &Dense<f32>) -> f32 {
@@ -153,8 +185,9 @@ pub fn table(rows: &[SpmmBenchRow]) -> Table {
     table.load_preset(UTF8_FULL).set_header([
         "F",
         "CPU ms",
-        "PIM sim ms",
+        "PIM ms",
         "PIM / CPU",
+        "sim schedule",
         "plan run",
         "predicted hw ms",
         "hardware choice (if not run), predicted ms",
@@ -177,6 +210,7 @@ pub fn table(rows: &[SpmmBenchRow]) -> Table {
             ms(row.cpu),
             ms(row.pim),
             format!("{:.2}", row.pim.as_secs_f64() / row.cpu.as_secs_f64()),
+            row.schedule.map_or("- (hardware)".into(), |schedule| schedule.to_string()),
             report.plan.to_string().replace(',', "\n"),
             format!("{:.3}", report.predicted.total().as_secs_f64() * 1e3),
             if row.fastest.plan == report.plan {

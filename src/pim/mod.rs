@@ -46,8 +46,8 @@ use abi::{CallArgs, MatrixArgs};
 use partition::{Partition, TileStats, XRows};
 
 /// Bytes all simulated DPUs' MRAM may hold together when a plan is chosen automatically: the simulator keeps
-/// every DPU's MRAM in host memory (a broadcast of X to 2,048 DPUs would copy it 2,048 times), and a run
-/// such as `pimgnn bench spmm` must stay under 4 GiB.
+/// every DPU's MRAM in host memory (a broadcast X once: its pages are shared copy-on-write), and a run such as
+/// `pimgnn bench spmm` must stay under 4 GiB.
 pub const SIMULATOR_MRAM_BUDGET: u64 = 2 << 30;
 
 /// What stays on the host of a tile once its block of `A` is on the DPUs.
@@ -224,7 +224,7 @@ impl<T: PimElement> PimSpmm<T> {
         if max_x_rows == 0 {
             return Ok(());
         }
-        let broadcast = groups == 1 && self.partition.col_blocks() == 1 && self.plan.x == XDelivery::Whole;
+        let broadcast = self.plan.broadcasts_x();
         if broadcast && padded == x.cols() {
             return Ok(self.set.broadcast(MRAM_HEAP, self.matrix_bytes as u32, x.as_slice())?);
         }

@@ -21,14 +21,23 @@
 /*
  * How far a tasklet may run ahead of another runnable one in its own code before it gives way, in cycles. DMA
  * and synchronisation are ordered exactly (clock_wait_turn); the quantum only bounds how far plain WRAM reads
- * and writes of different tasklets can be out of modelled order. With blocks costed as the DPU's software
- * arithmetic, one float multiply is about 180 instructions (2,900 cycles with 16 tasklets), so a small quantum
- * switches tasklets at nearly every block of float code: on `pimgnn infer`'s f32 SpMM (2,048 DPUs x 16
- * tasklets, 256 features) the aggregation kernel took about 60 s per layer at 2,048 cycles and 9 s at 16,384.
- * The patterns of tests/schedules.rs hold at both: the extra work they rely on is far longer than 16,384
- * cycles (about 1,000 instructions with 16 tasklets).
+ * and writes of different tasklets can be out of modelled order, and it changes no modelled cycle count. With
+ * blocks costed as the DPU's software arithmetic, one float multiply is about 180 instructions (2,900 cycles
+ * with 16 tasklets), so a small quantum switches tasklets at nearly every block of float code: on `pimgnn
+ * infer`'s f32 SpMM (2,048 DPUs x 16 tasklets, 256 features) the aggregation kernel took about 60 s per layer at
+ * 2,048 cycles and 9 s at 16,384; `pimgnn bench spmm` at 16 features switched about six times per nonzero at
+ * 16,384 for every switch a DMA forces. The patterns of tests/schedules.rs hold at 131,072 too (unequal_work's
+ * extra work is about 10,000 instructions, over 110,000 cycles); 65,536 keeps half that as a margin.
+ *
+ * The shuffle schedule perturbs within its own, smaller window: it exists to expose races, not for speed, and
+ * its planted race needs tasklets that stay close.
  */
-#define QUANTUM_CYCLES 16384u
+#define QUANTUM_CYCLES 65536u
+#define SHUFFLE_QUANTUM_CYCLES 16384u
+
+static uint64_t quantum(void) {
+    return run.schedule == DPUSIM_SCHEDULE_SHUFFLE ? SHUFFLE_QUANTUM_CYCLES : QUANTUM_CYCLES;
+}
 
 void __sanitizer_cov_trace_pc(void) {
     uintptr_t site = (uintptr_t)__builtin_return_address(0) - (uintptr_t)__dpusim_kernel_text;
@@ -91,7 +100,7 @@ static uint32_t pick_shuffled(uint64_t earliest_time) {
     uint32_t candidates[DPUSIM_MAX_TASKLETS];
     uint32_t count = 0;
     for (uint32_t t = 0; t < run.nr_tasklets; t++)
-        if (can_run(&run.tasklets[t]) && run.tasklets[t].time <= earliest_time + QUANTUM_CYCLES)
+        if (can_run(&run.tasklets[t]) && run.tasklets[t].time <= earliest_time + SHUFFLE_QUANTUM_CYCLES)
             candidates[count++] = t;
     return candidates[shuffle_next() % count];
 }
@@ -122,15 +131,15 @@ uint32_t clock_pick(uint32_t round_robin_start) {
         return pick_round_robin(round_robin_start);
     }
     uint32_t chosen = earliest;
-    uint64_t quantum = QUANTUM_CYCLES;
+    uint64_t ahead = QUANTUM_CYCLES;
     if (run.schedule == DPUSIM_SCHEDULE_SHUFFLE) {
         chosen = pick_shuffled(earliest_time);
-        quantum = shuffle_next() % (2 * QUANTUM_CYCLES + 1);
+        ahead = shuffle_next() % (2 * SHUFFLE_QUANTUM_CYCLES + 1);
     }
     uint64_t others = chosen == earliest ? second_time : earliest_time;
     uint64_t own = run.tasklets[chosen].time;
     run.others_earliest = others;
-    run.yield_at = others == UINT64_MAX ? UINT64_MAX : (others > own ? others : own) + quantum;
+    run.yield_at = others == UINT64_MAX ? UINT64_MAX : (others > own ? others : own) + ahead;
     return chosen;
 }
 
@@ -139,8 +148,8 @@ void clock_woken(struct tasklet *tasklet, uint64_t at) {
         tasklet->time = at;
     if (run.schedule != DPUSIM_SCHEDULE_FAST && tasklet->time < run.others_earliest)
         run.others_earliest = tasklet->time;
-    if (run.schedule != DPUSIM_SCHEDULE_FAST && tasklet->time + QUANTUM_CYCLES < run.yield_at)
-        run.yield_at = tasklet->time + QUANTUM_CYCLES;
+    if (run.schedule != DPUSIM_SCHEDULE_FAST && tasklet->time + quantum() < run.yield_at)
+        run.yield_at = tasklet->time + quantum();
 }
 
 void clock_dma_issue(uint32_t alpha, uint32_t size) {

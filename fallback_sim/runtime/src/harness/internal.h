@@ -72,6 +72,9 @@ void fault_record(uint32_t kind, uint64_t address, uint64_t value, uint64_t pc, 
 
 /* The scheduler's side of a tasklet switch: the running tasklet stops until the scheduler picks it again. */
 void switch_to_scheduler(void);
+/* The running tasklet, still runnable, lets the tasklet that the timing model picks run (itself, if the model
+ * picks it again). */
+void tasklet_give_way(void);
 
 /* clock.c: the timing model. Costs are in DPU instructions; a tasklet's time advances by cycles_per_instruction
  * per instruction. */
@@ -83,7 +86,7 @@ static inline void clock_advance(struct tasklet *tasklet, uint32_t instructions)
  * ahead of them. */
 static inline void clock_give_way(void) {
     if (run.running->time > run.yield_at)
-        switch_to_scheduler();
+        tasklet_give_way();
 }
 /* Around what other tasklets can observe or what moves the running tasklet's clock forward at once (DMA,
  * synchronisation), the running tasklet lets every tasklet that is behind it catch up first, so that these
@@ -91,7 +94,7 @@ static inline void clock_give_way(void) {
 static inline void clock_wait_turn(void) {
     uint64_t limit = run.schedule == DPUSIM_SCHEDULE_MODELLED ? run.others_earliest : run.yield_at;
     if (run.running->time > limit)
-        switch_to_scheduler();
+        tasklet_give_way();
 }
 /* The running tasklet issues a DMA of `size` bytes: once it is its turn, it waits for the engine, then for its
  * own transfer. The caller moves the data, then calls clock_wait_turn(). */
@@ -122,12 +125,13 @@ __attribute__((format(printf, 4, 5))) void warning_once(const char *kind, uint64
 void stack_paint(uint32_t tasklet);
 void stack_measure(void);
 
-/* overlay.c: broadcast pages shared copy-on-write. overlay_map maps dpu's shared ranges over its MRAM window
- * (mapped as its own first) when overlay_needs_mapping says the window differs from its own MRAM;
- * overlay_take_page, from the SIGSEGV handler, makes the shared page at address dpu's own (false: not one). */
+/* overlay.c: broadcast pages shared copy-on-write. overlay_map_mram maps dpu's MRAM over the window: its own
+ * pages, and its shared ranges over them (kept from the last DPU when they are the same); overlay_needs_mapping
+ * says whether the window differs from dpu's own MRAM; overlay_take_page, from the SIGSEGV handler, makes the
+ * shared page at address dpu's own (false: not one). */
 void overlay_map_records(void);
 bool overlay_needs_mapping(uint32_t dpu);
-void overlay_map(uint32_t dpu);
+void overlay_map_mram(uint32_t dpu);
 bool overlay_take_page(uint32_t dpu, uintptr_t address);
 
 /* Context switch (switch_*.S or the ucontext fallback). */

@@ -111,6 +111,27 @@ void switch_to_scheduler(void) {
     dpusim_switch(&self->saved_sp, run.scheduler_sp);
 }
 
+static void start(uint32_t tasklet);
+
+void tasklet_give_way(void) {
+    struct tasklet *self = current();
+    if (run.schedule == DPUSIM_SCHEDULE_FAST || run.faulted) {
+        switch_to_scheduler();
+        return;
+    }
+    /* The scheduler's loop would pick the same tasklet (clock_pick ignores its round-robin start outside the
+     * fast schedule): switch to it straight away, one context switch instead of two. */
+    uint32_t chosen = clock_pick(0);
+    struct tasklet *next = &run.tasklets[chosen];
+    if (next == self)
+        return;
+    if (next->state == TASKLET_UNSTARTED)
+        start(chosen);
+    __dpusim_tasklet_id = chosen;
+    run.running = next;
+    dpusim_switch(&self->saved_sp, next->saved_sp);
+}
+
 static void tasklet_entry(void) {
     __dpusim_kernel_main();
     __dpusim_tasklet_exit();

@@ -89,10 +89,7 @@ static void map_dpu(uint32_t dpu) {
     if (mmap((void *)(uintptr_t)DPUSIM_WRAM_BASE, control->wram_size, PROT_READ | PROT_WRITE,
              MAP_SHARED | MAP_FIXED, DPUSIM_FD_WRAM, (off_t)dpu * (off_t)control->wram_size) == MAP_FAILED)
         die("mapping a DPU's WRAM");
-    if (mmap((void *)(uintptr_t)DPUSIM_MRAM_BASE, control->mram_size, PROT_READ | PROT_WRITE,
-             MAP_SHARED | MAP_FIXED, DPUSIM_FD_MRAM, (off_t)dpu * (off_t)control->mram_size) == MAP_FAILED)
-        die("mapping a DPU's MRAM");
-    overlay_map(dpu);
+    overlay_map_mram(dpu);
     mapped_dpu = dpu;
 }
 
