@@ -396,6 +396,11 @@ pub fn simulator_host_bytes<T: PimElement>(
     model.simulator_bytes::<T>(plan, &Partition::new(a, plan).stats(a), features, nr_dpus)
 }
 
+/// MRAM bytes the fullest DPU of `plan` needs for `a` during a call with `features` columns.
+pub fn mram_per_dpu<T: PimElement>(model: &HardwareModel, a: &Csr<T>, plan: &Plan, features: usize) -> u64 {
+    model.mram_needed::<T>(plan, &Partition::new(a, plan).stats(a), features)
+}
+
 /// Predicts `plan` for `a` and `features` columns on `nr_dpus` DPUs.
 pub fn predict<T: PimElement>(
     model: &HardwareModel,
