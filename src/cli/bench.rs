@@ -3,7 +3,6 @@
 
 use std::io::BufWriter;
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
@@ -15,6 +14,7 @@ use pimgnn::io::npy;
 use pimgnn::Dense;
 
 use super::progress;
+use super::python::{self, process_cpu_time};
 use super::table;
 use super::workload::{Workload, WorkloadArgs};
 
@@ -161,20 +161,6 @@ pub(super) fn median(mut times: Vec<f64>) -> f64 {
     times[times.len() / 2]
 }
 
-/// CPU time used by this process so far, all threads, user and system.
-pub(super) fn process_cpu_time() -> anyhow::Result<Duration> {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
-    // SAFETY: getrusage writes a whole `rusage` through the valid pointer it is given and returns 0 on success.
-    let status = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
-    if status != 0 {
-        bail!("getrusage failed: {}", std::io::Error::last_os_error());
-    }
-    // SAFETY: getrusage succeeded, so it initialised `usage`.
-    let usage = unsafe { usage.assume_init() };
-    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    Ok(time(usage.ru_utime) + time(usage.ru_stime))
-}
-
 /// Writes the workload for the Python script, runs it, and checks its output against `ours`.
 fn torch_timings(
     args: &BenchInferArgs,
@@ -185,42 +171,36 @@ fn torch_timings(
     if workload.model.architecture() != Architecture::Gcn {
         bail!("the PyTorch paths run GCN models only");
     }
-    let probe = Command::new(&args.python).args(["-c", "import torch, numpy"]).output();
-    match probe {
-        Ok(output) if output.status.success() => {}
-        Ok(_) => bail!("{} cannot import torch and numpy", args.python),
-        Err(error) => bail!("cannot run {}: {error}", args.python),
-    }
     let dir = tempfile::tempdir().context("creating a directory for the PyTorch inputs")?;
     progress::step("writing the workload for PyTorch", || export(dir.path(), workload, matrix))?;
-    let script = dir.path().join("bench_torch.py");
-    std::fs::write(&script, TORCH_SCRIPT).context("writing the PyTorch script")?;
-    let output = progress::step("running PyTorch", || {
-        Command::new(&args.python).arg(&script).arg(dir.path()).arg(args.runs.to_string()).output()
-    })
-    .context("running the PyTorch script")?;
-    if !output.status.success() {
-        bail!("the PyTorch script failed: {}", String::from_utf8_lossy(&output.stderr));
-    }
+    let stdout = python::run_script(
+        &args.python,
+        &["torch", "numpy"],
+        dir.path(),
+        ("bench_torch.py", TORCH_SCRIPT),
+        &[args.runs.to_string()],
+        "running PyTorch",
+    )?;
     if let Some(ours) = ours {
         let theirs = npy::read_dense_f32(&dir.path().join("logits.npy"))?;
         let difference =
             ours.as_slice().iter().zip(theirs.as_slice()).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
         println!("largest difference between pimgnn's and PyTorch's outputs: {difference:.2e}");
     }
-    let results = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| {
-            let (name, rest) = line.split_once(' ')?;
+    let results = python::result_lines(&stdout)
+        .filter_map(|(name, fields)| {
             let label = match name {
                 "csr_sparse_mm_linear" => "PyTorch CSR sparse.mm + Linear",
                 "pyg_gcnconv" => "PyTorch Geometric GCNConv",
                 _ => return None,
             };
-            let times = match rest.split_once(' ').map(|(w, c)| (w.parse::<f64>(), c.parse::<f64>())) {
-                Some((Ok(wall), Ok(cpu))) => Ok(Times { wall, cpu, predicted: None }),
-                _ => Err(rest.trim_start_matches("unavailable ").to_owned()),
-            };
+            let times = fields.and_then(|fields| match fields[..] {
+                [wall, cpu] => match (wall.parse(), cpu.parse()) {
+                    (Ok(wall), Ok(cpu)) => Ok(Times { wall, cpu, predicted: None }),
+                    _ => Err(format!("unreadable times `{wall} {cpu}`")),
+                },
+                _ => Err(format!("unreadable line `{name} {}`", fields.join(" "))),
+            });
             Some((label.to_owned(), times))
         })
         .collect();

@@ -4,7 +4,6 @@
 //! by edges, the graph resident for the whole run).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
@@ -18,8 +17,9 @@ use pimgnn::{Csr, Dense};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 
-use super::bench::{median, process_cpu_time, write_npy};
+use super::bench::{median, write_npy};
 use super::progress;
+use super::python::{self, peak_memory_bytes, process_cpu_time};
 
 /// The PyTorch Geometric side of the benchmark.
 const TORCH_SCRIPT: &str = include_str!("bench_train_torch.py");
@@ -353,40 +353,30 @@ fn torch_epochs(
     dataset: &Dataset,
     model: &Model,
 ) -> anyhow::Result<Vec<(String, Result<(PerEpoch, f32), String>)>> {
-    let probe = Command::new(&args.python).args(["-c", "import torch, numpy, torch_geometric"]).output();
-    match probe {
-        Ok(output) if output.status.success() => {}
-        Ok(_) => bail!("{} cannot import torch, numpy and torch_geometric", args.python),
-        Err(error) => bail!("cannot run {}: {error}", args.python),
-    }
     let dir = tempfile::tempdir().context("creating a directory for the PyTorch inputs")?;
     progress::step("writing the workload for PyTorch", || export(dir.path(), dataset, model))?;
-    let script = dir.path().join("bench_train_torch.py");
-    std::fs::write(&script, TORCH_SCRIPT).context("writing the PyTorch script")?;
-    let output = progress::step("running PyTorch Geometric", || {
-        Command::new(&args.python).arg(&script).arg(dir.path()).arg(args.epochs.to_string()).output()
-    })
-    .context("running the PyTorch script")?;
-    if !output.status.success() {
-        bail!("the PyTorch script failed: {}", String::from_utf8_lossy(&output.stderr));
-    }
-    let results = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| {
-            let (name, rest) = line.split_once(' ')?;
+    let stdout = python::run_script(
+        &args.python,
+        &["torch", "numpy", "torch_geometric"],
+        dir.path(),
+        ("bench_train_torch.py", TORCH_SCRIPT),
+        &[args.epochs.to_string()],
+        "running PyTorch Geometric",
+    )?;
+    let results = python::result_lines(&stdout)
+        .filter_map(|(name, fields)| {
             let label = match name {
                 "pyg_gcnconv" => "PyTorch Geometric GCNConv (normalises every epoch)",
                 "pyg_gcnconv_cached" => "PyTorch Geometric GCNConv(cached=True)",
                 _ => return None,
             };
-            let fields: Vec<&str> = rest.split(' ').collect();
-            let parsed = match fields[..] {
+            let parsed = fields.and_then(|fields| match fields[..] {
                 [wall, cpu, loss] => match (wall.parse(), cpu.parse(), loss.parse()) {
                     (Ok(wall), Ok(cpu), Ok(loss)) => Ok((PerEpoch { wall, cpu }, loss)),
-                    _ => Err(format!("unreadable line `{line}`")),
+                    _ => Err(format!("unreadable figures `{wall} {cpu} {loss}`")),
                 },
-                _ => Err(rest.trim_start_matches("unavailable ").to_owned()),
-            };
+                _ => Err(format!("unreadable line `{name} {}`", fields.join(" "))),
+            });
             Some((label.to_owned(), parsed))
         })
         .collect();
@@ -411,19 +401,4 @@ fn export(dir: &Path, dataset: &Dataset, model: &Model) -> anyhow::Result<()> {
         write_npy(dir, &format!("bias{at}"), &[lin.out_features()], lin.bias().unwrap_or(&zeros))?;
     }
     Ok(())
-}
-
-/// The largest resident set this process (`RUSAGE_SELF`) or one of its finished children (`RUSAGE_CHILDREN`)
-/// has had, in bytes.
-fn peak_memory_bytes(who: libc::c_int) -> anyhow::Result<u64> {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
-    // SAFETY: getrusage writes a whole `rusage` through the valid pointer it is given and returns 0 on success.
-    let status = unsafe { libc::getrusage(who, usage.as_mut_ptr()) };
-    if status != 0 {
-        bail!("getrusage failed: {}", std::io::Error::last_os_error());
-    }
-    // SAFETY: getrusage succeeded, so it initialised `usage`.
-    let usage = unsafe { usage.assume_init() };
-    // Linux reports kibibytes.
-    Ok(u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024)
 }

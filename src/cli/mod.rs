@@ -6,6 +6,7 @@ pub mod bench_train;
 pub mod infer;
 pub mod info;
 mod progress;
+mod python;
 mod table;
 pub mod train;
 mod workload;
