@@ -26,10 +26,14 @@ fn options(backend: Backend, dpus: u32, widths: &[usize]) -> EngineOptions {
 
 #[test]
 fn auto_aggregates_on_pim() {
-    let expected = if upmem::hardware_present() { Backend::Hardware } else { Backend::Simulator };
-    if std::env::var_os("UPMEM_BACKEND").is_some() {
-        return; // the environment decides, not the machine
-    }
+    // UPMEM_BACKEND decides when it names a backend, else the machine does.
+    let from_env = std::env::var("UPMEM_BACKEND").ok().map(|value| value.parse::<upmem::BackendKind>().unwrap());
+    let expected = match from_env {
+        Some(upmem::BackendKind::Hardware) => Backend::Hardware,
+        Some(upmem::BackendKind::Simulator) => Backend::Simulator,
+        _ if upmem::hardware_present() => Backend::Hardware,
+        _ => Backend::Simulator,
+    };
     let aggregator = Aggregator::new(path(100), Dtype::F32, &options(Backend::Auto, 4, &[8])).unwrap();
     assert_eq!(aggregator.backend(), expected);
     let balance = aggregator.balance().expect("PIM reports its load balance");
