@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use clap::Args;
-use comfy_table::{presets::UTF8_FULL, Table};
 use npyz::WriterBuilder;
 use pimgnn::gnn::{Aggregator, Architecture, Backend, Dtype, EngineOptions, Layer};
 use pimgnn::io::npy;
 use pimgnn::Dense;
 
+use super::comparison::{Comparison, Times};
 use super::progress;
 use super::python::{self, process_cpu_time};
 use super::table;
@@ -76,44 +76,17 @@ pub fn run(args: &BenchInferArgs) -> anyhow::Result<()> {
         largest_difference(&logits, &pim_logits)
     );
 
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_header([
-        "path",
-        "wall (s)",
-        "CPU time (s)",
-        "wall against pimgnn CPU",
-        "predicted on PIM hardware (s)",
-    ]);
-    table.add_row([
-        "pimgnn, CPU backend".to_owned(),
-        format!("{:.3}", ours.wall),
-        format!("{:.3}", ours.cpu),
-        "1.00x".to_owned(),
-        "-".to_owned(),
-    ]);
-    table.add_row([
-        format!("pimgnn, PIM backend ({})", pim.backend()),
-        format!("{:.3}", pim_times.wall),
-        format!("{:.3}", pim_times.cpu),
-        format!("{:.2}x", pim_times.wall / ours.wall),
-        pim_times.predicted.map_or_else(|| "-".to_owned(), |p| format!("{:.3}", p.as_secs_f64())),
-    ]);
+    let mut table = Comparison::new("", &ours);
+    table.add(&format!("pimgnn, PIM backend ({})", pim.backend()), &pim_times);
     let logits = Some(logits);
 
     match torch_timings(args, &workload, &matrix, logits.as_ref()) {
         Ok(results) => {
             for (name, times) in results {
-                let row = match times {
-                    Ok(times) => [
-                        name,
-                        format!("{:.3}", times.wall),
-                        format!("{:.3}", times.cpu),
-                        format!("{:.2}x", times.wall / ours.wall),
-                        "-".to_owned(),
-                    ],
-                    Err(reason) => [name, "-".to_owned(), "-".to_owned(), reason, "-".to_owned()],
-                };
-                table.add_row(row);
+                match times {
+                    Ok(times) => table.add(&name, &times),
+                    Err(reason) => table.add_unavailable(&name, &reason),
+                }
             }
         }
         Err(error) => println!("PyTorch comparison skipped: {error:#}"),
@@ -125,14 +98,6 @@ pub fn run(args: &BenchInferArgs) -> anyhow::Result<()> {
         args.runs
     );
     Ok(())
-}
-
-/// Median wall and CPU time of one forward pass, and its predicted time on PIM hardware when the engine
-/// models it.
-struct Times {
-    wall: f64,
-    cpu: f64,
-    predicted: Option<Duration>,
 }
 
 /// Times `runs` forward passes through `aggregator` after a warm-up; returns the medians and the last output.
@@ -196,7 +161,7 @@ fn torch_timings(
             };
             let times = fields.and_then(|fields| match fields[..] {
                 [wall, cpu] => match (wall.parse(), cpu.parse()) {
-                    (Ok(wall), Ok(cpu)) => Ok(Times { wall, cpu, predicted: None }),
+                    (Ok(wall), Ok(cpu)) => Ok(Times::measured(wall, cpu)),
                     _ => Err(format!("unreadable times `{wall} {cpu}`")),
                 },
                 _ => Err(format!("unreadable line `{name} {}`", fields.join(" "))),

@@ -18,6 +18,7 @@ use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 
 use super::bench::{median, write_npy};
+use super::comparison::{Comparison, Times};
 use super::progress;
 use super::python::{self, peak_memory_bytes, process_cpu_time};
 
@@ -87,12 +88,6 @@ struct Dataset {
     classes: usize,
 }
 
-/// Wall and CPU seconds per epoch.
-struct PerEpoch {
-    wall: f64,
-    cpu: f64,
-}
-
 /// Runs `pimgnn bench train`.
 pub fn run(args: &BenchTrainArgs) -> anyhow::Result<()> {
     if args.epochs == 0 || args.pim_epochs == 0 {
@@ -107,47 +102,21 @@ pub fn run(args: &BenchTrainArgs) -> anyhow::Result<()> {
     println!("workload: {}; 2-layer GCN {widths:?}, Adam (lr 0.01, weight decay 5e-4)", dataset.description);
 
     let (cpu, first_loss) = progress::step("timing the CPU backend", || time_cpu(args, &dataset, &model))?;
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_header([
-        "path",
-        "wall per epoch (s)",
-        "CPU time per epoch (s)",
-        "wall against pimgnn CPU",
-        "predicted on PIM hardware per epoch (s)",
-    ]);
-    table.add_row([
-        "pimgnn, CPU backend".into(),
-        format!("{:.3}", cpu.wall),
-        format!("{:.3}", cpu.cpu),
-        "1.00x".into(),
-        "-".into(),
-    ]);
+    let mut table = Comparison::new(" per epoch", &cpu);
 
     let pim = progress::step("timing the PIM backend", || time_pim(args, &dataset, &model))?;
-    table.add_row([
-        format!("pimgnn, PIM backend ({}, {} epoch(s))", args.pim, args.pim_epochs),
-        format!("{:.3}", pim.wall),
-        format!("{:.3}", pim.cpu),
-        format!("{:.2}x", pim.wall / cpu.wall),
-        pim.predicted.map_or_else(|| "-".into(), |p| format!("{:.3}", p.as_secs_f64())),
-    ]);
+    table.add(&format!("pimgnn, PIM backend ({}, {} epoch(s))", args.pim, args.pim_epochs), &pim);
 
     match torch_epochs(args, &dataset, &model) {
         Ok(results) => {
             for (name, result) in results {
-                table.add_row(match result {
+                match result {
                     Ok((times, loss)) => {
                         println!("{name}: epoch-0 loss {loss:.6} (pimgnn: {first_loss:.6})");
-                        [
-                            name,
-                            format!("{:.3}", times.wall),
-                            format!("{:.3}", times.cpu),
-                            format!("{:.2}x", times.wall / cpu.wall),
-                            "-".into(),
-                        ]
+                        table.add(&name, &times);
                     }
-                    Err(reason) => [name, "-".into(), "-".into(), reason, "-".into()],
-                });
+                    Err(reason) => table.add_unavailable(&name, &reason),
+                }
             }
         }
         Err(error) => println!("PyTorch Geometric comparison skipped: {error:#}"),
@@ -225,7 +194,7 @@ fn trainer(dataset: &Dataset, model: &Model, options: &EngineOptions) -> anyhow:
 }
 
 /// Median seconds per epoch on the CPU backend after a warm-up epoch, and the warm-up's loss.
-fn time_cpu(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> anyhow::Result<(PerEpoch, f32)> {
+fn time_cpu(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> anyhow::Result<(Times, f32)> {
     let options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
     let mut trainer = trainer(dataset, model, &options)?;
     let first_loss = trainer.epoch()?.loss;
@@ -238,17 +207,11 @@ fn time_cpu(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> anyhow::
         cpus.push((process_cpu_time()? - cpu).as_secs_f64());
     }
     print_stages("CPU backend", trainer.timings(), args.epochs);
-    Ok((PerEpoch { wall: median(walls), cpu: median(cpus) }, first_loss))
+    Ok((Times::measured(median(walls), median(cpus)), first_loss))
 }
 
 /// Seconds per epoch on PIM and the predicted hardware time per epoch.
-struct PimEpoch {
-    wall: f64,
-    cpu: f64,
-    predicted: Option<Duration>,
-}
-
-fn time_pim(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> anyhow::Result<PimEpoch> {
+fn time_pim(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> anyhow::Result<Times> {
     let options = EngineOptions { backend: args.pim, dpus: args.dpus, tasklets: args.tasklets, widths: Vec::new() };
     let started = Instant::now();
     let mut trainer = trainer(dataset, model, &options)?;
@@ -266,7 +229,7 @@ fn time_pim(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> anyhow::
     let cpu = (process_cpu_time()? - cpu).as_secs_f64() / epochs;
     print_stages(&format!("PIM backend ({})", trainer.propagator().backend()), trainer.timings(), args.pim_epochs);
     let predicted = trainer.timings().on_hardware().map(|total| total.div_f64(epochs));
-    Ok(PimEpoch { wall, cpu, predicted })
+    Ok(Times { wall, cpu, predicted })
 }
 
 /// One line per stage: wall and predicted milliseconds per epoch.
@@ -352,7 +315,7 @@ fn torch_epochs(
     args: &BenchTrainArgs,
     dataset: &Dataset,
     model: &Model,
-) -> anyhow::Result<Vec<(String, Result<(PerEpoch, f32), String>)>> {
+) -> anyhow::Result<Vec<(String, Result<(Times, f32), String>)>> {
     let dir = tempfile::tempdir().context("creating a directory for the PyTorch inputs")?;
     progress::step("writing the workload for PyTorch", || export(dir.path(), dataset, model))?;
     let stdout = python::run_script(
@@ -372,7 +335,7 @@ fn torch_epochs(
             };
             let parsed = fields.and_then(|fields| match fields[..] {
                 [wall, cpu, loss] => match (wall.parse(), cpu.parse(), loss.parse()) {
-                    (Ok(wall), Ok(cpu), Ok(loss)) => Ok((PerEpoch { wall, cpu }, loss)),
+                    (Ok(wall), Ok(cpu), Ok(loss)) => Ok((Times::measured(wall, cpu), loss)),
                     _ => Err(format!("unreadable figures `{wall} {cpu} {loss}`")),
                 },
                 _ => Err(format!("unreadable line `{name} {}`", fields.join(" "))),
