@@ -21,40 +21,8 @@ fn graph(n: usize) -> Csr<f32> {
     Csr::new(n, n, row_ptr, cols, values).unwrap()
 }
 
-#[test]
-fn modelled_dma_cycles_match_the_simulator() {
-    let model = HardwareModel::default();
-    let a = graph(3000);
-    for format in [Format::Csr, Format::Coo] {
-        for features in [16, 100] {
-            let plan = Plan {
-                format,
-                row_blocks: 1,
-                split_rows: true,
-                col_blocks: 1,
-                feature_groups: 1,
-                x: XDelivery::Whole,
-                tasklets: 16,
-            };
-            let set = DpuSet::builder()
-                .backend(BackendKind::Simulator)
-                .simulator(SimConfig::new(Topology::new(1, 1)))
-                .allocate()
-                .unwrap();
-            let mut engine = PimSpmm::new(set, a.clone(), plan).unwrap();
-            engine.spmm(&Dense::zeros(3000, features)).unwrap();
-            let (_, simulated) = engine.report().modelled_cycles.expect("simulator statistics");
-            let modelled = model.kernel_cycles::<f32>(format, a.nrows(), a.nnz(), features, 16).dma;
-            let error = (modelled - simulated as f64).abs() / simulated as f64;
-            assert!(error < 0.03, "{format}, F = {features}: model {modelled:.0} DMA cycles, simulator {simulated}");
-        }
-    }
-}
-
-/// The model's kernel cycles (compute and DMA overlapped) over the simulator's modelled cycles for one DPU
-/// running the whole of `graph(3000)` at `features` columns.
-fn kernel_cycles_over_simulated<T: pimgnn::pim::PimElement + From<i8>>(format: Format, features: usize) -> f64 {
-    let a = graph(3000);
+/// The simulator's modelled (total, DMA) cycles of one DPU running the whole of `a` at `features` columns.
+fn simulated_cycles<T: pimgnn::pim::PimElement>(a: Csr<T>, format: Format, features: usize) -> (u64, u64) {
     let plan = Plan {
         format,
         row_blocks: 1,
@@ -69,11 +37,33 @@ fn kernel_cycles_over_simulated<T: pimgnn::pim::PimElement + From<i8>>(format: F
         .simulator(SimConfig::new(Topology::new(1, 1)))
         .allocate()
         .unwrap();
+    let rows = a.nrows();
+    let mut engine = PimSpmm::new(set, a, plan).unwrap();
+    engine.spmm(&Dense::zeros(rows, features)).unwrap();
+    engine.report().modelled_cycles.expect("simulator statistics")
+}
+
+#[test]
+fn modelled_dma_cycles_match_the_simulator() {
+    let model = HardwareModel::default();
+    let a = graph(3000);
+    for format in [Format::Csr, Format::Coo] {
+        for features in [16, 100] {
+            let (_, simulated) = simulated_cycles(a.clone(), format, features);
+            let modelled = model.kernel_cycles::<f32>(format, a.nrows(), a.nnz(), features, 16).dma;
+            let error = (modelled - simulated as f64).abs() / simulated as f64;
+            assert!(error < 0.03, "{format}, F = {features}: model {modelled:.0} DMA cycles, simulator {simulated}");
+        }
+    }
+}
+
+/// The model's kernel cycles (compute and DMA overlapped) over the simulator's modelled cycles for one DPU
+/// running the whole of `graph(3000)` at `features` columns.
+fn kernel_cycles_over_simulated<T: pimgnn::pim::PimElement + From<i8>>(format: Format, features: usize) -> f64 {
+    let a = graph(3000);
     let values = vec![T::from(1); a.nnz()];
     let a = Csr::new(a.nrows(), a.ncols(), a.row_ptr().to_vec(), a.col_idx().to_vec(), values).unwrap();
-    let mut engine = PimSpmm::new(set, a.clone(), plan).unwrap();
-    engine.spmm(&Dense::zeros(3000, features)).unwrap();
-    let (simulated, _) = engine.report().modelled_cycles.expect("simulator statistics");
+    let (simulated, _) = simulated_cycles(a.clone(), format, features);
     let modelled = HardwareModel::default().kernel_cycles::<T>(format, a.nrows(), a.nnz(), features, 16).total();
     modelled / simulated as f64
 }
