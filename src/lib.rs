@@ -14,6 +14,7 @@ mod error;
 pub mod gnn;
 pub mod graph;
 pub mod io;
+mod matmul;
 pub mod pim;
 pub mod plan;
 pub mod sparse;

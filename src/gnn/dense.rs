@@ -7,6 +7,7 @@
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::matmul::{matmul_into, Op};
 use crate::sparse::Dense;
 
 /// PyTorch's `torch.nn.Linear`: `weight` is `[out, in]`, `y = x W^T + b`.
@@ -87,44 +88,7 @@ impl Linear {
                 format!("{} x {}", y.rows(), y.cols()),
             ));
         }
-        if x.rows() == 0 || outputs == 0 {
-            return Ok(());
-        }
-        if inputs == 0 {
-            if !accumulate {
-                y.as_mut_slice().fill(0.0);
-            }
-            return Ok(());
-        }
-        // SAFETY: `x` is rows x inputs row-major (column stride 1, row stride `inputs`); W^T is read from the
-        // outputs x inputs row-major weight (column stride `inputs`, row stride 1); `y` is rows x outputs
-        // row-major (column stride 1, row stride `outputs`) and, borrowed mutably, aliases neither input. The
-        // shapes were checked above, so every access stays inside the three buffers. `gemm` computes
-        // `y = alpha y + beta x W^T`, reading `y` only when `accumulate`.
-        unsafe {
-            gemm::gemm(
-                x.rows(),
-                outputs,
-                inputs,
-                y.as_mut_slice().as_mut_ptr(),
-                1,
-                outputs as isize,
-                accumulate,
-                x.as_slice().as_ptr(),
-                1,
-                inputs as isize,
-                self.weight.as_slice().as_ptr(),
-                inputs as isize,
-                1,
-                1.0,
-                1.0,
-                false,
-                false,
-                false,
-                gemm::Parallelism::Rayon(0),
-            );
-        }
-        Ok(())
+        matmul_into(y, x, Op::Plain, &self.weight, Op::Transposed, accumulate)
     }
 }
 

@@ -7,11 +7,12 @@
 //! aggregating (`M (X W^T)`) still needs `M^T dY` for its weight's gradient; one that aggregates first needs
 //! it only for its input's, which the first layer does not need.
 
-use super::matmul::{column_sums, matmul, matmul_into, relu_backward, Op};
+use super::ops::{column_sums, relu_backward};
 use super::propagate::Propagator;
 use crate::error::Result;
 use crate::gnn::dense::{add_row, add_scaled, relu};
 use crate::gnn::{Layer, Linear, Order};
+use crate::matmul::{matmul, matmul_into, Op};
 use crate::sparse::Dense;
 
 /// The gradient of one [`Linear`]'s weight and bias.

@@ -26,7 +26,7 @@
 mod backprop;
 mod init;
 mod loss;
-mod matmul;
+mod ops;
 mod optim;
 mod propagate;
 mod trainer;

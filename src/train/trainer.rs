@@ -4,7 +4,7 @@
 
 use super::backprop::{self, LayerCache, LinearGradient};
 use super::loss::{cross_entropy, Targets};
-use super::matmul::relu_backward;
+use super::ops::relu_backward;
 use super::optim::{Optimizer, OptimizerKind};
 use super::propagate::{Propagator, Stage, Timings};
 use crate::error::{Error, Result};
