@@ -6,7 +6,7 @@
 //! the host writes into it (here) or a kernel does (the worker's fault handler copies it, `overlay.c`). Reads
 //! of a shared page come from the shared-pages file. Nothing else about the DPU changes.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ptr;
 
 use crate::error::Result;
@@ -59,8 +59,9 @@ pub(crate) struct SharedPages {
 pub(crate) struct Overlays {
     shared: SharedFile,
     records: SharedFile,
-    /// Extents by their offset in the shared-pages file.
-    extents: HashMap<u64, Extent>,
+    /// Extents by their offset in the shared-pages file. A range may use part of one (what a later broadcast
+    /// left of an earlier one): each range counts as one user of the extent that holds it.
+    extents: BTreeMap<u64, Extent>,
     /// How many ranges each DPU has (only the host changes them), so that DPUs without any never touch their
     /// record: most transfers are to DPUs that share nothing.
     nr_ranges: Vec<u8>,
@@ -72,7 +73,7 @@ impl Overlays {
         Ok(Overlays {
             shared: SharedFile::new("shared-pages", SHARED_FILE_SIZE)?,
             records: SharedFile::new("overlays", nr_dpus as usize * STRIDE)?,
-            extents: HashMap::new(),
+            extents: BTreeMap::new(),
             nr_ranges: vec![0; nr_dpus as usize],
             next_offset: 0,
         })
@@ -274,10 +275,12 @@ impl Overlays {
     }
 
     /// Backs `dpu`'s MRAM from `mram_offset` (page-aligned) with `shared`.
-    /// Earlier ranges it overlaps are dropped, their pages outside the new range made the DPU's own first, and
-    /// the DPU's own pages in the new range are given back (unless `own_pages_possible` says the DPU has none
-    /// there: giving back an empty range still costs a system call). Returns false, changing nothing, when the
-    /// DPU has no free range slot (the caller then copies).
+    /// Earlier ranges it overlaps are cut to their parts outside the new range, which stay shared (a layer's
+    /// narrower features sent over a wider layer's leave the rest shared, not copied per DPU); when the DPU
+    /// lacks range slots for those parts, they become its own instead. The DPU's own pages in the new range are
+    /// given back (unless `own_pages_possible` says the DPU has none there: giving back an empty range still
+    /// costs a system call). Returns false, changing nothing, when the DPU has no free range slot (the caller
+    /// then copies).
     pub fn attach(
         &mut self,
         dpu: u32,
@@ -303,54 +306,83 @@ impl Overlays {
             return Ok(false);
         }
         let new_end = mram_offset + length as u64;
+        let parts: Vec<OverlayRange> =
+            overlapping.iter().flat_map(|range| parts_outside(range, mram_offset, new_end)).collect();
+        // The parts of the earlier ranges that the new one does not replace keep their bytes: still shared when
+        // the slots allow (taken before the earlier ranges are dropped, so their extents stay), else own.
+        let keep_shared = parts.len() < free;
+        if keep_shared {
+            parts.iter().for_each(|part| self.use_extent(part.shared_offset));
+        } else {
+            for part in &parts {
+                self.own_pages(dpu, mram, mram_base, part.mram_offset.into(), range_bytes(part) as usize, false);
+            }
+        }
         for range in overlapping {
-            // The pages of the earlier range that the new one does not replace keep their bytes as the DPU's own.
-            let (start, end) = (u64::from(range.mram_offset), u64::from(range.mram_offset) + range_bytes(&range));
-            if start < mram_offset {
-                self.own_pages(dpu, mram, mram_base, start, (mram_offset - start) as usize, false);
-            }
-            if new_end < end {
-                self.own_pages(dpu, mram, mram_base, new_end, (end - new_end) as usize, false);
-            }
-            self.remove(dpu, range.shared_offset)?;
+            self.remove(dpu, range)?;
+        }
+        if keep_shared {
+            parts.into_iter().for_each(|part| self.push_range(dpu, part));
         }
         if own_pages_possible {
             mram.discard(mram_base + mram_offset as usize, length)?;
         }
         self.clear_owned(dpu, mram_offset as usize / PAGE, pages);
-        // SAFETY: as in `ranges`; no other reference to the record exists while this one lives.
-        let record = unsafe { &mut *self.record(dpu) };
-        // A free slot exists: checked above, and the removals only freed more.
-        record.ranges[record.nr_ranges as usize] =
-            OverlayRange { mram_offset: mram_offset as u32, pages: pages as u32, shared_offset: shared };
-        record.nr_ranges += 1;
-        self.nr_ranges[dpu as usize] += 1;
-        if let Some(extent) = self.extents.get_mut(&shared) {
-            extent.users += 1;
-        }
+        self.use_extent(shared);
+        // A free slot exists: checked above (with the parts kept shared, `keep_shared` left one).
+        self.push_range(
+            dpu,
+            OverlayRange { mram_offset: mram_offset as u32, pages: pages as u32, shared_offset: shared },
+        );
         Ok(true)
     }
 
-    /// Drops the range of `dpu` backed by the extent at `shared`, and the extent when nobody uses it any more.
-    fn remove(&mut self, dpu: u32, shared: u64) -> Result<()> {
+    /// Appends `range` to `dpu`'s record; the caller has counted it as a user of its extent.
+    fn push_range(&mut self, dpu: u32, range: OverlayRange) {
+        // SAFETY: as in `ranges`; no other reference to the record exists while this one lives.
+        let record = unsafe { &mut *self.record(dpu) };
+        record.ranges[record.nr_ranges as usize] = range;
+        record.nr_ranges += 1;
+        self.nr_ranges[dpu as usize] += 1;
+    }
+
+    /// The offset of the extent holding `shared` (a range's start in the shared-pages file).
+    fn extent_of(&self, shared: u64) -> Option<u64> {
+        let (&start, extent) = self.extents.range(..=shared).next_back()?;
+        (shared < start + extent.length as u64).then_some(start)
+    }
+
+    /// Counts one more range using the extent that holds `shared`.
+    fn use_extent(&mut self, shared: u64) {
+        if let Some(extent) = self.extent_of(shared).and_then(|start| self.extents.get_mut(&start)) {
+            extent.users += 1;
+        }
+    }
+
+    /// Drops `range` from `dpu`'s record, and its extent when no range uses it any more.
+    fn remove(&mut self, dpu: u32, range: OverlayRange) -> Result<()> {
         // SAFETY: as in `ranges`; no other reference to the record exists while this one lives.
         let record = unsafe { &mut *self.record(dpu) };
         let count = (record.nr_ranges as usize).min(RANGES);
-        if let Some(slot) = record.ranges[..count].iter().position(|range| range.shared_offset == shared) {
+        let same = |r: &OverlayRange| {
+            (r.mram_offset, r.pages, r.shared_offset) == (range.mram_offset, range.pages, range.shared_offset)
+        };
+        if let Some(slot) = record.ranges[..count].iter().position(same) {
             record.ranges[slot] = record.ranges[count - 1];
             record.nr_ranges -= 1;
             self.nr_ranges[dpu as usize] -= 1;
         }
-        self.release(shared)
+        self.release(range.shared_offset)
     }
 
     fn release(&mut self, shared: u64) -> Result<()> {
-        let Some(extent) = self.extents.get_mut(&shared) else { return Ok(()) };
+        let Some(start) = self.extent_of(shared) else { return Ok(()) };
+        let Some(extent) = self.extents.get_mut(&start) else { return Ok(()) };
         extent.users = extent.users.saturating_sub(1);
         if extent.users == 0 {
             let length = extent.length;
-            self.extents.remove(&shared);
-            self.shared.discard(shared as usize, length)?;
+            self.extents.remove(&start);
+            self.shared.discard(start as usize, length)?;
         }
         Ok(())
     }
@@ -361,7 +393,7 @@ impl Overlays {
             return Ok(());
         }
         for range in self.ranges(dpu) {
-            self.remove(dpu, range.shared_offset)?;
+            self.remove(dpu, range)?;
         }
         // SAFETY: as in `ranges`; no other reference to the record exists while this one lives.
         unsafe { (*self.record(dpu)).owned = [0; MAX_PAGES / 8] };
@@ -381,6 +413,25 @@ impl Overlays {
 
 fn range_bytes(range: &OverlayRange) -> u64 {
     u64::from(range.pages) * PAGE as u64
+}
+
+/// The parts of `range` before `start` and from `end` on (page-aligned MRAM offsets), still backed by the same
+/// pages of its extent.
+fn parts_outside(range: &OverlayRange, start: u64, end: u64) -> Vec<OverlayRange> {
+    let (first, last) = (u64::from(range.mram_offset), u64::from(range.mram_offset) + range_bytes(range));
+    let part = |from: u64, to: u64| OverlayRange {
+        mram_offset: from as u32,
+        pages: ((to - from) / PAGE as u64) as u32,
+        shared_offset: range.shared_offset + (from - first),
+    };
+    let mut parts = Vec::new();
+    if first < start {
+        parts.push(part(first, start.min(last)));
+    }
+    if end < last {
+        parts.push(part(end.max(first), last));
+    }
+    parts
 }
 
 /// Whether a broadcast is worth sharing: at least this many whole pages.
@@ -456,5 +507,29 @@ mod tests {
             overlays.read_shared(dpu, 0, &mut out);
             assert_eq!(out, [9; 8], "DPU {dpu} reads the shared bytes");
         }
+    }
+
+    /// A broadcast over the middle of an earlier one leaves the earlier one's head and tail shared (no page
+    /// becomes the DPU's own, no copy), reading the earlier bytes; its extent lives while those parts use it.
+    #[test]
+    fn a_broadcast_inside_an_earlier_one_keeps_its_head_and_tail_shared() {
+        let mut overlays = Overlays::new(1).unwrap();
+        let mram = SharedFile::new("test-mram", 64 * PAGE).unwrap();
+        let wide = overlays.share(&[1u8; 48 * PAGE]);
+        assert!(overlays.attach(0, &mram, 0, 0, wide, false).unwrap());
+        let narrow = overlays.share(&[2u8; 16 * PAGE]);
+        assert!(overlays.attach(0, &mram, 0, (16 * PAGE) as u64, narrow, true).unwrap());
+        assert_eq!(overlays.ranges(0).len(), 3, "head, new range, tail");
+        assert!(!overlays.any_owned(0, 0, 48), "nothing copied into the DPU's own pages");
+        let mut out = vec![0u8; 48 * PAGE];
+        overlays.read_shared(0, 0, &mut out);
+        assert!(out[..16 * PAGE].iter().all(|&b| b == 1), "head: the earlier bytes");
+        assert!(out[16 * PAGE..32 * PAGE].iter().all(|&b| b == 2), "the new bytes");
+        assert!(out[32 * PAGE..].iter().all(|&b| b == 1), "tail: the earlier bytes");
+        assert_eq!(overlays.extents.len(), 2);
+
+        // Dropping everything gives both extents back.
+        overlays.detach_all(0).unwrap();
+        assert!(overlays.extents.is_empty());
     }
 }
