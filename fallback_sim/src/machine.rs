@@ -35,15 +35,27 @@ pub enum DpuState {
 }
 
 /// DPUs of one program within a launch: workers of one pool run them.
+/// DPUs of one launch that run one program, so one worker pool. The pool is named by its program, not by its
+/// index: loading other DPUs while the launch runs may drop unused pools and move the others.
 struct Group {
-    pool: usize,
+    program: Arc<Program>,
     dpus: Vec<u32>,
 }
 
 struct Launch {
     dpus: Vec<u32>,
     pending: VecDeque<Group>,
-    running: Option<usize>,
+    running: Option<Arc<Program>>,
+}
+
+fn find_pool(pools: &[WorkerPool], program: &Arc<Program>) -> Option<usize> {
+    pools.iter().position(|pool| Arc::ptr_eq(pool.program(), program))
+}
+
+/// The pool of a program in the launch in progress. It exists: that program's DPUs are queued or running, so
+/// they keep it loaded and its pool alive.
+fn pool_of(pools: &[WorkerPool], program: &Arc<Program>) -> usize {
+    find_pool(pools, program).expect("a program in the launch in progress keeps its worker pool")
 }
 
 /// A simulated UPMEM server.
@@ -265,9 +277,10 @@ impl Machine {
         }
     }
 
-    fn pool_for(&mut self, program: &Arc<Program>) -> Result<usize> {
-        if let Some(index) = self.pools.iter().position(|pool| Arc::ptr_eq(pool.program(), program)) {
-            return Ok(index);
+    /// Starts the worker pool of `program` unless it runs already.
+    fn ensure_pool(&mut self, program: &Arc<Program>) -> Result<()> {
+        if find_pool(&self.pools, program).is_some() {
+            return Ok(());
         }
         let workers = self.config.workers;
         let first_slot =
@@ -284,7 +297,7 @@ impl Machine {
         };
         self.pools.push(WorkerPool::start(Arc::clone(program), fds, first_slot, workers)?);
         self.pool_slots.push(first_slot);
-        Ok(self.pools.len() - 1)
+        Ok(())
     }
 
     // ---- Memories ----------------------------------------------------------------------------------------
@@ -438,8 +451,8 @@ impl Machine {
         }
         let mut pending = VecDeque::with_capacity(groups.len());
         for (program, members) in groups {
-            let pool = self.pool_for(&program)?;
-            pending.push_back(Group { pool, dpus: members });
+            self.ensure_pool(&program)?;
+            pending.push_back(Group { program, dpus: members });
         }
         for &dpu in dpus {
             self.control.state(dpu).store(state::QUEUED, Ordering::Release);
@@ -494,17 +507,19 @@ impl Machine {
     fn progress(&mut self, timeout: Option<Duration>) -> Result<bool> {
         loop {
             let Some(launch) = self.launch.as_mut() else { return Ok(true) };
-            let pool_index = match launch.running {
-                Some(pool) => pool,
+            let pool_index = match &launch.running {
+                Some(program) => pool_of(&self.pools, program),
                 None => match launch.pending.pop_front() {
                     None => {
                         self.fault_unfinished();
                         return Ok(true);
                     }
                     Some(group) => {
-                        launch.running = Some(group.pool);
-                        self.start_job(group.pool, &group.dpus);
-                        group.pool
+                        let pool = pool_of(&self.pools, &group.program);
+                        self.control.post_job(&group.dpus);
+                        self.pools[pool].start_job();
+                        launch.running = Some(group.program);
+                        pool
                     }
                 },
             };
@@ -525,11 +540,6 @@ impl Machine {
                 launch.running = None;
             }
         }
-    }
-
-    fn start_job(&mut self, pool: usize, dpus: &[u32]) {
-        self.control.post_job(dpus);
-        self.pools[pool].start_job();
     }
 
     /// Ends a launch whose workers fail by themselves: its unfinished DPUs are put in fault.

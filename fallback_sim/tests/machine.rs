@@ -140,6 +140,26 @@ fn two_programs_run_in_one_launch() {
     assert_eq!(read_u32(&machine, 3, "bss_count"), 1);
 }
 
+/// Loading other DPUs while a launch runs may end the worker pool of a program no longer loaded anywhere; the
+/// launch still finds its own pool.
+#[test]
+fn loading_other_dpus_during_a_launch_keeps_its_pool() {
+    let isolation = build("isolation", 1, &[]);
+    let persistence = build("persistence", 1, &[]);
+    let mut machine = machine(1, 2);
+    machine.load(&[0], &isolation).unwrap();
+    machine.load(&[1], &persistence).unwrap();
+    // Pools start on a program's first launch: isolation's first, then persistence's.
+    machine.launch(&[0]).unwrap();
+    machine.launch_async(&[1]).unwrap();
+    machine.load(&[0], &persistence).unwrap();
+    machine.wait().unwrap();
+    assert_eq!(read_u32(&machine, 1, "bss_count"), 1);
+    machine.launch(&[0, 1]).unwrap();
+    assert_eq!(read_u32(&machine, 0, "bss_count"), 1);
+    assert_eq!(read_u32(&machine, 1, "bss_count"), 2);
+}
+
 #[test]
 fn misuse_is_a_clear_error() {
     let program = build("persistence", 1, &[]);
