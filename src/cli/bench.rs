@@ -13,6 +13,7 @@ use pimgnn::io::npy;
 use pimgnn::Dense;
 
 use super::comparison::{Comparison, Times};
+use super::pim_args::PimArgs;
 use super::progress;
 use super::python::{self, process_cpu_time};
 use super::table;
@@ -35,12 +36,8 @@ pub struct BenchInferArgs {
     /// The PIM backend timed next to the CPU: sim, hw or auto.
     #[arg(long, default_value = "sim")]
     pim: Backend,
-    /// DPUs to use on PIM (default 2,048; on hardware, all present up to 2,048).
-    #[arg(long)]
-    dpus: Option<u32>,
-    /// Tasklets per DPU on PIM.
-    #[arg(long)]
-    tasklets: Option<u32>,
+    #[command(flatten)]
+    pim_args: PimArgs,
 }
 
 /// Runs `pimgnn bench infer`.
@@ -59,12 +56,7 @@ pub fn run(args: &BenchInferArgs) -> anyhow::Result<()> {
     let (ours, logits) = progress::step("timing the CPU backend", || time_forward(&workload, &mut cpu, args.runs))?;
     drop(cpu);
 
-    let pim_options = EngineOptions {
-        backend: args.pim,
-        dpus: args.dpus,
-        tasklets: args.tasklets,
-        widths: workload.model.aggregation_widths(),
-    };
+    let pim_options = args.pim_args.engine_options(args.pim, workload.model.aggregation_widths());
     let mut pim = progress::step("loading the graph onto the DPUs", || {
         Aggregator::new(matrix.clone(), Dtype::F32, &pim_options)
     })?;

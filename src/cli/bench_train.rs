@@ -19,6 +19,7 @@ use rand::{RngExt, SeedableRng};
 
 use super::bench::{median, write_npy};
 use super::comparison::{Comparison, Times};
+use super::pim_args::PimArgs;
 use super::progress;
 use super::python::{self, peak_memory_bytes, process_cpu_time};
 
@@ -67,12 +68,8 @@ pub struct BenchTrainArgs {
     /// The PIM backend timed next to the CPU: sim, hw or auto.
     #[arg(long, default_value = "sim")]
     pim: Backend,
-    /// DPUs to use on PIM (default 2,048; on hardware, all present up to 2,048).
-    #[arg(long)]
-    dpus: Option<u32>,
-    /// Tasklets per DPU on PIM.
-    #[arg(long)]
-    tasklets: Option<u32>,
+    #[command(flatten)]
+    pim_args: PimArgs,
     /// The Python interpreter with torch and torch_geometric.
     #[arg(long, default_value = "python3")]
     python: String,
@@ -212,7 +209,7 @@ fn time_cpu(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> anyhow::
 
 /// Seconds per epoch on PIM and the predicted hardware time per epoch.
 fn time_pim(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> anyhow::Result<Times> {
-    let options = EngineOptions { backend: args.pim, dpus: args.dpus, tasklets: args.tasklets, widths: Vec::new() };
+    let options = args.pim_args.engine_options(args.pim, Vec::new());
     let started = Instant::now();
     let mut trainer = trainer(dataset, model, &options)?;
     println!(
@@ -258,14 +255,14 @@ fn optimisations(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> any
     let forward = model.aggregation_widths();
     let backward = backward_aggregation_widths(model);
     // As the trainer builds them: one engine on all the DPUs, or two sharing them half and half.
-    let total = args.dpus.unwrap_or(DEFAULT_DPUS);
+    let total = args.pim_args.dpus.unwrap_or(DEFAULT_DPUS);
     let engines = if is_symmetric(&matrix) {
         vec![("forward and backward", [forward, backward].concat(), matrix, total)]
     } else {
         let transpose = matrix.transpose();
         vec![("forward", forward, matrix, total - total / 2), ("backward (transpose)", backward, transpose, total / 2)]
     };
-    let tasklets = args.tasklets.unwrap_or(DEFAULT_TASKLETS);
+    let tasklets = args.pim_args.tasklets.unwrap_or(DEFAULT_TASKLETS);
     let hardware = HardwareModel::default();
     // Predicted aggregation per epoch: all optimisations, without hub splitting, PyGim's plan, reloading.
     let (mut all, mut unsplit, mut pygim, mut reloaded) =

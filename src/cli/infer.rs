@@ -5,10 +5,11 @@ use std::time::Instant;
 
 use anyhow::{bail, Context as _};
 use clap::Args;
-use pimgnn::gnn::{accuracy, inputs, Aggregator, Backend, Dtype, EngineOptions};
+use pimgnn::gnn::{accuracy, inputs, Aggregator, Backend, Dtype};
 use pimgnn::io::npy;
 use pimgnn::Phase;
 
+use super::pim_args::PimArgs;
 use super::progress;
 use super::table;
 use super::workload::WorkloadArgs;
@@ -21,12 +22,8 @@ pub struct InferArgs {
     /// Where aggregation runs: auto (UPMEM hardware when present, else the simulator), sim, hw or cpu.
     #[arg(long, default_value = "auto")]
     backend: Backend,
-    /// DPUs to use on PIM (default 2,048; on hardware, all present up to 2,048).
-    #[arg(long)]
-    dpus: Option<u32>,
-    /// Tasklets per DPU on PIM.
-    #[arg(long)]
-    tasklets: Option<u32>,
+    #[command(flatten)]
+    pim_args: PimArgs,
     /// Value type of aggregation: f32 (exact) or quantized i32, i16, i8.
     #[arg(long, default_value = "f32")]
     dtype: Dtype,
@@ -56,12 +53,7 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
     };
     println!("workload: {}", workload.description);
 
-    let options = EngineOptions {
-        backend: args.backend,
-        dpus: args.dpus,
-        tasklets: args.tasklets,
-        widths: workload.model.aggregation_widths(),
-    };
+    let options = args.pim_args.engine_options(args.backend, workload.model.aggregation_widths());
     let mut setup = Vec::new();
     let started = Instant::now();
     let aggregation = workload.model.architecture().aggregation();

@@ -9,10 +9,11 @@ use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
 use comfy_table::{presets::UTF8_FULL, Cell, CellAlignment, Table};
 use indicatif::{ProgressBar, ProgressStyle};
-use pimgnn::gnn::{accuracy, inputs, Architecture, Backend, EngineOptions, Model};
+use pimgnn::gnn::{accuracy, inputs, Architecture, Backend, Model};
 use pimgnn::train::{initial_model, Adam, OptimizerKind, Sgd, Stage, Targets, Timings, Trainer};
 use pimgnn::Dense;
 
+use super::pim_args::PimArgs;
 use super::progress;
 
 /// The optimiser to train with.
@@ -75,12 +76,8 @@ pub struct TrainArgs {
     /// Where aggregation runs: auto (UPMEM hardware when present, else the simulator), sim, hw or cpu.
     #[arg(long, default_value = "auto")]
     backend: Backend,
-    /// DPUs to use on PIM (default 2,048; on hardware, all present up to 2,048).
-    #[arg(long)]
-    dpus: Option<u32>,
-    /// Tasklets per DPU on PIM.
-    #[arg(long)]
-    tasklets: Option<u32>,
+    #[command(flatten)]
+    pim_args: PimArgs,
     /// Save the trained model as a PyG state_dict in safetensors (loadable by `pimgnn infer` and PyG).
     #[arg(long)]
     output: Option<PathBuf>,
@@ -183,7 +180,7 @@ pub fn run(args: &TrainArgs) -> anyhow::Result<()> {
         layers.join(", ")
     );
 
-    let options = EngineOptions { backend: args.backend, dpus: args.dpus, tasklets: args.tasklets, widths: Vec::new() };
+    let options = args.pim_args.engine_options(args.backend, Vec::new());
     let started = Instant::now();
     let mut trainer = progress::step("loading the graph into the engines", || {
         Trainer::new(model, &graph, features, targets, optimizer, &options)
