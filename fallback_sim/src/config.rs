@@ -182,6 +182,13 @@ impl Schedule {
         }
     }
 
+    /// Whether modelled cycles under this schedule predict the hardware's time. The fast schedule runs each
+    /// tasklet until it blocks, so its DMA transfers queue behind all of an earlier tasklet's instead of
+    /// interleaving: its cycle counts are those of that order, up to one tasklet count times too many.
+    pub fn predicts_hardware_time(self) -> bool {
+        !matches!(self, Schedule::Fast)
+    }
+
     /// The generator's seed (0 unless shuffling).
     pub(crate) fn shuffle_seed(self) -> u64 {
         match self {

@@ -47,7 +47,8 @@ pub struct DpuStats {
     /// Launches completed since the DPU's program was loaded.
     pub launches: u64,
     /// Modelled DPU cycles of the last launch: when its last tasklet finished (see the crate docs, "Timing
-    /// model"). Deterministic: the same kernel, input and schedule give the same count.
+    /// model"). Deterministic: the same kernel, input and schedule give the same count. A prediction of the
+    /// hardware's time only under a schedule that [predicts it](crate::Schedule::predicts_hardware_time).
     pub cycles: u64,
     /// Cycles the DMA engine was busy: the sum of alpha + bytes / 2 over every transfer. Transfers overlap
     /// with other tasklets' instructions, so this is not a part of `cycles` but at most all of it.

@@ -330,13 +330,18 @@ impl LoadedSet {
     }
 
     /// The last launch's predicted hardware time: the launch overhead and the slowest DPU's modelled cycles,
-    /// `None` on hardware.
+    /// `None` on hardware and under a simulator schedule whose cycles predict nothing (`fast`).
     fn launch_prediction(&self) -> Result<Option<std::time::Duration>> {
         match &self.set.engine {
             #[cfg(feature = "simulator")]
-            Engine::Simulator(engine) => {
-                Ok(Some(self.transfer_model.launch_time(engine.slowest_cycles()?, crate::SIM_CLOCK_HZ)))
-            }
+            Engine::Simulator(engine) => Ok(engine
+                .machine()
+                .config()
+                .schedule
+                .predicts_hardware_time()
+                .then(|| engine.slowest_cycles())
+                .transpose()?
+                .map(|cycles| self.transfer_model.launch_time(cycles, crate::SIM_CLOCK_HZ))),
             #[cfg(feature = "hardware")]
             Engine::Hardware(_) => Ok(None),
         }

@@ -304,3 +304,20 @@ fn backend_names_parse() {
     assert_eq!("auto".parse::<BackendKind>().unwrap(), BackendKind::Auto);
     assert!(matches!("fpga".parse::<BackendKind>(), Err(Error::InvalidBackend(_))));
 }
+
+/// Under the fast schedule the simulator's cycles are not the hardware's: no launch is predicted from them.
+#[test]
+fn the_fast_schedule_predicts_no_launch() {
+    let mut config = upmem_sim::SimConfig::new(upmem_sim::Topology::new(1, 4));
+    config.schedule = upmem_sim::Schedule::Fast;
+    let mut builder = DpuSet::builder();
+    builder.dpus(4).backend(BackendKind::Simulator).simulator(config);
+    let mut set = builder.allocate().expect("allocating").load(&kernel("vector_add")).expect("loading");
+    set.broadcast("nr_elements", 0, &[16u32]).unwrap();
+    set.launch().unwrap();
+    let timeline = set.take_timeline();
+    let launch = timeline.events().last().expect("the launch");
+    assert_eq!(launch.operation, upmem::timeline::Operation::Launch);
+    assert_eq!(launch.predicted, None, "{timeline}");
+    assert!(timeline.events()[0].predicted.is_some(), "transfers are still predicted: {timeline}");
+}

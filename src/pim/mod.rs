@@ -339,8 +339,12 @@ impl<T: PimElement> PimSpmm<T> {
         launch.and_then(|launch| launch.predicted)
     }
 
-    /// The simulator's modelled cycles of the slowest DPU with work, when running on the simulator.
+    /// The simulator's modelled cycles of the slowest DPU with work, when running on the simulator under a
+    /// schedule whose cycles predict the hardware's.
     fn modelled_cycles(&self) -> Result<Option<(u64, u64)>> {
+        if !self.set.simulator().is_some_and(|machine| machine.config().schedule.predicts_hardware_time()) {
+            return Ok(None);
+        }
         let mut slowest = None;
         for dpu in 0..self.plan.dpus_used() as usize {
             let Some(stats) = self.set.simulator_stats(dpu)? else { return Ok(None) };

@@ -97,7 +97,11 @@ impl Server {
         Ok(())
     }
 
+    /// [`NOT_PREDICTED`] under a schedule whose cycles predict nothing (`fast`).
     fn launch_prediction(&self, dpus: &[u32]) -> Result<u64> {
+        if !self.machine.config().schedule.predicts_hardware_time() {
+            return Ok(NOT_PREDICTED);
+        }
         let cycles = self.machine.slowest_cycles(dpus)?;
         Ok(nanoseconds(self.timeline.model.launch_time(cycles, CLOCK_HZ)))
     }

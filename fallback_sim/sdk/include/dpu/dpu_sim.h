@@ -121,7 +121,8 @@ enum dpu_sim_operation {
     DPU_SIM_OP_LAUNCH = 5,    /* dpu_launch, to completion */
 };
 
-/* predicted_ns of an event with no prediction (an asynchronous launch not yet synchronised). */
+/* predicted_ns of an event with no prediction: an asynchronous launch not yet synchronised, or any launch under
+ * the fast schedule (UPMEM_SIM_SCHEDULE=fast), whose cycle counts are not the hardware's. */
 #define DPU_SIM_NOT_PREDICTED 0xFFFFFFFFFFFFFFFFull
 
 /*
