@@ -61,7 +61,8 @@ fn pool_of(pools: &[WorkerPool], program: &Arc<Program>) -> usize {
 /// A simulated UPMEM server.
 ///
 /// Every DPU's WRAM and MRAM live in shared memory (sparse: untouched pages cost nothing), so host reads and
-/// writes are plain memory copies, and worker processes map a DPU's memories in place to run it.
+/// writes are plain memory copies (a large first write into fresh pages goes through `pwrite`, which fills them
+/// without a page fault each), and worker processes map a DPU's memories in place to run it.
 ///
 /// ```no_run
 /// use upmem_sim::{Machine, Program, SimConfig, Topology};
@@ -381,9 +382,6 @@ impl Machine {
         } else {
             Some(self.overlays.share(&data[head..tail]))
         };
-        if shared.is_some() {
-            self.overlays.prepare_records(dpus);
-        }
         for &dpu in dpus {
             for (at, part) in [(offset, &data[..head]), (body + (pages * overlay::PAGE) as u64, &data[tail..])] {
                 if !part.is_empty() {

@@ -4,7 +4,6 @@ use std::ffi::CString;
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::ptr;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use memmap2::{MmapOptions, MmapRaw};
 
@@ -138,27 +137,6 @@ impl SharedFile {
             // SAFETY: `at` is within the mapping (the range is within the file) and the caller of `write` owns
             // the range, so nothing writes it concurrently; a volatile read keeps the access.
             unsafe { ptr::read_volatile(self.ptr().add(at)) };
-        }
-    }
-
-    /// Maps the pages of `[offset, offset + length)` into this process for writing in one system call
-    /// (`MADV_POPULATE_WRITE`, Linux 5.14+), committing those the file does not hold yet: for scattered small
-    /// writes into fresh pages, where a page fault per page costs about twice as much. Best effort: on a kernel
-    /// without it, the writes fault their pages in as before.
-    pub fn populate_for_writing(&self, offset: usize, length: usize) {
-        static UNSUPPORTED: AtomicBool = AtomicBool::new(false);
-        assert!(offset + length <= self.size, "populate range within the file");
-        if UNSUPPORTED.load(Ordering::Relaxed) {
-            return;
-        }
-        let page = page_size();
-        let start = offset / page * page;
-        let end = ((offset + length).div_ceil(page) * page).min(self.size);
-        // SAFETY: madvise on a page-aligned range inside our own mapping; MADV_POPULATE_WRITE only maps and
-        // commits pages, it does not change their contents.
-        let status = unsafe { libc::madvise(self.ptr().add(start).cast(), end - start, libc::MADV_POPULATE_WRITE) };
-        if status != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
-            UNSUPPORTED.store(true, Ordering::Relaxed);
         }
     }
 

@@ -274,17 +274,6 @@ impl Overlays {
             || (first..whole.start * 8).chain(whole.end * 8..end).any(|page| self.is_owned(dpu, page))
     }
 
-    /// Before `dpus` each [`Overlays::attach`] a range: commits their records' pages in one system call per run
-    /// of consecutive DPUs instead of a page fault each (a broadcast to thousands of fresh DPUs spent most of
-    /// its time past the copy there). Only the targets' pages: the others stay uncommitted.
-    pub fn prepare_records(&self, dpus: &[u32]) {
-        let mut runs = dpus.chunk_by(|&previous, &next| next == previous + 1);
-        runs.by_ref().for_each(|run| {
-            let first = run[0] as usize;
-            self.records.populate_for_writing(first * STRIDE, run.len() * STRIDE);
-        });
-    }
-
     /// Backs `dpu`'s MRAM from `mram_offset` (page-aligned) with `shared`.
     /// Earlier ranges it overlaps are cut to their parts outside the new range, which stay shared (a layer's
     /// narrower features sent over a wider layer's leave the rest shared, not copied per DPU); when the DPU
