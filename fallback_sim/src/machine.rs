@@ -61,7 +61,8 @@ fn pool_of(pools: &[WorkerPool], program: &Arc<Program>) -> usize {
 /// A simulated UPMEM server.
 ///
 /// Every DPU's WRAM and MRAM live in shared memory (sparse: untouched pages cost nothing), so host reads and
-/// writes are plain memory copies, and worker processes map a DPU's memories in place to run it.
+/// writes are plain memory copies (a large first write into fresh pages goes through `pwrite`, which fills them
+/// without a page fault each), and worker processes map a DPU's memories in place to run it.
 ///
 /// ```no_run
 /// use upmem_sim::{Machine, Program, SimConfig, Topology};
@@ -220,11 +221,11 @@ impl Machine {
             let wram_offset = dpu as usize * wram_size;
             self.wram.discard(wram_offset, wram_size)?;
             // SAFETY: the image fits in WRAM (check_fits) and the DPU is idle, so no worker writes it.
-            unsafe { copy_into(&self.wram, wram_offset, program.wram_image()) };
+            unsafe { self.wram.write(wram_offset, program.wram_image()) };
             let mram_base = dpu as usize * mram_size;
             self.overlays.make_own(dpu, &self.mram, mram_base, 0, program.mram_image().len());
             // SAFETY: as above, for the MRAM variables' image.
-            unsafe { copy_into(&self.mram, mram_base, program.mram_image()) };
+            unsafe { self.mram.write(mram_base, program.mram_image()) };
             if !program.mram_image().is_empty() {
                 self.mram_written[dpu as usize].store(true, Ordering::Relaxed);
             }
@@ -339,7 +340,7 @@ impl Machine {
         }
         // SAFETY: the range is within this DPU's slice of the file (checked), the DPU is idle and no other host
         // thread accesses its memories (`_turn`).
-        unsafe { copy_into(file, base + offset as usize, data) };
+        unsafe { file.write(base + offset as usize, data) };
         Ok(())
     }
 
@@ -641,22 +642,6 @@ impl Drop for Machine {
         // Dropping the pools ends the workers before the shared files go away.
         self.pools.clear();
     }
-}
-
-/// Writes of at least this many bytes commit their pages in one call first (see [`SharedFile::populate`]).
-const POPULATE_THRESHOLD: usize = 64 << 10;
-
-/// Copies `data` into the shared file at `offset`.
-///
-/// # Safety
-/// `offset + data.len()` must be within the file, and no worker may be writing that range.
-unsafe fn copy_into(file: &SharedFile, offset: usize, data: &[u8]) {
-    debug_assert!(offset + data.len() <= file.size());
-    if data.len() >= POPULATE_THRESHOLD {
-        file.populate(offset, data.len());
-    }
-    // SAFETY: guaranteed by the caller; the mapping is valid for the file's size.
-    unsafe { ptr::copy_nonoverlapping(data.as_ptr(), file.ptr().add(offset), data.len()) };
 }
 
 /// Copies from the shared file at `offset` into `out`.

@@ -64,6 +64,53 @@ fn mram_addresses_are_the_dpus_own() {
     assert!(u64::from(host.address) < 64 << 10, "WRAM symbols have DPU WRAM addresses");
 }
 
+/// First writes into fresh MRAM, a push to one DPU and a broadcast to the others, at offsets and of lengths
+/// that are not whole pages: the host reads their bytes with zeroes around them, and so do the DPUs' kernels.
+#[test]
+fn first_writes_into_fresh_memory_land_with_zeroes_around_them() {
+    const PAGE: usize = 4096;
+    // mram_rw writes ~(heap word i) at heap + 1 MiB + 8 i for its first heap_bytes / 8 words.
+    const KERNEL_READ: u32 = 64 << 10;
+    const OUTPUT: u64 = 1 << 20;
+    let program = build("mram_rw", 4, &[]);
+    let mut machine = machine(1, 4);
+    let dpus: Vec<u32> = (0..4).collect();
+    machine.load(&dpus, &program).unwrap();
+    let heap = machine.symbol(0, MRAM_HEAP_SYMBOL).unwrap().offset();
+    let pattern = |length: usize, seed: u64| -> Vec<u8> {
+        (0..length as u64).map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8 ^ seed as u8).collect()
+    };
+    let pushed = pattern((1 << 20) + 24, 0x11);
+    let broadcast = pattern((2 << 20) + 40, 0x22);
+    let skip = 8;
+    machine.write(0, MemoryKind::Mram, heap + skip as u64, &pushed).unwrap();
+    machine.broadcast(&dpus[1..], MemoryKind::Mram, heap + skip as u64, &broadcast).unwrap();
+
+    let written = |dpu: u32| if dpu == 0 { &pushed } else { &broadcast };
+    for &dpu in &dpus {
+        let data = written(dpu);
+        let mut seen = vec![0xAA; skip + data.len() + 3 * PAGE];
+        machine.read(dpu, MemoryKind::Mram, heap, &mut seen).unwrap();
+        assert_eq!(seen[..skip], [0; 8], "DPU {dpu}: zeroes before the write");
+        assert!(seen[skip..skip + data.len()] == data[..], "DPU {dpu}: the bytes written");
+        assert!(seen[skip + data.len()..].iter().all(|&byte| byte == 0), "DPU {dpu}: zeroes after the write");
+    }
+
+    for &dpu in &dpus {
+        write_u32(&machine, dpu, "nr_words", 0);
+        write_u32(&machine, dpu, "heap_bytes", KERNEL_READ);
+    }
+    machine.launch(&dpus).unwrap();
+    for &dpu in &dpus {
+        let mut heap_bytes = vec![0; skip];
+        heap_bytes.extend_from_slice(&written(dpu)[..KERNEL_READ as usize - skip]);
+        let mut outputs = vec![0u8; KERNEL_READ as usize];
+        machine.read(dpu, MemoryKind::Mram, heap + OUTPUT, &mut outputs).unwrap();
+        let inverted: Vec<u8> = heap_bytes.iter().map(|byte| !byte).collect();
+        assert!(outputs == inverted, "DPU {dpu}: the kernel read the bytes written and the zeroes before them");
+    }
+}
+
 #[test]
 fn state_persists_across_launches_and_reload_resets_it() {
     for nr_tasklets in common::TASKLET_COUNTS {
