@@ -7,6 +7,8 @@
 //! The costs and their sources are tabled in the crate docs ("Operation costs", in `lib.rs`); keep the two in
 //! step.
 
+use crate::narrow_operands::OperandWidth;
+
 /// A class of DPU instruction, by the operation it serves: what [`DpuStats::instructions_by_class`] counts.
 ///
 /// [`DpuStats::instructions_by_class`]: crate::DpuStats::instructions_by_class
@@ -19,6 +21,11 @@ pub enum InstructionClass {
     CompareBranch,
     /// WRAM loads and stores (and the loads and stores of an x86-64 memory operand): one each.
     LoadStore,
+    /// Multiplies of two sign- or zero-extended 8-bit values: one 8 x 8-bit multiply instruction.
+    Mul8,
+    /// Multiplies of two sign- or zero-extended 16-bit values (or a 16- and an 8-bit one): the DPU compiler's
+    /// sequence of byte multiplies.
+    Mul16,
     /// 32-bit multiplies: the compiler runtime's `mul_step` sequence.
     Mul32,
     /// 64-bit multiplies: the compiler runtime's byte-product routine.
@@ -54,10 +61,12 @@ pub enum InstructionClass {
 
 impl InstructionClass {
     /// Every class, in the order of [`InstructionClass::index`].
-    pub const ALL: [InstructionClass; 18] = [
+    pub const ALL: [InstructionClass; 20] = [
         InstructionClass::Alu,
         InstructionClass::CompareBranch,
         InstructionClass::LoadStore,
+        InstructionClass::Mul8,
+        InstructionClass::Mul16,
         InstructionClass::Mul32,
         InstructionClass::Mul64,
         InstructionClass::Div32,
@@ -89,6 +98,8 @@ impl InstructionClass {
             InstructionClass::Alu => "alu",
             InstructionClass::CompareBranch => "compare/branch",
             InstructionClass::LoadStore => "load/store",
+            InstructionClass::Mul8 => "mul8",
+            InstructionClass::Mul16 => "mul16",
             InstructionClass::Mul32 => "mul32",
             InstructionClass::Mul64 => "mul64",
             InstructionClass::Div32 => "div32",
@@ -113,7 +124,12 @@ impl InstructionClass {
             InstructionClass::Alu
             | InstructionClass::CompareBranch
             | InstructionClass::LoadStore
-            | InstructionClass::SdkRoutine => 1,
+            | InstructionClass::SdkRoutine
+            // One `mul_sl_sl`/`mul_sl_ul`/`mul_ul_ul` (the DPU backend's MUL8 selection).
+            | InstructionClass::Mul8 => 1,
+            // The backend's Mul16 expansion: low-byte product, then two cross-byte products and the high-byte
+            // product, each with its `lsl_add` (the full path; 1 when both operands fit a byte).
+            InstructionClass::Mul16 => 7,
             InstructionClass::Mul32 => 30,
             InstructionClass::Mul64 => 130,
             InstructionClass::Div32 => 27,
@@ -164,8 +180,20 @@ impl Isa {
 
 /// Adds what one disassembled host instruction costs on a DPU to `block`, in DPU instructions by class: its
 /// operation's, and on x86-64 the WRAM loads and stores a DPU, a load-store machine, needs for a memory operand.
-pub(crate) fn add_instruction(block: &mut ClassInstructions, isa: Isa, mnemonic: &str, operands: &str) {
-    let class = classify(isa, mnemonic, operands);
+/// `narrow` is the width of a 32-bit multiply's operands when both are known extended 8- or 16-bit values
+/// ([`narrow_operands`](crate::narrow_operands)), which a DPU multiplies with its byte multiplies.
+pub(crate) fn add_instruction(
+    block: &mut ClassInstructions,
+    isa: Isa,
+    mnemonic: &str,
+    operands: &str,
+    narrow: Option<OperandWidth>,
+) {
+    let class = match (classify(isa, mnemonic, operands), narrow) {
+        (InstructionClass::Mul32, Some(OperandWidth::Bits8)) => InstructionClass::Mul8,
+        (InstructionClass::Mul32, Some(OperandWidth::Bits16)) => InstructionClass::Mul16,
+        (class, _) => class,
+    };
     block[class.index()] += class.dpu_instructions();
     if isa == Isa::X86_64 {
         block[InstructionClass::LoadStore.index()] += x86_memory_accesses(mnemonic, operands);
@@ -361,7 +389,7 @@ mod tests {
 
     fn dpu_instructions(isa: Isa, mnemonic: &str, operands: &str) -> u32 {
         let mut block = [0; InstructionClass::COUNT];
-        add_instruction(&mut block, isa, mnemonic, operands);
+        add_instruction(&mut block, isa, mnemonic, operands, None);
         block.iter().sum()
     }
 
@@ -445,11 +473,24 @@ mod tests {
     #[test]
     fn an_x86_memory_operand_adds_loads_and_stores_to_its_operation() {
         let mut block = [0; InstructionClass::COUNT];
-        add_instruction(&mut block, Isa::X86_64, "add", "%ecx,(%rbx,%rbp,4)");
-        add_instruction(&mut block, Isa::X86_64, "addss", "(%rax),%xmm0");
+        add_instruction(&mut block, Isa::X86_64, "add", "%ecx,(%rbx,%rbp,4)", None);
+        add_instruction(&mut block, Isa::X86_64, "addss", "(%rax),%xmm0", None);
         assert_eq!(block[InstructionClass::Alu.index()], 1);
         assert_eq!(block[InstructionClass::LoadStore.index()], 3);
         assert_eq!(block[InstructionClass::FloatAdd.index()], InstructionClass::FloatAdd.dpu_instructions());
+    }
+
+    #[test]
+    fn a_multiply_of_narrow_operands_is_charged_as_the_dpu_compiler_emits_it() {
+        let mut block = [0; InstructionClass::COUNT];
+        add_instruction(&mut block, Isa::X86_64, "imul", "%ebp,%eax", Some(OperandWidth::Bits8));
+        add_instruction(&mut block, Isa::Aarch64, "madd", "w0, w1, w2, w0", Some(OperandWidth::Bits16));
+        // Only a 32-bit multiply narrows: a width given for anything else changes nothing.
+        add_instruction(&mut block, Isa::X86_64, "add", "%ebp,%eax", Some(OperandWidth::Bits8));
+        assert_eq!(block[InstructionClass::Mul8.index()], 1);
+        assert_eq!(block[InstructionClass::Mul16.index()], 7);
+        assert_eq!(block[InstructionClass::Mul32.index()], 0);
+        assert_eq!(block[InstructionClass::Alu.index()], 1);
     }
 
     #[test]
