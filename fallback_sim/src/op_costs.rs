@@ -216,8 +216,10 @@ fn x86_memory_accesses(mnemonic: &str, operands: &str) -> u32 {
         || mnemonic.starts_with("test")
         || mnemonic.starts_with("ucomi")
         || mnemonic.starts_with("comi")
-        || matches!(classify_x86(mnemonic, ""), Some(InstructionClass::Mul32 | InstructionClass::Div32))
-            && operands.len() == 1;
+        || matches!(
+            classify_x86(mnemonic, ""),
+            Some(InstructionClass::Mul8 | InstructionClass::Mul16 | InstructionClass::Mul32 | InstructionClass::Div32)
+        ) && operands.len() == 1;
     if destination.contains('(') && !only_reads {
         2
     } else {
@@ -290,9 +292,12 @@ fn simple_aarch64(mnemonic: &str) -> InstructionClass {
 fn classify_x86(mnemonic: &str, operands: &str) -> Option<InstructionClass> {
     let wide = || mnemonic.ends_with('q') || operands.split(',').any(is_x86_64bit_register);
     match mnemonic {
-        "imul" | "imull" | "imulq" | "mul" | "mull" | "mulq" | "mulx" | "mulxl" | "mulxq" | "imulw" | "mulw" => {
-            Some(if wide() { InstructionClass::Mul64 } else { InstructionClass::Mul32 })
+        "imul" | "imull" | "imulq" | "mul" | "mull" | "mulq" | "mulx" | "mulxl" | "mulxq" => {
+            Some(if wide() { InstructionClass::Mul64 } else { x86_narrow_multiply(operands) })
         }
+        // Byte and word multiplies (`mul %r13b`, `imulw 0x2(%rax)`) are the DPU's byte multiplies too.
+        "imulb" | "mulb" => Some(InstructionClass::Mul8),
+        "imulw" | "mulw" => Some(InstructionClass::Mul16),
         "div" | "divl" | "divq" | "idiv" | "idivl" | "idivq" | "divw" | "idivw" | "divb" | "idivb" => {
             Some(if wide() { InstructionClass::Div64 } else { InstructionClass::Div32 })
         }
@@ -322,6 +327,31 @@ fn classify_sse(mnemonic: &str) -> Option<InstructionClass> {
         "ucomisd" | "comisd" | "minsd" | "maxsd" | "minpd" | "maxpd" => InstructionClass::DoubleCompare,
         _ => return None,
     })
+}
+
+/// The class of a multiply on byte or word registers (`mul %r13b`: 8 x 8 bits, `imul %cx,%ax`: 16 x 16), which
+/// x86-64 compilers emit for products they truncate to 8 or 16 bits; else a 32-bit multiply.
+fn x86_narrow_multiply(operands: &str) -> InstructionClass {
+    let registers: Vec<&str> = operands.split(',').map(str::trim).filter(|operand| operand.starts_with('%')).collect();
+    let byte = |name: &str| {
+        matches!(
+            name,
+            "%al" | "%bl" | "%cl" | "%dl" | "%ah" | "%bh" | "%ch" | "%dh" | "%sil" | "%dil" | "%bpl" | "%spl"
+        ) || name.starts_with("%r") && name.ends_with('b')
+    };
+    let word = |name: &str| {
+        matches!(name, "%ax" | "%bx" | "%cx" | "%dx" | "%si" | "%di" | "%bp" | "%sp")
+            || name.starts_with("%r") && name.ends_with('w')
+    };
+    if registers.is_empty() {
+        InstructionClass::Mul32
+    } else if registers.iter().all(|name| byte(name)) {
+        InstructionClass::Mul8
+    } else if registers.iter().all(|name| byte(name) || word(name)) {
+        InstructionClass::Mul16
+    } else {
+        InstructionClass::Mul32
+    }
 }
 
 /// `%rax`, `%r8`, but not `%r8d`: a 64-bit general-purpose register operand.
@@ -402,6 +432,10 @@ mod tests {
         assert_eq!(classify(Isa::X86_64, "divl", "0x10(%rsp)"), InstructionClass::Div32);
         assert_eq!(classify(Isa::X86_64, "div", "%rcx"), InstructionClass::Div64);
         assert_eq!(classify(Isa::X86_64, "idiv", "%ecx"), InstructionClass::Div32);
+        assert_eq!(classify(Isa::X86_64, "mul", "%r13b"), InstructionClass::Mul8);
+        assert_eq!(classify(Isa::X86_64, "mulb", "0x4(%rax)"), InstructionClass::Mul8);
+        assert_eq!(classify(Isa::X86_64, "imul", "%cx,%ax"), InstructionClass::Mul16);
+        assert_eq!(classify(Isa::X86_64, "imulw", "0x4(%rax)"), InstructionClass::Mul16);
     }
 
     #[test]
@@ -434,6 +468,7 @@ mod tests {
         assert_eq!(cost("lea", "0x1(%rax,%rcx,4),%rdx"), 1);
         assert_eq!(cost("addss", "(%rax),%xmm0"), 1 + InstructionClass::FloatAdd.dpu_instructions());
         assert_eq!(cost("divl", "0x10(%rsp)"), 1 + InstructionClass::Div32.dpu_instructions());
+        assert_eq!(cost("mulb", "0x10(%rsp)"), 1 + InstructionClass::Mul8.dpu_instructions());
         assert_eq!(cost("add", "%eax,%ecx"), 1);
         assert_eq!(dpu_instructions(Isa::Aarch64, "add", "w0, w0, #0x1"), 1);
     }

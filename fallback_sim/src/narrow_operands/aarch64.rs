@@ -79,9 +79,10 @@ pub(super) fn step(mnemonic: &str, operands_text: &str, registers: &mut Register
     let operands = operands(operands_text);
     // Pre- and post-indexed addressing (`[x1, #8]!`, `[x1], #8`) also writes the base register.
     if operands_text.contains("]!") || operands_text.contains("],") {
-        let base = operands.iter().find_map(|operand| operand.strip_prefix('[')).and_then(|inner| {
-            register(inner.split([',', ']']).next().unwrap_or(""))
-        });
+        let base = operands
+            .iter()
+            .find_map(|operand| operand.strip_prefix('['))
+            .and_then(|inner| register(inner.split([',', ']']).next().unwrap_or("")));
         if let Some((index, _)) = base {
             registers[index] = None;
         }
