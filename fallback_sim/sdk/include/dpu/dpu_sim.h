@@ -123,7 +123,8 @@ enum dpu_sim_operation {
     DPU_SIM_OP_LAUNCH = 5,    /* dpu_launch, to completion */
 };
 
-/* predicted_ns of an event with no prediction (an asynchronous launch not yet synchronised). */
+/* predicted_ns of an event with no prediction: an asynchronous launch not yet synchronised by dpu_sync (it is
+ * predicted then, or when one of its DPUs is launched again, from its own DPUs' modelled cycles). */
 #define DPU_SIM_NOT_PREDICTED 0xFFFFFFFFFFFFFFFFull
 
 /*
