@@ -8,7 +8,8 @@
 //! the prologue before its call. Each host instruction costs its operation class's DPU instructions
 //! ([`op_costs`](crate::op_costs)): one for a move, an ALU operation, a branch, a load or a store, which are
 //! alike on both machines, and a DPU instruction sequence or software routine's length for a multiply, a
-//! divide or floating-point arithmetic.
+//! divide or floating-point arithmetic. A 32-bit multiply whose operands are both extended 8- or 16-bit values
+//! on every path to it ([`narrow_operands`](crate::narrow_operands)) costs the DPU's byte multiplies instead.
 
 use std::fmt::Write as _;
 
