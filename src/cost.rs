@@ -12,11 +12,19 @@
 //! - **MRAM DMA**: `alpha + beta * bytes` cycles, alpha 77 (read) and 61 (write), beta 0.5 cycle per byte. The
 //!   DMA engine serves one transfer at a time, so a DPU's DMA cycles add up.
 //! - **Compute**: the pipeline issues one instruction per cycle once at least 11 tasklets are ready (a
-//!   tasklet issues every 11 cycles), so `T < 11` tasklets run at `T / 11` of that. Per-operation costs from
-//!   PrIM's throughput at 350 MHz: 32-bit integer add ~6 cycles (58 MOPS) and multiply ~35 (10 MOPS, software,
-//!   from 8x8-bit steps), float add ~71 (4.9 MOPS) and multiply ~184 (1.9 MOPS, software float). The kernels
-//!   multiply i8 and i16 in their own width, which the DPU does in one and four 8x8-bit multiply steps: we
-//!   count 2 and 8 cycles (an estimate from the step count; PrIM did not measure them).
+//!   tasklet issues every 11 cycles), so `T < 11` tasklets run at `T / 11` of that. A multiply-add of one
+//!   feature is its product plus 8 instructions (load the feature, load, add and store the sum, advance two
+//!   pointers, count and branch; a float's add is software, 66 more). Products in DPU instructions: a
+//!   32-bit multiply 30 (the compiler runtime's `mul_step` sequence; PrIM's 10 MOPS at 350 MHz, 35 cycles,
+//!   less its loop's 5); a float multiply 179 (software float; PrIM's 1.9 MOPS, and 4.9 for the add, less 5
+//!   each); i16 and i8, which the kernels multiply
+//!   in their own width, 7 and 1: UPMEM's DPU compiler (its LLVM fork, `llvm/lib/Target/DPU`) emits one
+//!   8 x 8-bit multiply instruction (`mul_sl_sl`) for two extended bytes and a sequence of three byte
+//!   multiplies and three `lsl_add`s after a first byte product for two 16-bit values
+//!   (`EmitMul16WithCustomInserter`); PrIM did not measure them. Each nonzero costs 80 instructions besides
+//!   its products: its record's walk, loop and DMA set-up (24), its X row's address `column * width`, a
+//!   32-bit multiply on a DPU (30), and the product loop's entry and exit and the sequential reader's advance
+//!   (26, counted in the kernels' disassembly).
 //! - **Kernel time** is the slowest DPU's `max(compute cycles, DMA cycles)`: with 11 or more tasklets the DMA
 //!   latency hides behind other tasklets' compute, whichever engine is busier bounds the time.
 //! - **Host work** (building per-DPU X buffers, merging partial Y tiles) is memory-bound at
@@ -26,11 +34,9 @@
 //! `upmem-compat.md` marks the PrIM figures as recalled, to be verified before citing. What can be checked
 //! here is checked (`tests/pim_cost.rs`): the model's DMA cycles match the simulator's exact DMA count for the
 //! same kernel run within 3%, and its kernel cycles (compute and DMA) match the simulator's modelled cycles,
-//! which count the kernel's instructions with the DPU's software arithmetic, within 10% for f32 and i32 (0.97x
-//! to 1.06x on the test graph at 16 and 64 features). For i16 and i8 the simulator predicts 2.6x to 4.4x
-//! the model's kernel time: C promotes the narrow operands to int, so the host compiles a 32-bit multiply
-//! that the simulator costs as the DPU's 32-bit sequence, where the DPU compiler uses its 8 x 8-bit multiply
-//! instructions; the model's figure is the closer one there. On the simulator the timing tables show the
+//! which count the kernel's instructions with the DPU's software arithmetic and the DPU compiler's narrow
+//! multiplies, within 10% for every element type (0.94x to 1.02x on the test graph at 16 and 64 features for
+//! f32, i32, i16 and i8). On the simulator the timing tables show the
 //! simulator's kernel time (`PimReport` also gives the model's). The model is deliberately simple and its
 //! parameters are public, so a measured server can replace them.
 
@@ -60,9 +66,9 @@ pub struct HardwareModel {
     pub pipeline_tasklets: f64,
     /// Cycles of a 32-bit integer multiply-add.
     pub int_mac_cycles: f64,
-    /// Cycles of a 16-bit integer multiply-add (four 8 x 8-bit multiply steps).
+    /// Cycles of a 16-bit integer multiply-add (the DPU compiler's 7-instruction byte-multiply sequence).
     pub i16_mac_cycles: f64,
-    /// Cycles of an 8-bit integer multiply-add (one 8 x 8-bit multiply step).
+    /// Cycles of an 8-bit integer multiply-add (one 8 x 8-bit multiply instruction).
     pub i8_mac_cycles: f64,
     /// Cycles of a float multiply-add (software).
     pub float_mac_cycles: f64,
@@ -92,11 +98,12 @@ impl Default for HardwareModel {
             dma_write_alpha: 61.0,
             dma_cycles_per_byte: 0.5,
             pipeline_tasklets: 11.0,
-            int_mac_cycles: 6.0 + 35.0,
-            i16_mac_cycles: 6.0 + 8.0,
-            i8_mac_cycles: 6.0 + 2.0,
-            float_mac_cycles: 71.0 + 184.0,
-            nonzero_instructions: 24.0,
+            // The product and the 8 instructions of the feature loop (see the module docs).
+            int_mac_cycles: 30.0 + 8.0,
+            i16_mac_cycles: 7.0 + 8.0,
+            i8_mac_cycles: 1.0 + 8.0,
+            float_mac_cycles: 179.0 + 66.0 + 8.0,
+            nonzero_instructions: 24.0 + 30.0 + 26.0,
             row_instructions: 40.0,
             push_bytes_per_second: 6.68e9,
             gather_bytes_per_second: 4.74e9,

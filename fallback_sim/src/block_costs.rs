@@ -8,10 +8,13 @@
 //! the prologue before its call. Each host instruction costs its operation class's DPU instructions
 //! ([`op_costs`](crate::op_costs)): one for a move, an ALU operation, a branch, a load or a store, which are
 //! alike on both machines, and a DPU instruction sequence or software routine's length for a multiply, a
-//! divide or floating-point arithmetic.
+//! divide or floating-point arithmetic. A 32-bit multiply whose operands are both extended 8- or 16-bit values
+//! on every path to it ([`narrow_operands`](crate::narrow_operands)) costs the DPU's byte multiplies instead.
 
 use std::fmt::Write as _;
 
+use crate::disassembly::{instruction, is_function_label};
+use crate::narrow_operands;
 use crate::op_costs::{self, ClassInstructions, InstructionClass, Isa};
 
 /// The callback of `-fsanitize-coverage=trace-pc`.
@@ -36,6 +39,7 @@ impl BlockCost {
 /// in address order.
 pub(crate) fn from_disassembly(disassembly: &str) -> Vec<BlockCost> {
     let isa = Isa::of_disassembly(disassembly);
+    let narrow_multiplies = narrow_operands::narrow_multiplies(isa, disassembly);
     let mut sites: Vec<BlockCost> = Vec::new();
     // Instructions since the function's label, before its first call site.
     let mut prologue: ClassInstructions = [0; InstructionClass::COUNT];
@@ -69,7 +73,7 @@ pub(crate) fn from_disassembly(disassembly: &str) -> Vec<BlockCost> {
                 Some(site) => &mut site.by_class,
                 None => &mut prologue,
             };
-            op_costs::add_instruction(counted, isa, mnemonic, operands);
+            op_costs::add_instruction(counted, isa, mnemonic, operands, narrow_multiplies.get(&offset).copied());
         }
     }
     sites
@@ -103,11 +107,6 @@ pub(crate) fn c_table(sites: &[BlockCost]) -> String {
     source
 }
 
-/// `0000000000000040 <name>:`
-fn is_function_label(line: &str) -> bool {
-    line.ends_with(">:") && line.starts_with(|c: char| c.is_ascii_hexdigit())
-}
-
 /// `\t\t\t5: R_X86_64_PLT32\t__sanitizer_cov_trace_pc-0x4` (or `R_AARCH64_CALL26`): the relocation of a call to
 /// the instrumentation, which follows the call.
 fn is_call_to_trace_pc(line: &str) -> bool {
@@ -115,18 +114,6 @@ fn is_call_to_trace_pc(line: &str) -> bool {
     let mut fields = relocation.split_whitespace();
     let (Some(kind), Some(target)) = (fields.next(), fields.next()) else { return false };
     kind.starts_with("R_") && target.split(['+', '-']).next() == Some(TRACE_PC)
-}
-
-/// `   1c:\tmov    %eax,%ebx`: the offset, the mnemonic and the operands.
-fn instruction(line: &str) -> Option<(u64, &str, &str)> {
-    if !line.starts_with(' ') {
-        return None;
-    }
-    let (offset, text) = line.trim_start().split_once(":\t")?;
-    let offset = u64::from_str_radix(offset, 16).ok()?;
-    let text = text.trim_start();
-    let (mnemonic, operands) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
-    Some((offset, mnemonic, operands.trim_start()))
 }
 
 /// Alignment padding between blocks and functions, which the CPU never executes on the way.

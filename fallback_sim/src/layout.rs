@@ -23,7 +23,7 @@ pub const DMA_MAX: u32 = 2048;
 pub const CLOCK_HZ: u64 = 350_000_000;
 
 pub(crate) const CONTROL_MAGIC: u64 = 0x444d_4953_554d_4953;
-pub(crate) const ABI_VERSION: u32 = 3;
+pub(crate) const ABI_VERSION: u32 = 4;
 pub(crate) const KERNEL_MAGIC: u32 = 0x4450_5553;
 pub(crate) const FLAG_STRICT: u32 = 1;
 pub(crate) const SCHEDULE_FAST: u32 = 0;

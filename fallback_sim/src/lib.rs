@@ -69,6 +69,8 @@
 //!
 //! | Operation (host instruction) | DPU instructions | Source |
 //! |---|---:|---|
+//! | multiply of two extended 8-bit values (`imul`, `mul` w on `movsbl`/`movzbl`, `ldrsb`/`sxtb` results) | 1 | UPMEM's LLVM fork (`llvm/lib/Target/DPU`): when both operands are sign- or zero-extended bytes, instruction selection emits one `mul_sl_sl`, `mul_sl_ul` or `mul_ul_ul` (`DPUISD::MUL8_SS`, `MUL8_SU`, `MUL8_UU` in `DPUInstrInfo.td`) |
+//! | multiply of two extended 16-bit values (or a 16- and an 8-bit one) | 7 | the same backend's `Mul16SSrr`/`Mul16SUrr`/`Mul16UUrr` pseudo-instructions, expanded by `EmitMul16WithCustomInserter` (`DPUTargetLowering.cpp`): a low-byte product that jumps past the rest when both operands are small, else two cross-byte products and the high-byte product, each added in with an `lsl_add`: 1 to 7; we charge the full 7 |
 //! | 32-bit multiply (`imul`, `mul` w) | 30 | compiler runtime `mul32.S` (`__mul32`): 4 to order the operands, then one `mul_step` per bit of the smaller operand until it is spent (0 to 32), 2 to return: 6 to 38; PrIM's int32 multiply, 10 MOPS, gives 30 |
 //! | 64-bit multiply (`imul` on 64-bit registers, `mul` x, `umulh`) | 130 | `muldi3.c` (`__muldi3`): 36 byte products (`mul_ul_ul`, `mul_uh_ul`, ...) with their byte extractions, shifts and adds, "in the magnitude of 150 instructions" by its header; PrIM's int64 multiply, 2.6 MOPS, gives 130 |
 //! | 32-bit divide or remainder (`div`, `idiv`, `udiv` w) | 27 | `udiv32.S` (`__udiv32`): 6 to count leading zeros and jump into an unrolled `div_step` chain, one `div_step` per quotient bit (1 to 32), 1 to return: 8 to 39, plus the sign handling of `div32.c`; PrIM's int32 divide, 11 MOPS, gives 27 |
@@ -83,6 +85,12 @@
 //! | double compare, min, max | 16 | estimate: as float, on two words (`comparedf2.c`) |
 //! | int <-> float, float <-> double conversion | 20 | estimate from `floatsisf.c`, `fixsfsi.c`, `extendsfdf2.c`: normalise (count leading zeros, shift), round |
 //! | int <-> double conversion | 30 | estimate: as float, on two words (`floatsidf.c`, `fixdfsi.c`) |
+//!
+//! C promotes 8- and 16-bit operands to `int`, so the host compiles their product as a 32-bit multiply; the
+//! kernel builder finds the multiplies whose operands are both extended narrow values on every path to them
+//! (a data-flow analysis of the disassembly, module `narrow_operands`) and charges them as the DPU compiler emits
+//! them. PrIM publishes no 8- or 16-bit multiply throughput: the calibration checks these two against the
+//! instruction counts above.
 //!
 //! The routines are those of UPMEM's compiler runtime (`compiler-rt/lib/builtins/dpu/` in UPMEM's LLVM fork for
 //! the integer sequences; its build takes the floating-point routines from LLVM's generic builtins; the 2020
@@ -119,11 +127,13 @@ mod block_costs;
 mod builder;
 mod config;
 mod control;
+mod disassembly;
 mod error;
 mod fault;
 mod layout;
 mod machine;
 mod memory;
+mod narrow_operands;
 mod op_costs;
 mod overlay;
 mod program;

@@ -7,6 +7,8 @@
 //! The costs and their sources are tabled in the crate docs ("Operation costs", in `lib.rs`); keep the two in
 //! step.
 
+use crate::narrow_operands::OperandWidth;
+
 /// A class of DPU instruction, by the operation it serves: what [`DpuStats::instructions_by_class`] counts.
 ///
 /// [`DpuStats::instructions_by_class`]: crate::DpuStats::instructions_by_class
@@ -19,6 +21,11 @@ pub enum InstructionClass {
     CompareBranch,
     /// WRAM loads and stores (and the loads and stores of an x86-64 memory operand): one each.
     LoadStore,
+    /// Multiplies of two sign- or zero-extended 8-bit values: one 8 x 8-bit multiply instruction.
+    Mul8,
+    /// Multiplies of two sign- or zero-extended 16-bit values (or a 16- and an 8-bit one): the DPU compiler's
+    /// sequence of byte multiplies.
+    Mul16,
     /// 32-bit multiplies: the compiler runtime's `mul_step` sequence.
     Mul32,
     /// 64-bit multiplies: the compiler runtime's byte-product routine.
@@ -54,10 +61,12 @@ pub enum InstructionClass {
 
 impl InstructionClass {
     /// Every class, in the order of [`InstructionClass::index`].
-    pub const ALL: [InstructionClass; 18] = [
+    pub const ALL: [InstructionClass; 20] = [
         InstructionClass::Alu,
         InstructionClass::CompareBranch,
         InstructionClass::LoadStore,
+        InstructionClass::Mul8,
+        InstructionClass::Mul16,
         InstructionClass::Mul32,
         InstructionClass::Mul64,
         InstructionClass::Div32,
@@ -89,6 +98,8 @@ impl InstructionClass {
             InstructionClass::Alu => "alu",
             InstructionClass::CompareBranch => "compare/branch",
             InstructionClass::LoadStore => "load/store",
+            InstructionClass::Mul8 => "mul8",
+            InstructionClass::Mul16 => "mul16",
             InstructionClass::Mul32 => "mul32",
             InstructionClass::Mul64 => "mul64",
             InstructionClass::Div32 => "div32",
@@ -113,7 +124,12 @@ impl InstructionClass {
             InstructionClass::Alu
             | InstructionClass::CompareBranch
             | InstructionClass::LoadStore
-            | InstructionClass::SdkRoutine => 1,
+            | InstructionClass::SdkRoutine
+            // One `mul_sl_sl`/`mul_sl_ul`/`mul_ul_ul` (the DPU backend's MUL8 selection).
+            | InstructionClass::Mul8 => 1,
+            // The backend's Mul16 expansion: low-byte product, then two cross-byte products and the high-byte
+            // product, each with its `lsl_add` (the full path; 1 when both operands fit a byte).
+            InstructionClass::Mul16 => 7,
             InstructionClass::Mul32 => 30,
             InstructionClass::Mul64 => 130,
             InstructionClass::Div32 => 27,
@@ -164,8 +180,20 @@ impl Isa {
 
 /// Adds what one disassembled host instruction costs on a DPU to `block`, in DPU instructions by class: its
 /// operation's, and on x86-64 the WRAM loads and stores a DPU, a load-store machine, needs for a memory operand.
-pub(crate) fn add_instruction(block: &mut ClassInstructions, isa: Isa, mnemonic: &str, operands: &str) {
-    let class = classify(isa, mnemonic, operands);
+/// `narrow` is the width of a 32-bit multiply's operands when both are known extended 8- or 16-bit values
+/// ([`narrow_operands`](crate::narrow_operands)), which a DPU multiplies with its byte multiplies.
+pub(crate) fn add_instruction(
+    block: &mut ClassInstructions,
+    isa: Isa,
+    mnemonic: &str,
+    operands: &str,
+    narrow: Option<OperandWidth>,
+) {
+    let class = match (classify(isa, mnemonic, operands), narrow) {
+        (InstructionClass::Mul32, Some(OperandWidth::Bits8)) => InstructionClass::Mul8,
+        (InstructionClass::Mul32, Some(OperandWidth::Bits16)) => InstructionClass::Mul16,
+        (class, _) => class,
+    };
     block[class.index()] += class.dpu_instructions();
     if isa == Isa::X86_64 {
         block[InstructionClass::LoadStore.index()] += x86_memory_accesses(mnemonic, operands);
@@ -188,8 +216,10 @@ fn x86_memory_accesses(mnemonic: &str, operands: &str) -> u32 {
         || mnemonic.starts_with("test")
         || mnemonic.starts_with("ucomi")
         || mnemonic.starts_with("comi")
-        || matches!(classify_x86(mnemonic, ""), Some(InstructionClass::Mul32 | InstructionClass::Div32))
-            && operands.len() == 1;
+        || matches!(
+            classify_x86(mnemonic, ""),
+            Some(InstructionClass::Mul8 | InstructionClass::Mul16 | InstructionClass::Mul32 | InstructionClass::Div32)
+        ) && operands.len() == 1;
     if destination.contains('(') && !only_reads {
         2
     } else {
@@ -262,9 +292,12 @@ fn simple_aarch64(mnemonic: &str) -> InstructionClass {
 fn classify_x86(mnemonic: &str, operands: &str) -> Option<InstructionClass> {
     let wide = || mnemonic.ends_with('q') || operands.split(',').any(is_x86_64bit_register);
     match mnemonic {
-        "imul" | "imull" | "imulq" | "mul" | "mull" | "mulq" | "mulx" | "mulxl" | "mulxq" | "imulw" | "mulw" => {
-            Some(if wide() { InstructionClass::Mul64 } else { InstructionClass::Mul32 })
+        "imul" | "imull" | "imulq" | "mul" | "mull" | "mulq" | "mulx" | "mulxl" | "mulxq" => {
+            Some(if wide() { InstructionClass::Mul64 } else { x86_narrow_multiply(operands) })
         }
+        // Byte and word multiplies (`mul %r13b`, `imulw 0x2(%rax)`) are the DPU's byte multiplies too.
+        "imulb" | "mulb" => Some(InstructionClass::Mul8),
+        "imulw" | "mulw" => Some(InstructionClass::Mul16),
         "div" | "divl" | "divq" | "idiv" | "idivl" | "idivq" | "divw" | "idivw" | "divb" | "idivb" => {
             Some(if wide() { InstructionClass::Div64 } else { InstructionClass::Div32 })
         }
@@ -294,6 +327,31 @@ fn classify_sse(mnemonic: &str) -> Option<InstructionClass> {
         "ucomisd" | "comisd" | "minsd" | "maxsd" | "minpd" | "maxpd" => InstructionClass::DoubleCompare,
         _ => return None,
     })
+}
+
+/// The class of a multiply on byte or word registers (`mul %r13b`: 8 x 8 bits, `imul %cx,%ax`: 16 x 16), which
+/// x86-64 compilers emit for products they truncate to 8 or 16 bits; else a 32-bit multiply.
+fn x86_narrow_multiply(operands: &str) -> InstructionClass {
+    let registers: Vec<&str> = operands.split(',').map(str::trim).filter(|operand| operand.starts_with('%')).collect();
+    let byte = |name: &str| {
+        matches!(
+            name,
+            "%al" | "%bl" | "%cl" | "%dl" | "%ah" | "%bh" | "%ch" | "%dh" | "%sil" | "%dil" | "%bpl" | "%spl"
+        ) || name.starts_with("%r") && name.ends_with('b')
+    };
+    let word = |name: &str| {
+        matches!(name, "%ax" | "%bx" | "%cx" | "%dx" | "%si" | "%di" | "%bp" | "%sp")
+            || name.starts_with("%r") && name.ends_with('w')
+    };
+    if registers.is_empty() {
+        InstructionClass::Mul32
+    } else if registers.iter().all(|name| byte(name)) {
+        InstructionClass::Mul8
+    } else if registers.iter().all(|name| byte(name) || word(name)) {
+        InstructionClass::Mul16
+    } else {
+        InstructionClass::Mul32
+    }
 }
 
 /// `%rax`, `%r8`, but not `%r8d`: a 64-bit general-purpose register operand.
@@ -361,7 +419,7 @@ mod tests {
 
     fn dpu_instructions(isa: Isa, mnemonic: &str, operands: &str) -> u32 {
         let mut block = [0; InstructionClass::COUNT];
-        add_instruction(&mut block, isa, mnemonic, operands);
+        add_instruction(&mut block, isa, mnemonic, operands, None);
         block.iter().sum()
     }
 
@@ -374,6 +432,10 @@ mod tests {
         assert_eq!(classify(Isa::X86_64, "divl", "0x10(%rsp)"), InstructionClass::Div32);
         assert_eq!(classify(Isa::X86_64, "div", "%rcx"), InstructionClass::Div64);
         assert_eq!(classify(Isa::X86_64, "idiv", "%ecx"), InstructionClass::Div32);
+        assert_eq!(classify(Isa::X86_64, "mul", "%r13b"), InstructionClass::Mul8);
+        assert_eq!(classify(Isa::X86_64, "mulb", "0x4(%rax)"), InstructionClass::Mul8);
+        assert_eq!(classify(Isa::X86_64, "imul", "%cx,%ax"), InstructionClass::Mul16);
+        assert_eq!(classify(Isa::X86_64, "imulw", "0x4(%rax)"), InstructionClass::Mul16);
     }
 
     #[test]
@@ -406,6 +468,7 @@ mod tests {
         assert_eq!(cost("lea", "0x1(%rax,%rcx,4),%rdx"), 1);
         assert_eq!(cost("addss", "(%rax),%xmm0"), 1 + InstructionClass::FloatAdd.dpu_instructions());
         assert_eq!(cost("divl", "0x10(%rsp)"), 1 + InstructionClass::Div32.dpu_instructions());
+        assert_eq!(cost("mulb", "0x10(%rsp)"), 1 + InstructionClass::Mul8.dpu_instructions());
         assert_eq!(cost("add", "%eax,%ecx"), 1);
         assert_eq!(dpu_instructions(Isa::Aarch64, "add", "w0, w0, #0x1"), 1);
     }
@@ -445,11 +508,24 @@ mod tests {
     #[test]
     fn an_x86_memory_operand_adds_loads_and_stores_to_its_operation() {
         let mut block = [0; InstructionClass::COUNT];
-        add_instruction(&mut block, Isa::X86_64, "add", "%ecx,(%rbx,%rbp,4)");
-        add_instruction(&mut block, Isa::X86_64, "addss", "(%rax),%xmm0");
+        add_instruction(&mut block, Isa::X86_64, "add", "%ecx,(%rbx,%rbp,4)", None);
+        add_instruction(&mut block, Isa::X86_64, "addss", "(%rax),%xmm0", None);
         assert_eq!(block[InstructionClass::Alu.index()], 1);
         assert_eq!(block[InstructionClass::LoadStore.index()], 3);
         assert_eq!(block[InstructionClass::FloatAdd.index()], InstructionClass::FloatAdd.dpu_instructions());
+    }
+
+    #[test]
+    fn a_multiply_of_narrow_operands_is_charged_as_the_dpu_compiler_emits_it() {
+        let mut block = [0; InstructionClass::COUNT];
+        add_instruction(&mut block, Isa::X86_64, "imul", "%ebp,%eax", Some(OperandWidth::Bits8));
+        add_instruction(&mut block, Isa::Aarch64, "madd", "w0, w1, w2, w0", Some(OperandWidth::Bits16));
+        // Only a 32-bit multiply narrows: a width given for anything else changes nothing.
+        add_instruction(&mut block, Isa::X86_64, "add", "%ebp,%eax", Some(OperandWidth::Bits8));
+        assert_eq!(block[InstructionClass::Mul8.index()], 1);
+        assert_eq!(block[InstructionClass::Mul16.index()], 7);
+        assert_eq!(block[InstructionClass::Mul32.index()], 0);
+        assert_eq!(block[InstructionClass::Alu.index()], 1);
     }
 
     #[test]

@@ -742,34 +742,36 @@ const _: () = {
 pub const DPU_SIM_CLASS_ALU: dpu_sim_instruction_class = 0;
 pub const DPU_SIM_CLASS_COMPARE_BRANCH: dpu_sim_instruction_class = 1;
 pub const DPU_SIM_CLASS_LOAD_STORE: dpu_sim_instruction_class = 2;
-pub const DPU_SIM_CLASS_MUL32: dpu_sim_instruction_class = 3;
-pub const DPU_SIM_CLASS_MUL64: dpu_sim_instruction_class = 4;
-pub const DPU_SIM_CLASS_DIV32: dpu_sim_instruction_class = 5;
-pub const DPU_SIM_CLASS_DIV64: dpu_sim_instruction_class = 6;
-pub const DPU_SIM_CLASS_FLOAT_ADD: dpu_sim_instruction_class = 7;
-pub const DPU_SIM_CLASS_FLOAT_MUL: dpu_sim_instruction_class = 8;
-pub const DPU_SIM_CLASS_FLOAT_DIV: dpu_sim_instruction_class = 9;
-pub const DPU_SIM_CLASS_FLOAT_COMPARE: dpu_sim_instruction_class = 10;
-pub const DPU_SIM_CLASS_DOUBLE_ADD: dpu_sim_instruction_class = 11;
-pub const DPU_SIM_CLASS_DOUBLE_MUL: dpu_sim_instruction_class = 12;
-pub const DPU_SIM_CLASS_DOUBLE_DIV: dpu_sim_instruction_class = 13;
-pub const DPU_SIM_CLASS_DOUBLE_COMPARE: dpu_sim_instruction_class = 14;
-pub const DPU_SIM_CLASS_FLOAT_CONVERT: dpu_sim_instruction_class = 15;
-pub const DPU_SIM_CLASS_DOUBLE_CONVERT: dpu_sim_instruction_class = 16;
-pub const DPU_SIM_CLASS_SDK_ROUTINE: dpu_sim_instruction_class = 17;
-pub const DPU_SIM_INSTRUCTION_CLASSES: dpu_sim_instruction_class = 18;
+pub const DPU_SIM_CLASS_MUL8: dpu_sim_instruction_class = 3;
+pub const DPU_SIM_CLASS_MUL16: dpu_sim_instruction_class = 4;
+pub const DPU_SIM_CLASS_MUL32: dpu_sim_instruction_class = 5;
+pub const DPU_SIM_CLASS_MUL64: dpu_sim_instruction_class = 6;
+pub const DPU_SIM_CLASS_DIV32: dpu_sim_instruction_class = 7;
+pub const DPU_SIM_CLASS_DIV64: dpu_sim_instruction_class = 8;
+pub const DPU_SIM_CLASS_FLOAT_ADD: dpu_sim_instruction_class = 9;
+pub const DPU_SIM_CLASS_FLOAT_MUL: dpu_sim_instruction_class = 10;
+pub const DPU_SIM_CLASS_FLOAT_DIV: dpu_sim_instruction_class = 11;
+pub const DPU_SIM_CLASS_FLOAT_COMPARE: dpu_sim_instruction_class = 12;
+pub const DPU_SIM_CLASS_DOUBLE_ADD: dpu_sim_instruction_class = 13;
+pub const DPU_SIM_CLASS_DOUBLE_MUL: dpu_sim_instruction_class = 14;
+pub const DPU_SIM_CLASS_DOUBLE_DIV: dpu_sim_instruction_class = 15;
+pub const DPU_SIM_CLASS_DOUBLE_COMPARE: dpu_sim_instruction_class = 16;
+pub const DPU_SIM_CLASS_FLOAT_CONVERT: dpu_sim_instruction_class = 17;
+pub const DPU_SIM_CLASS_DOUBLE_CONVERT: dpu_sim_instruction_class = 18;
+pub const DPU_SIM_CLASS_SDK_ROUTINE: dpu_sim_instruction_class = 19;
+pub const DPU_SIM_INSTRUCTION_CLASSES: dpu_sim_instruction_class = 20;
 pub type dpu_sim_instruction_class = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
 pub struct dpu_sim_instructions {
     pub total: u64,
-    pub by_class: [u64; 18usize],
+    pub by_class: [u64; 20usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
         "Size of dpu_sim_instructions",
-    ][::std::mem::size_of::<dpu_sim_instructions>() - 152usize];
+    ][::std::mem::size_of::<dpu_sim_instructions>() - 168usize];
     [
         "Alignment of dpu_sim_instructions",
     ][::std::mem::align_of::<dpu_sim_instructions>() - 8usize];

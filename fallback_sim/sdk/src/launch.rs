@@ -62,6 +62,8 @@ pub extern "C" fn dpu_launch(set: dpu_set_t, policy: u32) -> dpu_error_t {
                 return Err(DpuError(code::DPU_ALREADY_RUNNING));
             }
         }
+        // The launch replaces its DPUs' cycles: an earlier asynchronous launch of theirs is predicted first.
+        server.predict_finished_launches()?;
         match server.machine.launch_async(&dpus) {
             Err(SimError::LaunchInProgress) => {
                 finish_other_launch(server)?;
@@ -97,9 +99,7 @@ pub extern "C" fn dpu_sync(set: dpu_set_t) -> dpu_error_t {
         }
         let launched: Vec<u32> = dpus.iter().copied().filter(|dpu| server.async_launched.contains(dpu)).collect();
         server.async_launched.retain(|dpu| !launched.contains(dpu));
-        if !launched.is_empty() {
-            server.complete_async_launch(&launched)?;
-        }
+        server.predict_finished_launches()?;
         if report_faults(server, &launched) {
             return Err(DpuError(code::DPU_FAULT | code::ASYNC_JOBS));
         }

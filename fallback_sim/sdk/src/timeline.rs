@@ -5,7 +5,7 @@ use std::ops::Range;
 use std::time::Instant;
 
 use upmem_sim::transfer_model::{Operation, TransferModel};
-use upmem_sim::CLOCK_HZ;
+use upmem_sim::{DpuState, CLOCK_HZ};
 
 use crate::error::{code, DpuError, Result};
 use crate::guard;
@@ -23,6 +23,14 @@ const NOT_PREDICTED: u64 = u64::MAX;
 pub struct Timeline {
     events: Vec<dpu_sim_event>,
     model: TransferModel,
+    /// Asynchronous launches not predicted yet: their DPUs may still be running.
+    pending: Vec<PendingLaunch>,
+}
+
+/// An asynchronous launch's event and its DPUs (machine ids).
+struct PendingLaunch {
+    event: usize,
+    dpus: Vec<u32>,
 }
 
 fn c_operation(operation: Operation) -> u32 {
@@ -74,9 +82,13 @@ impl Server {
         });
     }
 
-    /// Adds a launch of `dpus` started at `started`; `finished`: its DPUs' cycles are this launch's.
+    /// Adds a launch of `dpus` started at `started`; `finished`: its DPUs' cycles are this launch's, else it is
+    /// predicted by [`Server::predict_finished_launches`] once they are.
     pub(crate) fn record_launch(&mut self, dpus: &[u32], started: Instant, finished: bool) -> Result<()> {
         let predicted = if finished { self.launch_prediction(dpus)? } else { NOT_PREDICTED };
+        if !finished {
+            self.timeline.pending.push(PendingLaunch { event: self.timeline.events.len(), dpus: dpus.to_vec() });
+        }
         self.timeline.events.push(dpu_sim_event {
             operation: DPU_SIM_OP_LAUNCH,
             nr_dpus: dpus.len() as u32,
@@ -87,13 +99,24 @@ impl Server {
         Ok(())
     }
 
-    /// Completes the last asynchronous launch once `dpu_sync` has waited for it.
-    pub(crate) fn complete_async_launch(&mut self, dpus: &[u32]) -> Result<()> {
-        let predicted = self.launch_prediction(dpus)?;
-        let pending = self.timeline.events.iter_mut().rev().find(|event| event.operation == DPU_SIM_OP_LAUNCH);
-        if let Some(launch) = pending.filter(|launch| launch.predicted_ns == NOT_PREDICTED) {
-            launch.predicted_ns = predicted;
+    /// Predicts each asynchronous launch whose DPUs have all finished, from their modelled cycles. Runs before
+    /// a launch (which replaces its DPUs' cycles) and in `dpu_sync`, so that every asynchronous launch is
+    /// predicted from its own cycles, whether several run at once (one per rank) or a finished one's DPUs are
+    /// launched again before `dpu_sync`.
+    pub(crate) fn predict_finished_launches(&mut self) -> Result<()> {
+        let mut still_running = Vec::new();
+        for launch in std::mem::take(&mut self.timeline.pending) {
+            let running = launch
+                .dpus
+                .iter()
+                .any(|&dpu| matches!(self.machine.dpu_state(dpu), Ok(DpuState::Queued | DpuState::Running)));
+            if running {
+                still_running.push(launch);
+            } else {
+                self.timeline.events[launch.event].predicted_ns = self.launch_prediction(&launch.dpus)?;
+            }
         }
+        self.timeline.pending = still_running;
         Ok(())
     }
 
@@ -140,7 +163,9 @@ pub unsafe extern "C" fn dpu_sim_timeline(
 pub extern "C" fn dpu_sim_timeline_clear() -> dpu_error_t {
     guard(|| {
         let mut guard = server();
-        existing(&mut guard)?.timeline.events.clear();
+        let timeline = &mut existing(&mut guard)?.timeline;
+        timeline.events.clear();
+        timeline.pending.clear();
         Ok(())
     })
 }

@@ -199,6 +199,11 @@ fn async_operations() {
 }
 
 #[test]
+fn async_launches_on_the_timeline() {
+    assert_summary(&build_and_run("async_timeline"), "async_timeline");
+}
+
+#[test]
 fn ranks() {
     assert_summary(&build_and_run("ranks"), "ranks");
 }

@@ -1,16 +1,19 @@
 //! PrIM's characterisation of the real DPU (Gómez-Luna et al., "Benchmarking a New Paradigm: An Experimental
 //! Analysis of a Real Processing-in-Memory Architecture", 2021; 350 MHz DPU) and the microbenchmarks that
-//! measure the same figures under the simulator's timing model.
+//! measure the same figures under the simulator's timing model. PrIM did not measure 8- and 16-bit multiplies:
+//! their reference is the throughput the DPU compiler's instructions for them give (see [`Reference::Derived`]).
 
 use std::path::Path;
 
-use upmem_sim::{DpuStats, CLOCK_HZ, MRAM_HEAP_SYMBOL};
+use upmem_sim::{DpuStats, InstructionClass, CLOCK_HZ, MRAM_HEAP_SYMBOL};
 
 use super::{build, build_source, machine, write_u32};
 
 /// The element types of the arithmetic microbenchmark.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Element {
+    Int8,
+    Int16,
     Int32,
     Int64,
     Float,
@@ -20,6 +23,8 @@ pub enum Element {
 impl Element {
     fn c_type(self) -> &'static str {
         match self {
+            Element::Int8 => "uint8_t",
+            Element::Int16 => "uint16_t",
             Element::Int32 => "uint32_t",
             Element::Int64 => "uint64_t",
             Element::Float => "float",
@@ -30,6 +35,8 @@ impl Element {
     /// 3 in the type's representation: a divisor that neither traps nor keeps values fixed.
     fn three(self) -> Vec<u8> {
         match self {
+            Element::Int8 => vec![3],
+            Element::Int16 => 3u16.to_le_bytes().to_vec(),
             Element::Int32 => 3u32.to_le_bytes().to_vec(),
             Element::Int64 => 3u64.to_le_bytes().to_vec(),
             Element::Float => 3f32.to_le_bytes().to_vec(),
@@ -37,12 +44,48 @@ impl Element {
         }
     }
 
-    fn bytes(self) -> u32 {
+    pub fn bytes(self) -> u32 {
         match self {
+            Element::Int8 => 1,
+            Element::Int16 => 2,
             Element::Int32 | Element::Float => 4,
             Element::Int64 | Element::Double => 8,
         }
     }
+}
+
+/// What a microbenchmark's modelled throughput is compared with, in millions of operations per second.
+#[derive(Clone, Copy, Debug)]
+pub enum Reference {
+    /// PrIM's measurement at 16 tasklets.
+    Published(f64),
+    /// No published figure: what a DPU issuing one instruction per cycle achieves when each element costs the
+    /// loop's own instructions plus the operation's (PrIM's loop: 5, see the crate docs, "Operation costs").
+    Derived(f64),
+}
+
+impl Reference {
+    pub fn mops(self) -> f64 {
+        match self {
+            Reference::Published(mops) | Reference::Derived(mops) => mops,
+        }
+    }
+
+    /// The figure for a table: `10 MOPS`, `58.3 MOPS (derived)`.
+    pub fn describe(self) -> String {
+        match self {
+            Reference::Published(mops) => format!("{mops} MOPS"),
+            Reference::Derived(mops) => format!("{mops:.1} MOPS (derived)"),
+        }
+    }
+}
+
+/// The instructions of PrIM's arithmetic loop per element besides the operation.
+const LOOP_INSTRUCTIONS: u32 = 5;
+
+/// The throughput of an operation of `class` in PrIM's loop at one instruction per cycle.
+const fn derived_mops(class: InstructionClass) -> f64 {
+    (CLOCK_HZ as f64 / 1e6) / (LOOP_INSTRUCTIONS + class.dpu_instructions()) as f64
 }
 
 /// One arithmetic microbenchmark: `element = element OP operand` over a WRAM block.
@@ -52,24 +95,42 @@ pub struct Operation {
     pub element: Element,
     /// The C operator.
     pub operator: &'static str,
-    /// PrIM's throughput at 16 tasklets, in millions of operations per second.
-    pub published_mops: f64,
+    /// The throughput at 16 tasklets to compare with.
+    pub reference: Reference,
 }
 
-/// PrIM's arithmetic throughput at 16 tasklets (the paper's figure 5 and its section 3.1.2).
-pub const OPERATIONS: [Operation; 12] = [
-    Operation { name: "int32 add", element: Element::Int32, operator: "+", published_mops: 58.0 },
-    Operation { name: "int32 multiply", element: Element::Int32, operator: "*", published_mops: 10.0 },
-    Operation { name: "int32 divide", element: Element::Int32, operator: "/", published_mops: 11.0 },
-    Operation { name: "int64 add", element: Element::Int64, operator: "+", published_mops: 50.0 },
-    Operation { name: "int64 multiply", element: Element::Int64, operator: "*", published_mops: 2.6 },
-    Operation { name: "int64 divide", element: Element::Int64, operator: "/", published_mops: 1.4 },
-    Operation { name: "float add", element: Element::Float, operator: "+", published_mops: 4.9 },
-    Operation { name: "float multiply", element: Element::Float, operator: "*", published_mops: 1.9 },
-    Operation { name: "float divide", element: Element::Float, operator: "/", published_mops: 0.34 },
-    Operation { name: "double add", element: Element::Double, operator: "+", published_mops: 3.3 },
-    Operation { name: "double multiply", element: Element::Double, operator: "*", published_mops: 0.5 },
-    Operation { name: "double divide", element: Element::Double, operator: "/", published_mops: 0.16 },
+/// PrIM's arithmetic throughput at 16 tasklets (the paper's figure 5 and its section 3.1.2), and the 8- and
+/// 16-bit multiplies' derived from the DPU compiler's instructions.
+pub const OPERATIONS: [Operation; 14] = [
+    Operation { name: "int32 add", element: Element::Int32, operator: "+", reference: Reference::Published(58.0) },
+    Operation { name: "int32 multiply", element: Element::Int32, operator: "*", reference: Reference::Published(10.0) },
+    Operation { name: "int32 divide", element: Element::Int32, operator: "/", reference: Reference::Published(11.0) },
+    Operation { name: "int64 add", element: Element::Int64, operator: "+", reference: Reference::Published(50.0) },
+    Operation { name: "int64 multiply", element: Element::Int64, operator: "*", reference: Reference::Published(2.6) },
+    Operation { name: "int64 divide", element: Element::Int64, operator: "/", reference: Reference::Published(1.4) },
+    Operation { name: "float add", element: Element::Float, operator: "+", reference: Reference::Published(4.9) },
+    Operation { name: "float multiply", element: Element::Float, operator: "*", reference: Reference::Published(1.9) },
+    Operation { name: "float divide", element: Element::Float, operator: "/", reference: Reference::Published(0.34) },
+    Operation { name: "double add", element: Element::Double, operator: "+", reference: Reference::Published(3.3) },
+    Operation {
+        name: "double multiply",
+        element: Element::Double,
+        operator: "*",
+        reference: Reference::Published(0.5),
+    },
+    Operation { name: "double divide", element: Element::Double, operator: "/", reference: Reference::Published(0.16) },
+    Operation {
+        name: "int8 multiply",
+        element: Element::Int8,
+        operator: "*",
+        reference: Reference::Derived(derived_mops(InstructionClass::Mul8)),
+    },
+    Operation {
+        name: "int16 multiply",
+        element: Element::Int16,
+        operator: "*",
+        reference: Reference::Derived(derived_mops(InstructionClass::Mul16)),
+    },
 ];
 
 /// PrIM's MRAM read bandwidth of one DPU with 16 tasklets at 2,048-byte transfers, in MB/s.

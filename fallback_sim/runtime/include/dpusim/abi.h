@@ -53,7 +53,7 @@ struct dpusim_kernel_info {
 };
 
 #define DPUSIM_KERNEL_MAGIC 0x44505553u /* "DPUS" */
-#define DPUSIM_ABI_VERSION 3u
+#define DPUSIM_ABI_VERSION 4u
 
 /* Defined in the kernel object (the runtime's part); kept global when the kernel's other symbols are hidden. */
 extern const struct dpusim_kernel_info __dpusim_kernel_info;
@@ -140,7 +140,7 @@ void __dpusim_charge(uint32_t instructions);
  * The block's cost is __dpusim_block_costs[return address - __dpusim_kernel_text], a table the kernel builder
  * computes from the kernel object's disassembly; the block's DPU instructions by class (the order of
  * upmem_sim::InstructionClass) are __dpusim_block_classes[its block index]. Block 0 is no block: all zero. */
-#define DPUSIM_INSTRUCTION_CLASSES 18
+#define DPUSIM_INSTRUCTION_CLASSES 20
 struct dpusim_block_cost {
     uint32_t instructions; /* DPU instructions of the block */
     uint32_t block;        /* its index in __dpusim_block_classes */

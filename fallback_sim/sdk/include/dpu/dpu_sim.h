@@ -81,22 +81,24 @@ enum dpu_sim_instruction_class {
     DPU_SIM_CLASS_ALU = 0,            /* integer ALU operations and moves */
     DPU_SIM_CLASS_COMPARE_BRANCH = 1, /* compares, branches, calls, returns */
     DPU_SIM_CLASS_LOAD_STORE = 2,     /* WRAM loads and stores */
-    DPU_SIM_CLASS_MUL32 = 3,          /* 32-bit multiply sequences */
-    DPU_SIM_CLASS_MUL64 = 4,
-    DPU_SIM_CLASS_DIV32 = 5,          /* 32-bit divide sequences */
-    DPU_SIM_CLASS_DIV64 = 6,
-    DPU_SIM_CLASS_FLOAT_ADD = 7,      /* software float and double routines */
-    DPU_SIM_CLASS_FLOAT_MUL = 8,
-    DPU_SIM_CLASS_FLOAT_DIV = 9,
-    DPU_SIM_CLASS_FLOAT_COMPARE = 10,
-    DPU_SIM_CLASS_DOUBLE_ADD = 11,
-    DPU_SIM_CLASS_DOUBLE_MUL = 12,
-    DPU_SIM_CLASS_DOUBLE_DIV = 13,
-    DPU_SIM_CLASS_DOUBLE_COMPARE = 14,
-    DPU_SIM_CLASS_FLOAT_CONVERT = 15, /* int <-> float, float <-> double */
-    DPU_SIM_CLASS_DOUBLE_CONVERT = 16, /* int <-> double */
-    DPU_SIM_CLASS_SDK_ROUTINE = 17,   /* the SDK runtime's routines: boot, synchronisation, DMA issue, ... */
-    DPU_SIM_INSTRUCTION_CLASSES = 18,
+    DPU_SIM_CLASS_MUL8 = 3,           /* multiplies of extended 8-bit values: one byte multiply */
+    DPU_SIM_CLASS_MUL16 = 4,          /* multiplies of extended 16-bit values: byte multiplies */
+    DPU_SIM_CLASS_MUL32 = 5,          /* 32-bit multiply sequences */
+    DPU_SIM_CLASS_MUL64 = 6,
+    DPU_SIM_CLASS_DIV32 = 7,          /* 32-bit divide sequences */
+    DPU_SIM_CLASS_DIV64 = 8,
+    DPU_SIM_CLASS_FLOAT_ADD = 9,      /* software float and double routines */
+    DPU_SIM_CLASS_FLOAT_MUL = 10,
+    DPU_SIM_CLASS_FLOAT_DIV = 11,
+    DPU_SIM_CLASS_FLOAT_COMPARE = 12,
+    DPU_SIM_CLASS_DOUBLE_ADD = 13,
+    DPU_SIM_CLASS_DOUBLE_MUL = 14,
+    DPU_SIM_CLASS_DOUBLE_DIV = 15,
+    DPU_SIM_CLASS_DOUBLE_COMPARE = 16,
+    DPU_SIM_CLASS_FLOAT_CONVERT = 17, /* int <-> float, float <-> double */
+    DPU_SIM_CLASS_DOUBLE_CONVERT = 18, /* int <-> double */
+    DPU_SIM_CLASS_SDK_ROUTINE = 19,   /* the SDK runtime's routines: boot, synchronisation, DMA issue, ... */
+    DPU_SIM_INSTRUCTION_CLASSES = 20,
 };
 
 /* One DPU's last launch: DPU instructions of all its tasklets by class (they add up to the total). */
@@ -121,8 +123,9 @@ enum dpu_sim_operation {
     DPU_SIM_OP_LAUNCH = 5,    /* dpu_launch, to completion */
 };
 
-/* predicted_ns of an event with no prediction: an asynchronous launch not yet synchronised, or any launch under
- * the fast schedule (UPMEM_SIM_SCHEDULE=fast), whose cycle counts are not the hardware's. */
+/* predicted_ns of an event with no prediction: an asynchronous launch not yet synchronised by dpu_sync (it is
+ * predicted then, or when one of its DPUs is launched again, from its own DPUs' modelled cycles), or any launch
+ * under the fast schedule (UPMEM_SIM_SCHEDULE=fast), whose cycle counts are not the hardware's. */
 #define DPU_SIM_NOT_PREDICTED 0xFFFFFFFFFFFFFFFFull
 
 /*

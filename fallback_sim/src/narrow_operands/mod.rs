@@ -1,0 +1,188 @@
+//! Which 32-bit host multiplies a DPU does with its 8- and 16-bit multiply instructions.
+//!
+//! C promotes `int8_t` and `int16_t` operands to `int`, so the host compiler multiplies them with a 32-bit
+//! multiply. UPMEM's DPU compiler knows that both operands are sign- or zero-extended narrow values and selects
+//! its 8 x 8-bit multiply instructions instead of the 32-bit `mul_step` sequence (see [`InstructionClass::Mul8`]
+//! and [`InstructionClass::Mul16`] for what it emits). To charge the same, the kernel builder finds these
+//! multiplies in the host disassembly: a forward "must" data-flow analysis over each function's control-flow
+//! graph tracks the registers that certainly hold an extended 8- or 16-bit value on every path (set by an
+//! extending load or move, copied by register moves, cleared by any other write), and a multiply of two such
+//! registers is narrow. The analysis reads only the kernel object, so its answer is the same on every build of
+//! the same object; where it cannot tell (a memory or immediate operand, a computed jump), the multiply stays
+//! a 32-bit one.
+//!
+//! [`InstructionClass::Mul8`]: crate::InstructionClass::Mul8
+//! [`InstructionClass::Mul16`]: crate::InstructionClass::Mul16
+
+mod aarch64;
+mod x86;
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::disassembly;
+use crate::op_costs::Isa;
+
+/// The width of the narrow values a register holds, extended to 32 bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum OperandWidth {
+    Bits8,
+    Bits16,
+}
+
+/// General-purpose registers tracked per instruction set (x86-64: 16; aarch64: x0 to x30).
+const TRACKED_REGISTERS: usize = 31;
+
+/// What each tracked register certainly holds: an extended narrow value of that width, or anything.
+type Registers = [Option<OperandWidth>; TRACKED_REGISTERS];
+
+const NOTHING_KNOWN: Registers = [None; TRACKED_REGISTERS];
+
+/// How control leaves an instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Flow {
+    /// On to the next instruction (calls return).
+    Next,
+    /// A jump to `target` (`None`: computed), which may fall through when `conditional`.
+    Jump { target: Option<u64>, conditional: bool },
+    /// Out of the function.
+    Return,
+}
+
+/// One disassembled instruction.
+struct Instruction<'a> {
+    offset: u64,
+    mnemonic: &'a str,
+    operands: &'a str,
+}
+
+/// The offsets (in the disassembled section) of the 32-bit multiplies whose operands are both extended 8- or
+/// 16-bit values, with the wider of the two widths.
+pub(crate) fn narrow_multiplies(isa: Isa, disassembly: &str) -> HashMap<u64, OperandWidth> {
+    let mut narrow = HashMap::new();
+    let mut function: Vec<Instruction<'_>> = Vec::new();
+    for line in disassembly.lines() {
+        if disassembly::is_function_label(line) {
+            analyse_function(isa, &function, &mut narrow);
+            function.clear();
+        } else if let Some((offset, mnemonic, operands)) = disassembly::instruction(line) {
+            function.push(Instruction { offset, mnemonic, operands: disassembly::bare_operands(operands) });
+        }
+    }
+    analyse_function(isa, &function, &mut narrow);
+    narrow
+}
+
+/// A basic block: instructions `start..end` of its function and the blocks control can go to next.
+struct Block {
+    start: usize,
+    end: usize,
+    successors: Vec<usize>,
+}
+
+fn analyse_function(isa: Isa, function: &[Instruction<'_>], narrow: &mut HashMap<u64, OperandWidth>) {
+    if function.is_empty() {
+        return;
+    }
+    let flows: Vec<Flow> = function.iter().map(|instruction| flow(isa, instruction)).collect();
+    let blocks = basic_blocks(function, &flows);
+    // A computed jump may land on any block: then nothing is known at any block's start.
+    let computed_jump = flows.iter().any(|flow| matches!(flow, Flow::Jump { target: None, .. }));
+    let mut entry: Vec<Option<Registers>> = vec![computed_jump.then_some(NOTHING_KNOWN); blocks.len()];
+    entry[0] = Some(NOTHING_KNOWN);
+    let mut pending: Vec<usize> = (0..blocks.len()).filter(|&block| entry[block].is_some()).collect();
+    while let Some(block) = pending.pop() {
+        let Some(mut registers) = entry[block] else { continue };
+        for instruction in &function[blocks[block].start..blocks[block].end] {
+            step(isa, instruction, &mut registers);
+        }
+        for &successor in &blocks[block].successors {
+            let merged = match entry[successor] {
+                Some(known) => meet(&known, &registers),
+                None => registers,
+            };
+            if entry[successor] != Some(merged) {
+                entry[successor] = Some(merged);
+                pending.push(successor);
+            }
+        }
+    }
+    for (block, known) in blocks.iter().zip(entry) {
+        let mut registers = known.unwrap_or(NOTHING_KNOWN);
+        for instruction in &function[block.start..block.end] {
+            if let Some(width) = narrow_product(isa, instruction, &registers) {
+                narrow.insert(instruction.offset, width);
+            }
+            step(isa, instruction, &mut registers);
+        }
+    }
+}
+
+/// The function's basic blocks, the first being its entry: they start at the function's start, at every jump
+/// target and after every jump or return.
+fn basic_blocks(function: &[Instruction<'_>], flows: &[Flow]) -> Vec<Block> {
+    let index_at: HashMap<u64, usize> =
+        function.iter().enumerate().map(|(index, instruction)| (instruction.offset, index)).collect();
+    let mut starts = BTreeSet::from([0]);
+    for (index, flow) in flows.iter().enumerate() {
+        if let Flow::Jump { target: Some(target), .. } = flow {
+            starts.extend(index_at.get(target));
+        }
+        if *flow != Flow::Next && index + 1 < function.len() {
+            starts.insert(index + 1);
+        }
+    }
+    let starts: Vec<usize> = starts.into_iter().collect();
+    let block_at = |index: usize| starts.binary_search(&index).ok();
+    starts
+        .iter()
+        .enumerate()
+        .map(|(block, &start)| {
+            let end = starts.get(block + 1).copied().unwrap_or(function.len());
+            let next = (end < function.len()).then_some(block + 1);
+            let successors = match flows[end - 1] {
+                Flow::Next => next.into_iter().collect(),
+                Flow::Return => Vec::new(),
+                Flow::Jump { target, conditional } => {
+                    let jumped = target.and_then(|target| index_at.get(&target)).and_then(|&index| block_at(index));
+                    jumped.into_iter().chain(next.filter(|_| conditional)).collect()
+                }
+            };
+            Block { start, end, successors }
+        })
+        .collect()
+}
+
+/// What is known where two paths join: what both know, at the wider width.
+fn meet(a: &Registers, b: &Registers) -> Registers {
+    std::array::from_fn(|register| match (a[register], b[register]) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        _ => None,
+    })
+}
+
+fn flow(isa: Isa, instruction: &Instruction<'_>) -> Flow {
+    match isa {
+        Isa::X86_64 => x86::flow(instruction.mnemonic, instruction.operands),
+        Isa::Aarch64 => aarch64::flow(instruction.mnemonic, instruction.operands),
+    }
+}
+
+/// Applies what `instruction` writes to the registers.
+fn step(isa: Isa, instruction: &Instruction<'_>, registers: &mut Registers) {
+    match isa {
+        Isa::X86_64 => x86::step(instruction.mnemonic, instruction.operands, registers),
+        Isa::Aarch64 => aarch64::step(instruction.mnemonic, instruction.operands, registers),
+    }
+}
+
+/// The width of a 32-bit multiply's operands when both are known narrow values.
+fn narrow_product(isa: Isa, instruction: &Instruction<'_>, registers: &Registers) -> Option<OperandWidth> {
+    let (a, b) = match isa {
+        Isa::X86_64 => x86::multiply_operands(instruction.mnemonic, instruction.operands)?,
+        Isa::Aarch64 => aarch64::multiply_operands(instruction.mnemonic, instruction.operands)?,
+    };
+    Some(registers[a]?.max(registers[b]?))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,127 @@
+use super::*;
+
+/// `objdump` output for the instructions `lines` (`offset:\tmnemonic operands`) in one function `f`.
+fn function(format: &str, lines: &[&str]) -> String {
+    let mut text = format!("k.o:     file format {format}\n\n0000000000000000 <f>:\n");
+    for line in lines {
+        text.push_str("  ");
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
+}
+
+fn x86(lines: &[&str]) -> HashMap<u64, OperandWidth> {
+    narrow_multiplies(Isa::X86_64, &function("elf64-x86-64", lines))
+}
+
+fn aarch64(lines: &[&str]) -> HashMap<u64, OperandWidth> {
+    narrow_multiplies(Isa::Aarch64, &function("elf64-littleaarch64", lines))
+}
+
+/// The SpMM kernels' inner loop as gcc compiles it: the value is extended once before the loop, each feature
+/// as it is loaded, and the loop's back edge leaves both alone.
+const X86_LOOP: [&str; 9] = [
+    "0:\tmov    0x4(%r13),%ebp",
+    "4:\ttest   %r12d,%r12d",
+    "7:\tje     30 <f+0x30>",
+    "9:\tmovsbl %bpl,%ebp",
+    "d:\tmov    $0x1,%r12d",
+    "13:\tmovsbl 0x10(%r15,%r12,1),%eax",
+    "19:\timul   %ebp,%eax",
+    "1c:\tadd    %eax,0x20(%r15,%r12,4)",
+    "24:\tjne    13 <f+0x13>",
+];
+
+#[test]
+fn an_operand_extended_before_the_loop_stays_narrow_around_it() {
+    assert_eq!(x86(&X86_LOOP), HashMap::from([(0x19, OperandWidth::Bits8)]));
+}
+
+#[test]
+fn a_write_on_any_path_to_the_multiply_makes_it_a_32_bit_one() {
+    let mut lines = X86_LOOP.to_vec();
+    lines[7] = "1c:\tmov    0x20(%r15,%r12,4),%ebp";
+    assert!(x86(&lines).is_empty(), "the back edge brings a 32-bit %ebp");
+    let mut lines = X86_LOOP.to_vec();
+    lines[4] = "d:\tcall   40 <g>";
+    lines[5] = "13:\tmovsbl 0x10(%r15,%r12,1),%esi";
+    lines[6] = "19:\timul   %esi,%eax";
+    assert!(x86(&lines).is_empty(), "a call leaves %eax unknown");
+}
+
+#[test]
+fn the_wider_operand_sets_the_width() {
+    let mut lines = X86_LOOP.to_vec();
+    lines[3] = "9:\tmovswl %bp,%ebp";
+    assert_eq!(x86(&lines), HashMap::from([(0x19, OperandWidth::Bits16)]));
+    lines[5] = "13:\tmovzwl 0x10(%r15,%r12,2),%eax";
+    assert_eq!(x86(&lines), HashMap::from([(0x19, OperandWidth::Bits16)]));
+}
+
+#[test]
+fn register_copies_keep_what_they_copy_and_partial_writes_do_not() {
+    let copied = ["0:\tmovzbl (%rdi),%eax", "3:\tmov    %eax,%ecx", "5:\tmovsbl (%rsi),%edx", "8:\timul   %ecx,%edx"];
+    assert_eq!(x86(&copied), HashMap::from([(0x8, OperandWidth::Bits8)]));
+    let partial = ["0:\tmovzbl (%rdi),%eax", "3:\tmov    (%rsi),%ah", "5:\tmovsbl (%rsi),%edx", "8:\timul   %eax,%edx"];
+    assert!(x86(&partial).is_empty());
+    let memory = ["0:\tmovsbl (%rdi),%eax", "3:\timul   (%rsi),%eax"];
+    assert!(x86(&memory).is_empty(), "a memory operand is not known narrow");
+}
+
+#[test]
+fn after_a_computed_jump_only_what_a_block_sets_itself_is_known() {
+    let lines = [
+        "0:\tmovsbl (%rdi),%eax",
+        "3:\tmovsbl (%rsi),%ecx",
+        "6:\tjmp    *%rdx",
+        "8:\timul   %ecx,%eax",
+        "b:\tmovsbl (%rsi),%ecx",
+        "e:\timul   %ecx,%eax",
+        "11:\tmovsbl (%rdi),%eax",
+        "14:\timul   %ecx,%eax",
+        "17:\tret",
+    ];
+    assert_eq!(x86(&lines), HashMap::from([(0x14, OperandWidth::Bits8)]));
+}
+
+#[test]
+fn facts_do_not_cross_functions() {
+    let mut text = function("elf64-x86-64", &["0:\tmovsbl (%rdi),%eax", "3:\tmovsbl (%rsi),%ecx", "6:\tret"]);
+    text.push_str("\n0000000000000010 <g>:\n  10:\timul   %ecx,%eax\n  13:\tret\n");
+    assert!(narrow_multiplies(Isa::X86_64, &text).is_empty());
+}
+
+#[test]
+fn aarch64_extending_loads_and_moves() {
+    let lines = [
+        "0:\tldrsb\tw1, [x0]",
+        "4:\tsxtb\tw2, w3",
+        "8:\tmadd\tw4, w1, w2, w4",
+        "c:\tldrh\tw5, [x0, #2]",
+        "10:\tmul\tw6, w5, w1",
+        "14:\tldr\tw1, [x0], #4",
+        "18:\tmul\tw6, w1, w2",
+        "1c:\tldrsb\tw7, [x0, #1]!",
+        "20:\tmul\tw6, w7, w0",
+        "24:\tret",
+    ];
+    assert_eq!(aarch64(&lines), HashMap::from([(0x8, OperandWidth::Bits8), (0x10, OperandWidth::Bits16)]));
+}
+
+#[test]
+fn aarch64_loops_and_calls() {
+    let looped = [
+        "0:\tsxtb\tw1, w1",
+        "4:\tldrsb\tw2, [x0, x3]",
+        "8:\tmadd\tw4, w1, w2, w4",
+        "c:\tadd\tx3, x3, #0x1",
+        "10:\tcmp\tx3, x5",
+        "14:\tb.ne\t4 <f+0x4>",
+        "18:\tret",
+    ];
+    assert_eq!(aarch64(&looped), HashMap::from([(0x8, OperandWidth::Bits8)]));
+    let mut called = looped.to_vec();
+    called[3] = "c:\tbl\t0 <g>";
+    assert!(aarch64(&called).is_empty(), "the call may change w1 on the back edge");
+}

@@ -1,0 +1,177 @@
+//! The register effects of x86-64 instructions (AT&T syntax, as `objdump` prints them) that the narrow-operand
+//! analysis needs: extending moves, register copies, every other write, and multiplies.
+
+use super::{Flow, OperandWidth, Registers};
+
+/// Registers a call may change (System V: the caller-saved rax, rcx, rdx, rsi, rdi, r8 to r11).
+const CALL_CLOBBERED: [usize; 9] = [RAX, RCX, RDX, RSI, RDI, 8, 9, 10, 11];
+const RAX: usize = 0;
+const RCX: usize = 1;
+const RDX: usize = 2;
+const RBP: usize = 5;
+const RSI: usize = 6;
+const RDI: usize = 7;
+
+/// How much of its register an operand names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    /// 8 or 16 bits: a write leaves the rest of the register as it was.
+    Low,
+    Bits32,
+    Bits64,
+}
+
+/// `%eax`, `%al`, `%r9d`, ...: the index of its general-purpose register (rax 0, rcx 1, rdx 2, rbx 3, rsp 4,
+/// rbp 5, rsi 6, rdi 7, r8 to r15 8 to 15) and the part named.
+fn register(operand: &str) -> Option<(usize, Part)> {
+    let name = operand.trim().strip_prefix('%')?;
+    let legacy = [
+        ["rax", "eax", "ax", "al", "ah"],
+        ["rcx", "ecx", "cx", "cl", "ch"],
+        ["rdx", "edx", "dx", "dl", "dh"],
+        ["rbx", "ebx", "bx", "bl", "bh"],
+        ["rsp", "esp", "sp", "spl", "-"],
+        ["rbp", "ebp", "bp", "bpl", "-"],
+        ["rsi", "esi", "si", "sil", "-"],
+        ["rdi", "edi", "di", "dil", "-"],
+    ];
+    if let Some(index) = legacy.iter().position(|names| names.contains(&name)) {
+        let part = match &name[..1] {
+            "r" => Part::Bits64,
+            "e" => Part::Bits32,
+            _ => Part::Low,
+        };
+        return Some((index, part));
+    }
+    let numbered = name.strip_prefix('r')?;
+    let digits = numbered.find(|c: char| !c.is_ascii_digit()).unwrap_or(numbered.len());
+    let index: usize = numbered[..digits].parse().ok().filter(|index| (8..16).contains(index))?;
+    match &numbered[digits..] {
+        "" => Some((index, Part::Bits64)),
+        "d" => Some((index, Part::Bits32)),
+        "w" | "b" => Some((index, Part::Low)),
+        _ => None,
+    }
+}
+
+/// A register operand of 32 or 64 bits: its index.
+fn whole_register(operand: &str) -> Option<usize> {
+    register(operand).filter(|&(_, part)| part != Part::Low).map(|(index, _)| index)
+}
+
+/// The operands, split at the commas outside parentheses.
+fn operands(operands: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (index, character) in operands.char_indices() {
+        match character {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(operands[start..index].trim());
+                start = index + 1;
+            }
+            _ => {}
+        }
+    }
+    if !operands.trim().is_empty() {
+        parts.push(operands[start..].trim());
+    }
+    parts
+}
+
+pub(super) fn flow(mnemonic: &str, operands: &str) -> Flow {
+    if mnemonic.starts_with("ret") || mnemonic == "ud2" || mnemonic == "hlt" {
+        Flow::Return
+    } else if mnemonic.starts_with('j') {
+        let target = if operands.starts_with('*') { None } else { crate::disassembly::branch_target(operands) };
+        Flow::Jump { target, conditional: !mnemonic.starts_with("jmp") }
+    } else {
+        Flow::Next
+    }
+}
+
+/// The width of `movsbl`, `movzwq`, ...: an extending move of an 8- or 16-bit source to 32 or 64 bits.
+fn extension_width(mnemonic: &str) -> Option<OperandWidth> {
+    let rest = mnemonic.strip_prefix("movs").or_else(|| mnemonic.strip_prefix("movz"))?;
+    let width = match rest.as_bytes().first()? {
+        b'b' => OperandWidth::Bits8,
+        b'w' => OperandWidth::Bits16,
+        _ => return None,
+    };
+    matches!(&rest[1..], "l" | "q").then_some(width)
+}
+
+/// Instructions that write no general-purpose register.
+fn writes_nothing(mnemonic: &str) -> bool {
+    ["cmp", "test", "push", "j", "nop", "ucomis", "comis", "prefetch", "endbr"]
+        .iter()
+        .any(|prefix| mnemonic.starts_with(prefix))
+        || matches!(mnemonic, "bt" | "btl" | "btq")
+}
+
+pub(super) fn step(mnemonic: &str, operands_text: &str, registers: &mut Registers) {
+    let operands = operands(operands_text);
+    let destination = operands.last().and_then(|operand| register(operand));
+    let whole_destination = operands.last().and_then(|operand| whole_register(operand));
+    if let (Some(width), Some(index)) = (extension_width(mnemonic), whole_destination) {
+        registers[index] = Some(width);
+        return;
+    }
+    if let ([source, _], Some(index)) = (operands.as_slice(), whole_destination) {
+        // A register copy (or `movslq`, a sign extension of a value already narrow) keeps what its source holds.
+        if matches!(mnemonic, "mov" | "movl" | "movq" | "movslq") {
+            registers[index] = whole_register(source).and_then(|from| registers[from]);
+            return;
+        }
+    }
+    match mnemonic {
+        "cwtl" => registers[RAX] = Some(OperandWidth::Bits16),
+        "cltq" => {}
+        "cltd" | "cqto" | "cwtd" => registers[RDX] = None,
+        "leave" | "leaveq" => registers[RBP] = None,
+        _ if mnemonic.starts_with("call") => CALL_CLOBBERED.iter().for_each(|&index| registers[index] = None),
+        _ if ["xchg", "xadd", "cmpxchg"].iter().any(|prefix| mnemonic.starts_with(prefix)) => {
+            registers[RAX] = None;
+            for (index, _) in operands.iter().filter_map(|operand| register(operand)) {
+                registers[index] = None;
+            }
+        }
+        _ if operands.len() == 1 && is_multiply_or_divide(mnemonic) => {
+            registers[RAX] = None;
+            registers[RDX] = None;
+        }
+        // String instructions (`rep stos %eax,%es:(%rdi)`) move rax, rcx, rsi and rdi.
+        _ if mnemonic.starts_with("rep") || operands_text.contains("%es:") || operands_text.contains("%ds:") => {
+            [RAX, RCX, RSI, RDI].iter().for_each(|&index| registers[index] = None);
+        }
+        _ if writes_nothing(mnemonic) => {}
+        _ => {
+            if let Some((index, _)) = destination {
+                registers[index] = None;
+            }
+            // Instructions with an implied destination (`cpuid`, `rdtsc`, `syscall`, ...): nothing is kept.
+            if operands.is_empty() {
+                *registers = super::NOTHING_KNOWN;
+            }
+        }
+    }
+}
+
+fn is_multiply_or_divide(mnemonic: &str) -> bool {
+    ["mul", "imul", "div", "idiv"].iter().any(|name| mnemonic.strip_prefix(name).is_some_and(|size| size.len() <= 1))
+}
+
+/// The two registers of a 32-bit two-register multiply (`imul %esi,%eax`).
+pub(super) fn multiply_operands(mnemonic: &str, operands_text: &str) -> Option<(usize, usize)> {
+    if !matches!(mnemonic, "imul" | "imull") {
+        return None;
+    }
+    match operands(operands_text).as_slice() {
+        [a, b] => match (register(a)?, register(b)?) {
+            ((a, Part::Bits32), (b, Part::Bits32)) => Some((a, b)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
