@@ -66,12 +66,12 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let aggregation = workload.model.architecture().aggregation();
     let matrix = aggregation.matrix(&workload.graph)?;
-    setup.push(Phase { name: "aggregation matrix", wall: started.elapsed(), predicted: None });
+    setup.push(Phase { name: "aggregation matrix".into(), wall: started.elapsed(), predicted: None });
     let started = Instant::now();
     let mut aggregator =
         progress::step("loading the graph into the engine", || Aggregator::new(matrix, args.dtype, &options))
             .context("building the aggregation engine")?;
-    setup.push(Phase { name: "engine (graph resident)", wall: started.elapsed(), predicted: None });
+    setup.push(Phase { name: "engine (graph resident)".into(), wall: started.elapsed(), predicted: None });
 
     println!("backend: {} (asked for {})", aggregator.backend(), args.backend);
     if let Some(balance) = aggregator.balance() {
