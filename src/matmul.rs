@@ -76,7 +76,7 @@ pub(crate) fn matmul_rows_into(dst: &mut [f32], a: &[f32], b: &Dense<f32>, op_b:
         }
         return Ok(());
     }
-    if a.len() % k != 0 || dst.len() != a.len() / k * n {
+    if !a.len().is_multiple_of(k) || dst.len() != a.len() / k * n {
         return Err(Error::shape(
             "matrix product over rows: output values",
             format!("{} rows of {n}", a.len() / k),

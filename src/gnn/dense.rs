@@ -95,7 +95,7 @@ impl Linear {
     /// Checks that `x` and `y` hold the same number of whole rows of the input and output widths.
     fn check_rows(&self, x: &[f32], y: &[f32]) -> Result<()> {
         let (inputs, outputs) = (self.in_features(), self.out_features());
-        let rows = if inputs == 0 { y.len() / outputs.max(1) } else { x.len() / inputs };
+        let rows = x.len().checked_div(inputs).or_else(|| y.len().checked_div(outputs)).unwrap_or(0);
         if x.len() != rows * inputs || y.len() != rows * outputs {
             return Err(Error::shape(
                 "Linear rows (input values, output values)",

@@ -1,6 +1,7 @@
 //! SpMM on UPMEM DPUs: `A` is cut by a [`Plan`], loaded once and kept on the DPUs; each call sends only `X`,
 //! launches the CSR or COO kernel (`dpu/spmm_csr.c`, `dpu/spmm_coo.c`), reads `Y` back and merges it on all
-//! host cores.
+//! host cores. A streamed call ([`SpmmEngine::spmm_streamed`]) merges `Y` by ranges of row blocks and hands each
+//! range to the caller's step as soon as it is merged, while the other ranges are still being merged.
 //!
 //! ```no_run
 //! # fn main() -> pimgnn::Result<()> {
