@@ -34,38 +34,55 @@ pub trait SpmmEngine<T: Element>: Send {
     fn last_phases(&self) -> &[Phase];
 
     /// `Y = A X`, handing `Y` to `step` by ranges of finished rows as they become final, with the same rows of
-    /// `out`: `step(rows, y_rows, out_rows)` is called once per range, the ranges cover every row once, and
-    /// several may run at once on the rayon pool. An engine that assembles `Y` by rows (PIM: merging the
-    /// DPUs' blocks) runs `step` on the first rows while it still merges the others; this default computes
-    /// `Y` whole and makes one call. `out` needs `A`'s rows; its width is the step's.
+    /// each of `outs`: `step(rows, y_rows, outs_rows)` is called once per range, the ranges cover every row
+    /// once, and several may run at once on the rayon pool. An engine that assembles `Y` by rows (PIM: merging
+    /// the DPUs' blocks) runs `step` on the first rows while it still merges the others; this default computes
+    /// `Y` whole and makes one call. Each of `outs` needs `A`'s rows; their widths are the step's.
     fn spmm_streamed(
         &mut self,
         x: &Dense<T>,
-        out: &mut Dense<f32>,
+        outs: &mut [Dense<f32>],
         step: &RowStep<'_, T::Acc>,
     ) -> Result<StreamedStage> {
-        check_streamed_output(self.shape().0, out)?;
+        check_streamed_outputs(self.shape().0, outs)?;
         let mut y = self.spmm(x)?;
         let started = Instant::now();
-        step(0..y.rows(), y.as_mut_slice(), out.as_mut_slice())?;
+        step(0..y.rows(), y.as_mut_slice(), &mut outs.iter_mut().map(Dense::as_mut_slice).collect::<Vec<_>>())?;
         let wall = started.elapsed();
-        Ok(StreamedStage {
-            wall,
-            merge_predicted: None,
-            chunks: vec![Chunk { rows: y.rows(), merge: Duration::ZERO, step: wall }],
-        })
+        let chunks = vec![Chunk { rows: y.rows(), merge: Duration::ZERO, step: wall }];
+        Ok(StreamedStage { wall, merge_predicted: None, chunks })
     }
 }
 
-/// What a streamed SpMM runs on finished rows: `(rows, those rows of Y, those rows of the output)`.
-pub type RowStep<'a, A> = dyn Fn(Range<usize>, &mut [A], &mut [f32]) -> Result<()> + Sync + 'a;
+/// What a streamed SpMM runs on finished rows: `(rows, those rows of Y, those rows of each output)`.
+pub type RowStep<'a, A> = dyn Fn(Range<usize>, &mut [A], &mut [&mut [f32]]) -> Result<()> + Sync + 'a;
 
-/// Checks that a streamed call's output has one row per row of `A`.
-pub(crate) fn check_streamed_output(rows: usize, out: &Dense<f32>) -> Result<()> {
-    if out.rows() != rows {
-        return Err(Error::shape("streamed SpMM: rows of the output (rows of A)", rows, out.rows()));
+/// Checks that a streamed call's outputs have one row per row of `A`.
+pub(crate) fn check_streamed_outputs(rows: usize, outs: &[Dense<f32>]) -> Result<()> {
+    match outs.iter().find(|out| out.rows() != rows) {
+        Some(out) => Err(Error::shape("streamed SpMM: rows of an output (rows of A)", rows, out.rows())),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The rows of every output in `outs` cut at `ranges` (consecutive, from row 0): per range, its rows of each.
+pub(crate) fn rows_of_outputs<'a>(outs: &'a mut [Dense<f32>], ranges: &[Range<usize>]) -> Vec<Vec<&'a mut [f32]>> {
+    let widths: Vec<usize> = outs.iter().map(Dense::cols).collect();
+    let mut rests: Vec<&'a mut [f32]> = outs.iter_mut().map(Dense::as_mut_slice).collect();
+    ranges
+        .iter()
+        .map(|rows| {
+            rests
+                .iter_mut()
+                .zip(&widths)
+                .map(|(rest, width)| {
+                    let (part, tail) = std::mem::take(rest).split_at_mut(rows.len() * width);
+                    *rest = tail;
+                    part
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// One range of rows of a streamed call: how long merging it and running the step on it took, each on the

@@ -111,11 +111,23 @@ fn the_timing_report_names_what_overlapped_the_merge() {
     let inference = same_both_ways(Architecture::Gcn, Backend::Simulator, Dtype::F32).unwrap();
     assert_eq!(
         overlapped_steps(&inference),
-        ["overlapped: merge + transform (GEMM), ReLU", "overlapped: merge + bias, ReLU", "overlapped: merge + bias",]
+        [
+            "overlapped: merge + transform (GEMM), ReLU, next layer's transform (GEMM)",
+            "overlapped: merge + bias, ReLU, next layer's transform (GEMM)",
+            "overlapped: merge + bias",
+        ]
     );
     for layer in &inference.layers {
-        let overlapped = layer.phases.iter().find(|phase| phase.name.starts_with("overlapped")).unwrap();
-        assert!(overlapped.predicted.is_some(), "{}: the overlapped stage has a predicted time", layer.name);
-        assert!(!layer.phases.iter().any(|phase| phase.name == "merge"), "{}: the merge is counted once", layer.name);
+        let names: Vec<&str> = layer.phases.iter().map(|phase| phase.name.as_ref()).collect();
+        assert_eq!(names[..3], ["send X", "kernel", "gather"], "{}: nothing else before the stage", layer.name);
+        assert_eq!(names.len(), 4, "{}: the merge and the transforms are counted once, in the stage", layer.name);
+        assert!(layer.phases[3].predicted.is_some(), "{}: the overlapped stage has a predicted time", layer.name);
     }
+    let sequential = {
+        let model = model(Architecture::Gcn);
+        let mut aggregator = aggregator(&model, Backend::Simulator, Dtype::F32);
+        model.forward_with(&features(), &mut aggregator, Schedule::Sequential).unwrap()
+    };
+    let names: Vec<&str> = sequential.layers[1].phases.iter().map(|phase| phase.name.as_ref()).collect();
+    assert_eq!(names, ["transform (GEMM)", "send X", "kernel", "gather", "merge", "bias, ReLU"]);
 }

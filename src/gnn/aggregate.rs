@@ -144,16 +144,16 @@ impl<T: Quantized> QuantizedEngine<T> {
     fn aggregate_streamed(
         &mut self,
         x: &Dense<f32>,
-        out: &mut Dense<f32>,
+        outs: &mut [Dense<f32>],
         step: &RowStep<'_, f32>,
         phases: &mut Vec<Phase>,
     ) -> Result<StreamedStage> {
         let (quantized, unscale) = self.quantize(x, phases)?;
-        let dequantized_step = |rows, y: &mut [i32], out: &mut [f32]| {
+        let dequantized_step = |rows, y: &mut [i32], outs: &mut [&mut [f32]]| {
             let mut values: Vec<f32> = y.iter().map(|&v| v as f32 * unscale).collect();
-            step(rows, &mut values, out)
+            step(rows, &mut values, outs)
         };
-        let stage = self.engine.spmm_streamed(&quantized, out, &dequantized_step)?;
+        let stage = self.engine.spmm_streamed(&quantized, outs, &dequantized_step)?;
         phases.extend_from_slice(self.engine.last_phases());
         Ok(stage)
     }
@@ -226,13 +226,13 @@ impl Aggregator {
         }
     }
 
-    /// `M X` in `f32` handed to `step` by ranges of finished rows, with the same rows of `out`, as
+    /// `M X` in `f32` handed to `step` by ranges of finished rows, with the same rows of each of `outs`, as
     /// [`SpmmEngine::spmm_streamed`] does: on PIM, `step` runs on the first rows while the others are still
     /// merged. Returns the timing of that stage; the phases before it are in [`Aggregator::last_phases`].
     pub fn aggregate_streamed(
         &mut self,
         x: &Dense<f32>,
-        out: &mut Dense<f32>,
+        outs: &mut [Dense<f32>],
         step: &RowStep<'_, f32>,
     ) -> Result<StreamedStage> {
         if x.rows() != self.shape.1 {
@@ -241,13 +241,13 @@ impl Aggregator {
         self.phases.clear();
         match &mut self.engines {
             Engines::Exact(engine) => {
-                let stage = engine.spmm_streamed(x, out, step)?;
+                let stage = engine.spmm_streamed(x, outs, step)?;
                 self.phases.extend_from_slice(engine.last_phases());
                 Ok(stage)
             }
-            Engines::I32(engine) => engine.aggregate_streamed(x, out, step, &mut self.phases),
-            Engines::I16(engine) => engine.aggregate_streamed(x, out, step, &mut self.phases),
-            Engines::I8(engine) => engine.aggregate_streamed(x, out, step, &mut self.phases),
+            Engines::I32(engine) => engine.aggregate_streamed(x, outs, step, &mut self.phases),
+            Engines::I16(engine) => engine.aggregate_streamed(x, outs, step, &mut self.phases),
+            Engines::I8(engine) => engine.aggregate_streamed(x, outs, step, &mut self.phases),
         }
     }
 

@@ -86,6 +86,12 @@ impl Linear {
         matmul_rows_into(y, x, &self.weight, Op::Transposed, self.bias.is_some())
     }
 
+    /// `x W^T` (without the bias) for some rows of `x`, written into `y`, as [`Linear::forward_rows`] does.
+    pub fn transform_rows(&self, x: &[f32], y: &mut [f32]) -> Result<()> {
+        self.check_rows(x, y)?;
+        matmul_rows_into(y, x, &self.weight, Op::Transposed, false)
+    }
+
     /// `y += x W^T` for some rows of `x` and `y`, as [`Linear::forward_rows`] does.
     pub fn transform_add_rows(&self, x: &[f32], y: &mut [f32]) -> Result<()> {
         self.check_rows(x, y)?;

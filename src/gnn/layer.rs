@@ -161,6 +161,22 @@ pub enum Schedule {
     Sequential,
 }
 
+/// How a model runs one of its layers.
+pub(crate) struct LayerStep<'a> {
+    /// The layer's input.
+    pub(crate) input: &'a Dense<f32>,
+    /// The input already transformed by the layer's first map (by the previous layer's stage), when it
+    /// transforms first.
+    pub(crate) transformed: Option<Dense<f32>>,
+    /// When the dense steps after aggregation run.
+    pub(crate) schedule: Schedule,
+    /// Whether ReLU follows (as between a model's layers).
+    pub(crate) then_relu: bool,
+    /// The next layer's first map, when it transforms first: overlapped, the stage also applies it to the
+    /// output rows, so that the next layer starts with its aggregation.
+    pub(crate) next_transform: Option<&'a Linear>,
+}
+
 /// Runs `step`, recording its wall time as a phase named `name`.
 fn timed<T>(
     phases: &mut Vec<Phase>,
@@ -314,37 +330,72 @@ impl Layer {
         schedule: Schedule,
         then_relu: bool,
     ) -> Result<Dense<f32>> {
+        let step = LayerStep { input: x, transformed: None, schedule, then_relu, next_transform: None };
+        Ok(self.run(step, aggregator, phases)?.0)
+    }
+
+    /// Runs the layer as `step` says. Returns its output and, when the dense steps overlapped the merge and
+    /// `step.next_transform` was given, the output transformed by it (the next layer's first transform).
+    pub(crate) fn run(
+        &self,
+        step: LayerStep<'_>,
+        aggregator: &mut Aggregator,
+        phases: &mut Vec<Phase>,
+    ) -> Result<(Dense<f32>, Option<Dense<f32>>)> {
+        let LayerStep { input: x, transformed, schedule, then_relu, next_transform } = step;
         if x.cols() != self.in_features() {
             return Err(Error::shape(format!("{} input width", self.kind()), self.in_features(), x.cols()));
         }
-        let transformed = match self.order() {
-            Order::TransformFirst => Some(timed(phases, "transform (GEMM)", || self.first_linear().transform(x))?),
-            Order::AggregateFirst => None,
+        let first = self.first_linear();
+        let transformed = match (self.order(), transformed) {
+            (Order::TransformFirst, Some(h)) if (h.rows(), h.cols()) == (x.rows(), first.out_features()) => Some(h),
+            (Order::TransformFirst, Some(h)) => {
+                return Err(Error::shape(
+                    format!("{} input, transformed", self.kind()),
+                    format!("{} x {}", x.rows(), first.out_features()),
+                    format!("{} x {}", h.rows(), h.cols()),
+                ))
+            }
+            (Order::TransformFirst, None) => Some(timed(phases, "transform (GEMM)", || first.transform(x))?),
+            (Order::AggregateFirst, _) => None,
         };
+        let next_transform = next_transform.filter(|_| schedule == Schedule::Overlapped);
         let input = transformed.as_ref().unwrap_or(x);
-        let mut out = Dense::zeros(x.rows(), self.out_features());
-        let step = |rows: Range<usize>, aggregated: &mut [f32], out: &mut [f32]| {
+        let mut outs = vec![Dense::zeros(x.rows(), self.out_features())];
+        outs.extend(next_transform.map(|lin| Dense::zeros(x.rows(), lin.out_features())));
+        let step = |rows: Range<usize>, aggregated: &mut [f32], outs: &mut [&mut [f32]]| {
             let transformed = transformed.as_ref().map(|h| rows_of(h, rows.clone()));
-            self.finish_rows(rows.len(), aggregated, rows_of(x, rows.clone()), transformed, out, then_relu)
+            let [out, rest @ ..] = outs else { return Err(Error::invalid("layer step", "has no output")) };
+            self.finish_rows(rows.len(), aggregated, rows_of(x, rows.clone()), transformed, out, then_relu)?;
+            match (next_transform, rest) {
+                (Some(lin), [next, ..]) => lin.transform_rows(out, next),
+                _ => Ok(()),
+            }
         };
-        let steps = self.dense_steps(then_relu);
+        let mut steps = self.dense_steps(then_relu);
+        if next_transform.is_some() {
+            steps.push_str(", next layer's transform (GEMM)");
+        }
         match schedule {
             Schedule::Overlapped => {
-                let stage = aggregator.aggregate_streamed(input, &mut out, &step)?;
+                let stage = aggregator.aggregate_streamed(input, &mut outs, &step)?;
                 phases.extend_from_slice(aggregator.last_phases());
                 phases.push(stage.phase(&steps));
             }
             Schedule::Sequential => {
                 let mut y = aggregator.aggregate(input)?;
                 phases.extend_from_slice(aggregator.last_phases());
-                timed(phases, steps, || step(0..y.rows(), y.as_mut_slice(), out.as_mut_slice()))?;
+                let mut rows: Vec<&mut [f32]> = outs.iter_mut().map(Dense::as_mut_slice).collect();
+                timed(phases, steps, || step(0..y.rows(), y.as_mut_slice(), &mut rows))?;
             }
         }
-        Ok(out)
+        let transformed_next = if next_transform.is_some() { outs.pop() } else { None };
+        let out = outs.swap_remove(0); // `outs` starts with the layer's output, always there.
+        Ok((out, transformed_next))
     }
 
     /// The linear map applied first: `lin` (`GCNConv`), `lin_l` (`SAGEConv`), `nn.0` (`GINConv`).
-    fn first_linear(&self) -> &Linear {
+    pub(crate) fn first_linear(&self) -> &Linear {
         match self {
             Layer::Gcn(GcnConv { lin, .. }) | Layer::Sage(SageConv { lin_l: lin, .. }) => lin,
             Layer::Gin(conv) => &conv.mlp[0],

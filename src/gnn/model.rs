@@ -12,7 +12,7 @@ use rand::{RngExt, SeedableRng};
 
 use super::aggregate::Aggregator;
 use super::dense::Linear;
-use super::layer::{GcnConv, GinConv, Layer, Order, SageConv, Schedule};
+use super::layer::{GcnConv, GinConv, Layer, LayerStep, Order, SageConv, Schedule};
 use super::norm::Aggregation;
 use crate::error::{Error, Result};
 use crate::io::safetensors::{read_safetensors, Tensor, TensorFile};
@@ -270,7 +270,8 @@ impl Model {
 
     /// Runs every layer on `x` (one row per node), ReLU between layers, aggregating through `aggregator`, which
     /// must hold this architecture's [`Aggregation`] matrix of the graph. Each layer's dense steps after
-    /// aggregation, and the ReLU, run on the aggregated rows as they become final ([`Schedule::Overlapped`]).
+    /// aggregation, the ReLU and, when the next layer transforms first, that transform run on the aggregated
+    /// rows as they become final ([`Schedule::Overlapped`]).
     pub fn forward(&self, x: &Dense<f32>, aggregator: &mut Aggregator) -> Result<Inference> {
         self.forward_with(x, aggregator, Schedule::Overlapped)
     }
@@ -287,10 +288,19 @@ impl Model {
         }
         let mut reports = Vec::with_capacity(self.layers.len());
         let mut h: Option<Dense<f32>> = None;
+        let mut transformed = None;
         for (at, (name, layer)) in self.layers.iter().enumerate() {
             let mut phases = Vec::new();
-            let then_relu = at + 1 < self.layers.len();
-            let y = layer.forward_with(h.as_ref().unwrap_or(x), aggregator, &mut phases, schedule, then_relu)?;
+            let next = self.layers.get(at + 1).map(|(_, next)| next);
+            let step = LayerStep {
+                input: h.as_ref().unwrap_or(x),
+                transformed: transformed.take(),
+                schedule,
+                then_relu: next.is_some(),
+                next_transform: next.filter(|next| next.order() == Order::TransformFirst).map(Layer::first_linear),
+            };
+            let (y, next_transformed) = layer.run(step, aggregator, &mut phases)?;
+            transformed = next_transformed;
             reports.push(LayerReport {
                 name: name.clone(),
                 kind: layer.kind(),

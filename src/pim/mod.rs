@@ -42,7 +42,7 @@ use crate::cost::{self, HardwareModel, Prediction};
 use crate::error::{Error, Result};
 use crate::plan::{Plan, XDelivery};
 use crate::sparse::{Csr, Dense};
-use crate::spmm::{check_streamed_output, Chunk, Phase, RowStep, SpmmEngine, StreamedStage};
+use crate::spmm::{check_streamed_outputs, rows_of_outputs, Chunk, Phase, RowStep, SpmmEngine, StreamedStage};
 use abi::{CallArgs, MatrixArgs};
 use partition::{Partition, TileStats, XRows};
 
@@ -464,37 +464,39 @@ impl<T: PimElement> SpmmEngine<T> for PimSpmm<T> {
     fn spmm_streamed(
         &mut self,
         x: &Dense<T>,
-        out: &mut Dense<f32>,
+        outs: &mut [Dense<f32>],
         step: &RowStep<'_, T::Acc>,
     ) -> Result<StreamedStage> {
-        check_streamed_output(self.nrows, out)?;
+        check_streamed_outputs(self.nrows, outs)?;
         let Some(call) = self.run_kernel(x)? else {
             let mut y = Dense::zeros(self.nrows, 0);
             let started = Instant::now();
-            step(0..self.nrows, y.as_mut_slice(), out.as_mut_slice())?;
+            step(0..self.nrows, y.as_mut_slice(), &mut outs.iter_mut().map(Dense::as_mut_slice).collect::<Vec<_>>())?;
             let wall = started.elapsed();
             let chunks = vec![Chunk { rows: self.nrows, merge: Duration::ZERO, step: wall }];
             return Ok(StreamedStage { wall, merge_predicted: None, chunks });
         };
         let started = Instant::now();
         let mut y = Dense::zeros(self.nrows, call.features);
-        let out_width = out.cols();
-        let (mut y_rest, mut out_rest) = (y.as_mut_slice(), out.as_mut_slice());
-        let mut parts = Vec::new();
-        for rows in self.chunks() {
-            let (y_part, y_tail) = y_rest.split_at_mut(rows.len() * call.features);
-            let (out_part, out_tail) = out_rest.split_at_mut(rows.len() * out_width);
-            parts.push((rows, y_part, out_part));
-            (y_rest, out_rest) = (y_tail, out_tail);
+        let ranges = self.chunks();
+        let mut y_rest = y.as_mut_slice();
+        let mut y_parts = Vec::with_capacity(ranges.len());
+        for rows in &ranges {
+            let (part, tail) = y_rest.split_at_mut(rows.len() * call.features);
+            y_parts.push(part);
+            y_rest = tail;
         }
-        let chunks = parts
+        let out_parts = rows_of_outputs(outs, &ranges);
+        let chunks = ranges
             .into_par_iter()
-            .map(|(rows, y_part, out_part)| {
+            .zip(y_parts)
+            .zip(out_parts)
+            .map(|((rows, y_part), mut out_parts)| {
                 let merging = Instant::now();
                 self.merge_rows(rows.clone(), y_part, call.padded);
                 let stepping = Instant::now();
                 let count = rows.len();
-                step(rows, y_part, out_part)?;
+                step(rows, y_part, &mut out_parts)?;
                 Ok(Chunk { rows: count, merge: stepping - merging, step: stepping.elapsed() })
             })
             .collect::<Result<Vec<Chunk>>>()?;
