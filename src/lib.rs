@@ -23,7 +23,7 @@ pub mod train;
 
 pub use error::{Error, Result};
 pub use sparse::{Coo, Csr, Dense, Duplicates, Element};
-pub use spmm::{CpuSpmm, Phase, SpmmEngine};
+pub use spmm::{Chunk, CpuSpmm, Phase, RowStep, SpmmEngine, StreamedStage};
 
 /// A DPU kernel of `dpu/` by its file stem (e.g. `"reduce"`), ready to load with [`upmem::DpuSet::load`].
 pub fn kernel(name: &str) -> upmem::Kernel {

@@ -58,33 +58,69 @@ pub(crate) fn matmul_into(
             format!("{} x {}", dst.rows(), dst.cols()),
         ));
     }
-    if m == 0 || n == 0 {
-        return Ok(());
-    }
-    if k == 0 {
+    let ((a_cs, a_rs), (b_cs, b_rs)) = (op_a.strides(a), op_b.strides(b));
+    product(dst.as_mut_slice(), (m, n, k), (a.as_slice(), a_cs, a_rs), (b.as_slice(), b_cs, b_rs), accumulate);
+    Ok(())
+}
+
+/// `dst = a op_b(b)`, or `dst += a op_b(b)` when `accumulate`, for `a` and `dst` given as rows (row-major, as
+/// many rows each, `a`'s as wide as `op_b(b)` is tall): a product over some rows of larger matrices. Each
+/// element is summed in the same order as by [`matmul_into`] over all the rows, as long as both products have
+/// more than 64 rows or are the same product (the `gemm` crate blocks the inner dimension by it alone, except
+/// for one row, and for up to 64 rows and columns).
+pub(crate) fn matmul_rows_into(dst: &mut [f32], a: &[f32], b: &Dense<f32>, op_b: Op, accumulate: bool) -> Result<()> {
+    let (k, n) = op_b.shape(b);
+    if k == 0 || n == 0 {
         if !accumulate {
-            dst.as_mut_slice().fill(0.0);
+            dst.fill(0.0);
         }
         return Ok(());
     }
-    let ((a_cs, a_rs), (b_cs, b_rs)) = (op_a.strides(a), op_b.strides(b));
-    // SAFETY: `a` read through (a_cs, a_rs) is m x k inside its buffer, `b` through (b_cs, b_rs) is k x n inside
-    // its, `dst` is m x n row-major (column stride 1, row stride n): the shapes were checked above, so every
-    // access stays in bounds. `dst` is borrowed mutably, so it aliases neither input. `gemm` computes
+    if !a.len().is_multiple_of(k) || dst.len() != a.len() / k * n {
+        return Err(Error::shape(
+            "matrix product over rows: output values",
+            format!("{} rows of {n}", a.len() / k),
+            dst.len(),
+        ));
+    }
+    let (b_cs, b_rs) = op_b.strides(b);
+    product(dst, (a.len() / k, n, k), (a, 1, k as isize), (b.as_slice(), b_cs, b_rs), accumulate);
+    Ok(())
+}
+
+/// A matrix operand: its values, column stride and row stride.
+type Operand<'a> = (&'a [f32], isize, isize);
+
+/// `dst = a b` (or `dst += a b`) for `dst` `m x n` row-major, `a` `m x k` and `b` `k x n` read through their
+/// strides, which the callers checked.
+fn product(dst: &mut [f32], (m, n, k): (usize, usize, usize), a: Operand<'_>, b: Operand<'_>, accumulate: bool) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    if k == 0 {
+        if !accumulate {
+            dst.fill(0.0);
+        }
+        return;
+    }
+    let ((a, a_cs, a_rs), (b, b_cs, b_rs)) = (a, b);
+    // SAFETY: the callers checked the shapes: `a` read through (a_cs, a_rs) is m x k inside its buffer, `b`
+    // through (b_cs, b_rs) is k x n inside its, `dst` is m x n row-major (column stride 1, row stride n), so
+    // every access stays in bounds. `dst` is borrowed mutably, so it aliases neither input. `gemm` computes
     // `dst = alpha dst + beta a b`, reading `dst` only when `accumulate`.
     unsafe {
         gemm::gemm(
             m,
             n,
             k,
-            dst.as_mut_slice().as_mut_ptr(),
+            dst.as_mut_ptr(),
             1,
             n as isize,
             accumulate,
-            a.as_slice().as_ptr(),
+            a.as_ptr(),
             a_cs,
             a_rs,
-            b.as_slice().as_ptr(),
+            b.as_ptr(),
             b_cs,
             b_rs,
             1.0,
@@ -95,7 +131,6 @@ pub(crate) fn matmul_into(
             gemm::Parallelism::Rayon(0),
         );
     }
-    Ok(())
 }
 
 #[cfg(test)]

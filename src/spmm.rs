@@ -1,10 +1,12 @@
 //! SpMM engines: `Y = A X` for a sparse `A` fixed at construction and dense `X` given per call, on the CPU or
 //! on PIM. GNN layers aggregate through this trait, so they run unchanged on every backend.
 
+use std::borrow::Cow;
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use crate::cpu;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::sparse::{Csr, Dense, Element};
 
 /// One phase of an SpMM call (e.g. "send X", "kernel", "gather", "merge"), with the wall time it took here
@@ -12,7 +14,7 @@ use crate::sparse::{Csr, Dense, Element};
 #[derive(Clone, Debug, PartialEq)]
 pub struct Phase {
     /// Short name, as printed in timing tables.
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     /// Wall time on this machine.
     pub wall: Duration,
     /// Predicted time on UPMEM hardware, when the engine models it.
@@ -27,8 +29,119 @@ pub trait SpmmEngine<T: Element>: Send {
     /// `Y = A X`; `X` must have as many rows as `A` has columns.
     fn spmm(&mut self, x: &Dense<T>) -> Result<Dense<T::Acc>>;
 
-    /// The phases of the last [`SpmmEngine::spmm`] call, in order (empty before the first call).
+    /// The phases of the last [`SpmmEngine::spmm`] or [`SpmmEngine::spmm_streamed`] call, in order (empty
+    /// before the first call); a streamed call's stage of finished rows is not among them but returned.
     fn last_phases(&self) -> &[Phase];
+
+    /// `Y = A X`, handing `Y` to `step` by ranges of finished rows as they become final, with the same rows of
+    /// each of `outs`: `step(rows, y_rows, outs_rows)` is called once per range, the ranges cover every row
+    /// once, and several may run at once on the rayon pool. An engine that assembles `Y` by rows (PIM: merging
+    /// the DPUs' blocks) runs `step` on the first rows while it still merges the others; this default computes
+    /// `Y` whole and makes one call. Each of `outs` needs `A`'s rows; their widths are the step's.
+    fn spmm_streamed(
+        &mut self,
+        x: &Dense<T>,
+        outs: &mut [Dense<f32>],
+        step: &RowStep<'_, T::Acc>,
+    ) -> Result<StreamedStage> {
+        check_streamed_outputs(self.shape().0, outs)?;
+        let mut y = self.spmm(x)?;
+        let started = Instant::now();
+        step(0..y.rows(), y.as_mut_slice(), &mut outs.iter_mut().map(Dense::as_mut_slice).collect::<Vec<_>>())?;
+        let wall = started.elapsed();
+        let chunks = vec![Chunk { rows: y.rows(), merge: Duration::ZERO, step: wall }];
+        Ok(StreamedStage { wall, merge_predicted: None, chunks })
+    }
+}
+
+/// What a streamed SpMM runs on finished rows: `(rows, those rows of Y, those rows of each output)`.
+pub type RowStep<'a, A> = dyn Fn(Range<usize>, &mut [A], &mut [&mut [f32]]) -> Result<()> + Sync + 'a;
+
+/// Checks that a streamed call's outputs have one row per row of `A`.
+pub(crate) fn check_streamed_outputs(rows: usize, outs: &[Dense<f32>]) -> Result<()> {
+    match outs.iter().find(|out| out.rows() != rows) {
+        Some(out) => Err(Error::shape("streamed SpMM: rows of an output (rows of A)", rows, out.rows())),
+        None => Ok(()),
+    }
+}
+
+/// The rows of every output in `outs` cut at `ranges` (consecutive, from row 0): per range, its rows of each.
+pub(crate) fn rows_of_outputs<'a>(outs: &'a mut [Dense<f32>], ranges: &[Range<usize>]) -> Vec<Vec<&'a mut [f32]>> {
+    let widths: Vec<usize> = outs.iter().map(Dense::cols).collect();
+    let mut rests: Vec<&'a mut [f32]> = outs.iter_mut().map(Dense::as_mut_slice).collect();
+    ranges
+        .iter()
+        .map(|rows| {
+            rests
+                .iter_mut()
+                .zip(&widths)
+                .map(|(rest, width)| {
+                    let (part, tail) = std::mem::take(rest).split_at_mut(rows.len() * width);
+                    *rest = tail;
+                    part
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// One range of rows of a streamed call: how long merging it and running the step on it took, each on the
+/// thread that did it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Chunk {
+    /// Rows in the range.
+    pub rows: usize,
+    /// Assembling its rows of `Y` (zero when `Y` came whole).
+    pub merge: Duration,
+    /// The step on its rows.
+    pub step: Duration,
+}
+
+/// The stage of a streamed call that assembles `Y` and runs the step on it, range by range.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StreamedStage {
+    /// Wall time of the whole stage here.
+    pub wall: Duration,
+    /// Predicted hardware time of assembling `Y` when the engine overlapped it with the step (PIM's merge);
+    /// `None` when `Y` came whole before the step ran.
+    pub merge_predicted: Option<Duration>,
+    /// The ranges, in row order.
+    pub chunks: Vec<Chunk>,
+}
+
+impl StreamedStage {
+    /// Whether assembling `Y` overlapped the step.
+    pub fn overlapped(&self) -> bool {
+        self.merge_predicted.is_some()
+    }
+
+    /// The stage as one phase named after `step`: `overlapped: merge + <step>` when it overlapped.
+    ///
+    /// Its predicted hardware time treats the merge and the step as the two stages of a pipeline over the
+    /// ranges, each stage with host cores of its own (the merge streams memory, the dense step computes): range
+    /// `k`'s step starts once its rows are merged and the previous range's step is done. A range's merge takes
+    /// its share (by rows) of the cost model's merge time; its step takes its share of this stage's wall time
+    /// here (the step's part of the time the two stages took together on these cores), as host steps
+    /// elsewhere are counted at wall time. Without overlap the phase is the step's, at wall time.
+    pub fn phase(&self, step: &str) -> Phase {
+        let Some(merge) = self.merge_predicted else {
+            return Phase { name: step.to_owned().into(), wall: self.wall, predicted: None };
+        };
+        let rows: usize = self.chunks.iter().map(|chunk| chunk.rows).sum();
+        let busy: Duration = self.chunks.iter().map(|chunk| chunk.merge + chunk.step).sum();
+        let step_share = if busy.is_zero() { 0.0 } else { self.wall.as_secs_f64() / busy.as_secs_f64() };
+        let (mut merged, mut stepped) = (0.0f64, 0.0f64);
+        for chunk in &self.chunks {
+            let share = if rows == 0 { 0.0 } else { chunk.rows as f64 / rows as f64 };
+            merged += merge.as_secs_f64() * share;
+            stepped = stepped.max(merged) + chunk.step.as_secs_f64() * step_share;
+        }
+        Phase {
+            name: format!("overlapped: merge + {step}").into(),
+            wall: self.wall,
+            predicted: Some(Duration::from_secs_f64(stepped.max(merged))),
+        }
+    }
 }
 
 /// The CPU engine: [`cpu::spmm`] on all host cores.
@@ -58,11 +171,39 @@ impl<T: Element> SpmmEngine<T> for CpuSpmm<T> {
     fn spmm(&mut self, x: &Dense<T>) -> Result<Dense<T::Acc>> {
         let started = Instant::now();
         let y = cpu::spmm(&self.a, x)?;
-        self.phases = vec![Phase { name: "cpu spmm", wall: started.elapsed(), predicted: None }];
+        self.phases = vec![Phase { name: "cpu spmm".into(), wall: started.elapsed(), predicted: None }];
         Ok(y)
     }
 
     fn last_phases(&self) -> &[Phase] {
         &self.phases
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(value: u64) -> Duration {
+        Duration::from_millis(value)
+    }
+
+    #[test]
+    fn an_overlapped_stage_is_predicted_as_a_pipeline_of_merge_and_step() {
+        // Two ranges; the step took all of the stage's 10 ms of wall time it spent in tasks (6 of 10 busy ms
+        // are the step's, so 6 ms). Merges of 2 ms each (the model's 4 ms by rows), steps of 3 ms: the second
+        // merge runs under the first step, so 2 + 3 + 3 = 8 ms, not 4 + 6.
+        let chunk = Chunk { rows: 50, merge: ms(2), step: ms(3) };
+        let stage = StreamedStage { wall: ms(10), merge_predicted: Some(ms(4)), chunks: vec![chunk, chunk] };
+        let phase = stage.phase("transform (GEMM)");
+        assert_eq!(phase.name, "overlapped: merge + transform (GEMM)");
+        assert_eq!((phase.wall, phase.predicted), (ms(10), Some(ms(8))));
+        // A merge slower than the steps bounds the stage: 10 + the last step's 3.
+        let slow = StreamedStage { merge_predicted: Some(ms(20)), ..stage.clone() };
+        assert_eq!(slow.phase("s").predicted, Some(ms(23)));
+        // Without overlap the stage is the step's, at wall time.
+        let whole = StreamedStage { merge_predicted: None, ..stage };
+        let phase = whole.phase("transform (GEMM)");
+        assert_eq!((phase.name.as_ref(), phase.predicted), ("transform (GEMM)", None));
     }
 }

@@ -242,3 +242,47 @@ fn more_dpus_and_tasklets_than_work() {
         }
     }
 }
+
+/// A streamed call hands every row of Y once, by ranges, to its step, with the values `spmm` gives and the same
+/// rows of each output: under every plan (rows shared between row blocks included), on a graph large enough for
+/// several ranges.
+#[test]
+fn streamed_calls_hand_every_row_once_with_spmms_values() {
+    let a = random_graph::<f32>(700, 3, &[5, 400], 900, 2);
+    for plan in every_plan(7, 16) {
+        let mut engine = PimSpmm::new(sim_set(1, 8, &[2]), a.clone(), plan).unwrap_or_else(|e| panic!("{plan}: {e}"));
+        let x = random_dense::<f32>(a.ncols(), 9, 3);
+        let expected = engine.spmm(&x).unwrap();
+        let handed = std::sync::Mutex::new(vec![0u32; a.nrows()]);
+        let mut outs = [Dense::zeros(a.nrows(), 9), Dense::zeros(a.nrows(), 1)];
+        let step = |rows: std::ops::Range<usize>, y: &mut [f32], outs: &mut [&mut [f32]]| {
+            handed.lock().unwrap()[rows.clone()].iter_mut().for_each(|count| *count += 1);
+            outs[0].copy_from_slice(y);
+            outs[1].iter_mut().zip(rows).for_each(|(out, row)| *out = row as f32);
+            Ok(())
+        };
+        let stage = engine.spmm_streamed(&x, &mut outs, &step).unwrap_or_else(|e| panic!("{plan}: {e}"));
+        assert!(handed.into_inner().unwrap().iter().all(|&count| count == 1), "{plan}: a row handed twice or never");
+        assert_eq!(outs[0], expected, "{plan}");
+        assert!(outs[1].as_slice().iter().enumerate().all(|(row, &v)| v == row as f32), "{plan}: rows of outputs");
+        assert!(stage.overlapped() && (stage.chunks.len() > 1) == (plan.row_blocks > 1), "{plan}: {stage:?}");
+        assert_eq!(stage.chunks.iter().map(|chunk| chunk.rows).sum::<usize>(), a.nrows());
+        let names: Vec<&str> = engine.last_phases().iter().map(|phase| phase.name.as_ref()).collect();
+        assert_eq!(names, ["send X", "kernel", "gather"], "{plan}");
+    }
+}
+
+/// A step's error comes back from the streamed call.
+#[test]
+fn a_failing_step_fails_the_streamed_call() {
+    let a = random_graph::<f32>(300, 3, &[], 0, 4);
+    let mut engine =
+        PimSpmm::new(sim_set(1, 8, &[]), a.clone(), plan(Format::Csr, 4, 1, 1, XDelivery::Whole, 8)).unwrap();
+    let x = random_dense::<f32>(300, 4, 5);
+    let step = |_: std::ops::Range<usize>, _: &mut [f32], _: &mut [&mut [f32]]| Err(Error::invalid("step", "refused"));
+    let error = engine.spmm_streamed(&x, &mut [Dense::zeros(a.nrows(), 1)], &step).unwrap_err();
+    assert!(error.to_string().contains("refused"), "{error}");
+    let ok = |_: std::ops::Range<usize>, _: &mut [f32], _: &mut [&mut [f32]]| Ok(());
+    let mut short = [Dense::zeros(a.nrows(), 1), Dense::zeros(a.nrows() - 1, 1)];
+    assert!(matches!(engine.spmm_streamed(&x, &mut short, &ok), Err(Error::Shape { .. })));
+}

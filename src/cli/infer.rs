@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context as _};
 use clap::Args;
-use pimgnn::gnn::{accuracy, inputs, Aggregator, Backend, Dtype};
+use pimgnn::gnn::{accuracy, inputs, Aggregator, Backend, Dtype, Schedule};
 use pimgnn::io::npy;
 use pimgnn::Phase;
 
@@ -27,6 +27,10 @@ pub struct InferArgs {
     /// Value type of aggregation: f32 (exact) or quantized i32, i16, i8.
     #[arg(long, default_value = "f32")]
     dtype: Dtype,
+    /// Run each layer's dense steps after its whole aggregation instead of overlapping them with the merge
+    /// (same logits; the timeline without the overlap).
+    #[arg(long)]
+    no_overlap: bool,
     /// Write the final layer's output as float32 .npy [nodes, classes].
     #[arg(long)]
     output: Option<PathBuf>,
@@ -58,12 +62,12 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let aggregation = workload.model.architecture().aggregation();
     let matrix = aggregation.matrix(&workload.graph)?;
-    setup.push(Phase { name: "aggregation matrix", wall: started.elapsed(), predicted: None });
+    setup.push(Phase { name: "aggregation matrix".into(), wall: started.elapsed(), predicted: None });
     let started = Instant::now();
     let mut aggregator =
         progress::step("loading the graph into the engine", || Aggregator::new(matrix, args.dtype, &options))
             .context("building the aggregation engine")?;
-    setup.push(Phase { name: "engine (graph resident)", wall: started.elapsed(), predicted: None });
+    setup.push(Phase { name: "engine (graph resident)".into(), wall: started.elapsed(), predicted: None });
 
     println!("backend: {} (asked for {})", aggregator.backend(), args.backend);
     if let Some(balance) = aggregator.balance() {
@@ -78,8 +82,10 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
         aggregator.plan()
     );
 
-    let inference =
-        progress::step("running the model", || workload.model.forward(&workload.features, &mut aggregator))?;
+    let schedule = if args.no_overlap { Schedule::Sequential } else { Schedule::Overlapped };
+    let inference = progress::step("running the model", || {
+        workload.model.forward_with(&workload.features, &mut aggregator, schedule)
+    })?;
     println!("{}", table::timings(&setup, &inference.layers));
     let phases: Vec<Phase> = inference.layers.iter().flat_map(|layer| layer.phases.iter().cloned()).collect();
     if let Some(predicted) = table::predicted(&phases) {

@@ -34,13 +34,13 @@ pub fn timings(setup: &[Phase], layers: &[LayerReport]) -> Table {
         ]);
     };
     for phase in setup {
-        row("setup", phase.name, phase.wall, phase.predicted);
+        row("setup", &phase.name, phase.wall, phase.predicted);
     }
     let mut total = Duration::ZERO;
     for layer in layers {
         let title = format!("{} {} {} -> {}\n{}", layer.name, layer.kind, layer.widths.0, layer.widths.1, layer.order);
         for (at, phase) in layer.phases.iter().enumerate() {
-            row(if at == 0 { &title } else { "" }, phase.name, phase.wall, phase.predicted);
+            row(if at == 0 { &title } else { "" }, &phase.name, phase.wall, phase.predicted);
         }
         row("", "layer total", layer.wall(), predicted(&layer.phases));
         total += layer.wall();

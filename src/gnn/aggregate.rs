@@ -15,7 +15,7 @@ use super::backend::{spmm_engine, Backend, EngineOptions};
 use crate::error::{Error, Result};
 use crate::pim::{LoadBalance, PimElement};
 use crate::sparse::{Csr, Dense, Element};
-use crate::spmm::{Phase, SpmmEngine};
+use crate::spmm::{Phase, RowStep, SpmmEngine, StreamedStage};
 
 /// The value type aggregation runs in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -117,23 +117,45 @@ impl<T: Quantized> QuantizedEngine<T> {
         Ok((QuantizedEngine { engine: engine.spmm, matrix_scale, feature_range }, described))
     }
 
-    fn aggregate(&mut self, x: &Dense<f32>, phases: &mut Vec<Phase>) -> Result<Dense<f32>> {
+    /// `X` quantized, and the factor that takes `M_q X_q` back to `M X`.
+    fn quantize(&self, x: &Dense<f32>, phases: &mut Vec<Phase>) -> Result<(Dense<T>, f32)> {
         let started = Instant::now();
         let largest = x.as_slice().par_iter().fold(|| 0.0f32, |m, v| m.max(v.abs())).reduce(|| 0.0, f32::max);
         let feature_scale = if largest > 0.0 { self.feature_range / largest } else { 1.0 };
         let quantized: Vec<T> = x.as_slice().par_iter().map(|&v| T::round_from(v * feature_scale)).collect();
         let quantized = Dense::from_vec(x.rows(), x.cols(), quantized)?;
-        phases.push(Phase { name: "quantize", wall: started.elapsed(), predicted: None });
+        phases.push(Phase { name: "quantize".into(), wall: started.elapsed(), predicted: None });
+        Ok((quantized, 1.0 / (self.matrix_scale * feature_scale)))
+    }
 
+    fn aggregate(&mut self, x: &Dense<f32>, phases: &mut Vec<Phase>) -> Result<Dense<f32>> {
+        let (quantized, unscale) = self.quantize(x, phases)?;
         let y = self.engine.spmm(&quantized)?;
         phases.extend_from_slice(self.engine.last_phases());
 
         let started = Instant::now();
-        let unscale = 1.0 / (self.matrix_scale * feature_scale);
         let values = y.as_slice().par_iter().map(|&v| v as f32 * unscale).collect();
         let y = Dense::from_vec(y.rows(), y.cols(), values)?;
-        phases.push(Phase { name: "dequantize", wall: started.elapsed(), predicted: None });
+        phases.push(Phase { name: "dequantize".into(), wall: started.elapsed(), predicted: None });
         Ok(y)
+    }
+
+    /// As [`QuantizedEngine::aggregate`], dequantizing each range of rows just before `step` runs on it.
+    fn aggregate_streamed(
+        &mut self,
+        x: &Dense<f32>,
+        outs: &mut [Dense<f32>],
+        step: &RowStep<'_, f32>,
+        phases: &mut Vec<Phase>,
+    ) -> Result<StreamedStage> {
+        let (quantized, unscale) = self.quantize(x, phases)?;
+        let dequantized_step = |rows, y: &mut [i32], outs: &mut [&mut [f32]]| {
+            let mut values: Vec<f32> = y.iter().map(|&v| v as f32 * unscale).collect();
+            step(rows, &mut values, outs)
+        };
+        let stage = self.engine.spmm_streamed(&quantized, outs, &dequantized_step)?;
+        phases.extend_from_slice(self.engine.last_phases());
+        Ok(stage)
     }
 }
 
@@ -204,7 +226,33 @@ impl Aggregator {
         }
     }
 
-    /// The phases of the last [`Aggregator::aggregate`] call.
+    /// `M X` in `f32` handed to `step` by ranges of finished rows, with the same rows of each of `outs`, as
+    /// [`SpmmEngine::spmm_streamed`] does: on PIM, `step` runs on the first rows while the others are still
+    /// merged. Returns the timing of that stage; the phases before it are in [`Aggregator::last_phases`].
+    pub fn aggregate_streamed(
+        &mut self,
+        x: &Dense<f32>,
+        outs: &mut [Dense<f32>],
+        step: &RowStep<'_, f32>,
+    ) -> Result<StreamedStage> {
+        if x.rows() != self.shape.1 {
+            return Err(Error::shape("aggregation: rows of the features (nodes)", self.shape.1, x.rows()));
+        }
+        self.phases.clear();
+        match &mut self.engines {
+            Engines::Exact(engine) => {
+                let stage = engine.spmm_streamed(x, outs, step)?;
+                self.phases.extend_from_slice(engine.last_phases());
+                Ok(stage)
+            }
+            Engines::I32(engine) => engine.aggregate_streamed(x, outs, step, &mut self.phases),
+            Engines::I16(engine) => engine.aggregate_streamed(x, outs, step, &mut self.phases),
+            Engines::I8(engine) => engine.aggregate_streamed(x, outs, step, &mut self.phases),
+        }
+    }
+
+    /// The phases of the last [`Aggregator::aggregate`] or [`Aggregator::aggregate_streamed`] call (before the
+    /// streamed stage).
     pub fn last_phases(&self) -> &[Phase] {
         &self.phases
     }

@@ -7,7 +7,7 @@
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::matmul::{matmul_into, Op};
+use crate::matmul::{matmul_into, matmul_rows_into, Op};
 use crate::sparse::Dense;
 
 /// PyTorch's `torch.nn.Linear`: `weight` is `[out, in]`, `y = x W^T + b`.
@@ -75,6 +75,43 @@ impl Linear {
         self.gemm(x, y, true)
     }
 
+    /// `x W^T + b` for some rows of `x` (row-major), written into the same rows of the output, `y`: the same
+    /// values as [`Linear::forward`] gives those rows when there are more than 64 of them or they are all.
+    pub fn forward_rows(&self, x: &[f32], y: &mut [f32]) -> Result<()> {
+        y.fill(0.0);
+        if let Some(bias) = &self.bias {
+            add_row_to(y, bias);
+        }
+        self.check_rows(x, y)?;
+        matmul_rows_into(y, x, &self.weight, Op::Transposed, self.bias.is_some())
+    }
+
+    /// `x W^T` (without the bias) for some rows of `x`, written into `y`, as [`Linear::forward_rows`] does.
+    pub fn transform_rows(&self, x: &[f32], y: &mut [f32]) -> Result<()> {
+        self.check_rows(x, y)?;
+        matmul_rows_into(y, x, &self.weight, Op::Transposed, false)
+    }
+
+    /// `y += x W^T` for some rows of `x` and `y`, as [`Linear::forward_rows`] does.
+    pub fn transform_add_rows(&self, x: &[f32], y: &mut [f32]) -> Result<()> {
+        self.check_rows(x, y)?;
+        matmul_rows_into(y, x, &self.weight, Op::Transposed, true)
+    }
+
+    /// Checks that `x` and `y` hold the same number of whole rows of the input and output widths.
+    fn check_rows(&self, x: &[f32], y: &[f32]) -> Result<()> {
+        let (inputs, outputs) = (self.in_features(), self.out_features());
+        let rows = x.len().checked_div(inputs).or_else(|| y.len().checked_div(outputs)).unwrap_or(0);
+        if x.len() != rows * inputs || y.len() != rows * outputs {
+            return Err(Error::shape(
+                "Linear rows (input values, output values)",
+                format!("{} x {inputs}, {} x {outputs}", rows, rows),
+                format!("{}, {}", x.len(), y.len()),
+            ));
+        }
+        Ok(())
+    }
+
     /// `y = x W^T`, or `y += x W^T` when `accumulate`, on all cores.
     fn gemm(&self, x: &Dense<f32>, y: &mut Dense<f32>, accumulate: bool) -> Result<()> {
         let (inputs, outputs) = (self.in_features(), self.out_features());
@@ -94,11 +131,18 @@ impl Linear {
 
 /// Adds `row` to every row of `y`.
 pub fn add_row(y: &mut Dense<f32>, row: &[f32]) {
-    let cols = y.cols();
-    if cols == 0 {
+    if y.cols() == 0 {
         return;
     }
-    y.as_mut_slice().par_chunks_mut(cols).for_each(|out| out.iter_mut().zip(row).for_each(|(o, &b)| *o += b));
+    add_row_to(y.as_mut_slice(), row);
+}
+
+/// Adds `row` to every row of `values`, rows as wide as `row` (row-major).
+pub fn add_row_to(values: &mut [f32], row: &[f32]) {
+    if row.is_empty() {
+        return;
+    }
+    values.par_chunks_mut(row.len()).for_each(|out| out.iter_mut().zip(row).for_each(|(o, &b)| *o += b));
 }
 
 /// `y += scale * x`, element-wise; both have the same shape.
@@ -110,11 +154,66 @@ pub fn add_scaled(y: &mut Dense<f32>, scale: f32, x: &Dense<f32>) -> Result<()> 
             format!("{} x {}", x.rows(), x.cols()),
         ));
     }
-    y.as_mut_slice().par_iter_mut().zip(x.as_slice().par_iter()).for_each(|(o, &v)| *o += scale * v);
+    add_scaled_to(y.as_mut_slice(), scale, x.as_slice())
+}
+
+/// `y += scale * x`, element-wise over slices of one length.
+pub fn add_scaled_to(y: &mut [f32], scale: f32, x: &[f32]) -> Result<()> {
+    if y.len() != x.len() {
+        return Err(Error::shape("element-wise sum (values)", y.len(), x.len()));
+    }
+    y.par_iter_mut().zip(x.par_iter()).for_each(|(o, &v)| *o += scale * v);
     Ok(())
 }
 
 /// `max(0, y)`, element-wise, in place.
 pub fn relu(y: &mut Dense<f32>) {
-    y.as_mut_slice().par_iter_mut().for_each(|v| *v = v.max(0.0));
+    relu_in_place(y.as_mut_slice());
+}
+
+/// `max(0, v)` for every value, in place.
+pub fn relu_in_place(values: &mut [f32]) {
+    values.par_iter_mut().for_each(|v| *v = v.max(0.0));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `rows x cols` matrix of values that round differently in every summation order.
+    fn values(rows: usize, cols: usize, seed: u32) -> Dense<f32> {
+        let value =
+            |at: usize| ((at as u32).wrapping_mul(2_654_435_761).wrapping_add(seed) % 2001) as f32 / 997.0 - 1.0;
+        Dense::from_vec(rows, cols, (0..rows * cols).map(value).collect()).unwrap()
+    }
+
+    /// Products over ranges of more than 64 rows sum every element as the product over all rows does, inner
+    /// dimensions under and over the `gemm` crate's 512-wide block (Cora's 1,433 features) included.
+    #[test]
+    fn rows_give_the_whole_products_bits() {
+        for (inputs, outputs) in [(256, 256), (1433, 16), (40, 9), (600, 70)] {
+            let lin = Linear::new(values(outputs, inputs, 1), Some(values(1, outputs, 2).into_vec())).unwrap();
+            let x = values(1000, inputs, 3);
+            let mut whole = lin.forward(&x).unwrap();
+            lin.transform_add(&x, &mut whole).unwrap();
+            let mut by_rows = Dense::zeros(1000, outputs);
+            for rows in [0..65, 65..400, 400..1000] {
+                let (x_rows, out) = (
+                    &x.as_slice()[rows.start * inputs..rows.end * inputs],
+                    &mut by_rows.as_mut_slice()[rows.start * outputs..rows.end * outputs],
+                );
+                lin.forward_rows(x_rows, out).unwrap();
+                lin.transform_add_rows(x_rows, out).unwrap();
+            }
+            let bits = |m: &Dense<f32>| m.as_slice().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert!(bits(&whole) == bits(&by_rows), "{inputs} -> {outputs}: the products by rows differ");
+        }
+    }
+
+    #[test]
+    fn rows_of_the_wrong_length_are_refused() {
+        let lin = Linear::new(values(3, 4, 1), None).unwrap();
+        assert!(matches!(lin.forward_rows(&[0.0; 8], &mut [0.0; 5]), Err(Error::Shape { .. })));
+        assert!(matches!(lin.transform_add_rows(&[0.0; 7], &mut [0.0; 6]), Err(Error::Shape { .. })));
+    }
 }

@@ -5,11 +5,13 @@
 //! narrows the features, so that the aggregation moves fewer columns, and aggregates first otherwise (GNNear's
 //! choice).
 
+use std::borrow::Cow;
 use std::fmt;
+use std::ops::Range;
 use std::time::Instant;
 
 use super::aggregate::Aggregator;
-use super::dense::{add_row, add_scaled, relu, Linear};
+use super::dense::{add_row_to, add_scaled_to, relu_in_place, Linear};
 use super::model::Architecture;
 use crate::error::{Error, Result};
 use crate::sparse::Dense;
@@ -147,51 +149,86 @@ pub enum Layer {
     Gin(GinConv),
 }
 
+/// When a layer runs its dense steps after aggregation (the transform, bias, self and root terms, GIN's MLP and
+/// the ReLU before the next layer; all row by row).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Schedule {
+    /// On each range of rows as soon as the aggregation has it final: on PIM, while the DPUs' blocks of the
+    /// other rows are still merged ([`Aggregator::aggregate_streamed`]).
+    #[default]
+    Overlapped,
+    /// Once the whole aggregation is done, over all rows.
+    Sequential,
+}
+
+/// How a model runs one of its layers.
+pub(crate) struct LayerStep<'a> {
+    /// The layer's input.
+    pub(crate) input: &'a Dense<f32>,
+    /// The input already transformed by the layer's first map (by the previous layer's stage), when it
+    /// transforms first.
+    pub(crate) transformed: Option<Dense<f32>>,
+    /// When the dense steps after aggregation run.
+    pub(crate) schedule: Schedule,
+    /// Whether ReLU follows (as between a model's layers).
+    pub(crate) then_relu: bool,
+    /// The next layer's first map, when it transforms first: overlapped, the stage also applies it to the
+    /// output rows, so that the next layer starts with its aggregation.
+    pub(crate) next_transform: Option<&'a Linear>,
+}
+
 /// Runs `step`, recording its wall time as a phase named `name`.
-fn timed<T>(phases: &mut Vec<Phase>, name: &'static str, step: impl FnOnce() -> Result<T>) -> Result<T> {
+fn timed<T>(
+    phases: &mut Vec<Phase>,
+    name: impl Into<Cow<'static, str>>,
+    step: impl FnOnce() -> Result<T>,
+) -> Result<T> {
     let started = Instant::now();
     let result = step()?;
-    phases.push(Phase { name, wall: started.elapsed(), predicted: None });
+    phases.push(Phase { name: name.into(), wall: started.elapsed(), predicted: None });
     Ok(result)
 }
 
-/// Aggregates through `aggregator`, recording its phases.
-fn aggregate(aggregator: &mut Aggregator, x: &Dense<f32>, phases: &mut Vec<Phase>) -> Result<Dense<f32>> {
-    let y = aggregator.aggregate(x)?;
-    phases.extend_from_slice(aggregator.last_phases());
-    Ok(y)
+/// `rows` of `matrix`, row-major.
+fn rows_of(matrix: &Dense<f32>, rows: Range<usize>) -> &[f32] {
+    &matrix.as_slice()[rows.start * matrix.cols()..rows.end * matrix.cols()]
 }
 
-/// `lin(M x)` (`M x W^T + b`) in the cheaper order, plus `self_weight * x W^T` when given (GIN's
-/// `(1 + eps) x_i`).
-fn aggregate_linear(
+/// Copies `source` into `target`, which must be as long.
+fn copy_values(source: &[f32], target: &mut [f32]) -> Result<()> {
+    if source.len() != target.len() {
+        return Err(Error::shape("layer output values", target.len(), source.len()));
+    }
+    target.copy_from_slice(source);
+    Ok(())
+}
+
+/// `lin(M x)` (`M x W^T + b`) for some rows, plus `self_weight * x W^T` when given (GIN's `(1 + eps) x_i`),
+/// written into `out`. `aggregated` holds those rows of the aggregation: of `x W^T` when the layer
+/// transformed first (`transformed` holds those rows of `x W^T`), else of `x` (whose rows are `x`).
+fn linear_rows(
     lin: &Linear,
     self_weight: Option<f32>,
-    x: &Dense<f32>,
-    aggregator: &mut Aggregator,
-    phases: &mut Vec<Phase>,
-) -> Result<Dense<f32>> {
-    match Order::for_widths(lin.in_features(), lin.out_features()) {
-        Order::TransformFirst => {
-            let h = timed(phases, "transform (GEMM)", || lin.transform(x))?;
-            let mut y = aggregate(aggregator, &h, phases)?;
-            timed(phases, "self term and bias", || {
-                if let Some(weight) = self_weight {
-                    add_scaled(&mut y, weight, &h)?;
-                }
-                if let Some(bias) = lin.bias() {
-                    add_row(&mut y, bias);
-                }
-                Ok(())
-            })?;
-            Ok(y)
-        }
-        Order::AggregateFirst => {
-            let mut m = aggregate(aggregator, x, phases)?;
+    aggregated: &mut [f32],
+    x: &[f32],
+    transformed: Option<&[f32]>,
+    out: &mut [f32],
+) -> Result<()> {
+    match transformed {
+        Some(h) => {
             if let Some(weight) = self_weight {
-                timed(phases, "self term", || add_scaled(&mut m, weight, x))?;
+                add_scaled_to(aggregated, weight, h)?;
             }
-            timed(phases, "transform (GEMM)", || lin.forward(&m))
+            if let Some(bias) = lin.bias() {
+                add_row_to(aggregated, bias);
+            }
+            copy_values(aggregated, out)
+        }
+        None => {
+            if let Some(weight) = self_weight {
+                add_scaled_to(aggregated, weight, x)?;
+            }
+            lin.forward_rows(aggregated, out)
         }
     }
 }
@@ -263,56 +300,176 @@ impl Layer {
 
     /// The order this layer aggregates and transforms in.
     pub fn order(&self) -> Order {
-        match self {
-            Layer::Gcn(GcnConv { lin, .. }) | Layer::Sage(SageConv { lin_l: lin, .. }) => {
-                Order::for_widths(lin.in_features(), lin.out_features())
-            }
-            Layer::Gin(conv) => Order::for_widths(conv.mlp[0].in_features(), conv.mlp[0].out_features()),
-        }
+        let first = self.first_linear();
+        Order::for_widths(first.in_features(), first.out_features())
     }
 
     /// Feature columns this layer aggregates: its first transform's output width when it transforms first,
     /// else its input width.
     pub fn aggregation_width(&self) -> usize {
-        let first = match self {
-            Layer::Gcn(GcnConv { lin, .. }) | Layer::Sage(SageConv { lin_l: lin, .. }) => lin,
-            Layer::Gin(conv) => &conv.mlp[0],
-        };
-        match Order::for_widths(first.in_features(), first.out_features()) {
+        let first = self.first_linear();
+        match self.order() {
             Order::TransformFirst => first.out_features(),
             Order::AggregateFirst => first.in_features(),
         }
     }
 
     /// The layer's output for features `x` (one row per node), aggregating through `aggregator`; the time of
-    /// each step is appended to `phases`.
+    /// each step is appended to `phases`. Its dense steps after aggregation run [`Schedule::Overlapped`].
     pub fn forward(&self, x: &Dense<f32>, aggregator: &mut Aggregator, phases: &mut Vec<Phase>) -> Result<Dense<f32>> {
+        self.forward_with(x, aggregator, phases, Schedule::Overlapped, false)
+    }
+
+    /// As [`Layer::forward`], running the dense steps after aggregation as `schedule` says, and then ReLU
+    /// when `then_relu` (as between a model's layers). Every schedule gives the same values, bit for bit.
+    pub fn forward_with(
+        &self,
+        x: &Dense<f32>,
+        aggregator: &mut Aggregator,
+        phases: &mut Vec<Phase>,
+        schedule: Schedule,
+        then_relu: bool,
+    ) -> Result<Dense<f32>> {
+        let step = LayerStep { input: x, transformed: None, schedule, then_relu, next_transform: None };
+        Ok(self.run(step, aggregator, phases)?.0)
+    }
+
+    /// Runs the layer as `step` says. Returns its output and, when the dense steps overlapped the merge and
+    /// `step.next_transform` was given, the output transformed by it (the next layer's first transform).
+    pub(crate) fn run(
+        &self,
+        step: LayerStep<'_>,
+        aggregator: &mut Aggregator,
+        phases: &mut Vec<Phase>,
+    ) -> Result<(Dense<f32>, Option<Dense<f32>>)> {
+        let LayerStep { input: x, transformed, schedule, then_relu, next_transform } = step;
         if x.cols() != self.in_features() {
             return Err(Error::shape(format!("{} input width", self.kind()), self.in_features(), x.cols()));
         }
-        match self {
-            Layer::Gcn(conv) => aggregate_linear(&conv.lin, None, x, aggregator, phases),
-            Layer::Sage(conv) => {
-                let mut y = aggregate_linear(&conv.lin_l, None, x, aggregator, phases)?;
-                timed(phases, "root (GEMM)", || {
-                    conv.lin_r.transform_add(x, &mut y)?;
-                    if let Some(bias) = conv.lin_r.bias() {
-                        add_row(&mut y, bias);
-                    }
-                    Ok(())
-                })?;
-                Ok(y)
+        let first = self.first_linear();
+        let transformed = match (self.order(), transformed) {
+            (Order::TransformFirst, Some(h)) if (h.rows(), h.cols()) == (x.rows(), first.out_features()) => Some(h),
+            (Order::TransformFirst, Some(h)) => {
+                return Err(Error::shape(
+                    format!("{} input, transformed", self.kind()),
+                    format!("{} x {}", x.rows(), first.out_features()),
+                    format!("{} x {}", h.rows(), h.cols()),
+                ))
             }
-            Layer::Gin(conv) => {
-                let mut y = aggregate_linear(&conv.mlp[0], Some(1.0 + conv.eps), x, aggregator, phases)?;
-                for lin in &conv.mlp[1..] {
-                    y = timed(phases, "MLP (GEMM)", || {
-                        relu(&mut y);
-                        lin.forward(&y)
-                    })?;
-                }
-                Ok(y)
+            (Order::TransformFirst, None) => Some(timed(phases, "transform (GEMM)", || first.transform(x))?),
+            (Order::AggregateFirst, _) => None,
+        };
+        let next_transform = next_transform.filter(|_| schedule == Schedule::Overlapped);
+        let input = transformed.as_ref().unwrap_or(x);
+        let mut outs = vec![Dense::zeros(x.rows(), self.out_features())];
+        outs.extend(next_transform.map(|lin| Dense::zeros(x.rows(), lin.out_features())));
+        let step = |rows: Range<usize>, aggregated: &mut [f32], outs: &mut [&mut [f32]]| {
+            let transformed = transformed.as_ref().map(|h| rows_of(h, rows.clone()));
+            let [out, rest @ ..] = outs else { return Err(Error::invalid("layer step", "has no output")) };
+            self.finish_rows(rows.len(), aggregated, rows_of(x, rows.clone()), transformed, out, then_relu)?;
+            match (next_transform, rest) {
+                (Some(lin), [next, ..]) => lin.transform_rows(out, next),
+                _ => Ok(()),
+            }
+        };
+        let mut steps = self.dense_steps(then_relu);
+        if next_transform.is_some() {
+            steps.push_str(", next layer's transform (GEMM)");
+        }
+        match schedule {
+            Schedule::Overlapped => {
+                let stage = aggregator.aggregate_streamed(input, &mut outs, &step)?;
+                phases.extend_from_slice(aggregator.last_phases());
+                phases.push(stage.phase(&steps));
+            }
+            Schedule::Sequential => {
+                let mut y = aggregator.aggregate(input)?;
+                phases.extend_from_slice(aggregator.last_phases());
+                let mut rows: Vec<&mut [f32]> = outs.iter_mut().map(Dense::as_mut_slice).collect();
+                timed(phases, steps, || step(0..y.rows(), y.as_mut_slice(), &mut rows))?;
             }
         }
+        let transformed_next = if next_transform.is_some() { outs.pop() } else { None };
+        let out = outs.swap_remove(0); // `outs` starts with the layer's output, always there.
+        Ok((out, transformed_next))
+    }
+
+    /// The linear map applied first: `lin` (`GCNConv`), `lin_l` (`SAGEConv`), `nn.0` (`GINConv`).
+    pub(crate) fn first_linear(&self) -> &Linear {
+        match self {
+            Layer::Gcn(GcnConv { lin, .. }) | Layer::Sage(SageConv { lin_l: lin, .. }) => lin,
+            Layer::Gin(conv) => &conv.mlp[0],
+        }
+    }
+
+    /// What the dense steps after aggregation are, as named in timing tables.
+    fn dense_steps(&self, then_relu: bool) -> String {
+        let first = match self.order() {
+            Order::TransformFirst => "bias",
+            Order::AggregateFirst => "transform (GEMM)",
+        };
+        let mut steps = match self {
+            Layer::Gcn(_) => vec![first],
+            Layer::Sage(_) => vec![first, "root (GEMM)"],
+            Layer::Gin(conv) => {
+                let mut steps = vec!["self term", first];
+                if conv.mlp.len() > 1 {
+                    steps.push("MLP (GEMM)");
+                }
+                steps
+            }
+        };
+        if then_relu {
+            steps.push("ReLU");
+        }
+        steps.join(", ")
+    }
+
+    /// The dense steps after aggregation on `rows` rows: `aggregated` holds their aggregation (of `x`, or of
+    /// `transformed` when the layer transforms first), `x` and `transformed` the same rows of the layer's
+    /// input and of its first transform; the layer's output rows go to `out`.
+    fn finish_rows(
+        &self,
+        rows: usize,
+        aggregated: &mut [f32],
+        x: &[f32],
+        transformed: Option<&[f32]>,
+        out: &mut [f32],
+        then_relu: bool,
+    ) -> Result<()> {
+        match self {
+            Layer::Gcn(conv) => linear_rows(&conv.lin, None, aggregated, x, transformed, out)?,
+            Layer::Sage(conv) => {
+                linear_rows(&conv.lin_l, None, aggregated, x, transformed, out)?;
+                conv.lin_r.transform_add_rows(x, out)?;
+                if let Some(bias) = conv.lin_r.bias() {
+                    add_row_to(out, bias);
+                }
+            }
+            Layer::Gin(conv) => {
+                let self_weight = Some(1.0 + conv.eps);
+                let (first, rest) = (&conv.mlp[0], &conv.mlp[1..]);
+                if rest.is_empty() {
+                    linear_rows(first, self_weight, aggregated, x, transformed, out)?;
+                } else {
+                    let mut hidden = vec![0.0; rows * first.out_features()];
+                    linear_rows(first, self_weight, aggregated, x, transformed, &mut hidden)?;
+                    for (at, lin) in rest.iter().enumerate() {
+                        relu_in_place(&mut hidden);
+                        if at + 1 == rest.len() {
+                            lin.forward_rows(&hidden, out)?;
+                        } else {
+                            let mut next = vec![0.0; rows * lin.out_features()];
+                            lin.forward_rows(&hidden, &mut next)?;
+                            hidden = next;
+                        }
+                    }
+                }
+            }
+        }
+        if then_relu {
+            relu_in_place(out);
+        }
+        Ok(())
     }
 }

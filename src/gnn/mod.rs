@@ -28,7 +28,7 @@ mod state_dict;
 pub use aggregate::{Aggregator, Dtype};
 pub use backend::{spmm_engine, Backend, Engine, EngineOptions, DEFAULT_DPUS, DEFAULT_PLAN_WIDTH, DEFAULT_TASKLETS};
 pub use dense::Linear;
-pub use layer::{GcnConv, GinConv, Layer, NamedLinear, Order, SageConv};
+pub use layer::{GcnConv, GinConv, Layer, NamedLinear, Order, SageConv, Schedule};
 pub use model::{Architecture, Inference, LayerReport, Model};
 pub use norm::Aggregation;
 

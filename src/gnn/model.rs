@@ -11,8 +11,8 @@ use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 
 use super::aggregate::Aggregator;
-use super::dense::{relu, Linear};
-use super::layer::{GcnConv, GinConv, Layer, Order, SageConv};
+use super::dense::Linear;
+use super::layer::{GcnConv, GinConv, Layer, LayerStep, Order, SageConv, Schedule};
 use super::norm::Aggregation;
 use crate::error::{Error, Result};
 use crate::io::safetensors::{read_safetensors, Tensor, TensorFile};
@@ -269,8 +269,16 @@ impl Model {
     }
 
     /// Runs every layer on `x` (one row per node), ReLU between layers, aggregating through `aggregator`, which
-    /// must hold this architecture's [`Aggregation`] matrix of the graph.
+    /// must hold this architecture's [`Aggregation`] matrix of the graph. Each layer's dense steps after
+    /// aggregation, the ReLU and, when the next layer transforms first, that transform run on the aggregated
+    /// rows as they become final ([`Schedule::Overlapped`]).
     pub fn forward(&self, x: &Dense<f32>, aggregator: &mut Aggregator) -> Result<Inference> {
+        self.forward_with(x, aggregator, Schedule::Overlapped)
+    }
+
+    /// As [`Model::forward`], each layer's dense steps after aggregation run as `schedule` says; the logits are
+    /// the same, bit for bit, whatever the schedule.
+    pub fn forward_with(&self, x: &Dense<f32>, aggregator: &mut Aggregator, schedule: Schedule) -> Result<Inference> {
         if x.cols() != self.in_features() {
             return Err(Error::shape(
                 "node features (columns) for the model's first layer",
@@ -280,14 +288,19 @@ impl Model {
         }
         let mut reports = Vec::with_capacity(self.layers.len());
         let mut h: Option<Dense<f32>> = None;
+        let mut transformed = None;
         for (at, (name, layer)) in self.layers.iter().enumerate() {
             let mut phases = Vec::new();
-            let mut y = layer.forward(h.as_ref().unwrap_or(x), aggregator, &mut phases)?;
-            if at + 1 < self.layers.len() {
-                let started = std::time::Instant::now();
-                relu(&mut y);
-                phases.push(Phase { name: "ReLU", wall: started.elapsed(), predicted: None });
-            }
+            let next = self.layers.get(at + 1).map(|(_, next)| next);
+            let step = LayerStep {
+                input: h.as_ref().unwrap_or(x),
+                transformed: transformed.take(),
+                schedule,
+                then_relu: next.is_some(),
+                next_transform: next.filter(|next| next.order() == Order::TransformFirst).map(Layer::first_linear),
+            };
+            let (y, next_transformed) = layer.run(step, aggregator, &mut phases)?;
+            transformed = next_transformed;
             reports.push(LayerReport {
                 name: name.clone(),
                 kind: layer.kind(),

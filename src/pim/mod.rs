@@ -1,6 +1,7 @@
 //! SpMM on UPMEM DPUs: `A` is cut by a [`Plan`], loaded once and kept on the DPUs; each call sends only `X`,
 //! launches the CSR or COO kernel (`dpu/spmm_csr.c`, `dpu/spmm_coo.c`), reads `Y` back and merges it on all
-//! host cores.
+//! host cores. A streamed call ([`SpmmEngine::spmm_streamed`]) merges `Y` by ranges of row blocks and hands each
+//! range to the caller's step as soon as it is merged, while the other ranges are still being merged.
 //!
 //! ```no_run
 //! # fn main() -> pimgnn::Result<()> {
@@ -41,7 +42,7 @@ use crate::cost::{self, HardwareModel, Prediction};
 use crate::error::{Error, Result};
 use crate::plan::{Plan, XDelivery};
 use crate::sparse::{Csr, Dense};
-use crate::spmm::{Phase, SpmmEngine};
+use crate::spmm::{check_streamed_outputs, rows_of_outputs, Chunk, Phase, RowStep, SpmmEngine, StreamedStage};
 use abi::{CallArgs, MatrixArgs};
 use partition::{Partition, TileStats, XRows};
 
@@ -49,6 +50,18 @@ use partition::{Partition, TileStats, XRows};
 /// every DPU's MRAM in host memory (a broadcast X once: its pages are shared copy-on-write), and a run such as
 /// `pimgnn bench spmm` must stay under 4 GiB.
 pub const SIMULATOR_MRAM_BUDGET: u64 = 2 << 30;
+
+/// Fewest rows a streamed call hands on at once (unless Y has fewer): enough for an efficient GEMM, and more
+/// than the `gemm` crate's small-matrix sizes, whose blocking differs, so that a product over the ranges
+/// sums every element in the same order as one product over all rows.
+const MIN_CHUNK_ROWS: usize = 128;
+
+/// A call whose Y blocks are on the host, waiting to be merged.
+struct Call {
+    features: usize,
+    padded: usize,
+    predicted: Prediction,
+}
 
 /// What stays on the host of a tile once its block of `A` is on the DPUs.
 #[derive(Debug)]
@@ -151,7 +164,7 @@ impl<T: PimElement> PimSpmm<T> {
             .collect();
         let balance = LoadBalance::of((0..used).map(|dpu| tiles[dpu % tiles.len()].stats.nonzeros));
         let predicted = model.load_time(nr_dpus, matrix_bytes);
-        let load = Phase { name: "load A", wall: started.elapsed(), predicted: Some(predicted) };
+        let load = Phase { name: "load A".into(), wall: started.elapsed(), predicted: Some(predicted) };
         let report = PimReport::new(plan, nr_dpus, balance, load);
         Ok(PimSpmm {
             set,
@@ -273,34 +286,45 @@ impl<T: PimElement> PimSpmm<T> {
         Ok(())
     }
 
-    /// Adds the tiles' Y blocks into `y` (zeros): rows owned by one row block in parallel, then the few rows
-    /// shared between row blocks (a long row cut over several DPUs) in row block order.
-    fn merge(&self, y: &mut Dense<T::Acc>, padded: usize) {
-        let features = y.cols();
-        let mut owned = Vec::with_capacity(self.partition.row_blocks());
-        let mut rest = y.as_mut_slice();
-        let mut at = 0;
+    /// Ranges of Y's rows a streamed call hands on: whole row blocks (a row shared with the next block goes
+    /// with the first), at least [`MIN_CHUNK_ROWS`] rows each unless Y is smaller.
+    fn chunks(&self) -> Vec<Range<usize>> {
+        let mut chunks: Vec<Range<usize>> = Vec::new();
+        let mut start = 0;
         for rb in 0..self.partition.row_blocks() {
-            let block = self.partition.block(rb);
-            let first = block.rows.start + usize::from(block.head_shared);
-            let end = (block.rows.end - usize::from(block.tail_shared)).max(first);
-            let (_, tail) = rest.split_at_mut((first - at) * features);
-            let (rows, tail) = tail.split_at_mut((end - first) * features);
-            owned.push((rb, first - block.rows.start, rows));
-            rest = tail;
-            at = end;
-        }
-        owned.into_par_iter().for_each(|(rb, offset, rows)| {
-            for (local, out) in rows.chunks_mut(features).enumerate() {
-                self.merge_row(rb, offset + local, out, padded, true);
+            let end = self.partition.block(rb).rows.end.min(self.nrows);
+            if end >= start + MIN_CHUNK_ROWS {
+                chunks.push(start..end);
+                start = end;
             }
-        });
-        for rb in 0..self.partition.row_blocks() {
+        }
+        match chunks.last_mut() {
+            Some(last) if self.nrows - start < MIN_CHUNK_ROWS => last.end = self.nrows,
+            _ => chunks.push(start..self.nrows),
+        }
+        chunks
+    }
+
+    /// Adds the tiles' Y blocks into `rows` of Y, `out` (zeros): row by row in row block order, the first
+    /// column block copied into a row no other row block has, every block added into a row shared between
+    /// row blocks (a long row cut over several DPUs).
+    fn merge_rows(&self, rows: Range<usize>, out: &mut [T::Acc], padded: usize) {
+        if rows.is_empty() {
+            return;
+        }
+        let features = out.len() / rows.len();
+        let first = (0..self.partition.row_blocks()).find(|&rb| self.partition.block(rb).rows.end > rows.start);
+        for rb in first.into_iter().flat_map(|first| first..self.partition.row_blocks()) {
             let block = self.partition.block(rb);
+            if block.rows.start >= rows.end {
+                break;
+            }
             let last = block.rows.len().saturating_sub(1);
-            let shared = [(block.head_shared, 0), (block.tail_shared && !(block.head_shared && last == 0), last)];
-            for (_, local) in shared.into_iter().filter(|(is_shared, _)| *is_shared) {
-                self.merge_row(rb, local, y.row_mut(block.rows.start + local), padded, false);
+            for row in block.rows.start.max(rows.start)..block.rows.end.min(rows.end) {
+                let local = row - block.rows.start;
+                let shared = (block.head_shared && local == 0) || (block.tail_shared && local == last);
+                let at = (row - rows.start) * features;
+                self.merge_row(rb, local, &mut out[at..at + features], padded, !shared);
             }
         }
     }
@@ -328,6 +352,50 @@ impl<T: PimElement> PimSpmm<T> {
                 }
             }
         }
+    }
+
+    /// The part of a call up to Y's blocks on the host: checks X, sends it, launches and gathers, recording
+    /// those phases; `None` (and no phases) when X has no columns.
+    fn run_kernel(&mut self, x: &Dense<T>) -> Result<Option<Call>> {
+        if x.rows() != self.ncols {
+            return Err(Error::shape("PIM SpMM: rows of X (columns of A)", self.ncols, x.rows()));
+        }
+        self.phases.clear();
+        let features = x.cols();
+        if features == 0 {
+            return Ok(None);
+        }
+        let padded = cost::padded_features::<T>(features, self.plan.feature_groups as usize);
+        let args = self.call_args(padded)?;
+        let predicted = self.predict(features);
+        let mut phases = Vec::with_capacity(4);
+        let mut timed = |name: &'static str, predicted, started: Instant| {
+            phases.push(Phase { name: name.into(), wall: started.elapsed(), predicted: Some(predicted) })
+        };
+
+        let started = Instant::now();
+        self.send_x(x, padded)?;
+        self.set.broadcast("call", 0, &[args])?;
+        timed("send X", predicted.send_x, started);
+
+        let started = Instant::now();
+        self.set.launch()?;
+        let kernel = self.simulated_kernel_time().unwrap_or(predicted.kernel);
+        timed("kernel", kernel, started);
+
+        let started = Instant::now();
+        self.gather_y(&args)?;
+        timed("gather", predicted.gather, started);
+
+        self.phases = phases;
+        Ok(Some(Call { features, padded, predicted }))
+    }
+
+    /// Records a finished call in the report.
+    fn finish_call(&mut self, call: &Call) -> Result<()> {
+        let cycles = self.modelled_cycles()?;
+        self.report.record_call(call.features, &self.phases, call.predicted, cycles);
+        Ok(())
     }
 
     /// The last launch's predicted hardware time from the simulator's modelled cycles (the slowest DPU's, plus
@@ -376,44 +444,69 @@ impl<T: PimElement> SpmmEngine<T> for PimSpmm<T> {
     }
 
     fn spmm(&mut self, x: &Dense<T>) -> Result<Dense<T::Acc>> {
-        if x.rows() != self.ncols {
-            return Err(Error::shape("PIM SpMM: rows of X (columns of A)", self.ncols, x.rows()));
+        let Some(call) = self.run_kernel(x)? else { return Ok(Dense::zeros(self.nrows, x.cols())) };
+        let started = Instant::now();
+        let mut y = Dense::zeros(self.nrows, call.features);
+        let chunks = self.chunks();
+        let mut rest = y.as_mut_slice();
+        let mut parts = Vec::with_capacity(chunks.len());
+        for rows in chunks {
+            let (part, tail) = rest.split_at_mut(rows.len() * call.features);
+            parts.push((rows, part));
+            rest = tail;
         }
-        let features = x.cols();
-        let mut y = Dense::zeros(self.nrows, features);
-        if features == 0 {
-            return Ok(y);
-        }
-        let padded = cost::padded_features::<T>(features, self.plan.feature_groups as usize);
-        let args = self.call_args(padded)?;
-        let predicted = self.predict(features);
-        let mut phases = Vec::with_capacity(4);
-        let mut timed = |name, predicted, started: Instant| {
-            phases.push(Phase { name, wall: started.elapsed(), predicted: Some(predicted) })
-        };
-
-        let started = Instant::now();
-        self.send_x(x, padded)?;
-        self.set.broadcast("call", 0, &[args])?;
-        timed("send X", predicted.send_x, started);
-
-        let started = Instant::now();
-        self.set.launch()?;
-        let kernel = self.simulated_kernel_time().unwrap_or(predicted.kernel);
-        timed("kernel", kernel, started);
-
-        let started = Instant::now();
-        self.gather_y(&args)?;
-        timed("gather", predicted.gather, started);
-
-        let started = Instant::now();
-        self.merge(&mut y, padded);
-        timed("merge", predicted.merge, started);
-
-        self.phases = phases;
-        let cycles = self.modelled_cycles()?;
-        self.report.record_call(features, &self.phases, predicted, cycles);
+        parts.into_par_iter().for_each(|(rows, part)| self.merge_rows(rows, part, call.padded));
+        self.phases.push(Phase {
+            name: "merge".into(),
+            wall: started.elapsed(),
+            predicted: Some(call.predicted.merge),
+        });
+        self.finish_call(&call)?;
         Ok(y)
+    }
+
+    fn spmm_streamed(
+        &mut self,
+        x: &Dense<T>,
+        outs: &mut [Dense<f32>],
+        step: &RowStep<'_, T::Acc>,
+    ) -> Result<StreamedStage> {
+        check_streamed_outputs(self.nrows, outs)?;
+        let Some(call) = self.run_kernel(x)? else {
+            let mut y = Dense::zeros(self.nrows, 0);
+            let started = Instant::now();
+            step(0..self.nrows, y.as_mut_slice(), &mut outs.iter_mut().map(Dense::as_mut_slice).collect::<Vec<_>>())?;
+            let wall = started.elapsed();
+            let chunks = vec![Chunk { rows: self.nrows, merge: Duration::ZERO, step: wall }];
+            return Ok(StreamedStage { wall, merge_predicted: None, chunks });
+        };
+        let started = Instant::now();
+        let mut y = Dense::zeros(self.nrows, call.features);
+        let ranges = self.chunks();
+        let mut y_rest = y.as_mut_slice();
+        let mut y_parts = Vec::with_capacity(ranges.len());
+        for rows in &ranges {
+            let (part, tail) = y_rest.split_at_mut(rows.len() * call.features);
+            y_parts.push(part);
+            y_rest = tail;
+        }
+        let out_parts = rows_of_outputs(outs, &ranges);
+        let chunks = ranges
+            .into_par_iter()
+            .zip(y_parts)
+            .zip(out_parts)
+            .map(|((rows, y_part), mut out_parts)| {
+                let merging = Instant::now();
+                self.merge_rows(rows.clone(), y_part, call.padded);
+                let stepping = Instant::now();
+                let count = rows.len();
+                step(rows, y_part, &mut out_parts)?;
+                Ok(Chunk { rows: count, merge: stepping - merging, step: stepping.elapsed() })
+            })
+            .collect::<Result<Vec<Chunk>>>()?;
+        let stage = StreamedStage { wall: started.elapsed(), merge_predicted: Some(call.predicted.merge), chunks };
+        self.finish_call(&call)?;
+        Ok(stage)
     }
 
     fn last_phases(&self) -> &[Phase] {

@@ -99,7 +99,7 @@ impl Timings {
     /// The engine's phases of one aggregation: transfers to [`Stage::Transfers`], the rest to `stage`.
     fn record_phases(&mut self, stage: Stage, phases: &[Phase]) {
         for phase in phases {
-            let stage = if matches!(phase.name, "send X" | "gather") { Stage::Transfers } else { stage };
+            let stage = if matches!(phase.name.as_ref(), "send X" | "gather") { Stage::Transfers } else { stage };
             self.record(stage, phase.wall, phase.predicted);
         }
     }

@@ -1,0 +1,133 @@
+//! Each layer's dense steps overlapped with the PIM merge (`Schedule::Overlapped`, the default) give the same
+//! logits, bit for bit, as run after the whole aggregation (`Schedule::Sequential`): GCN, GraphSAGE and GIN
+//! models whose layers aggregate first and transform first, on the CPU and simulator backends, exact and
+//! quantized; and the timing report names the overlapped steps.
+
+use pimgnn::gnn::{
+    Aggregator, Architecture, Backend, Dtype, EngineOptions, GcnConv, GinConv, Layer, Linear, Model, SageConv, Schedule,
+};
+use pimgnn::{Dense, Result};
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+
+const NODES: usize = 1500;
+const FEATURES: usize = 40;
+
+fn linear(rng: &mut ChaCha8Rng, inputs: usize, outputs: usize, bias: bool) -> Linear {
+    let mut draw = |count: usize| (0..count).map(|_| rng.random_range(-0.5f32..0.5)).collect::<Vec<_>>();
+    let weight = Dense::from_vec(outputs, inputs, draw(inputs * outputs)).unwrap();
+    Linear::new(weight, bias.then(|| draw(outputs))).unwrap()
+}
+
+/// A model of `architecture` whose layers widen (aggregate first), keep and narrow (transform first).
+fn model(architecture: Architecture) -> Model {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let widths = [FEATURES, 48, 24, 9];
+    let layers = widths
+        .windows(2)
+        .enumerate()
+        .map(|(at, pair)| {
+            let (inputs, outputs) = (pair[0], pair[1]);
+            let layer = match architecture {
+                Architecture::Gcn => Layer::Gcn(GcnConv::new(linear(&mut rng, inputs, outputs, true))),
+                Architecture::Sage => Layer::Sage(
+                    SageConv::new(linear(&mut rng, inputs, outputs, true), linear(&mut rng, inputs, outputs, at == 1))
+                        .unwrap(),
+                ),
+                Architecture::Gin => {
+                    let hidden = if at == 2 { 20 } else { outputs };
+                    let mlp = vec![linear(&mut rng, inputs, hidden, true), linear(&mut rng, hidden, outputs, true)];
+                    Layer::Gin(GinConv::new(0.25, mlp).unwrap())
+                }
+            };
+            (format!("convs.{at}"), layer)
+        })
+        .collect();
+    Model::new(architecture, layers).unwrap()
+}
+
+fn features() -> Dense<f32> {
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    Dense::from_vec(NODES, FEATURES, (0..NODES * FEATURES).map(|_| rng.random_range(-1.0f32..1.0)).collect()).unwrap()
+}
+
+fn aggregator(model: &Model, backend: Backend, dtype: Dtype) -> Aggregator {
+    let graph = pimgnn::graph::rmat(NODES, 12 * NODES, 5);
+    let matrix = model.architecture().aggregation().matrix(&graph).unwrap();
+    let options = EngineOptions {
+        backend,
+        dpus: (backend == Backend::Simulator).then_some(64),
+        widths: model.aggregation_widths(),
+        ..EngineOptions::default()
+    };
+    Aggregator::new(matrix, dtype, &options).unwrap()
+}
+
+fn bits(logits: &Dense<f32>) -> Vec<u32> {
+    logits.as_slice().iter().map(|v| v.to_bits()).collect()
+}
+
+/// Runs `model` both ways on `backend`; returns the overlapped run's report after checking the logits agree.
+fn same_both_ways(architecture: Architecture, backend: Backend, dtype: Dtype) -> Result<pimgnn::gnn::Inference> {
+    let model = model(architecture);
+    let mut aggregator = aggregator(&model, backend, dtype);
+    let sequential = model.forward_with(&features(), &mut aggregator, Schedule::Sequential)?;
+    let overlapped = model.forward_with(&features(), &mut aggregator, Schedule::Overlapped)?;
+    assert!(
+        bits(&sequential.logits) == bits(&overlapped.logits),
+        "{architecture} on {backend} in {dtype}: the overlapped logits differ"
+    );
+    Ok(overlapped)
+}
+
+fn overlapped_steps(inference: &pimgnn::gnn::Inference) -> Vec<String> {
+    let phases = inference.layers.iter().flat_map(|layer| &layer.phases);
+    phases.filter(|phase| phase.name.starts_with("overlapped: merge + ")).map(|phase| phase.name.to_string()).collect()
+}
+
+#[test]
+fn overlap_keeps_every_model_bit_for_bit_on_the_cpu() {
+    for architecture in [Architecture::Gcn, Architecture::Sage, Architecture::Gin] {
+        let inference = same_both_ways(architecture, Backend::Cpu, Dtype::F32).unwrap();
+        assert!(overlapped_steps(&inference).is_empty(), "the CPU backend computes M X whole: nothing overlaps");
+    }
+}
+
+#[test]
+fn overlap_keeps_every_model_bit_for_bit_on_the_simulator() {
+    for architecture in [Architecture::Gcn, Architecture::Sage, Architecture::Gin] {
+        same_both_ways(architecture, Backend::Simulator, Dtype::F32).unwrap();
+    }
+}
+
+#[test]
+fn overlap_keeps_quantized_aggregation_bit_for_bit() {
+    same_both_ways(Architecture::Gcn, Backend::Simulator, Dtype::I16).unwrap();
+    same_both_ways(Architecture::Sage, Backend::Cpu, Dtype::I8).unwrap();
+}
+
+#[test]
+fn the_timing_report_names_what_overlapped_the_merge() {
+    let inference = same_both_ways(Architecture::Gcn, Backend::Simulator, Dtype::F32).unwrap();
+    assert_eq!(
+        overlapped_steps(&inference),
+        [
+            "overlapped: merge + transform (GEMM), ReLU, next layer's transform (GEMM)",
+            "overlapped: merge + bias, ReLU, next layer's transform (GEMM)",
+            "overlapped: merge + bias",
+        ]
+    );
+    for layer in &inference.layers {
+        let names: Vec<&str> = layer.phases.iter().map(|phase| phase.name.as_ref()).collect();
+        assert_eq!(names[..3], ["send X", "kernel", "gather"], "{}: nothing else before the stage", layer.name);
+        assert_eq!(names.len(), 4, "{}: the merge and the transforms are counted once, in the stage", layer.name);
+        assert!(layer.phases[3].predicted.is_some(), "{}: the overlapped stage has a predicted time", layer.name);
+    }
+    let sequential = {
+        let model = model(Architecture::Gcn);
+        let mut aggregator = aggregator(&model, Backend::Simulator, Dtype::F32);
+        model.forward_with(&features(), &mut aggregator, Schedule::Sequential).unwrap()
+    };
+    let names: Vec<&str> = sequential.layers[1].phases.iter().map(|phase| phase.name.as_ref()).collect();
+    assert_eq!(names, ["transform (GEMM)", "send X", "kernel", "gather", "merge", "bias, ReLU"]);
+}
