@@ -21,7 +21,10 @@ fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
 }
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime");
+    // Read when the script runs, not when it was compiled: a build-script binary reused from a copy of the
+    // workspace elsewhere (a shared target directory) would otherwise embed that copy's runtime.
+    let root =
+        PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR set by cargo")).join("runtime");
     println!("cargo:rerun-if-changed={}", root.display());
     let mut files = Vec::new();
     collect(&root, &mut files);

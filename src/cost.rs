@@ -329,6 +329,63 @@ impl HardwareModel {
     }
 }
 
+/// Where a chosen plan runs, which decides what the choice weighs besides predicted hardware time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Target {
+    /// UPMEM hardware: the plan predicted fastest.
+    Hardware,
+    /// The simulator, which keeps every DPU's MRAM in host memory: plans whose DPUs' MRAM needs at most
+    /// `host_budget` bytes of it (see [`simulator_host_bytes`]), and among those predicted within `tolerance`
+    /// of the fastest of them, the one cheapest to simulate ([`simulation_work`]) when it saves at least
+    /// [`SIMULATOR_MIN_SAVING`] of the fastest's work, else the fastest.
+    Simulator {
+        /// Host bytes the simulated DPUs' MRAM may hold.
+        host_budget: u64,
+        /// How much slower than the fastest a plan may be predicted, as a fraction of the fastest's time
+        /// ([`SIMULATOR_TOLERANCE`] in [`Target::simulator`]).
+        tolerance: f64,
+    },
+}
+
+impl Target {
+    /// The simulator with `host_budget` bytes for its DPUs' MRAM and [`SIMULATOR_TOLERANCE`].
+    pub fn simulator(host_budget: u64) -> Target {
+        Target::Simulator { host_budget, tolerance: SIMULATOR_TOLERANCE }
+    }
+}
+
+/// How much slower than the fastest plan a plan may be predicted on hardware and still be run on the simulator
+/// for being cheaper to simulate: 5%, inside the model's own error (see the module documentation), while the
+/// simulator's time can differ by several times between plans (feature groups multiply the DMAs).
+pub const SIMULATOR_TOLERANCE: f64 = 0.05;
+
+/// How much less simulation work a plan within [`SIMULATOR_TOLERANCE`] must take than the fastest to be run
+/// instead of it: a quarter. Smaller savings are within the estimate's error and do not pay for simulating a
+/// plan that hardware would not run.
+pub const SIMULATOR_MIN_SAVING: f64 = 0.25;
+
+/// The simulator's host time for one DMA, in multiply-adds of simulated kernel code: each DMA makes the issuing
+/// tasklet wait its turn and switch. Measured with `pimgnn bench spmm` at 256 features on its default graph
+/// (1,000,000 nonzeros, 2,048 DPUs): 4 feature groups (4 M DMAs) took 2,297 ms and 64 groups (64 M DMAs) 8,490
+/// ms for the same 256 M multiply-adds, so one DMA cost about 100 ns and one multiply-add about 7.
+const SIMULATED_DMA_IN_MULTIPLY_ADDS: f64 = 14.0;
+
+/// The simulator's work for one call of `plan` over these tiles with `features` columns, in multiply-adds
+/// (see [`simulation_work`]).
+fn tiles_simulation_work<T: PimElement>(plan: &Plan, tiles: &[TileStats], features: usize) -> f64 {
+    let padded = padded_features::<T>(features, plan.feature_groups as usize);
+    let chunks = padded.div_ceil(FEATURE_CHUNK);
+    let per_group: f64 = tiles
+        .iter()
+        .map(|tile| {
+            let dmas = chunks * (tile.nonzeros + tile.rows);
+            dmas as f64 * SIMULATED_DMA_IN_MULTIPLY_ADDS + (tile.nonzeros * padded) as f64
+        })
+        .sum();
+    per_group * f64::from(plan.feature_groups)
+}
+
 /// A plan with its predicted time.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Costed {
@@ -341,14 +398,16 @@ pub struct Costed {
 /// The outcome of an automatic choice.
 #[derive(Clone, Debug)]
 pub struct Choice {
-    /// The fastest predicted plan within the host's memory budget (the plan to run).
+    /// The plan to run: on hardware the fastest predicted; on the simulator the one cheapest to simulate
+    /// among those within the host's memory budget predicted within the target's tolerance of the fastest of
+    /// them, if it saves at least [`SIMULATOR_MIN_SAVING`] of the fastest's work (see [`Target`]).
     pub best: Costed,
     /// The fastest predicted plan that fits the DPUs' MRAM, budget or not (the choice for hardware); the same
-    /// as `best` without a budget. Never predicted slower than `pygim`.
+    /// as `best` on hardware. Never predicted slower than `pygim`.
     pub fastest: Costed,
     /// PyGim's default plan on the same input (`None` when no PyGim plan fits the DPUs' MRAM).
     pub pygim: Option<Costed>,
-    /// Every candidate within the budget, fastest first.
+    /// Every candidate that may run on the target (within the simulator's budget), fastest first.
     pub candidates: Vec<Costed>,
 }
 
@@ -403,6 +462,15 @@ pub fn simulator_host_bytes<T: PimElement>(
     model.simulator_bytes::<T>(plan, &Partition::new(a, plan).stats(a), features, nr_dpus)
 }
 
+/// The simulator's work for one call of `plan` for `a` with `features` columns, in multiply-adds of simulated
+/// kernel code: over every DPU the plan uses, its multiply-adds (nonzeros x padded features) and its DMAs (one
+/// per nonzero and one per row for each feature chunk), a DMA weighing as much as 14 multiply-adds. Its host
+/// time is about proportional to this; a plan cut into more feature groups runs the same multiply-adds with
+/// more, smaller DMAs.
+pub fn simulation_work<T: PimElement>(a: &Csr<T>, plan: &Plan, features: usize) -> f64 {
+    tiles_simulation_work::<T>(plan, &Partition::new(a, plan).stats(a), features)
+}
+
 /// MRAM bytes the fullest DPU of `plan` needs for `a` during a call with `features` columns.
 pub fn mram_per_dpu<T: PimElement>(model: &HardwareModel, a: &Csr<T>, plan: &Plan, features: usize) -> u64 {
     model.mram_needed::<T>(plan, &Partition::new(a, plan).stats(a), features)
@@ -420,40 +488,41 @@ pub fn predict<T: PimElement>(
     model.predict::<T>(plan, &partition.stats(a), a.nrows(), features, nr_dpus)
 }
 
-/// Costs every [candidate](candidates) that fits the DPUs' MRAM and picks the fastest.
-///
-/// `host_budget`, when given, also bounds the bytes all DPUs' MRAM hold together: the simulator keeps every
-/// DPU's MRAM in host memory (a whole `X` slice once, see [`simulator_host_bytes`]), so runs on it pass the memory
-/// they may use, and [`Choice::best`] is the
-/// fastest plan within it while [`Choice::fastest`] stays the hardware choice.
+/// Costs every [candidate](candidates) that fits the DPUs' MRAM and picks the plan to run on `target`
+/// ([`Choice::best`]): on hardware the fastest predicted. The simulator keeps every DPU's MRAM in host memory
+/// (a whole `X` slice once, see [`simulator_host_bytes`]), so runs on it pass the memory they may use and, among
+/// the plans within it predicted nearly as fast as the fastest, get the one cheapest to simulate; then
+/// [`Choice::fastest`] stays the hardware choice.
 pub fn choose<T: PimElement>(
     model: &HardwareModel,
     a: &Csr<T>,
     features: usize,
     nr_dpus: u32,
     tasklets: u32,
-    host_budget: Option<u64>,
+    target: Target,
 ) -> Result<Choice> {
-    choose_for_calls(model, a, &[features], nr_dpus, tasklets, host_budget)
+    choose_for_calls(model, a, &[features], nr_dpus, tasklets, target)
 }
 
 /// As [`choose`] for one resident matrix serving a sequence of calls, one per entry of `widths` (a GNN
 /// aggregates at one width per layer): a plan must fit the MRAM at every width, and the plans are ranked by
-/// their predicted total over the calls, which each [`Costed::prediction`] holds phase by phase.
+/// their predicted total over the calls, which each [`Costed::prediction`] holds phase by phase (on the
+/// simulator, their simulation work by its total over the calls).
 pub fn choose_for_calls<T: PimElement>(
     model: &HardwareModel,
     a: &Csr<T>,
     widths: &[usize],
     nr_dpus: u32,
     tasklets: u32,
-    host_budget: Option<u64>,
+    target: Target,
 ) -> Result<Choice> {
     let (Some(&narrowest), Some(&widest)) = (widths.iter().min(), widths.iter().max()) else {
         return Err(Error::invalid("plan choice", "no call width to plan for"));
     };
     let mut stats: HashMap<(u32, u32, bool), Vec<TileStats>> = HashMap::new();
     let mut fitting = Vec::new();
-    let mut allowed = Vec::new();
+    // The candidates that may run on the target, with their simulation work over the calls.
+    let mut allowed: Vec<(Costed, f64)> = Vec::new();
     let mut pygim: Option<Costed> = None;
     let mut least_needed = u64::MAX;
     // Feature groups up to the narrowest call, so that every call gives every group a column.
@@ -479,8 +548,13 @@ pub fn choose_for_calls<T: PimElement>(
         fitting.push(costed);
         let on_simulator =
             || widths.iter().map(|&width| model.simulator_bytes::<T>(&plan, tiles, width, nr_dpus)).max().unwrap_or(0);
-        if host_budget.is_none_or(|budget| on_simulator() <= budget) {
-            allowed.push(costed);
+        let fits_target = match target {
+            Target::Hardware => true,
+            Target::Simulator { host_budget, .. } => on_simulator() <= host_budget,
+        };
+        if fits_target {
+            let work = widths.iter().map(|&width| tiles_simulation_work::<T>(&plan, tiles, width)).sum();
+            allowed.push((costed, work));
         }
     }
     let no_plan = |within: &str| {
@@ -496,7 +570,21 @@ pub fn choose_for_calls<T: PimElement>(
     }
     };
     let fastest = *fitting.iter().min_by_key(|costed| costed.prediction.total()).ok_or_else(|| no_plan(""))?;
-    allowed.sort_by_key(|costed| costed.prediction.total());
-    let best = *allowed.first().ok_or_else(|| no_plan(", within the host's memory budget"))?;
-    Ok(Choice { best, fastest, pygim, candidates: allowed })
+    allowed.sort_by_key(|(costed, _)| costed.prediction.total());
+    let (quickest, _) = *allowed.first().ok_or_else(|| no_plan(", within the host's memory budget"))?;
+    let best = match target {
+        Target::Hardware => quickest,
+        Target::Simulator { tolerance, .. } => {
+            let (limit, quickest_work) = (quickest.prediction.total().mul_f64(1.0 + tolerance.max(0.0)), allowed[0].1);
+            // The fastest predicted of the least work (min_by keeps the first of equals), if it saves enough.
+            allowed
+                .iter()
+                .take_while(|(costed, _)| costed.prediction.total() <= limit)
+                .min_by(|(_, a), (_, b)| a.total_cmp(b))
+                .filter(|(_, work)| *work <= quickest_work * (1.0 - SIMULATOR_MIN_SAVING))
+                .map_or(quickest, |&(costed, _)| costed)
+        }
+    };
+    let candidates = allowed.into_iter().map(|(costed, _)| costed).collect();
+    Ok(Choice { best, fastest, pygim, candidates })
 }

@@ -1,7 +1,7 @@
 //! The cost model against what can be checked here: its DMA cycles against the simulator's exact count for
 //! the same kernel run, its kernel cycles against the simulator's modelled cycles, and its choices against PyGim's default and between X deliveries.
 
-use pimgnn::cost::{self, HardwareModel};
+use pimgnn::cost::{self, HardwareModel, Target};
 use pimgnn::pim::PimSpmm;
 use pimgnn::plan::{Format, Plan, XDelivery};
 use pimgnn::{Csr, Dense, SpmmEngine};
@@ -141,7 +141,7 @@ fn the_choice_is_never_predicted_slower_than_pygim() {
     let model = HardwareModel::default();
     let a = graph(20_000);
     for features in [1, 16, 64, 256] {
-        let choice = cost::choose(&model, &a, features, 512, 16, None).unwrap();
+        let choice = cost::choose(&model, &a, features, 512, 16, Target::Hardware).unwrap();
         let pygim = choice.pygim.expect("a PyGim plan fits");
         assert!(choice.best.prediction.total() <= pygim.prediction.total());
         assert_eq!(pygim.plan, Plan::pygim(512, pygim.plan.feature_groups, 16));
@@ -155,16 +155,63 @@ fn one_plan_for_several_widths_minimises_their_total() {
     let model = HardwareModel::default();
     let a = graph(20_000);
     let widths = [256, 16, 7];
-    let choice = cost::choose_for_calls(&model, &a, &widths, 512, 16, None).unwrap();
+    let choice = cost::choose_for_calls(&model, &a, &widths, 512, 16, Target::Hardware).unwrap();
     let total = |plan: &Plan| widths.iter().map(|&w| cost::predict(&model, &a, plan, w, 512).total()).sum();
     assert_eq!(choice.best.prediction.total(), total(&choice.best.plan));
     // Groups stop at the narrowest width, so that every call gives every group a column.
     assert!(choice.candidates.iter().all(|c| c.plan.feature_groups <= 7));
     // Each width's own best plan, when it serves all widths, is predicted no faster over them.
     for width in widths {
-        let alone = cost::choose(&model, &a, width, 512, 16, None).unwrap().best.plan;
+        let alone = cost::choose(&model, &a, width, 512, 16, Target::Hardware).unwrap().best.plan;
         if alone.feature_groups <= 7 {
             assert!(choice.best.prediction.total() <= total(&alone), "the plan for width {width} alone");
         }
     }
+}
+
+/// Checks the choices for `a` on `nr_dpus` DPUs at `features` columns: hardware gets the fastest predicted
+/// plan; the simulator, allowed `tolerance`, the one of least simulation work within it when that saves enough,
+/// else the same plan. Returns whether the simulator runs another plan.
+fn check_simulator_choice(a: &Csr<f32>, nr_dpus: u32, features: usize, tolerance: f64) -> bool {
+    let model = HardwareModel::default();
+    let hardware = cost::choose(&model, a, features, nr_dpus, 16, Target::Hardware).unwrap();
+    let fastest = cost::candidates(nr_dpus, features, 16)
+        .iter()
+        .filter(|plan| cost::mram_per_dpu(&model, a, plan, features) <= model.mram_bytes)
+        .map(|plan| cost::predict(&model, a, plan, features, nr_dpus as usize).total())
+        .min()
+        .unwrap();
+    assert_eq!(hardware.best.prediction.total(), fastest, "{features} features");
+    assert_eq!(hardware.best, hardware.fastest);
+
+    let simulator = Target::Simulator { host_budget: u64::MAX, tolerance };
+    let simulated = cost::choose(&model, a, features, nr_dpus, 16, simulator).unwrap();
+    assert_eq!(simulated.fastest, hardware.best, "the hardware choice does not depend on the target");
+    let limit = fastest.mul_f64(1.0 + tolerance);
+    assert!(simulated.best.prediction.total() <= limit, "{features} features: {}", simulated.best.plan);
+    let work = |plan: &Plan| cost::simulation_work(a, plan, features);
+    let least = simulated
+        .candidates
+        .iter()
+        .filter(|costed| costed.prediction.total() <= limit)
+        .map(|costed| work(&costed.plan))
+        .fold(f64::INFINITY, f64::min);
+    let worth_it = least <= work(&hardware.best.plan) * (1.0 - cost::SIMULATOR_MIN_SAVING);
+    let expected = if worth_it { least } else { work(&hardware.best.plan) };
+    assert_eq!(work(&simulated.best.plan), expected, "{features} features");
+    simulated.best.plan != hardware.best.plan
+}
+
+#[test]
+fn hardware_gets_the_fastest_plan_and_the_simulator_a_nearly_as_fast_one_cheaper_to_simulate() {
+    // On this graph no plan within the default tolerance saves enough: the simulator runs the hardware's plan.
+    let a = graph(20_000);
+    for features in [16, 64, 256] {
+        assert!(!check_simulator_choice(&a, 512, features, cost::SIMULATOR_TOLERANCE));
+    }
+    // With 100,000 rows at 256 features 64 feature groups are fastest; 32 groups do 40% less simulation work
+    // (half the DMAs) for a prediction 16% slower.
+    let a = graph(100_000);
+    assert!(!check_simulator_choice(&a, 2048, 256, 0.1));
+    assert!(check_simulator_choice(&a, 2048, 256, 0.2));
 }

@@ -2,7 +2,7 @@
 //! and hub rows, feature counts that are not multiples of anything, disabled DPUs and several tasklet counts,
 //! with the simulator switching tasklets at every DMA (races show up) and in strict mode.
 
-use pimgnn::cost::{self, HardwareModel};
+use pimgnn::cost::{self, HardwareModel, Target};
 use pimgnn::pim::{PimElement, PimSpmm};
 use pimgnn::plan::{Format, Plan, XDelivery};
 use pimgnn::{cpu, Csr, Dense, Element, Error, SpmmEngine};
@@ -187,7 +187,7 @@ fn f32_with_fractions_matches_to_rounding() {
 fn many_dpus_and_the_automatic_plan() {
     let a = random_graph::<f32>(20_000, 8, &[10], 15_000, 6);
     let nr_dpus = 4 * 64 - 3;
-    let choice = cost::choose(&HardwareModel::default(), &a, 16, nr_dpus, 16, None).unwrap();
+    let choice = cost::choose(&HardwareModel::default(), &a, 16, nr_dpus, 16, Target::Hardware).unwrap();
     let pygim = choice.pygim.expect("PyGim's default fits");
     assert!(choice.best.prediction.total() <= pygim.prediction.total());
     assert_eq!(choice.best, choice.fastest, "no memory budget");

@@ -1,11 +1,13 @@
 //! Embeds the host headers (`include/dpu/`) so that `dpu-pkg-config` can write them where C programs find them.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::{env, fs};
 
 fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("include/dpu");
+    // Read when the script runs, not when it was compiled (see fallback_sim/build.rs).
+    let dir =
+        PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR set by cargo")).join("include/dpu");
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut headers: Vec<PathBuf> = fs::read_dir(&dir)
         .unwrap_or_else(|error| panic!("reading {}: {error}", dir.display()))

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 use comfy_table::{presets::UTF8_FULL, Table};
 use upmem::{BackendKind, DpuSet, Schedule, SimConfig, Topology};
 
-use crate::cost::{self, Costed, HardwareModel, Prediction};
+use crate::cost::{self, Costed, HardwareModel, Prediction, Target};
 use crate::error::{Error, Result};
-use crate::pim::{PimReport, PimSpmm, SIMULATOR_MRAM_BUDGET};
+use crate::pim::{self, PimReport, PimSpmm};
 use crate::plan::Plan;
 use crate::sparse::{Csr, Dense};
 use crate::spmm::{CpuSpmm, SpmmEngine};
@@ -151,8 +151,8 @@ fn choose_plan(
     set: &DpuSet,
     model: &HardwareModel,
 ) -> Result<(Plan, Option<Prediction>, Costed)> {
-    let budget = (set.backend() == BackendKind::Simulator).then_some(SIMULATOR_MRAM_BUDGET);
-    let choice = cost::choose(model, a, features, set.nr_dpus() as u32, config.tasklets, budget)?;
+    let target = pim::plan_target(set.backend());
+    let choice = cost::choose(model, a, features, set.nr_dpus() as u32, config.tasklets, target)?;
     let plan = match config.plan {
         PlanChoice::Auto => choice.best.plan,
         PlanChoice::PyGim => choice.pygim.map(|costed| costed.plan).ok_or_else(|| {
@@ -160,7 +160,7 @@ fn choose_plan(
         })?,
         PlanChoice::Fixed(plan) => plan,
     };
-    if let Some(budget) = budget {
+    if let Target::Simulator { host_budget: budget, .. } = target {
         let needed = cost::simulator_host_bytes(model, a, &plan, features, config.dpus);
         if needed > budget {
             return Err(Error::Capacity {

@@ -65,9 +65,13 @@ pub fn run(args: BenchSpmmArgs) -> anyhow::Result<()> {
     println!("{}", bench::table(&rows));
     println!(
         "PIM ms: the second call (A stays on the DPUs), on the simulator under each schedule. The simulator runs the \
-         hardware's plan unless its DPUs' MRAM would hold more than {} GiB in all (a broadcast X counts once: its \
-         pages are shared); then the hardware choice is shown beside the plan run.",
-        pimgnn::pim::SIMULATOR_MRAM_BUDGET >> 30
+         plan cheapest to simulate among those predicted within {:.0}% of the fastest whose DPUs' MRAM holds at most \
+         {} GiB in all (a broadcast X counts once: its pages are shared), when it saves at least {:.0}% of the \
+         fastest's simulation work; when that is not the hardware's choice, the hardware choice is shown beside the \
+         plan run.",
+        pimgnn::cost::SIMULATOR_TOLERANCE * 1e2,
+        pimgnn::pim::SIMULATOR_MRAM_BUDGET >> 30,
+        pimgnn::cost::SIMULATOR_MIN_SAVING * 1e2
     );
     Ok(())
 }

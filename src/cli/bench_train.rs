@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use clap::Args;
 use comfy_table::{presets::UTF8_FULL, Table};
-use pimgnn::cost::{self, HardwareModel};
+use pimgnn::cost::{self, HardwareModel, Target};
 use pimgnn::gnn::{inputs, Backend, EngineOptions, Layer, Model, DEFAULT_DPUS, DEFAULT_TASKLETS};
 use pimgnn::plan::Plan;
 use pimgnn::train::{backward_aggregation_widths, is_symmetric, Adam, OptimizerKind, Stage, Targets, Trainer};
@@ -269,7 +269,7 @@ fn optimisations(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> any
         (Duration::ZERO, Duration::ZERO, Duration::ZERO, Duration::ZERO);
     for (name, widths, matrix, dpus) in engines.iter().filter(|(_, widths, _, dpus)| !widths.is_empty() && *dpus > 0) {
         let dpus = *dpus;
-        let choice = cost::choose_for_calls(&hardware, matrix, widths, dpus, tasklets, None)?;
+        let choice = cost::choose_for_calls(&hardware, matrix, widths, dpus, tasklets, Target::Hardware)?;
         let chosen = choice.fastest.plan;
         let over_calls = |plan: &Plan| -> Duration {
             widths.iter().map(|&width| cost::predict(&hardware, matrix, plan, width, dpus as usize).total()).sum()

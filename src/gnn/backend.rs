@@ -7,7 +7,7 @@ use upmem::DpuSet;
 
 use crate::cost::{self, Choice, Costed, HardwareModel};
 use crate::error::{Error, Result};
-use crate::pim::{LoadBalance, PimElement, PimSpmm, SIMULATOR_MRAM_BUDGET};
+use crate::pim::{plan_target, LoadBalance, PimElement, PimSpmm};
 use crate::sparse::{Csr, Element};
 use crate::spmm::{CpuSpmm, SpmmEngine};
 
@@ -144,8 +144,7 @@ fn pim_engine<T: PimElement>(matrix: Csr<T>, kind: upmem::BackendKind, options: 
     let nr_dpus = set.nr_dpus().min(asked as usize) as u32;
     let widths = if options.widths.is_empty() { vec![DEFAULT_PLAN_WIDTH] } else { options.widths.clone() };
     let model = HardwareModel::default();
-    let budget = (backend == Backend::Simulator).then_some(SIMULATOR_MRAM_BUDGET);
-    let choice = cost::choose_for_calls(&model, &matrix, &widths, nr_dpus, tasklets, budget)?;
+    let choice = cost::choose_for_calls(&model, &matrix, &widths, nr_dpus, tasklets, plan_target(set.backend()))?;
     let plan = describe::<T>(&choice, &widths, set.nr_dpus(), set.backend());
     let chosen = choice.best;
     let engine = PimSpmm::with_model(set, matrix, chosen.plan, model)?;
@@ -154,7 +153,7 @@ fn pim_engine<T: PimElement>(matrix: Csr<T>, kind: upmem::BackendKind, options: 
 }
 
 /// The plan line of a PIM engine: the DPUs, the plan and its predicted time over the calls, and the hardware's
-/// choice when the simulator's memory budget ruled it out.
+/// choice when the simulator runs another plan (see [`cost::Target::Simulator`]).
 fn describe<T: PimElement>(choice: &Choice, widths: &[usize], nr_dpus: usize, kind: upmem::BackendKind) -> String {
     let ms = |costed: &Costed| costed.prediction.total().as_secs_f64() * 1e3;
     let (chosen, fastest) = (&choice.best, &choice.fastest);
@@ -162,9 +161,12 @@ fn describe<T: PimElement>(choice: &Choice, widths: &[usize], nr_dpus: usize, ki
         String::new()
     } else {
         format!(
-            "; hardware's choice {} at {:.3} ms exceeds the simulator's host-memory budget",
+            "; hardware's choice {} at {:.3} ms: the simulator runs the plan cheapest to simulate among those within \
+             {:.0}% of the fastest that fit its host-memory budget, when it saves at least {:.0}% of the work",
             fastest.plan,
-            ms(fastest)
+            ms(fastest),
+            cost::SIMULATOR_TOLERANCE * 1e2,
+            cost::SIMULATOR_MIN_SAVING * 1e2
         )
     };
     format!(

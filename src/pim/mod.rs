@@ -38,7 +38,7 @@ use upmem::{BackendKind, DpuSet, LoadedSet, MRAM_HEAP};
 pub use element::PimElement;
 pub use report::{LoadBalance, PimReport};
 
-use crate::cost::{self, HardwareModel, Prediction};
+use crate::cost::{self, HardwareModel, Prediction, Target};
 use crate::error::{Error, Result};
 use crate::plan::{Plan, XDelivery};
 use crate::sparse::{Csr, Dense};
@@ -50,6 +50,15 @@ use partition::{Partition, TileStats, XRows};
 /// every DPU's MRAM in host memory (a broadcast X once: its pages are shared copy-on-write), and a run such as
 /// `pimgnn bench spmm` must stay under 4 GiB.
 pub const SIMULATOR_MRAM_BUDGET: u64 = 2 << 30;
+
+/// What an automatic plan choice weighs on `backend`: on hardware the predicted time alone; on the simulator
+/// also [`SIMULATOR_MRAM_BUDGET`] and the time to simulate the plan ([`Target::Simulator`]).
+pub fn plan_target(backend: BackendKind) -> Target {
+    match backend {
+        BackendKind::Hardware => Target::Hardware,
+        _ => Target::simulator(SIMULATOR_MRAM_BUDGET),
+    }
+}
 
 /// Fewest rows a streamed call hands on at once (unless Y has fewer): enough for an efficient GEMM, and more
 /// than the `gemm` crate's small-matrix sizes, whose blocking differs, so that a product over the ranges
@@ -97,11 +106,12 @@ impl<T: PimElement> PimSpmm<T> {
     }
 
     /// Loads `a` onto `set` with the plan the cost model predicts fastest for `features` columns of X and
-    /// `tasklets` tasklets per DPU (on the simulator, the fastest within [`SIMULATOR_MRAM_BUDGET`]).
+    /// `tasklets` tasklets per DPU (on the simulator, a plan nearly as fast that is cheaper to simulate, within
+    /// [`SIMULATOR_MRAM_BUDGET`]: see [`plan_target`]).
     pub fn auto(set: DpuSet, a: Csr<T>, features: usize, tasklets: u32) -> Result<Self> {
         let model = HardwareModel::default();
-        let budget = (set.backend() == BackendKind::Simulator).then_some(SIMULATOR_MRAM_BUDGET);
-        let choice = cost::choose(&model, &a, features, set.nr_dpus() as u32, tasklets, budget)?;
+        let target = plan_target(set.backend());
+        let choice = cost::choose(&model, &a, features, set.nr_dpus() as u32, tasklets, target)?;
         Self::with_model(set, a, choice.best.plan, model)
     }
 

@@ -67,6 +67,55 @@ static uint64_t shuffle_next(void) {
     return z ^ (z >> 31);
 }
 
+/*
+ * The modelled schedule picks at nearly every DMA (before and after it), so instead of scanning every tasklet
+ * it keeps the runnable tasklets other than the running one in order, in a ring of their order keys: the
+ * earliest at `ready_head`, the latest `nr_ready - 1` places on. An order key is a tasklet's time above its id:
+ * one unsigned comparison orders tasklets by time and breaks ties to the lower id, as the scan does. Modelled
+ * times stay far below the 2^59 cycles this leaves them (about 50 years of a DPU at 350 MHz). A tasklet's time
+ * changes only while it runs or waits, when it is not in the ring, so the ring stays in order.
+ */
+#define ORDER_ID_BITS 5
+#define ORDER_ID_MASK ((1u << ORDER_ID_BITS) - 1)
+_Static_assert(DPUSIM_MAX_TASKLETS <= ORDER_ID_MASK + 1, "tasklet ids must fit below the time in an order key");
+#define READY_SLOTS 32u /* a power of two, at least DPUSIM_MAX_TASKLETS */
+_Static_assert(DPUSIM_MAX_TASKLETS <= READY_SLOTS, "the ready ring must hold every tasklet");
+
+static uint64_t ready[READY_SLOTS];
+static uint32_t ready_head, nr_ready;
+
+static uint64_t order_key(uint32_t t) { return run.tasklets[t].time << ORDER_ID_BITS | t; }
+
+static uint64_t *ready_slot(uint32_t place) { return &ready[(ready_head + place) % READY_SLOTS]; }
+
+static void ready_insert(uint32_t t) {
+    uint64_t key = order_key(t);
+    /* A tasklet enters the ring after running or waiting, usually as the latest: the search starts there. */
+    uint32_t place = nr_ready;
+    for (; place > 0 && *ready_slot(place - 1) > key; place--)
+        *ready_slot(place) = *ready_slot(place - 1);
+    *ready_slot(place) = key;
+    nr_ready++;
+}
+
+static uint32_t ready_take_earliest(void) {
+    uint64_t key = *ready_slot(0);
+    ready_head = (ready_head + 1) % READY_SLOTS;
+    nr_ready--;
+    return (uint32_t)(key & ORDER_ID_MASK);
+}
+
+/* The modelled schedule's pick: `chosen` runs next while `runnable` tasklets can run. Sets its issue interval,
+ * and when it gives way from the earliest of the others, which is the ring's first. */
+static uint32_t run_modelled(uint32_t chosen, uint32_t runnable) {
+    run.cycles_per_instruction = runnable > DPUSIM_PIPELINE_DEPTH ? runnable : DPUSIM_PIPELINE_DEPTH;
+    uint64_t others = nr_ready == 0 ? UINT64_MAX : *ready_slot(0) >> ORDER_ID_BITS;
+    uint64_t own = run.tasklets[chosen].time;
+    run.others_earliest = others;
+    run.yield_at = others == UINT64_MAX ? UINT64_MAX : (others > own ? others : own) + QUANTUM_CYCLES;
+    return chosen;
+}
+
 void clock_reset(uint32_t dpu) {
     memset(run.block_runs, 0, __dpusim_nr_blocks * sizeof *run.block_runs);
     run.schedule = control->schedule;
@@ -80,6 +129,10 @@ void clock_reset(uint32_t dpu) {
         run.tasklets[t].time = (uint64_t)(COST_BOOT_FIRST + COST_BOOT_STAGGER * t) * DPUSIM_PIPELINE_DEPTH;
         run.tasklets[t].instructions = t == 0 ? COST_BOOT_FIRST : COST_BOOT_OTHERS;
     }
+    ready_head = nr_ready = 0;
+    if (run.schedule == DPUSIM_SCHEDULE_MODELLED)
+        for (uint32_t t = 0; t < run.nr_tasklets; t++)
+            ready_insert(t);
 }
 
 static bool can_run(const struct tasklet *tasklet) {
@@ -106,6 +159,12 @@ static uint32_t pick_shuffled(uint64_t earliest_time) {
 }
 
 uint32_t clock_pick(uint32_t round_robin_start) {
+    if (run.schedule == DPUSIM_SCHEDULE_MODELLED) {
+        if (nr_ready == 0)
+            return DPUSIM_NO_TASKLET;
+        uint32_t runnable = nr_ready;
+        return run_modelled(ready_take_earliest(), runnable);
+    }
     /* One pass: how many can run, and the two earliest (ties to the lower id). */
     uint32_t runnable = 0, earliest = DPUSIM_NO_TASKLET;
     uint64_t earliest_time = UINT64_MAX, second_time = UINT64_MAX;
@@ -143,6 +202,18 @@ uint32_t clock_pick(uint32_t round_robin_start) {
     return chosen;
 }
 
+uint32_t clock_pick_with_running(void) {
+    if (run.schedule != DPUSIM_SCHEDULE_MODELLED)
+        return clock_pick(0); /* the scan sees the running tasklet, which is runnable */
+    uint32_t self = (uint32_t)(run.running - run.tasklets);
+    uint32_t runnable = nr_ready + 1;
+    if (nr_ready == 0 || order_key(self) < *ready_slot(0))
+        return run_modelled(self, runnable);
+    uint32_t chosen = ready_take_earliest();
+    ready_insert(self);
+    return run_modelled(chosen, runnable);
+}
+
 void clock_woken(struct tasklet *tasklet, uint64_t at) {
     if (tasklet->time < at)
         tasklet->time = at;
@@ -150,6 +221,8 @@ void clock_woken(struct tasklet *tasklet, uint64_t at) {
         run.others_earliest = tasklet->time;
     if (run.schedule != DPUSIM_SCHEDULE_FAST && tasklet->time + quantum() < run.yield_at)
         run.yield_at = tasklet->time + quantum();
+    if (run.schedule == DPUSIM_SCHEDULE_MODELLED)
+        ready_insert((uint32_t)(tasklet - run.tasklets));
 }
 
 void clock_dma_issue(uint32_t alpha, uint32_t size) {

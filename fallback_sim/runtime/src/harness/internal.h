@@ -99,8 +99,11 @@ static inline void clock_wait_turn(void) {
 /* The running tasklet issues a DMA of `size` bytes: once it is its turn, it waits for the engine, then for its
  * own transfer. The caller moves the data, then calls clock_wait_turn(). */
 void clock_dma_issue(uint32_t alpha, uint32_t size);
-/* The scheduler's next pick; sets cycles_per_instruction and yield_at for it. DPUSIM_NO_TASKLET if none can run. */
+/* The scheduler's next pick when no tasklet is running (the last one blocked, finished or, in the fast schedule,
+ * gave way); sets cycles_per_instruction and yield_at for it. DPUSIM_NO_TASKLET if none can run. */
 uint32_t clock_pick(uint32_t round_robin_start);
+/* The next pick when the running tasklet, still runnable, gives way (outside the fast schedule): itself or another. */
+uint32_t clock_pick_with_running(void);
 /* Allocates the per-block run counts, once per worker. */
 void clock_allocate(void);
 /* Starts the model for a launch of `dpu`. */

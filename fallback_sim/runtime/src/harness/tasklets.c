@@ -119,9 +119,9 @@ void tasklet_give_way(void) {
         switch_to_scheduler();
         return;
     }
-    /* The scheduler's loop would pick the same tasklet (clock_pick ignores its round-robin start outside the
-     * fast schedule): switch to it straight away, one context switch instead of two. */
-    uint32_t chosen = clock_pick(0);
+    /* Switch to the tasklet the model picks straight away, one context switch instead of two through the
+     * scheduler's loop. */
+    uint32_t chosen = clock_pick_with_running();
     struct tasklet *next = &run.tasklets[chosen];
     if (next == self)
         return;
