@@ -25,6 +25,29 @@ pub(crate) fn bare_operands(operands: &str) -> &str {
     operands.split(" <").next().unwrap_or("").trim()
 }
 
+/// The operands, split at the commas outside parentheses and brackets (`$0x1,0xc(%rbx,%rbp,4)` and
+/// `x0, [x1, #8]` have two), each trimmed; none for an empty text.
+pub(crate) fn split_operands(operands: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    if operands.trim().is_empty() {
+        return parts;
+    }
+    let (mut depth, mut start) = (0i32, 0);
+    for (index, character) in operands.char_indices() {
+        match character {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(operands[start..index].trim());
+                start = index + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(operands[start..].trim());
+    parts
+}
+
 /// The target of a direct branch, which `objdump` prints as its last operand in hex (`je 14 <f+0x14>`,
 /// `cbz w0, 1c <f+0x1c>`); `None` for a register or memory operand.
 pub(crate) fn branch_target(operands: &str) -> Option<u64> {

@@ -227,27 +227,9 @@ fn x86_memory_accesses(mnemonic: &str, operands: &str) -> u32 {
     }
 }
 
-/// AT&T operands split at the commas outside parentheses: `$0x1,0xc(%rbx,%rbp,4)` has two.
+/// AT&T operands without the comment, split at the commas outside parentheses: `$0x1,0xc(%rbx,%rbp,4)` has two.
 fn x86_operands(operands: &str) -> Vec<&str> {
-    let operands = operands.split('#').next().unwrap_or("").trim();
-    if operands.is_empty() {
-        return Vec::new();
-    }
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0i32, 0);
-    for (index, character) in operands.char_indices() {
-        match character {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(&operands[start..index]);
-                start = index + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&operands[start..]);
-    parts
+    crate::disassembly::split_operands(operands.split('#').next().unwrap_or(""))
 }
 
 /// The class of one disassembled host instruction (x86-64 in AT&T syntax as `objdump` prints it, or aarch64).

@@ -19,27 +19,6 @@ fn register(operand: &str) -> Option<(usize, bool)> {
     Some((index, half))
 }
 
-/// The operands, split at the commas outside brackets (`x0, [x1, #8]` has two).
-fn operands(operands: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0i32, 0);
-    for (index, character) in operands.char_indices() {
-        match character {
-            '[' | '{' => depth += 1,
-            ']' | '}' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(operands[start..index].trim());
-                start = index + 1;
-            }
-            _ => {}
-        }
-    }
-    if !operands.trim().is_empty() {
-        parts.push(operands[start..].trim());
-    }
-    parts
-}
-
 pub(super) fn flow(mnemonic: &str, operands: &str) -> Flow {
     match mnemonic {
         "ret" | "brk" | "hlt" | "udf" => Flow::Return,
@@ -76,7 +55,7 @@ fn writes_nothing(mnemonic: &str) -> bool {
 }
 
 pub(super) fn step(mnemonic: &str, operands_text: &str, registers: &mut Registers) {
-    let operands = operands(operands_text);
+    let operands = crate::disassembly::split_operands(operands_text);
     // Pre- and post-indexed addressing (`[x1, #8]!`, `[x1], #8`) also writes the base register.
     if operands_text.contains("]!") || operands_text.contains("],") {
         let base = operands
@@ -119,7 +98,7 @@ pub(super) fn multiply_operands(mnemonic: &str, operands_text: &str) -> Option<(
     if !multiply {
         return None;
     }
-    match operands(operands_text).as_slice() {
+    match crate::disassembly::split_operands(operands_text).as_slice() {
         [_, a, b, ..] => match (register(a)?, register(b)?) {
             ((a, true), (b, true)) => Some((a, b)),
             _ => None,

@@ -59,27 +59,6 @@ fn whole_register(operand: &str) -> Option<usize> {
     register(operand).filter(|&(_, part)| part != Part::Low).map(|(index, _)| index)
 }
 
-/// The operands, split at the commas outside parentheses.
-fn operands(operands: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0i32, 0);
-    for (index, character) in operands.char_indices() {
-        match character {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(operands[start..index].trim());
-                start = index + 1;
-            }
-            _ => {}
-        }
-    }
-    if !operands.trim().is_empty() {
-        parts.push(operands[start..].trim());
-    }
-    parts
-}
-
 pub(super) fn flow(mnemonic: &str, operands: &str) -> Flow {
     if mnemonic.starts_with("ret") || mnemonic == "ud2" || mnemonic == "hlt" {
         Flow::Return
@@ -111,7 +90,7 @@ fn writes_nothing(mnemonic: &str) -> bool {
 }
 
 pub(super) fn step(mnemonic: &str, operands_text: &str, registers: &mut Registers) {
-    let operands = operands(operands_text);
+    let operands = crate::disassembly::split_operands(operands_text);
     let destination = operands.last().and_then(|operand| register(operand));
     let whole_destination = operands.last().and_then(|operand| whole_register(operand));
     if let (Some(width), Some(index)) = (extension_width(mnemonic), whole_destination) {
@@ -167,7 +146,7 @@ pub(super) fn multiply_operands(mnemonic: &str, operands_text: &str) -> Option<(
     if !matches!(mnemonic, "imul" | "imull") {
         return None;
     }
-    match operands(operands_text).as_slice() {
+    match crate::disassembly::split_operands(operands_text).as_slice() {
         [a, b] => match (register(a)?, register(b)?) {
             ((a, Part::Bits32), (b, Part::Bits32)) => Some((a, b)),
             _ => None,
