@@ -46,12 +46,22 @@ pub trait SpmmEngine<T: Element>: Send {
     ) -> Result<StreamedStage> {
         check_streamed_outputs(self.shape().0, outs)?;
         let mut y = self.spmm(x)?;
-        let started = Instant::now();
-        step(0..y.rows(), y.as_mut_slice(), &mut outs.iter_mut().map(Dense::as_mut_slice).collect::<Vec<_>>())?;
-        let wall = started.elapsed();
-        let chunks = vec![Chunk { rows: y.rows(), merge: Duration::ZERO, step: wall }];
-        Ok(StreamedStage { wall, merge_predicted: None, chunks })
+        step_whole(&mut y, outs, step)
     }
+}
+
+/// Runs `step` once over all of `y`, already assembled, and the outputs: the stage of a call with nothing to
+/// overlap.
+pub(crate) fn step_whole<A: Copy + Default>(
+    y: &mut Dense<A>,
+    outs: &mut [Dense<f32>],
+    step: &RowStep<'_, A>,
+) -> Result<StreamedStage> {
+    let started = Instant::now();
+    step(0..y.rows(), y.as_mut_slice(), &mut outs.iter_mut().map(Dense::as_mut_slice).collect::<Vec<_>>())?;
+    let wall = started.elapsed();
+    let chunks = vec![Chunk { rows: y.rows(), merge: Duration::ZERO, step: wall }];
+    Ok(StreamedStage { wall, merge_predicted: None, chunks })
 }
 
 /// What a streamed SpMM runs on finished rows: `(rows, those rows of Y, those rows of each output)`.

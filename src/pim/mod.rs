@@ -42,7 +42,9 @@ use crate::cost::{self, HardwareModel, Prediction, Target};
 use crate::error::{Error, Result};
 use crate::plan::{Plan, XDelivery};
 use crate::sparse::{Csr, Dense};
-use crate::spmm::{check_streamed_outputs, rows_of_outputs, Chunk, Phase, RowStep, SpmmEngine, StreamedStage};
+use crate::spmm::{
+    check_streamed_outputs, rows_of_outputs, step_whole, Chunk, Phase, RowStep, SpmmEngine, StreamedStage,
+};
 use abi::{CallArgs, MatrixArgs};
 use partition::{Partition, TileStats, XRows};
 
@@ -483,12 +485,7 @@ impl<T: PimElement> SpmmEngine<T> for PimSpmm<T> {
     ) -> Result<StreamedStage> {
         check_streamed_outputs(self.nrows, outs)?;
         let Some(call) = self.run_kernel(x)? else {
-            let mut y = Dense::zeros(self.nrows, 0);
-            let started = Instant::now();
-            step(0..self.nrows, y.as_mut_slice(), &mut outs.iter_mut().map(Dense::as_mut_slice).collect::<Vec<_>>())?;
-            let wall = started.elapsed();
-            let chunks = vec![Chunk { rows: self.nrows, merge: Duration::ZERO, step: wall }];
-            return Ok(StreamedStage { wall, merge_predicted: None, chunks });
+            return step_whole(&mut Dense::zeros(self.nrows, 0), outs, step);
         };
         let started = Instant::now();
         let mut y = Dense::zeros(self.nrows, call.features);
