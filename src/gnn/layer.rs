@@ -402,6 +402,15 @@ impl Layer {
         }
     }
 
+    /// The weight of a node's own features added to its aggregation before the first linear map: GIN's
+    /// `1 + eps`; none for the other layers.
+    pub(crate) fn self_weight(&self) -> Option<f32> {
+        match self {
+            Layer::Gin(conv) => Some(1.0 + conv.eps),
+            Layer::Gcn(_) | Layer::Sage(_) => None,
+        }
+    }
+
     /// What the dense steps after aggregation are, as named in timing tables.
     fn dense_steps(&self, then_relu: bool) -> String {
         let first = match self.order() {
@@ -447,7 +456,7 @@ impl Layer {
                 }
             }
             Layer::Gin(conv) => {
-                let self_weight = Some(1.0 + conv.eps);
+                let self_weight = self.self_weight();
                 let (first, rest) = (&conv.mlp[0], &conv.mlp[1..]);
                 if rest.is_empty() {
                     linear_rows(first, self_weight, aggregated, x, transformed, out)?;

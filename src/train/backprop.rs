@@ -39,16 +39,6 @@ pub(crate) struct LayerCache {
     hidden: Vec<Dense<f32>>,
 }
 
-/// The first linear map of each layer, the one applied to aggregated features, with the weight of the node's
-/// own features added to the aggregation (GIN's `1 + eps`).
-fn aggregated_linear(layer: &Layer) -> (&Linear, Option<f32>) {
-    match layer {
-        Layer::Gcn(conv) => (conv.lin(), None),
-        Layer::Sage(conv) => (conv.lin_l(), None),
-        Layer::Gin(conv) => (&conv.mlp()[0], Some(1.0 + conv.eps())),
-    }
-}
-
 /// `lin(M x + self_weight x)`, in the order the layer runs in.
 fn aggregated_forward(
     lin: &Linear,
@@ -125,8 +115,7 @@ fn aggregated_backward(
 
 /// The layer's output for `x`, and what its backward pass needs.
 pub(crate) fn forward(layer: &Layer, x: &Dense<f32>, propagator: &mut Propagator) -> Result<(Dense<f32>, LayerCache)> {
-    let (lin, self_weight) = aggregated_linear(layer);
-    let (mut y, first) = aggregated_forward(lin, self_weight, x, propagator)?;
+    let (mut y, first) = aggregated_forward(layer.first_linear(), layer.self_weight(), x, propagator)?;
     let mut hidden = Vec::new();
     match layer {
         Layer::Gcn(_) => {}
@@ -161,7 +150,7 @@ pub(crate) fn backward(
     input_gradient: bool,
     propagator: &mut Propagator,
 ) -> Result<(Vec<LinearGradient>, Option<Dense<f32>>)> {
-    let (lin, self_weight) = aggregated_linear(layer);
+    let (lin, self_weight) = (layer.first_linear(), layer.self_weight());
     match layer {
         Layer::Gcn(_) => {
             let (gradient, dx) =
