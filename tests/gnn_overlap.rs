@@ -3,52 +3,25 @@
 //! models whose layers aggregate first and transform first, on the CPU and simulator backends, exact and
 //! quantized; and the timing report names the overlapped steps.
 
-use pimgnn::gnn::{
-    Aggregator, Architecture, Backend, Dtype, EngineOptions, GcnConv, GinConv, Layer, Linear, Model, SageConv, Schedule,
-};
+mod common;
+
+use pimgnn::gnn::{Aggregator, Architecture, Backend, Dtype, EngineOptions, Model, Schedule};
 use pimgnn::{Dense, Result};
-use rand::rngs::ChaCha8Rng;
-use rand::{RngExt, SeedableRng};
 
 const NODES: usize = 1500;
 const FEATURES: usize = 40;
 
-fn linear(rng: &mut ChaCha8Rng, inputs: usize, outputs: usize, bias: bool) -> Linear {
-    let mut draw = |count: usize| (0..count).map(|_| rng.random_range(-0.5f32..0.5)).collect::<Vec<_>>();
-    let weight = Dense::from_vec(outputs, inputs, draw(inputs * outputs)).unwrap();
-    Linear::new(weight, bias.then(|| draw(outputs))).unwrap()
-}
-
 /// A model of `architecture` whose layers widen (aggregate first), keep and narrow (transform first).
 fn model(architecture: Architecture) -> Model {
-    let mut rng = ChaCha8Rng::seed_from_u64(11);
-    let widths = [FEATURES, 48, 24, 9];
-    let layers = widths
-        .windows(2)
-        .enumerate()
-        .map(|(at, pair)| {
-            let (inputs, outputs) = (pair[0], pair[1]);
-            let layer = match architecture {
-                Architecture::Gcn => Layer::Gcn(GcnConv::new(linear(&mut rng, inputs, outputs, true))),
-                Architecture::Sage => Layer::Sage(
-                    SageConv::new(linear(&mut rng, inputs, outputs, true), linear(&mut rng, inputs, outputs, at == 1))
-                        .unwrap(),
-                ),
-                Architecture::Gin => {
-                    let hidden = if at == 2 { 20 } else { outputs };
-                    let mlp = vec![linear(&mut rng, inputs, hidden, true), linear(&mut rng, hidden, outputs, true)];
-                    Layer::Gin(GinConv::new(0.25, mlp).unwrap())
-                }
-            };
-            (format!("convs.{at}"), layer)
-        })
-        .collect();
-    Model::new(architecture, layers).unwrap()
+    let shape = common::RandomLayers {
+        sage_root_bias: |at| at == 1,
+        gin_hidden: |at, outputs| if at == 2 { 20 } else { outputs },
+    };
+    common::random_model(architecture, &[FEATURES, 48, 24, 9], &mut common::rng(11), shape)
 }
 
 fn features() -> Dense<f32> {
-    let mut rng = ChaCha8Rng::seed_from_u64(12);
-    Dense::from_vec(NODES, FEATURES, (0..NODES * FEATURES).map(|_| rng.random_range(-1.0f32..1.0)).collect()).unwrap()
+    Dense::from_vec(NODES, FEATURES, common::uniform(&mut common::rng(12), NODES * FEATURES)).unwrap()
 }
 
 fn aggregator(model: &Model, backend: Backend, dtype: Dtype) -> Aggregator {

@@ -33,35 +33,10 @@ fn graph(seed: u64, symmetric: bool) -> Csr<f32> {
     }
 }
 
-/// A linear map with random weights and bias.
-fn linear(rng: &mut rand::rngs::ChaCha8Rng, inputs: usize, outputs: usize, bias: bool) -> Linear {
-    let weight = Dense::from_vec(outputs, inputs, common::uniform(rng, inputs * outputs)).unwrap();
-    Linear::new(weight, bias.then(|| common::uniform(rng, outputs))).unwrap()
-}
-
 /// A model of `architecture` over `widths`, random weights from `seed`.
 fn model(architecture: Architecture, widths: &[usize], seed: u64) -> Model {
-    let mut rng = common::rng(seed);
-    let layers = widths
-        .windows(2)
-        .enumerate()
-        .map(|(at, pair)| {
-            let (inputs, outputs) = (pair[0], pair[1]);
-            let layer = match architecture {
-                Architecture::Gcn => Layer::Gcn(GcnConv::new(linear(&mut rng, inputs, outputs, true))),
-                Architecture::Sage => Layer::Sage(
-                    SageConv::new(linear(&mut rng, inputs, outputs, true), linear(&mut rng, inputs, outputs, false))
-                        .unwrap(),
-                ),
-                Architecture::Gin => {
-                    let mlp = vec![linear(&mut rng, inputs, 5, true), linear(&mut rng, 5, outputs, true)];
-                    Layer::Gin(GinConv::new(0.25, mlp).unwrap())
-                }
-            };
-            (format!("conv{}", at + 1), layer)
-        })
-        .collect();
-    Model::new(architecture, layers).unwrap()
+    let shape = common::RandomLayers { sage_root_bias: |_| false, gin_hidden: |_, _| 5 };
+    common::random_model(architecture, widths, &mut common::rng(seed), shape)
 }
 
 /// `model` with parameter tensor `tensor` (in the trainer's order) changed at `index` by `delta`.

@@ -5,6 +5,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use npyz::WriterBuilder;
+use pimgnn::gnn::{Architecture, GcnConv, GinConv, Layer, Linear, Model, SageConv};
+use pimgnn::Dense;
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 
@@ -50,4 +52,43 @@ pub fn uniform(rng: &mut ChaCha8Rng, count: usize) -> Vec<f32> {
 /// A seeded generator.
 pub fn rng(seed: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed)
+}
+
+/// A linear map with weights (and a bias when `bias`) uniform in [-1, 1) from `rng`.
+pub fn random_linear(rng: &mut ChaCha8Rng, inputs: usize, outputs: usize, bias: bool) -> Linear {
+    let weight = Dense::from_vec(outputs, inputs, uniform(rng, inputs * outputs)).unwrap();
+    Linear::new(weight, bias.then(|| uniform(rng, outputs))).unwrap()
+}
+
+/// How [`random_model`] shapes layer `at` (from 0) of `outputs` features: whether a SAGE layer's root map has a
+/// bias, and the hidden width of a GIN layer's two-map MLP.
+pub struct RandomLayers {
+    pub sage_root_bias: fn(at: usize) -> bool,
+    pub gin_hidden: fn(at: usize, outputs: usize) -> usize,
+}
+
+/// A model of `architecture` over `widths` (input, hidden..., output), every map from [`random_linear`].
+pub fn random_model(architecture: Architecture, widths: &[usize], rng: &mut ChaCha8Rng, shape: RandomLayers) -> Model {
+    let layers = widths
+        .windows(2)
+        .enumerate()
+        .map(|(at, pair)| {
+            let (inputs, outputs) = (pair[0], pair[1]);
+            let layer = match architecture {
+                Architecture::Gcn => Layer::Gcn(GcnConv::new(random_linear(rng, inputs, outputs, true))),
+                Architecture::Sage => {
+                    let lin_l = random_linear(rng, inputs, outputs, true);
+                    let lin_r = random_linear(rng, inputs, outputs, (shape.sage_root_bias)(at));
+                    Layer::Sage(SageConv::new(lin_l, lin_r).unwrap())
+                }
+                Architecture::Gin => {
+                    let hidden = (shape.gin_hidden)(at, outputs);
+                    let mlp = vec![random_linear(rng, inputs, hidden, true), random_linear(rng, hidden, outputs, true)];
+                    Layer::Gin(GinConv::new(0.25, mlp).unwrap())
+                }
+            };
+            (format!("conv{}", at + 1), layer)
+        })
+        .collect();
+    Model::new(architecture, layers).unwrap()
 }
