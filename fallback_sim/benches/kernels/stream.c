@@ -13,8 +13,11 @@ __host uint32_t block_bytes;
 __host uint32_t passes;
 __host uint64_t checksums[NR_TASKLETS];
 
+/* Each tasklet's WRAM buffer: a global, as a block does not fit a tasklet's 1 KiB stack. */
+__dma_aligned uint64_t blocks[NR_TASKLETS][MAX_BLOCK_BYTES / sizeof(uint64_t)];
+
 int main(void) {
-    __dma_aligned uint64_t block[MAX_BLOCK_BYTES / sizeof(uint64_t)];
+    uint64_t *block = blocks[me()];
     const uint32_t base = (uint32_t)DPU_MRAM_HEAP_POINTER;
     const uint32_t nr_blocks = bytes / block_bytes;
     uint64_t checksum = 0;
