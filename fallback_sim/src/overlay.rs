@@ -87,6 +87,11 @@ impl Overlays {
         self.records.fd()
     }
 
+    /// Bytes of memory the shared pages and the overlay records hold.
+    pub fn held_bytes(&self) -> Result<u64> {
+        Ok(self.shared.held_bytes()? + self.records.held_bytes()?)
+    }
+
     fn record(&self, dpu: u32) -> *mut OverlayRecord {
         // SAFETY: each DPU has STRIDE bytes, at least size_of::<OverlayRecord>() (checked against abi.h), and the
         // mapping is page-aligned, so the pointer is in bounds and aligned.
