@@ -187,7 +187,8 @@ impl Overlays {
     }
 
     /// After the host read `out` from `[offset, ...)` of `dpu`'s own MRAM: the parts on shared pages come from
-    /// the shared-pages file instead.
+    /// the shared-pages file instead. Those are copied through the mapping, which commits nothing: an extent's
+    /// pages are all written when it is made ([`Overlays::share`]) and given back only with the extent.
     pub fn read_shared(&self, dpu: u32, offset: u64, out: &mut [u8]) {
         let (start, end) = (offset as usize, offset as usize + out.len());
         for (at, shared) in self.shared_pages(dpu, offset, out.len()) {
