@@ -1,7 +1,6 @@
 //! A simulated UPMEM server: DPU memories in shared memory, programs, launches, faults, logs and statistics.
 
 use std::collections::VecDeque;
-use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -345,6 +344,10 @@ impl Machine {
     }
 
     /// Reads from a DPU's WRAM or MRAM at a byte offset.
+    ///
+    /// Memory nothing wrote reads as zeroes and stays free: the read asks which pages hold data and copies only
+    /// those. A kernel reading MRAM nothing wrote commits the pages it reads instead (zeroed pages, as a read of
+    /// shared memory does): asking per DMA transfer would cost a system call each.
     pub fn read(&self, dpu: u32, memory: MemoryKind, offset: u64, out: &mut [u8]) -> Result<()> {
         self.check_idle(dpu)?;
         let (file, size, name) = self.memory(memory);
@@ -352,11 +355,21 @@ impl Machine {
         let _turn = self.host_access(dpu);
         // SAFETY: the range is within this DPU's slice of the file (checked), the DPU is idle and no other host
         // thread writes its memories (`_turn`).
-        unsafe { copy_from(file, (u64::from(dpu) * size + offset) as usize, out) };
+        unsafe { file.read((u64::from(dpu) * size + offset) as usize, out) };
+        // The DPU's own pages under its shared ones are holes (given back when the broadcast was attached), which
+        // the read above filled with zeroes without committing them.
         if memory == MemoryKind::Mram {
             self.overlays.read_shared(dpu, offset, out);
         }
         Ok(())
+    }
+
+    /// Bytes of host memory the simulated memories hold now: the pages of WRAM, MRAM and logs written (by the
+    /// host or a kernel) and not given back since, a broadcast's shared pages once however many DPUs share
+    /// them. A host read of memory nothing wrote adds nothing; a kernel's read of MRAM nothing wrote does add
+    /// the pages it reads (see [`Machine::read`]).
+    pub fn held_memory(&self) -> Result<u64> {
+        Ok(self.wram.held_bytes()? + self.mram.held_bytes()? + self.log.held_bytes()? + self.overlays.held_bytes()?)
     }
 
     /// Writes the same `data` into every DPU of `dpus` at a byte offset of their WRAM or MRAM. In MRAM, the
@@ -589,14 +602,14 @@ impl Machine {
         let mut text = vec![0u8; length.min(capacity) as usize];
         if length <= capacity {
             // SAFETY: within this DPU's log slice; the DPU is idle.
-            unsafe { copy_from(&self.log, base, &mut text) };
+            unsafe { self.log.read(base, &mut text) };
         } else {
             let start = (length % capacity) as usize;
             let first = capacity as usize - start;
             // SAFETY: both ranges are within this DPU's log slice of `capacity` bytes; the DPU is idle.
             unsafe {
-                copy_from(&self.log, base + start, &mut text[..first]);
-                copy_from(&self.log, base, &mut text[first..]);
+                self.log.read(base + start, &mut text[..first]);
+                self.log.read(base, &mut text[first..]);
             }
         }
         Ok(text)
@@ -642,14 +655,4 @@ impl Drop for Machine {
         // Dropping the pools ends the workers before the shared files go away.
         self.pools.clear();
     }
-}
-
-/// Copies from the shared file at `offset` into `out`.
-///
-/// # Safety
-/// `offset + out.len()` must be within the file, and no worker may be writing that range.
-unsafe fn copy_from(file: &SharedFile, offset: usize, out: &mut [u8]) {
-    debug_assert!(offset + out.len() <= file.size());
-    // SAFETY: guaranteed by the caller; the mapping is valid for the file's size.
-    unsafe { ptr::copy_nonoverlapping(file.ptr().add(offset), out.as_mut_ptr(), out.len()) };
 }

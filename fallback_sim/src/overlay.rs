@@ -87,6 +87,11 @@ impl Overlays {
         self.records.fd()
     }
 
+    /// Bytes of memory the shared pages and the overlay records hold.
+    pub fn held_bytes(&self) -> Result<u64> {
+        Ok(self.shared.held_bytes()? + self.records.held_bytes()?)
+    }
+
     fn record(&self, dpu: u32) -> *mut OverlayRecord {
         // SAFETY: each DPU has STRIDE bytes, at least size_of::<OverlayRecord>() (checked against abi.h), and the
         // mapping is page-aligned, so the pointer is in bounds and aligned.
@@ -182,7 +187,8 @@ impl Overlays {
     }
 
     /// After the host read `out` from `[offset, ...)` of `dpu`'s own MRAM: the parts on shared pages come from
-    /// the shared-pages file instead.
+    /// the shared-pages file instead. Those are copied through the mapping, which commits nothing: an extent's
+    /// pages are all written when it is made ([`Overlays::share`]) and given back only with the extent.
     pub fn read_shared(&self, dpu: u32, offset: u64, out: &mut [u8]) {
         let (start, end) = (offset as usize, offset as usize + out.len());
         for (at, shared) in self.shared_pages(dpu, offset, out.len()) {

@@ -347,3 +347,63 @@ fn dpus_run_one_after_another_read_their_own_view_of_a_broadcast() {
         }
     }
 }
+
+/// A host read of memory nothing wrote returns zeroes and commits nothing: read through the shared mapping, it
+/// would commit a zeroed page per page read (1 GiB here).
+#[test]
+fn reading_never_written_memory_returns_zeroes_and_commits_nothing() {
+    const NR_DPUS: u32 = 64;
+    const BYTES: usize = 16 << 20;
+    let machine = machine(1, NR_DPUS);
+    let held = machine.held_memory().unwrap();
+    let zeroes = vec![0u8; BYTES];
+    let mut out = vec![0xAA; BYTES];
+    for dpu in 0..NR_DPUS {
+        out.fill(0xAA);
+        machine.read(dpu, MemoryKind::Mram, 0, &mut out).unwrap();
+        assert!(out == zeroes, "DPU {dpu} reads zeroes from MRAM nothing wrote");
+    }
+    let wram = machine.topology().wram_size as usize;
+    machine.read(0, MemoryKind::Wram, 0, &mut out[..wram]).unwrap();
+    assert!(out[..wram] == zeroes[..wram], "zeroes from WRAM nothing wrote");
+    assert_eq!(machine.held_memory().unwrap(), held, "bytes held before and after the reads");
+}
+
+/// Reads that cross a DPU's own pages, holes, and pages it shares from a broadcast (one of them made its own by
+/// a write) return what the DPU holds, and commit nothing.
+#[test]
+fn a_read_across_own_pages_holes_and_broadcast_pages_returns_what_the_dpu_holds() {
+    const PAGE: usize = 4096;
+    const SIZE: usize = 128 * PAGE;
+    let mut machine = machine(1, 4);
+    let dpus: Vec<u32> = (0..4).collect();
+    let pattern =
+        |length: usize, seed: usize| -> Vec<u8> { (0..length).map(|i| ((i * 7 + seed) % 251) as u8).collect() };
+    let broadcast = pattern(32 * PAGE, 1);
+    machine.broadcast(&dpus, MemoryKind::Mram, 16 * PAGE as u64, &broadcast).unwrap();
+    let mut expected = vec![vec![0u8; SIZE]; dpus.len()];
+    for &dpu in &dpus {
+        expected[dpu as usize][16 * PAGE..48 * PAGE].copy_from_slice(&broadcast);
+    }
+    // DPU 1 makes a page of the broadcast its own and writes past it; DPU 2 writes past it.
+    for (dpu, offset, data) in [
+        (1, 20 * PAGE + 100, vec![0xEE; 8]),
+        (1, 60 * PAGE + 40, pattern(30 * PAGE, 2)),
+        (2, 100 * PAGE, pattern(PAGE, 3)),
+    ] {
+        machine.write(dpu, MemoryKind::Mram, offset as u64, &data).unwrap();
+        expected[dpu as usize][offset..offset + data.len()].copy_from_slice(&data);
+    }
+
+    let held = machine.held_memory().unwrap();
+    for &dpu in &dpus {
+        for (offset, length) in [(5, 120 * PAGE), (30 * PAGE + 7, 40 * PAGE), (70 * PAGE + 1, 58 * PAGE - 1)] {
+            let mut out = vec![0xAA; length];
+            machine.read(dpu, MemoryKind::Mram, offset as u64, &mut out).unwrap();
+            let wanted = &expected[dpu as usize][offset..offset + length];
+            let differs = out.iter().zip(wanted).position(|(found, wanted)| found != wanted);
+            assert_eq!(differs, None, "DPU {dpu}, {length} bytes at {offset}: first byte that differs");
+        }
+    }
+    assert_eq!(machine.held_memory().unwrap(), held, "bytes held before and after the reads");
+}

@@ -1,5 +1,6 @@
 //! libdpu over the simulator: `dpu_push_xfer` of 1 MiB to each of 2,048 DPUs next to the host's `memcpy` of the
-//! same bytes (the first push, into fresh memory, also next to a `memcpy` into fresh shared memory), the rate of
+//! same bytes (the first push, into fresh memory, also next to a `memcpy` into fresh shared memory), the same
+//! bytes read back, and 1 MiB of MRAM nothing wrote read from each DPU (its time and resident memory), the rate of
 //! small `dpu_copy_to` calls, and a 48 MiB `dpu_broadcast_to` to 2,048 DPUs, first and repeated with new bytes
 //! (its resident memory and time next to one `memcpy` of 48 MiB). Run with
 //! `cargo bench -p upmem-sim-sdk --bench libdpu`.
@@ -10,7 +11,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use comfy_table::{presets::UTF8_FULL, Table};
-use dpu::types::{dpu_error_t, dpu_set_dpu_iterator_t, dpu_set_t, SetParts, DPU_XFER_DEFAULT, DPU_XFER_TO_DPU};
+use dpu::types::{
+    dpu_error_t, dpu_set_dpu_iterator_t, dpu_set_t, SetParts, DPU_XFER_DEFAULT, DPU_XFER_FROM_DPU, DPU_XFER_TO_DPU,
+};
 use rayon::prelude::*;
 use upmem_sim::KernelBuilder;
 
@@ -111,11 +114,36 @@ fn main() -> anyhow::Result<()> {
         }
         started.elapsed()
     };
-    eprintln!("[1/4] dpu_push_xfer of 1 MiB to each of {NR_DPUS} DPUs...");
+    eprintln!("[1/5] dpu_push_xfer of 1 MiB to each of {NR_DPUS} DPUs...");
     let cold = push();
     let warm = median(push);
 
-    eprintln!("[2/4] memcpy of the same bytes...");
+    eprintln!("[2/5] dpu_push_xfer of 1 MiB from each of {NR_DPUS} DPUs...");
+    let mut read_back: Vec<Vec<u8>> = (0..NR_DPUS).map(|_| vec![1u8; BYTES_PER_DPU]).collect();
+    let pull = |buffers: &mut [Vec<u8>], offset: u32| {
+        let started = Instant::now();
+        // SAFETY: each prepared buffer holds BYTES_PER_DPU writable bytes and outlives the push.
+        unsafe {
+            for (dpu, buffer) in dpus.iter().zip(buffers) {
+                check(dpu_prepare_xfer(*dpu, buffer.as_mut_ptr().cast()), "dpu_prepare_xfer");
+            }
+            check(
+                dpu_push_xfer(set, DPU_XFER_FROM_DPU, heap.as_ptr(), offset, BYTES_PER_DPU, DPU_XFER_DEFAULT),
+                "dpu_push_xfer",
+            );
+        }
+        started.elapsed()
+    };
+    let pulled = median(|| pull(&mut read_back, 0));
+    assert!(read_back == sources, "the bytes pushed read back");
+    // Once: the pages of MRAM nothing wrote are not that any more if a read commits them.
+    let before_unwritten = resident_shared_mib();
+    let unwritten = pull(&mut read_back, BYTES_PER_DPU as u32);
+    let grown_unwritten = resident_shared_mib() - before_unwritten;
+    assert!(read_back.iter().all(|bytes| bytes.iter().all(|&byte| byte == 0)), "MRAM nothing wrote reads as zeroes");
+    drop(read_back);
+
+    eprintln!("[3/5] memcpy of the same bytes...");
     // Into shared memory the process has not touched yet, as the first push's is: each fresh page costs the
     // kernel's work to commit it, whoever copies.
     let fresh_shared = {
@@ -160,7 +188,7 @@ fn main() -> anyhow::Result<()> {
         started.elapsed()
     });
 
-    eprintln!("[3/4] small dpu_copy_to calls...");
+    eprintln!("[4/5] small dpu_copy_to calls...");
     let word = 42u64;
     let small = |target: dpu_set_t| {
         let started = Instant::now();
@@ -182,7 +210,7 @@ fn main() -> anyhow::Result<()> {
     // SAFETY: the set came from dpu_alloc.
     check(unsafe { dpu_free(set) }, "dpu_free");
 
-    eprintln!("[4/4] dpu_broadcast_to of 48 MiB to {NR_DPUS} DPUs...");
+    eprintln!("[5/5] dpu_broadcast_to of 48 MiB to {NR_DPUS} DPUs...");
     let features: Vec<u8> = (0..BROADCAST_BYTES).map(|i| (i % 251) as u8).collect();
     let mut copy = vec![0u8; BROADCAST_BYTES];
     copy.copy_from_slice(&features);
@@ -252,6 +280,20 @@ fn main() -> anyhow::Result<()> {
             parallel.as_secs_f64() / warm.as_secs_f64(),
             rate(fresh_shared),
             fresh_shared.as_secs_f64() / cold.as_secs_f64()
+        ),
+    ]);
+    table.add_row([
+        format!("dpu_push_xfer 1 MiB from each of {NR_DPUS} DPUs"),
+        format!(
+            "{:.2} GB/s ({:.0} ms); from MRAM nothing wrote {:.2} GB/s, resident memory +{grown_unwritten:.0} MiB",
+            rate(pulled),
+            pulled.as_secs_f64() * 1e3,
+            rate(unwritten)
+        ),
+        format!(
+            "memcpy of the same bytes on all cores: {:.2} GB/s ({:.2}x)",
+            rate(parallel),
+            parallel.as_secs_f64() / pulled.as_secs_f64()
         ),
     ]);
     table.add_row([

@@ -26,6 +26,13 @@ extern "C" {
         length: usize,
         flags: u32,
     ) -> dpu_error_t;
+    fn dpu_copy_from(
+        set: dpu_set_t,
+        symbol: *const c_char,
+        offset: u32,
+        destination: *mut c_void,
+        length: usize,
+    ) -> dpu_error_t;
     fn dpu_push_xfer(
         set: dpu_set_t,
         xfer: u32,
@@ -204,4 +211,46 @@ fn broadcasts_are_stored_once() {
         }
         check(dpu_free(set), "dpu_free");
     }
+}
+
+/// Reading back MRAM nothing wrote, with `dpu_push_xfer` from every DPU and `dpu_copy_from`, returns zeroes and
+/// takes no memory: read through the shared mapping, each page read would be committed as a zeroed page.
+#[test]
+fn reading_mram_nothing_wrote_takes_no_memory() {
+    const BYTES: usize = 4 << 20;
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let profile = CString::new(PROFILE).expect("no NUL");
+    let heap = CString::new("__sys_used_mram_end").expect("no NUL");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let source = dir.join("resources-kernel.c");
+    std::fs::write(&source, "#include <defs.h>\nint main(void) { return 0; }\n").expect("writing the kernel");
+    let kernel = KernelBuilder::new().source(&source).build(dir.join("unwritten-kernel")).expect("building");
+    let kernel = CString::new(kernel.to_str().expect("UTF-8 path")).expect("no NUL");
+    let mut buffers: Vec<Vec<u8>> = (0..NR_DPUS).map(|_| vec![0xAA; BYTES]).collect();
+    let mut set = <dpu_set_t as SetParts>::empty();
+    // SAFETY: the library's C API, called as a C program would.
+    let dpus = unsafe {
+        check(dpu_alloc(NR_DPUS, profile.as_ptr(), &mut set), "dpu_alloc");
+        check(dpu_load(set, kernel.as_ptr(), std::ptr::null_mut()), "dpu_load");
+        dpus_of(set)
+    };
+    let before = resident_shared_kib();
+    // SAFETY: every prepared buffer holds BYTES writable bytes and outlives the push; the last one receives
+    // `dpu_copy_from`'s BYTES bytes.
+    unsafe {
+        for (dpu, buffer) in dpus.iter().zip(&mut buffers) {
+            check(dpu_prepare_xfer(*dpu, buffer.as_mut_ptr().cast()), "dpu_prepare_xfer");
+        }
+        check(dpu_push_xfer(set, DPU_XFER_FROM_DPU, heap.as_ptr(), 0, BYTES, DPU_XFER_DEFAULT), "dpu_push_xfer from");
+        let last = buffers.last_mut().expect("a buffer per DPU");
+        last.fill(0xAA);
+        check(dpu_copy_from(dpus[0], heap.as_ptr(), BYTES as u32, last.as_mut_ptr().cast(), BYTES), "dpu_copy_from");
+    }
+    let grown = resident_shared_kib().saturating_sub(before);
+    // SAFETY: the set came from dpu_alloc and is freed once.
+    check(unsafe { dpu_free(set) }, "dpu_free");
+    let zeroes = vec![0u8; BYTES];
+    assert!(buffers.iter().all(|buffer| *buffer == zeroes), "MRAM nothing wrote reads as zeroes");
+    let read = (NR_DPUS as u64 + 1) * (BYTES as u64 >> 10);
+    assert!(grown < SLACK_KIB, "reading {read} KiB that nothing wrote grew shared memory by {grown} KiB");
 }

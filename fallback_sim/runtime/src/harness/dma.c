@@ -125,6 +125,11 @@ static void prefetch_mram(uintptr_t address, uint32_t size, bool for_write) {
     }
 }
 
+/*
+ * Reads MRAM through the worker's shared mapping, so MRAM nothing wrote is committed as zeroed pages when a
+ * kernel reads it (host reads skip such pages, Machine::read). Asking the file which pages it holds would cost a
+ * system call per transfer.
+ */
 void __dpusim_mram_read(const void *mram, void *wram, uint32_t requested) {
     uintptr_t from = (uintptr_t)mram, to = (uintptr_t)wram;
     uint32_t size = check_dma("mram_read", &from, &to, requested);
