@@ -16,7 +16,8 @@ fn bad(path: &Path, reason: impl Into<String>) -> Error {
 }
 
 /// A graph's adjacency matrix (row = target, column = source) from Matrix Market (`.mtx`) or a CSV edge list
-/// (`.csv`, undirected, each edge once: both directions are kept).
+/// (`.csv`, undirected, each edge once: both directions are kept). A graph whose CSR would need more than the
+/// host's memory is an [`Error::Capacity`], refused before it is built.
 pub fn read_graph(path: &Path) -> Result<Csr<f32>> {
     let coo = match extension(path).as_str() {
         "mtx" => io::read_matrix_market(path)?,
@@ -29,6 +30,9 @@ pub fn read_graph(path: &Path) -> Result<Csr<f32>> {
             format!("a graph's adjacency matrix must be square, found {} x {}", coo.nrows(), coo.ncols()),
         ));
     }
+    // The conversion holds two arrays of row pointers and the CSR's column indices and values.
+    let words = 2 * (coo.nrows() as u64 + 1) + 2 * coo.nnz() as u64;
+    check_host_memory(path, &format!("the CSR of a graph of {} nodes", coo.nrows()), words.saturating_mul(4))?;
     Ok(coo.to_csr())
 }
 
@@ -56,24 +60,54 @@ pub fn read_features(path: &Path, nodes: usize, width: usize) -> Result<Dense<f3
         "mtx" => {
             let coo = io::read_matrix_market(path)?;
             check(coo.nrows(), coo.ncols(), true)?;
-            Ok(densify(&coo, nodes, width))
+            densify(path, &coo, nodes, width)
         }
         "csv" => {
             let coo = io::read_triples_csv(path)?;
             check(coo.nrows(), coo.ncols(), false)?;
-            Ok(densify(&coo, nodes, width))
+            densify(path, &coo, nodes, width)
         }
         other => Err(bad(path, format!("unknown feature format `.{other}` (expected .npy, .mtx or .csv)"))),
     }
 }
 
-/// `coo` as a dense `rows x cols` matrix (which holds it), duplicates added up.
-fn densify(coo: &Coo<f32>, rows: usize, cols: usize) -> Dense<f32> {
+/// `coo`, read from `path`, as a dense `rows x cols` matrix (which holds it), duplicates added up.
+fn densify(path: &Path, coo: &Coo<f32>, rows: usize, cols: usize) -> Result<Dense<f32>> {
+    let bytes = (rows as u64).saturating_mul(cols as u64).saturating_mul(std::mem::size_of::<f32>() as u64);
+    check_host_memory(path, &format!("{rows} x {cols} dense float32 features"), bytes)?;
     let mut dense = Dense::zeros(rows, cols);
     for ((&r, &c), &v) in coo.rows().iter().zip(coo.cols()).zip(coo.values()) {
         dense.row_mut(r as usize)[c as usize] += v;
     }
-    dense
+    Ok(dense)
+}
+
+/// Refuses to build `what` from `path` when it needs more `bytes` than the host has memory: a small file can
+/// declare dimensions (a Matrix Market size line, one large id) far beyond its entries, and building them would
+/// exhaust the memory instead of failing.
+fn check_host_memory(path: &Path, what: &str, bytes: u64) -> Result<()> {
+    match host_memory_bytes() {
+        Some(limit) if bytes > limit => Err(Error::Capacity {
+            what: format!("{}: host memory (bytes) for {what}", path.display()),
+            needed: bytes,
+            limit,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The host's physical memory in bytes, when the system says.
+#[cfg(target_os = "linux")]
+fn host_memory_bytes() -> Option<u64> {
+    // SAFETY: `sysconf` only reads system settings; it returns -1 for a setting the system does not know.
+    let (pages, page_size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    (pages > 0 && page_size > 0).then(|| pages as u64 * page_size as u64)
+}
+
+/// The host's physical memory in bytes, when the system says (not known here).
+#[cfg(not(target_os = "linux"))]
+fn host_memory_bytes() -> Option<u64> {
+    None
 }
 
 /// Class labels (`.npy`, int64), one per node, each in `0..classes`.
@@ -82,17 +116,41 @@ pub fn read_labels(path: &Path, nodes: usize, classes: usize) -> Result<Vec<i64>
     if labels.len() != nodes {
         return Err(bad(path, format!("{} labels for a graph of {nodes} nodes", labels.len())));
     }
-    if let Some((node, label)) = labels.iter().enumerate().find(|(_, &l)| l < 0 || l as u64 >= classes as u64) {
+    if let Some((node, label)) = labels.iter().enumerate().find(|(_, &l)| l < 0) {
+        return Err(bad(path, format!("label {label} of node {node} is negative: classes are numbered from 0")));
+    }
+    if let Some((node, label)) = labels.iter().enumerate().find(|(_, &l)| l as u64 >= classes as u64) {
         return Err(bad(path, format!("label {label} of node {node} is outside the model's {classes} classes")));
     }
     Ok(labels)
 }
 
-/// A node mask (`.npy`, bool), one entry per node.
+/// A node mask (`.npy`, bool), one entry per node, selecting at least one node (the loss and the accuracy
+/// over a mask that selects none are undefined).
 pub fn read_mask(path: &Path, nodes: usize) -> Result<Vec<bool>> {
     let mask = io::npy::read_mask(path)?;
     if mask.len() != nodes {
         return Err(bad(path, format!("mask has {} entries for a graph of {nodes} nodes", mask.len())));
     }
+    if !mask.contains(&true) {
+        return Err(bad(path, format!("mask selects no node (all {nodes} entries are false)")));
+    }
     Ok(mask)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A graph file can declare 2^32 - 1 nodes in a few bytes; its CSR is refused, not attempted, where it
+    /// cannot fit.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn what_exceeds_the_host_memory_is_refused() {
+        let path = Path::new("graph.mtx");
+        let error = check_host_memory(path, "the CSR of a graph", u64::MAX).expect_err("accepted");
+        assert!(matches!(error, Error::Capacity { needed: u64::MAX, .. }), "{error:?}");
+        assert!(error.to_string().starts_with("graph.mtx: host memory (bytes) for the CSR of a graph"), "{error}");
+        assert!(check_host_memory(path, "the CSR of a graph", 1 << 20).is_ok());
+    }
 }

@@ -179,7 +179,7 @@ impl Model {
         if layers.is_empty() {
             return Err(bad("no layers".into()));
         }
-        let model = Model { architecture, layers };
+        let model = Model::new(architecture, layers).map_err(|e| bad(e.to_string()))?;
         for (key, actual) in
             [("layers", model.layers.len()), ("in_features", model.in_features()), ("classes", model.out_features())]
         {
@@ -192,13 +192,23 @@ impl Model {
         Ok(model)
     }
 
-    /// A model of `layers` (each with its `state_dict` name), which must all be of `architecture` and each
-    /// take the previous one's width.
+    /// A model of `layers` (each with its `state_dict` name), which must all be of `architecture`, take and
+    /// give at least one feature, and each take the previous one's width.
     pub fn new(architecture: Architecture, layers: Vec<(String, Layer)>) -> Result<Self> {
         if layers.is_empty() {
             return Err(Error::invalid("model", "has no layers"));
         }
         for (name, layer) in &layers {
+            if layer.in_features() == 0 || layer.out_features() == 0 {
+                return Err(Error::invalid(
+                    format!("layer `{name}`"),
+                    format!(
+                        "maps {} to {} features: every width must be at least 1",
+                        layer.in_features(),
+                        layer.out_features()
+                    ),
+                ));
+            }
             if layer.architecture() != architecture {
                 return Err(Error::invalid(
                     format!("layer `{name}`"),

@@ -35,12 +35,17 @@ fn open(path: &Path, descr: &str, what: &str, ndim: usize) -> Result<NpyFile<Buf
     Ok(npy)
 }
 
-/// Reads a 2-D `float32` array (e.g. node features) as a dense row-major matrix.
+/// Reads a 2-D `float32` array (e.g. node features) as a dense row-major matrix. Every value must be finite:
+/// a NaN or an infinity would spread through every product it enters.
 pub fn read_dense_f32(path: &Path) -> Result<Dense<f32>> {
     let npy = open(path, "<f4", "a dense float32 matrix", 2)?;
     let (rows, cols) = (npy.shape()[0] as usize, npy.shape()[1] as usize);
     let data =
         npy.into_vec::<f32>().map_err(|e| parse_error(path, None, format!("truncated or unreadable data: {e}")))?;
+    if let Some(at) = data.iter().position(|v| !v.is_finite()) {
+        let (row, col) = (at / cols, at % cols);
+        return Err(parse_error(path, None, format!("value {} at row {row}, column {col} is not finite", data[at])));
+    }
     Dense::from_vec(rows, cols, data)
 }
 
