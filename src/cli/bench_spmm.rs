@@ -7,6 +7,8 @@ use anyhow::Context as _;
 use pimgnn::bench::{self, PlanChoice, SpmmBenchConfig};
 use upmem::{BackendKind, Schedule};
 
+use super::pim_args;
+
 /// Arguments of `pimgnn bench spmm`.
 #[derive(clap::Args)]
 pub struct BenchSpmmArgs {
@@ -14,13 +16,14 @@ pub struct BenchSpmmArgs {
     #[arg(long)]
     graph: Option<PathBuf>,
     /// Feature widths, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "16,64,256")]
+    #[arg(long, value_delimiter = ',', default_value = "16,64,256",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     features: Vec<usize>,
     /// DPUs.
-    #[arg(long, default_value_t = 2048)]
+    #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u32).range(1..))]
     dpus: u32,
     /// Tasklets per DPU (1 to 24).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = pim_args::tasklets())]
     tasklets: u32,
     /// Plan: auto (the cost model's choice), pygim (PyGim's default), or e.g.
     /// csr:rows=1024,cols=2,groups=1,x=referenced,tasklets=16.

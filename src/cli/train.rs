@@ -13,6 +13,7 @@ use pimgnn::gnn::{accuracy, inputs, Architecture, Backend, Model};
 use pimgnn::train::{initial_model, Adam, OptimizerKind, Sgd, Stage, Targets, Timings, Trainer};
 use pimgnn::Dense;
 
+use super::output;
 use super::pim_args::PimArgs;
 use super::progress;
 
@@ -126,6 +127,9 @@ impl Evaluation {
 pub fn run(args: &TrainArgs) -> anyhow::Result<()> {
     if args.epochs == 0 {
         bail!("--epochs must be at least 1");
+    }
+    if let Some(output) = &args.output {
+        output::check_writable("--output", output)?;
     }
     let graph = progress::step("loading the graph", || inputs::read_graph(&args.graph)).context("loading the graph")?;
     let nodes = graph.nrows();
