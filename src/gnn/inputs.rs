@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::host_memory;
 use crate::io;
 use crate::sparse::{Coo, Csr, Dense};
 
@@ -82,32 +83,9 @@ fn densify(path: &Path, coo: &Coo<f32>, rows: usize, cols: usize) -> Result<Dens
     Ok(dense)
 }
 
-/// Refuses to build `what` from `path` when it needs more `bytes` than the host has memory: a small file can
-/// declare dimensions (a Matrix Market size line, one large id) far beyond its entries, and building them would
-/// exhaust the memory instead of failing.
+/// Refuses to build `what` from `path` when it needs more `bytes` than the host has memory.
 fn check_host_memory(path: &Path, what: &str, bytes: u64) -> Result<()> {
-    match host_memory_bytes() {
-        Some(limit) if bytes > limit => Err(Error::Capacity {
-            what: format!("{}: host memory (bytes) for {what}", path.display()),
-            needed: bytes,
-            limit,
-        }),
-        _ => Ok(()),
-    }
-}
-
-/// The host's physical memory in bytes, when the system says.
-#[cfg(target_os = "linux")]
-fn host_memory_bytes() -> Option<u64> {
-    // SAFETY: `sysconf` only reads system settings; it returns -1 for a setting the system does not know.
-    let (pages, page_size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
-    (pages > 0 && page_size > 0).then(|| pages as u64 * page_size as u64)
-}
-
-/// The host's physical memory in bytes, when the system says (not known here).
-#[cfg(not(target_os = "linux"))]
-fn host_memory_bytes() -> Option<u64> {
-    None
+    host_memory::check(|| format!("{}: host memory (bytes) for {what}", path.display()), bytes)
 }
 
 /// Class labels (`.npy`, int64), one per node, each in `0..classes`.
@@ -136,21 +114,4 @@ pub fn read_mask(path: &Path, nodes: usize) -> Result<Vec<bool>> {
         return Err(bad(path, format!("mask selects no node (all {nodes} entries are false)")));
     }
     Ok(mask)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A graph file can declare 2^32 - 1 nodes in a few bytes; its CSR is refused, not attempted, where it
-    /// cannot fit.
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn what_exceeds_the_host_memory_is_refused() {
-        let path = Path::new("graph.mtx");
-        let error = check_host_memory(path, "the CSR of a graph", u64::MAX).expect_err("accepted");
-        assert!(matches!(error, Error::Capacity { needed: u64::MAX, .. }), "{error:?}");
-        assert!(error.to_string().starts_with("graph.mtx: host memory (bytes) for the CSR of a graph"), "{error}");
-        assert!(check_host_memory(path, "the CSR of a graph", 1 << 20).is_ok());
-    }
 }

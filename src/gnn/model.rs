@@ -15,6 +15,7 @@ use super::dense::Linear;
 use super::layer::{GcnConv, GinConv, Layer, LayerStep, Order, SageConv, Schedule};
 use super::norm::Aggregation;
 use crate::error::{Error, Result};
+use crate::host_memory;
 use crate::io::safetensors::{read_safetensors, Tensor, TensorFile};
 use crate::sparse::Dense;
 use crate::spmm::Phase;
@@ -232,6 +233,7 @@ impl Model {
         if widths.len() < 2 {
             return Err(Error::invalid("GCN widths", "need at least an input and an output width"));
         }
+        check_weights_fit(Architecture::Gcn, widths, 1)?;
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let layers = widths
             .windows(2)
@@ -457,4 +459,17 @@ impl NaturalKey {
         }
         NaturalKey(parts, name.to_owned())
     }
+}
+
+/// Refuses `widths` (input, hidden..., output) whose weights, `matrices` weight matrices and a bias per layer,
+/// would not fit the host's memory: a mistyped width must be an error, not an allocation failure that aborts.
+pub(crate) fn check_weights_fit(architecture: Architecture, widths: &[usize], matrices: u64) -> Result<()> {
+    let values = widths.windows(2).fold(0u64, |sum, pair| {
+        let (inputs, outputs) = (pair[0] as u64, pair[1] as u64);
+        sum.saturating_add(inputs.saturating_mul(outputs).saturating_mul(matrices)).saturating_add(outputs)
+    });
+    host_memory::check(
+        || format!("host memory (bytes) for the weights of a {architecture} model of widths {widths:?}"),
+        values.saturating_mul(std::mem::size_of::<f32>() as u64),
+    )
 }
