@@ -570,7 +570,7 @@ pub fn choose_for_calls<T: PimElement>(
         a.nnz()
     );
     let fastest = *fitting.iter().min_by_key(|costed| costed.prediction.total()).ok_or_else(|| Error::Capacity {
-        what: format!("MRAM bytes per DPU for {problem} (least of any plan)"),
+        what: format!("MRAM per DPU (bytes) for {problem} (least of any plan)"),
         needed: least_needed,
         limit: model.mram_bytes,
     })?;
