@@ -149,6 +149,17 @@ fn feature_errors() {
     common::write_npy(&flat, &[15], &[0.0f32; 15]);
     assert_error(inputs::read_features(&flat, 5, 3), &flat, "must have 2 dimension(s)");
 
+    // A header can declare a shape whose element count overflows (npyz then reads no value at all).
+    let mut header = String::from("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let overflowing = scratch.path("overflowing.npy");
+    let length = (header.len() as u16).to_le_bytes();
+    std::fs::write(&overflowing, [b"\x93NUMPY\x01\x00".as_slice(), &length, header.as_bytes()].concat()).unwrap();
+    assert_error(inputs::read_features(&overflowing, 5, 3), &overflowing, "holds more values than memory can address");
+
     let truncated = scratch.path("truncated.npy");
     common::write_npy(&truncated, &[5, 3], &[0.0f32; 15]);
     let bytes = std::fs::read(&truncated).unwrap();

@@ -40,6 +40,13 @@ fn open(path: &Path, descr: &str, what: &str, ndim: usize) -> Result<NpyFile<Buf
 pub fn read_dense_f32(path: &Path) -> Result<Dense<f32>> {
     let npy = open(path, "<f4", "a dense float32 matrix", 2)?;
     let (rows, cols) = (npy.shape()[0] as usize, npy.shape()[1] as usize);
+    if rows.checked_mul(cols).is_none() {
+        return Err(parse_error(
+            path,
+            None,
+            format!("shape {:?} holds more values than memory can address", npy.shape()),
+        ));
+    }
     let data =
         npy.into_vec::<f32>().map_err(|e| parse_error(path, None, format!("truncated or unreadable data: {e}")))?;
     if let Some(at) = data.iter().position(|v| !v.is_finite()) {
