@@ -525,6 +525,8 @@ pub fn choose_for_calls<T: PimElement>(
     let mut allowed: Vec<(Costed, f64)> = Vec::new();
     let mut pygim: Option<Costed> = None;
     let mut least_needed = u64::MAX;
+    // Of the plans that fit the MRAM, the least host memory one holds on the simulator.
+    let mut least_on_simulator = u64::MAX;
     // Feature groups up to the narrowest call, so that every call gives every group a column.
     for plan in candidates(nr_dpus, narrowest, tasklets) {
         plan.check(nr_dpus as usize)?;
@@ -550,28 +552,40 @@ pub fn choose_for_calls<T: PimElement>(
             || widths.iter().map(|&width| model.simulator_bytes::<T>(&plan, tiles, width, nr_dpus)).max().unwrap_or(0);
         let fits_target = match target {
             Target::Hardware => true,
-            Target::Simulator { host_budget, .. } => on_simulator() <= host_budget,
+            Target::Simulator { host_budget, .. } => {
+                let bytes = on_simulator();
+                least_on_simulator = least_on_simulator.min(bytes);
+                bytes <= host_budget
+            }
         };
         if fits_target {
             let work = widths.iter().map(|&width| tiles_simulation_work::<T>(&plan, tiles, width)).sum();
             allowed.push((costed, work));
         }
     }
-    let no_plan = |within: &str| {
-        Error::Capacity {
-        what: format!(
-            "MRAM per DPU for a {}x{} matrix with {} nonzeros and {widest} features on {nr_dpus} DPUs (least of any plan{within})",
-            a.nrows(),
-            a.ncols(),
-            a.nnz(),
-        ),
+    let problem = format!(
+        "a {}x{} matrix with {} nonzeros and {widest} features on {nr_dpus} DPUs",
+        a.nrows(),
+        a.ncols(),
+        a.nnz()
+    );
+    let fastest = *fitting.iter().min_by_key(|costed| costed.prediction.total()).ok_or_else(|| Error::Capacity {
+        what: format!("MRAM per DPU (bytes) for {problem} (least of any plan)"),
         needed: least_needed,
         limit: model.mram_bytes,
-    }
-    };
-    let fastest = *fitting.iter().min_by_key(|costed| costed.prediction.total()).ok_or_else(|| no_plan(""))?;
+    })?;
     allowed.sort_by_key(|(costed, _)| costed.prediction.total());
-    let (quickest, _) = *allowed.first().ok_or_else(|| no_plan(", within the host's memory budget"))?;
+    let (quickest, _) = *allowed.first().ok_or_else(|| Error::Capacity {
+        what: format!(
+            "host memory (bytes) holding the simulated MRAM of {problem} (least of any plan that fits the MRAM)"
+        ),
+        needed: least_on_simulator,
+        // Once a plan fits the MRAM, only the simulator's budget can leave none allowed.
+        limit: match target {
+            Target::Simulator { host_budget, .. } => host_budget,
+            Target::Hardware => u64::MAX,
+        },
+    })?;
     let best = match target {
         Target::Hardware => quickest,
         Target::Simulator { tolerance, .. } => {

@@ -77,8 +77,8 @@ impl<T: Element> Csr<T> {
     /// A CSR matrix from its arrays, checked: `row_ptr` has `nrows + 1` nondecreasing entries from 0 to the
     /// number of nonzeros, every column index is below `ncols`, and there is one value per column index.
     pub fn new(nrows: usize, ncols: usize, row_ptr: Vec<u32>, col_idx: Vec<u32>, values: Vec<T>) -> Result<Self> {
-        if row_ptr.len() != nrows + 1 {
-            return Err(Error::shape("CSR row pointers", nrows + 1, row_ptr.len()));
+        if nrows.checked_add(1) != Some(row_ptr.len()) {
+            return Err(Error::shape("CSR row pointers", format!("{nrows} rows + 1"), row_ptr.len()));
         }
         if col_idx.len() != values.len() {
             return Err(Error::shape("CSR values", col_idx.len(), values.len()));
@@ -440,8 +440,8 @@ impl<T: Copy + Default> Dense<T> {
     /// A matrix over row-major `data`, which must hold `rows * cols` values (kept where they are, so not
     /// necessarily aligned as in [`Dense::zeros`]).
     pub fn from_vec(rows: usize, cols: usize, data: Vec<T>) -> Result<Self> {
-        if data.len() != rows * cols {
-            return Err(Error::shape("dense matrix data", format!("{rows} x {cols} = {}", rows * cols), data.len()));
+        if rows.checked_mul(cols) != Some(data.len()) {
+            return Err(Error::shape("dense matrix data", format!("{rows} x {cols} values"), data.len()));
         }
         Ok(Dense { rows, cols, storage: data, offset: 0 })
     }
@@ -591,6 +591,9 @@ mod tests {
         assert!(matches!(Coo::new(2, 2, vec![2], vec![0], vec![1]), Err(Error::IndexOutOfRange { .. })));
         assert!(matches!(Coo::new(2, 2, vec![1], vec![0, 1], vec![1]), Err(Error::Shape { .. })));
         assert!(matches!(Dense::from_vec(2, 2, vec![1]), Err(Error::Shape { .. })));
+        // Dimensions whose row-pointer count or element count overflows are shape errors, not panics.
+        assert!(matches!(Csr::<i32>::new(usize::MAX, 2, vec![], vec![], vec![]), Err(Error::Shape { .. })));
+        assert!(matches!(Dense::from_vec(usize::MAX, 2, vec![0; 2]), Err(Error::Shape { .. })));
     }
 
     #[test]

@@ -127,6 +127,62 @@ fn malformed_inputs_name_the_file() {
     let conflicting = pimgnn(dir.path(), &[&["train"], &args[..]].concat());
     assert!(!conflicting.status.success());
     assert!(String::from_utf8_lossy(&conflicting.stderr).contains("cannot be used with"));
+
+    let empty: Vec<bool> = vec![false; NODES];
+    common::write_npy(&dir.path().join("empty.npy"), &[NODES as u64], &empty);
+    let mut args = INPUTS.to_vec();
+    args.extend(["--backend", "cpu", "--epochs", "1", "--val-mask", "empty.npy"]);
+    let unselective = pimgnn(dir.path(), &[&["train"], &args[..]].concat());
+    assert!(!unselective.status.success());
+    let stderr = String::from_utf8_lossy(&unselective.stderr);
+    assert!(stderr.contains("empty.npy: mask selects no node"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&unselective.stdout).contains("backend:"), "refused only after the setup");
+}
+
+#[test]
+fn csv_features_may_leave_out_the_last_nodes() {
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    let features = npy::read_dense_f32(&dir.path().join("features.npy")).unwrap();
+    let mut triples = String::from("node_id,feature_id,value\n");
+    for node in 0..NODES - 1 {
+        for (feature, value) in features.row(node).iter().enumerate() {
+            triples += &format!("{node},{feature},{value}\n");
+        }
+    }
+    std::fs::write(dir.path().join("features.csv"), triples).unwrap();
+    let mut args = INPUTS.to_vec();
+    args[3] = "features.csv";
+    args.extend(["--backend", "cpu", "--epochs", "1"]);
+    assert!(pimgnn(dir.path(), &[&["train"], &args[..]].concat()).status.success());
+}
+
+#[test]
+fn a_model_too_large_for_the_host_memory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    let mut args = INPUTS.to_vec();
+    args.extend(["--backend", "cpu", "--epochs", "1", "--hidden", "100000000000"]);
+    let refused = pimgnn(dir.path(), &[&["train"], &args[..]].concat());
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("host memory (bytes) for the weights of a gcn model of widths [12, 100000000000, 4]"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_output_path_that_cannot_be_written_is_refused_before_training() {
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    let mut args = INPUTS.to_vec();
+    args.extend(["--backend", "cpu", "--epochs", "1", "--output", "missing/model.safetensors"]);
+    let refused = pimgnn(dir.path(), &[&["train"], &args[..]].concat());
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("--output missing/model.safetensors: the directory missing does not exist"), "{stderr}");
+    assert!(refused.stdout.is_empty(), "trained before refusing");
 }
 
 #[test]

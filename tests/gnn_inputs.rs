@@ -149,6 +149,17 @@ fn feature_errors() {
     common::write_npy(&flat, &[15], &[0.0f32; 15]);
     assert_error(inputs::read_features(&flat, 5, 3), &flat, "must have 2 dimension(s)");
 
+    // A header can declare a shape whose element count overflows (npyz then reads no value at all).
+    let mut header = String::from("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let overflowing = scratch.path("overflowing.npy");
+    let length = (header.len() as u16).to_le_bytes();
+    std::fs::write(&overflowing, [b"\x93NUMPY\x01\x00".as_slice(), &length, header.as_bytes()].concat()).unwrap();
+    assert_error(inputs::read_features(&overflowing, 5, 3), &overflowing, "holds more values than memory can address");
+
     let truncated = scratch.path("truncated.npy");
     common::write_npy(&truncated, &[5, 3], &[0.0f32; 15]);
     let bytes = std::fs::read(&truncated).unwrap();
@@ -189,6 +200,58 @@ fn label_and_mask_errors() {
 
     let not_npy = scratch.file("mask.npy", "plain text");
     assert_error(io::npy::read_mask(&not_npy), &not_npy, "not a valid .npy file");
+
+    let negative = scratch.path("negative_labels.npy");
+    common::write_npy(&negative, &[5], &[0i64, 1, -1, 2, 0]);
+    assert_error(
+        inputs::read_labels(&negative, 5, 3),
+        &negative,
+        "label -1 of node 2 is negative: classes are numbered from 0",
+    );
+
+    // Accuracy and loss over no node are undefined: refused when the file is read, not after the run.
+    let empty = scratch.path("empty_mask.npy");
+    common::write_npy(&empty, &[5], &[false; 5]);
+    assert_error(inputs::read_mask(&empty, 5), &empty, "mask selects no node (all 5 entries are false)");
+}
+
+#[test]
+fn non_finite_features_and_weights_are_refused() {
+    let scratch = Scratch::new();
+    let features = scratch.path("features.npy");
+    let mut values = [0.5f32; 15];
+    values[7] = f32::NAN;
+    common::write_npy(&features, &[5, 3], &values);
+    assert_error(inputs::read_features(&features, 5, 3), &features, "value NaN at row 2, column 1 is not finite");
+
+    let mut tensors = gcn_tensors();
+    tensors[2].2[3] = f32::INFINITY;
+    model_error(&tensors, &[], "tensor `conv2.lin.weight` holds inf at flat index 3: weights must be finite");
+}
+
+#[test]
+fn layers_without_features_are_refused() {
+    let mut tensors = gcn_tensors();
+    tensors[0] = ("conv1.lin.weight".into(), vec![0, 3], Vec::new());
+    tensors[1] = ("conv1.bias".into(), vec![0], Vec::new());
+    tensors[2] = ("conv2.lin.weight".into(), vec![2, 0], Vec::new());
+    model_error(&tensors, &[], "layer `conv1`: maps 3 to 0 features: every width must be at least 1");
+    let error = Model::seeded_gcn(&[3, 0, 2], 1).expect_err("a hidden width of 0 was accepted");
+    assert!(error.to_string().contains("maps 3 to 0 features"), "{error}");
+}
+
+/// A features file whose declared shape needs more memory than any host has is refused before anything is
+/// allocated for it.
+#[cfg(target_os = "linux")]
+#[test]
+fn features_larger_than_the_host_memory_are_refused() {
+    let scratch = Scratch::new();
+    let huge =
+        scratch.file("huge.mtx", "%%MatrixMarket matrix coordinate real general\n4294967295 4294967295 1\n1 1 1\n");
+    let error = inputs::read_features(&huge, 4294967295, 4294967295).expect_err("accepted");
+    assert!(matches!(error, pimgnn::Error::Capacity { .. }), "{error:?}");
+    let message = error.to_string();
+    assert!(message.contains("huge.mtx") && message.contains("host memory"), "{message}");
 }
 
 #[test]

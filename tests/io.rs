@@ -119,10 +119,34 @@ fn malformed_csv_files_say_where_and_why() {
     assert_parse_error("f.csv", "id_1,id_2\n0,\n", EDGES, 2, "id_2: `` is not a non-negative integer");
     assert_parse_error("f.csv", "id_1,id_2\nx,1\n", EDGES, 2, "id_1: `x`");
     assert_parse_error("f.csv", "id_1,id_2\n-3,1\n", EDGES, 2, "id_1: `-3`");
-    assert_parse_error("f.csv", "id_1,id_2\n0,99999999999\n", EDGES, 2, "`99999999999`");
+    assert_parse_error("f.csv", "id_1,id_2\n0,99999999999\n", EDGES, 2, "id_2: 99999999999 exceeds the limit");
     assert_parse_error("t.csv", "node_id,feature_id\n", TRIPLES, 1, "header must name 3 columns");
     assert_parse_error("t.csv", "node_id,feature_id,value\n1,2,abc\n", TRIPLES, 2, "value: `abc` is not a number");
     assert_parse_error("t.csv", "node_id,feature_id,value\n1,2\n", TRIPLES, 2, "found 2");
+}
+
+#[test]
+fn sizes_ids_and_values_beyond_their_limits_are_refused() {
+    let banner = "%%MatrixMarket matrix coordinate real general\n";
+    let rows = format!("{banner}1000000000000 3 0\n");
+    assert_parse_error("d.mtx", &rows, MTX, 2, "rows: 1000000000000 exceeds the limit 4294967295");
+    let columns = format!("{banner}3 99999999999999999999999 0\n");
+    assert_parse_error("d.mtx", &columns, MTX, 2, "columns: 99999999999999999999999 exceeds the limit 4294967295");
+    // The largest declared size is taken as declared, without allocating anything for it.
+    let largest = read_text("d.mtx", &format!("{banner}4294967295 4294967295 1\n4294967295 1 2\n"), MTX).unwrap();
+    assert_eq!((largest.nrows(), largest.ncols()), (4294967295, 4294967295));
+
+    for value in ["nan", "inf", "-infinity", "1e39"] {
+        let reason = format!("value: `{value}` is not a finite number");
+        assert_parse_error("v.mtx", &format!("{banner}3 3 1\n1 1 {value}\n"), MTX, 3, &reason);
+        let triples = format!("node_id,feature_id,value\n0,0,1\n1,2,{value}\n");
+        assert_parse_error("v.csv", &triples, TRIPLES, 3, &format!("value: `{value}` is not a finite number"));
+    }
+
+    // An id of u32::MAX would make a matrix of 2^32 rows, one more than 32-bit indices can count.
+    assert_parse_error("i.csv", "id_1,id_2\n4294967295,0\n", EDGES, 2, "id_1: 4294967295 exceeds the limit 4294967294");
+    let largest = read_text("i.csv", "id_1,id_2\n4294967294,0\n", EDGES).unwrap();
+    assert_eq!(largest.nrows(), 4294967295);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use pimgnn::cost::{self, HardwareModel, Target};
 use pimgnn::pim::PimSpmm;
 use pimgnn::plan::{Format, Plan, XDelivery};
-use pimgnn::{Csr, Dense, SpmmEngine};
+use pimgnn::{Csr, Dense, Error, SpmmEngine};
 use upmem::{BackendKind, DpuSet, SimConfig, Topology};
 
 /// A graph whose row `r` has `1 + r % 7` nonzeros spread over the columns.
@@ -214,4 +214,26 @@ fn hardware_gets_the_fastest_plan_and_the_simulator_a_nearly_as_fast_one_cheaper
     let a = graph(100_000);
     assert!(!check_simulator_choice(&a, 2048, 256, 0.1));
     assert!(check_simulator_choice(&a, 2048, 256, 0.2));
+}
+
+#[test]
+fn plans_over_the_simulators_host_budget_are_refused_with_that_budget() {
+    let (a, model, features, nr_dpus) = (graph(2000), HardwareModel::default(), 64, 64);
+    let least_host_bytes = cost::candidates(nr_dpus, features, 16)
+        .iter()
+        .filter(|plan| cost::mram_per_dpu(&model, &a, plan, features) <= model.mram_bytes)
+        .map(|plan| cost::simulator_host_bytes(&model, &a, plan, features, nr_dpus))
+        .min()
+        .unwrap();
+    let budget = least_host_bytes - 1;
+    let simulator = Target::Simulator { host_budget: budget, tolerance: cost::SIMULATOR_TOLERANCE };
+    match cost::choose(&model, &a, features, nr_dpus, 16, simulator) {
+        Err(Error::Capacity { what, needed, limit }) => {
+            assert!(what.contains("host memory"), "{what}");
+            assert_eq!((needed, limit), (least_host_bytes, budget));
+        }
+        other => panic!("expected the host budget to be the limit, got {other:?}"),
+    }
+    let ample = Target::Simulator { host_budget: least_host_bytes, tolerance: cost::SIMULATOR_TOLERANCE };
+    assert!(cost::choose(&model, &a, features, nr_dpus, 16, ample).is_ok());
 }

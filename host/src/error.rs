@@ -38,8 +38,12 @@ pub enum Error {
         /// Why the last attempt failed.
         reason: String,
     },
-    /// Fewer DPUs are available than requested.
-    #[error("cannot allocate {requested} DPUs: {available} are available")]
+    /// Fewer DPUs are available than requested, or none was requested.
+    #[error(
+        "cannot allocate {requested} DPUs: {}",
+        if *requested == 0 { format!("a set has at least 1 (the backend has {available})") }
+        else { format!("{available} are available") }
+    )]
     Allocation {
         /// DPUs asked for.
         requested: usize,

@@ -321,3 +321,12 @@ fn the_fast_schedule_predicts_no_launch() {
     assert_eq!(launch.predicted, None, "{timeline}");
     assert!(timeline.events()[0].predicted.is_some(), "transfers are still predicted: {timeline}");
 }
+
+#[test]
+fn a_set_of_no_dpus_is_refused_saying_so() {
+    let Err(error) = DpuSet::builder().backend(BackendKind::Simulator).dpus(0).allocate() else {
+        panic!("0 DPUs allocated");
+    };
+    assert!(matches!(error, Error::Allocation { requested: 0, .. }), "{error:?}");
+    assert!(error.to_string().contains("a set has at least 1"), "{error}");
+}

@@ -7,6 +7,8 @@ use anyhow::Context as _;
 use pimgnn::bench::{self, PlanChoice, SpmmBenchConfig};
 use upmem::{BackendKind, Schedule};
 
+use super::{pim_args, progress};
+
 /// Arguments of `pimgnn bench spmm`.
 #[derive(clap::Args)]
 pub struct BenchSpmmArgs {
@@ -14,13 +16,14 @@ pub struct BenchSpmmArgs {
     #[arg(long)]
     graph: Option<PathBuf>,
     /// Feature widths, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "16,64,256")]
+    #[arg(long, value_delimiter = ',', default_value = "16,64,256",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     features: Vec<usize>,
     /// DPUs.
-    #[arg(long, default_value_t = 2048)]
+    #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u32).range(1..))]
     dpus: u32,
     /// Tasklets per DPU (1 to 24).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = pim_args::tasklets())]
     tasklets: u32,
     /// Plan: auto (the cost model's choice), pygim (PyGim's default), or e.g.
     /// csr:rows=1024,cols=2,groups=1,x=referenced,tasklets=16.
@@ -51,7 +54,7 @@ pub fn run(args: BenchSpmmArgs) -> anyhow::Result<()> {
         backend: args.backend,
         schedules: args.schedules,
     };
-    let a = bench::load_graph(&config).context("loading the graph")?;
+    let a = progress::step("loading the graph", || bench::load_graph(&config)).context("loading the graph")?;
     println!(
         "graph: {} ({} nodes, {} nonzeros); {} DPUs x {} tasklets; f32; CPU on {} threads",
         config.graph.as_ref().map_or("R-MAT a=0.57 b=0.19 c=0.19, seed 42".into(), |p| p.display().to_string()),
@@ -61,7 +64,12 @@ pub fn run(args: BenchSpmmArgs) -> anyhow::Result<()> {
         config.tasklets,
         rayon::current_num_threads()
     );
-    let rows = bench::run(&config, &a)?;
+    let runs = format!(
+        "timing SpMM at {} feature width(s) on the CPU and, per width, under {} schedule(s) on PIM",
+        config.features.len(),
+        config.schedules.len()
+    );
+    let rows = progress::step(&runs, || bench::run(&config, &a))?;
     println!("{}", bench::table(&rows));
     println!(
         "PIM ms: the second call (A stays on the DPUs), on the simulator under each schedule. The simulator runs the \

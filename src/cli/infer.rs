@@ -9,6 +9,7 @@ use pimgnn::gnn::{accuracy, inputs, Aggregator, Backend, Dtype, Schedule};
 use pimgnn::io::npy;
 use pimgnn::Phase;
 
+use super::output;
 use super::pim_args::PimArgs;
 use super::progress;
 use super::table;
@@ -46,6 +47,9 @@ pub struct InferArgs {
 pub fn run(args: &InferArgs) -> anyhow::Result<()> {
     if args.labels.is_some() && args.workload.graph.is_none() {
         bail!("--labels and --mask need the --graph they label");
+    }
+    if let Some(output) = &args.output {
+        output::check_writable("--output", output)?;
     }
     let workload = progress::step("loading the inputs", || args.workload.load())?;
     let nodes = workload.graph.nrows();

@@ -6,6 +6,7 @@ pub mod bench_train;
 mod comparison;
 pub mod infer;
 pub mod info;
+mod output;
 mod pim_args;
 mod progress;
 mod python;

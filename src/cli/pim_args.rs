@@ -2,16 +2,22 @@
 
 use clap::Args;
 use pimgnn::gnn::{Backend, EngineOptions};
+use pimgnn::pim::abi::MAX_TASKLETS;
 
 /// DPU count and tasklets, shared by `infer`, `train`, `bench infer` and `bench train`.
 #[derive(Args, Debug, Clone, Copy)]
 pub struct PimArgs {
     /// DPUs to use on PIM (default 2,048; on hardware, all present up to 2,048).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub dpus: Option<u32>,
-    /// Tasklets per DPU on PIM.
-    #[arg(long)]
+    /// Tasklets per DPU on PIM (1 to 24).
+    #[arg(long, value_parser = tasklets())]
     pub tasklets: Option<u32>,
+}
+
+/// The tasklet counts the kernels run: 1 to [`MAX_TASKLETS`].
+pub fn tasklets() -> clap::builder::RangedI64ValueParser<u32> {
+    clap::value_parser!(u32).range(1..=MAX_TASKLETS as i64)
 }
 
 impl PimArgs {

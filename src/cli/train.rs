@@ -13,6 +13,7 @@ use pimgnn::gnn::{accuracy, inputs, Architecture, Backend, Model};
 use pimgnn::train::{initial_model, Adam, OptimizerKind, Sgd, Stage, Targets, Timings, Trainer};
 use pimgnn::Dense;
 
+use super::output;
 use super::pim_args::PimArgs;
 use super::progress;
 
@@ -126,6 +127,9 @@ impl Evaluation {
 pub fn run(args: &TrainArgs) -> anyhow::Result<()> {
     if args.epochs == 0 {
         bail!("--epochs must be at least 1");
+    }
+    if let Some(output) = &args.output {
+        output::check_writable("--output", output)?;
     }
     let graph = progress::step("loading the graph", || inputs::read_graph(&args.graph)).context("loading the graph")?;
     let nodes = graph.nrows();
@@ -251,7 +255,9 @@ fn feature_width(path: &Path, nodes: usize) -> anyhow::Result<usize> {
     let coo = pimgnn::io::read_graph(path)
         .or_else(|_| pimgnn::io::read_triples_csv(path))
         .context("reading the feature width")?;
-    if coo.nrows() != nodes {
+    // CSV triples may leave out the last nodes (their features are 0), as `inputs::read_features` allows.
+    let is_triples = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    if coo.nrows() > nodes || (!is_triples && coo.nrows() != nodes) {
         bail!("{}: {} feature rows for a graph of {nodes} nodes", path.display(), coo.nrows());
     }
     Ok(coo.ncols())

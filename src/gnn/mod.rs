@@ -29,6 +29,7 @@ pub use aggregate::{Aggregator, Dtype};
 pub use backend::{spmm_engine, Backend, Engine, EngineOptions, DEFAULT_DPUS, DEFAULT_PLAN_WIDTH, DEFAULT_TASKLETS};
 pub use dense::Linear;
 pub use layer::{GcnConv, GinConv, Layer, NamedLinear, Order, SageConv, Schedule};
+pub(crate) use model::check_weights_fit;
 pub use model::{Architecture, Inference, LayerReport, Model};
 pub use norm::Aggregation;
 

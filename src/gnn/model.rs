@@ -15,6 +15,7 @@ use super::dense::Linear;
 use super::layer::{GcnConv, GinConv, Layer, LayerStep, Order, SageConv, Schedule};
 use super::norm::Aggregation;
 use crate::error::{Error, Result};
+use crate::host_memory;
 use crate::io::safetensors::{read_safetensors, Tensor, TensorFile};
 use crate::sparse::Dense;
 use crate::spmm::Phase;
@@ -179,7 +180,7 @@ impl Model {
         if layers.is_empty() {
             return Err(bad("no layers".into()));
         }
-        let model = Model { architecture, layers };
+        let model = Model::new(architecture, layers).map_err(|e| bad(e.to_string()))?;
         for (key, actual) in
             [("layers", model.layers.len()), ("in_features", model.in_features()), ("classes", model.out_features())]
         {
@@ -192,13 +193,23 @@ impl Model {
         Ok(model)
     }
 
-    /// A model of `layers` (each with its `state_dict` name), which must all be of `architecture` and each
-    /// take the previous one's width.
+    /// A model of `layers` (each with its `state_dict` name), which must all be of `architecture`, take and
+    /// give at least one feature, and each take the previous one's width.
     pub fn new(architecture: Architecture, layers: Vec<(String, Layer)>) -> Result<Self> {
         if layers.is_empty() {
             return Err(Error::invalid("model", "has no layers"));
         }
         for (name, layer) in &layers {
+            if layer.in_features() == 0 || layer.out_features() == 0 {
+                return Err(Error::invalid(
+                    format!("layer `{name}`"),
+                    format!(
+                        "maps {} to {} features: every width must be at least 1",
+                        layer.in_features(),
+                        layer.out_features()
+                    ),
+                ));
+            }
             if layer.architecture() != architecture {
                 return Err(Error::invalid(
                     format!("layer `{name}`"),
@@ -222,6 +233,7 @@ impl Model {
         if widths.len() < 2 {
             return Err(Error::invalid("GCN widths", "need at least an input and an output width"));
         }
+        check_weights_fit(Architecture::Gcn, widths, 1)?;
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let layers = widths
             .windows(2)
@@ -447,4 +459,17 @@ impl NaturalKey {
         }
         NaturalKey(parts, name.to_owned())
     }
+}
+
+/// Refuses `widths` (input, hidden..., output) whose weights, `matrices` weight matrices and a bias per layer,
+/// would not fit the host's memory: a mistyped width must be an error, not an allocation failure that aborts.
+pub(crate) fn check_weights_fit(architecture: Architecture, widths: &[usize], matrices: u64) -> Result<()> {
+    let values = widths.windows(2).fold(0u64, |sum, pair| {
+        let (inputs, outputs) = (pair[0] as u64, pair[1] as u64);
+        sum.saturating_add(inputs.saturating_mul(outputs).saturating_mul(matrices)).saturating_add(outputs)
+    });
+    host_memory::check(
+        || format!("host memory (bytes) for the weights of a {architecture} model of widths {widths:?}"),
+        values.saturating_mul(std::mem::size_of::<f32>() as u64),
+    )
 }

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{parse_count, parse_number, TextFile};
+use super::{parse_bounded, parse_number, TextFile, MAX_DIMENSION};
 use crate::error::{Error, Result};
 use crate::sparse::Coo;
 
@@ -15,7 +15,8 @@ use crate::sparse::Coo;
 /// Nothing is dropped or added: self-loops and repeated pairs (as in the facebook and wikipedia graphs) stay,
 /// and undirected graphs listed once stay one-directional; see [`Coo::symmetrized`] and
 /// [`crate::Csr::deduplicated`]. Blank lines are skipped; a header that looks like data, a line without
-/// exactly two fields and a field that is not a non-negative integer are [`Error::Parse`] errors.
+/// exactly two fields and a field that is not a non-negative integer below `u32::MAX` are [`Error::Parse`]
+/// errors.
 pub fn read_edge_list_csv(path: &Path) -> Result<Coo<f32>> {
     let file = TextFile::read(path)?;
     let mut lines = file.lines();
@@ -23,8 +24,8 @@ pub fn read_edge_list_csv(path: &Path) -> Result<Coo<f32>> {
     let (mut rows, mut cols) = (Vec::with_capacity(file.max_lines()), Vec::with_capacity(file.max_lines()));
     for (number, line) in lines.filter(|(_, line)| !line.trim().is_empty()) {
         let [source, target] = split_fields::<2>(&file, number, line)?;
-        rows.push(parse_count::<u32>(&file, number, &header[0], source)?);
-        cols.push(parse_count::<u32>(&file, number, &header[1], target)?);
+        rows.push(parse_id(&file, number, &header[0], source)?);
+        cols.push(parse_id(&file, number, &header[1], target)?);
     }
     let n = rows.iter().chain(&cols).max().map_or(0, |&id| id as usize + 1);
     let values = vec![1.0; rows.len()];
@@ -44,8 +45,8 @@ pub fn read_triples_csv(path: &Path) -> Result<Coo<f32>> {
         (Vec::with_capacity(capacity), Vec::with_capacity(capacity), Vec::with_capacity(capacity));
     for (number, line) in lines.filter(|(_, line)| !line.trim().is_empty()) {
         let [row, col, value] = split_fields::<3>(&file, number, line)?;
-        rows.push(parse_count::<u32>(&file, number, &header[0], row)?);
-        cols.push(parse_count::<u32>(&file, number, &header[1], col)?);
+        rows.push(parse_id(&file, number, &header[0], row)?);
+        cols.push(parse_id(&file, number, &header[1], col)?);
         values.push(parse_number(&file, number, &header[2], value)?);
     }
     let extent = |ids: &[u32]| ids.iter().max().map_or(0, |&id| id as usize + 1);
@@ -80,6 +81,11 @@ fn parse_header(file: &TextFile, line: Option<(usize, &str)>, example: &[&str]) 
         return Err(file.error(number, format!("missing header: the first line `{line}` is data, not `{expected}`")));
     }
     Ok(names)
+}
+
+/// A 0-based id: the matrix's dimension, the largest id + 1, must stay within [`MAX_DIMENSION`].
+fn parse_id(file: &TextFile, line: usize, what: &str, token: &str) -> Result<u32> {
+    Ok(parse_bounded(file, line, what, token, MAX_DIMENSION - 1)? as u32)
 }
 
 /// A data line's `N` comma-separated fields.

@@ -78,9 +78,34 @@ fn parse_count<T: FromStr>(file: &TextFile, line: usize, what: &str, token: &str
     token.trim().parse().map_err(|_| file.error(line, format!("{what}: `{token}` is not a non-negative integer")))
 }
 
-/// `token` parsed as the `what` field of `line`: a number, or an error naming both.
+/// The largest dimension (rows, columns, nodes) a file may declare: indices are 32-bit.
+const MAX_DIMENSION: u64 = u32::MAX as u64;
+
+/// `token` parsed as the `what` field of `line`: an integer in `0..=limit`, or an error naming the field and,
+/// for a value too large, the limit.
+fn parse_bounded(file: &TextFile, line: usize, what: &str, token: &str, limit: u64) -> Result<u64> {
+    let digits = token.trim();
+    let value = match digits.parse::<u64>() {
+        Ok(value) => Some(value),
+        // Digits that overflow even a u64 are over any limit.
+        Err(_) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => None,
+        Err(_) => return Err(file.error(line, format!("{what}: `{token}` is not a non-negative integer"))),
+    };
+    match value {
+        Some(value) if value <= limit => Ok(value),
+        _ => Err(file.error(line, format!("{what}: {digits} exceeds the limit {limit} (indices are 32-bit)"))),
+    }
+}
+
+/// `token` parsed as the `what` field of `line`: a finite number, or an error naming both (`nan` and `inf`,
+/// which Rust parses, and values beyond `f32`'s range would spread through every product they enter).
 fn parse_number(file: &TextFile, line: usize, what: &str, token: &str) -> Result<f32> {
-    token.trim().parse().map_err(|_| file.error(line, format!("{what}: `{token}` is not a number")))
+    let value: f32 =
+        token.trim().parse().map_err(|_| file.error(line, format!("{what}: `{token}` is not a number")))?;
+    if !value.is_finite() {
+        return Err(file.error(line, format!("{what}: `{token}` is not a finite number")));
+    }
+    Ok(value)
 }
 
 /// A [`Error::Parse`] for `path` at a 1-based `line` (when the format has lines).

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{parse_count, parse_number, TextFile};
+use super::{parse_bounded, parse_count, parse_number, TextFile, MAX_DIMENSION};
 use crate::error::{Error, Result};
 use crate::sparse::Coo;
 
@@ -22,8 +22,8 @@ enum Field {
 /// together with its mirror `(j, i)` (the standard lists the lower triangle; an entry above the diagonal is
 /// mirrored the same way). Entries keep the file's order, mirrors right after their entry. Comment lines
 /// (`%`) and blank lines are skipped; the banner's words are case-insensitive. Malformed input (banner, size
-/// line, entry count, non-numeric fields, indices out of `1..=rows` / `1..=columns`, including 0) is an
-/// [`Error::Parse`] with the line.
+/// line, dimensions above `u32::MAX`, entry count, non-numeric or non-finite fields, indices out of
+/// `1..=rows` / `1..=columns`, including 0) is an [`Error::Parse`] with the line.
 pub fn read_matrix_market(path: &Path) -> Result<Coo<f32>> {
     let file = TextFile::read(path)?;
     let mut lines = file.lines();
@@ -41,8 +41,8 @@ pub fn read_matrix_market(path: &Path) -> Result<Coo<f32>> {
             file.error(size_line, format!("size line must be `rows columns entries`, found {} fields", tokens.len()))
         );
     };
-    let rows: u32 = parse_count(&file, size_line, "rows", rows)?;
-    let cols: u32 = parse_count(&file, size_line, "columns", cols)?;
+    let rows = parse_bounded(&file, size_line, "rows", rows, MAX_DIMENSION)? as u32;
+    let cols = parse_bounded(&file, size_line, "columns", cols, MAX_DIMENSION)? as u32;
     let declared: usize = parse_count(&file, size_line, "entries", declared)?;
     if symmetric && rows != cols {
         return Err(file.error(size_line, format!("a symmetric matrix must be square, found {rows} x {cols}")));

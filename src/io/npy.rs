@@ -1,7 +1,7 @@
 //! NumPy `.npy` arrays: dense `float32` features and logits, `int64` labels, `bool` masks.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter};
+use std::io::{BufRead as _, BufReader, BufWriter};
 use std::path::Path;
 
 use npyz::{NpyFile, WriterBuilder};
@@ -10,11 +10,33 @@ use super::{io_error, parse_error};
 use crate::error::Result;
 use crate::sparse::Dense;
 
+/// Bytes read ahead of npyz to see the header: the magic string, version and length, and a version 1 header's
+/// at most 65,535 bytes (longer version 2 headers are only seen in part).
+const HEADER_PREFIX_BYTES: usize = 10 + 65_535;
+
+/// Refuses a header whose `shape` holds more values than memory can address: npyz multiplies the dimensions
+/// unchecked (an overflow panics in debug builds and wraps to a small count in release ones). A header this
+/// does not understand is left to npyz to report.
+fn check_declared_shape(path: &Path, prefix: &[u8]) -> Result<()> {
+    let text = String::from_utf8_lossy(prefix);
+    let dims = text.split_once("shape").and_then(|(_, rest)| rest.split_once('(')?.1.split_once(')'));
+    let Some((dims, _)) = dims else { return Ok(()) };
+    let dims: Option<Vec<u64>> =
+        dims.split(',').map(str::trim).filter(|dim| !dim.is_empty()).map(|dim| dim.parse().ok()).collect();
+    let Some(dims) = dims else { return Ok(()) };
+    let count = dims.iter().try_fold(1u64, |count, &dim| count.checked_mul(dim));
+    if count.and_then(|count| usize::try_from(count).ok()).is_none() {
+        return Err(parse_error(path, None, format!("shape {dims:?} holds more values than memory can address")));
+    }
+    Ok(())
+}
+
 /// Opens an `.npy` file and checks its element type (`descr`, e.g. `"<f4"`) and number of dimensions.
 fn open(path: &Path, descr: &str, what: &str, ndim: usize) -> Result<NpyFile<BufReader<File>>> {
     let file = File::open(path).map_err(io_error(path))?;
-    let npy = NpyFile::new(BufReader::new(file))
-        .map_err(|e| parse_error(path, None, format!("not a valid .npy file: {e}")))?;
+    let mut reader = BufReader::with_capacity(HEADER_PREFIX_BYTES, file);
+    check_declared_shape(path, reader.fill_buf().map_err(io_error(path))?)?;
+    let npy = NpyFile::new(reader).map_err(|e| parse_error(path, None, format!("not a valid .npy file: {e}")))?;
     let found = match npy.dtype() {
         npyz::DType::Plain(type_str) => type_str.to_string(),
         other => other.descr(),
@@ -35,12 +57,17 @@ fn open(path: &Path, descr: &str, what: &str, ndim: usize) -> Result<NpyFile<Buf
     Ok(npy)
 }
 
-/// Reads a 2-D `float32` array (e.g. node features) as a dense row-major matrix.
+/// Reads a 2-D `float32` array (e.g. node features) as a dense row-major matrix. Every value must be finite:
+/// a NaN or an infinity would spread through every product it enters.
 pub fn read_dense_f32(path: &Path) -> Result<Dense<f32>> {
     let npy = open(path, "<f4", "a dense float32 matrix", 2)?;
     let (rows, cols) = (npy.shape()[0] as usize, npy.shape()[1] as usize);
     let data =
         npy.into_vec::<f32>().map_err(|e| parse_error(path, None, format!("truncated or unreadable data: {e}")))?;
+    if let Some(at) = data.iter().position(|v| !v.is_finite()) {
+        let (row, col) = (at / cols, at % cols);
+        return Err(parse_error(path, None, format!("value {} at row {row}, column {col} is not finite", data[at])));
+    }
     Dense::from_vec(rows, cols, data)
 }
 

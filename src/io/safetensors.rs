@@ -29,7 +29,8 @@ pub struct TensorFile {
     pub tensors: BTreeMap<String, Tensor>,
 }
 
-/// Reads every tensor of a `.safetensors` file; each must be `F32` (the only type GNN weights take here).
+/// Reads every tensor of a `.safetensors` file; each must be `F32` (the only type GNN weights take here) and
+/// hold finite values only.
 pub fn read_safetensors(path: &Path) -> Result<TensorFile> {
     let bytes = std::fs::read(path).map_err(io_error(path))?;
     let invalid =
@@ -45,7 +46,15 @@ pub fn read_safetensors(path: &Path) -> Result<TensorFile> {
                 format!("tensor `{name}` has dtype {:?}; only F32 is supported", view.dtype()),
             ));
         }
-        let data = view.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        let data: Vec<f32> =
+            view.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        if let Some(at) = data.iter().position(|v| !v.is_finite()) {
+            return Err(parse_error(
+                path,
+                None,
+                format!("tensor `{name}` holds {} at flat index {at}: weights must be finite", data[at]),
+            ));
+        }
         tensors.insert(name.to_owned(), Tensor { shape: view.shape().to_vec(), data });
     }
     Ok(TensorFile { path: path.to_path_buf(), metadata: header.metadata().clone().unwrap_or_default(), tensors })

@@ -4,7 +4,7 @@ use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 
 use crate::error::{Error, Result};
-use crate::gnn::{Architecture, Layer, Linear, Model, SageConv};
+use crate::gnn::{check_weights_fit, Architecture, Layer, Linear, Model, SageConv};
 use crate::sparse::Dense;
 
 /// A model of `architecture` with the given widths (input, hidden..., output), its weights drawn from `seed`
@@ -18,6 +18,8 @@ pub fn initial_model(architecture: Architecture, widths: &[usize], seed: u64) ->
             if widths.len() < 2 {
                 return Err(Error::invalid("SAGE widths", "need at least an input and an output width"));
             }
+            // `lin_l` and `lin_r`.
+            check_weights_fit(architecture, widths, 2)?;
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
             let layers = widths
                 .windows(2)

@@ -1,0 +1,40 @@
+//! Command-line options out of range, and result paths that cannot be written, are refused before anything
+//! runs (without inputs, `infer` would otherwise run its generated 100,000-node model first).
+
+use std::process::Output;
+
+fn pimgnn(args: &[&str]) -> Output {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_pimgnn")).args(args).output().unwrap();
+    println!("{}", String::from_utf8_lossy(&output.stdout));
+    eprintln!("{}", String::from_utf8_lossy(&output.stderr));
+    output
+}
+
+/// Asserts that `args` fail before any work, with an error containing `reason`.
+#[track_caller]
+fn assert_refused(args: &[&str], reason: &str) {
+    let output = pimgnn(args);
+    assert!(!output.status.success(), "{args:?} was accepted");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(reason), "{args:?}: `{stderr}` does not say `{reason}`");
+    assert!(output.stdout.is_empty(), "{args:?} ran before failing");
+}
+
+#[test]
+fn dpu_tasklet_and_width_options_out_of_range_are_refused() {
+    assert_refused(&["infer", "--dpus", "0"], "invalid value '0' for '--dpus <DPUS>'");
+    assert_refused(&["infer", "--tasklets", "0"], "0 is not in 1..=24");
+    assert_refused(&["train", "--tasklets", "25", "--graph", "g.mtx"], "25 is not in 1..=24");
+    assert_refused(&["bench", "spmm", "--dpus", "0"], "invalid value '0' for '--dpus <DPUS>'");
+    assert_refused(&["bench", "spmm", "--tasklets", "25"], "25 is not in 1..=24");
+    assert_refused(&["bench", "spmm", "--features", "16,0,64"], "invalid value '0' for '--features <FEATURES>'");
+}
+
+#[test]
+fn output_paths_that_cannot_be_written_are_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().to_str().unwrap();
+    assert_refused(&["infer", "--output", folder], "is a directory");
+    let missing = dir.path().join("no/such/folder/logits.npy");
+    assert_refused(&["infer", "--output", missing.to_str().unwrap()], "does not exist");
+}
