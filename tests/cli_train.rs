@@ -157,15 +157,22 @@ fn csv_features_may_leave_out_the_last_nodes() {
     assert!(pimgnn(dir.path(), &[&["train"], &args[..]].concat()).status.success());
 }
 
-#[test]
-fn a_model_too_large_for_the_host_memory_is_refused() {
+/// Runs `train` for one CPU epoch on the test dataset with `extra` options, which must make it fail; returns what
+/// it printed to stderr and stdout.
+fn refused_training(extra: &[&str]) -> (String, Vec<u8>) {
     let dir = tempfile::tempdir().unwrap();
     write_dataset(dir.path());
     let mut args = INPUTS.to_vec();
-    args.extend(["--backend", "cpu", "--epochs", "1", "--hidden", "100000000000"]);
+    args.extend(["--backend", "cpu", "--epochs", "1"]);
+    args.extend(extra);
     let refused = pimgnn(dir.path(), &[&["train"], &args[..]].concat());
-    assert!(!refused.status.success());
-    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "train accepted {extra:?}");
+    (String::from_utf8_lossy(&refused.stderr).into_owned(), refused.stdout)
+}
+
+#[test]
+fn a_model_too_large_for_the_host_memory_is_refused() {
+    let (stderr, _) = refused_training(&["--hidden", "100000000000"]);
     assert!(
         stderr.contains("host memory (bytes) for the weights of a gcn model of widths [12, 100000000000, 4]"),
         "{stderr}"
@@ -174,15 +181,9 @@ fn a_model_too_large_for_the_host_memory_is_refused() {
 
 #[test]
 fn an_output_path_that_cannot_be_written_is_refused_before_training() {
-    let dir = tempfile::tempdir().unwrap();
-    write_dataset(dir.path());
-    let mut args = INPUTS.to_vec();
-    args.extend(["--backend", "cpu", "--epochs", "1", "--output", "missing/model.safetensors"]);
-    let refused = pimgnn(dir.path(), &[&["train"], &args[..]].concat());
-    assert!(!refused.status.success());
-    let stderr = String::from_utf8_lossy(&refused.stderr);
+    let (stderr, stdout) = refused_training(&["--output", "missing/model.safetensors"]);
     assert!(stderr.contains("--output missing/model.safetensors: the directory missing does not exist"), "{stderr}");
-    assert!(refused.stdout.is_empty(), "trained before refusing");
+    assert!(stdout.is_empty(), "trained before refusing");
 }
 
 #[test]

@@ -90,14 +90,19 @@ fn dpus_of(mut set: dpu_set_t) -> Vec<dpu_set_t> {
     dpus
 }
 
+/// The path, for `dpu_load`, of a kernel named `name` that does nothing.
+fn empty_kernel(name: &str) -> CString {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let source = dir.join(format!("{name}.c"));
+    std::fs::write(&source, "#include <defs.h>\nint main(void) { return 0; }\n").expect("writing the kernel");
+    let kernel = KernelBuilder::new().source(&source).build(dir.join(name)).expect("building");
+    CString::new(kernel.to_str().expect("UTF-8 path")).expect("no NUL")
+}
+
 #[test]
 fn dpu_free_gives_back_memory_and_worker_processes() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let source = dir.join("resources-kernel.c");
-    std::fs::write(&source, "#include <defs.h>\nint main(void) { return 0; }\n").expect("writing the kernel");
-    let kernel = KernelBuilder::new().source(&source).build(dir.join("resources-kernel")).expect("building");
-    let kernel = CString::new(kernel.to_str().expect("UTF-8 path")).expect("no NUL");
+    let kernel = empty_kernel("resources-kernel");
     let heap = CString::new("__sys_used_mram_end").expect("no NUL");
     let profile = CString::new(PROFILE).expect("no NUL");
     let sources: Vec<Vec<u8>> = (0..NR_DPUS).map(|dpu| vec![dpu as u8 | 1; BYTES_PER_DPU]).collect();
@@ -138,11 +143,7 @@ fn one_buffer_prepared_for_several_dpus_receives_the_last_dpu() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let profile = CString::new(PROFILE).expect("no NUL");
     let heap = CString::new("__sys_used_mram_end").expect("no NUL");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let source = dir.join("resources-kernel.c");
-    std::fs::write(&source, "#include <defs.h>\nint main(void) { return 0; }\n").expect("writing the kernel");
-    let kernel = KernelBuilder::new().source(&source).build(dir.join("aliasing-kernel")).expect("building");
-    let kernel = CString::new(kernel.to_str().expect("UTF-8 path")).expect("no NUL");
+    let kernel = empty_kernel("aliasing-kernel");
     let mut set = <dpu_set_t as SetParts>::empty();
     let sources: Vec<Vec<u64>> = (0..NR_DPUS).map(|dpu| vec![u64::from(dpu) + 1; WORDS]).collect();
     let mut shared = vec![0u64; WORDS];
@@ -174,11 +175,7 @@ fn broadcasts_are_stored_once() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let profile = CString::new(PROFILE).expect("no NUL");
     let heap = CString::new("__sys_used_mram_end").expect("no NUL");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let source = dir.join("resources-kernel.c");
-    std::fs::write(&source, "#include <defs.h>\nint main(void) { return 0; }\n").expect("writing the kernel");
-    let kernel = KernelBuilder::new().source(&source).build(dir.join("broadcast-kernel")).expect("building");
-    let kernel = CString::new(kernel.to_str().expect("UTF-8 path")).expect("no NUL");
+    let kernel = empty_kernel("broadcast-kernel");
     let features: Vec<u8> = (0..BYTES).map(|i| (i % 253) as u8).collect();
     let mut set = <dpu_set_t as SetParts>::empty();
     let before = resident_shared_kib();
@@ -221,11 +218,7 @@ fn reading_mram_nothing_wrote_takes_no_memory() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let profile = CString::new(PROFILE).expect("no NUL");
     let heap = CString::new("__sys_used_mram_end").expect("no NUL");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let source = dir.join("resources-kernel.c");
-    std::fs::write(&source, "#include <defs.h>\nint main(void) { return 0; }\n").expect("writing the kernel");
-    let kernel = KernelBuilder::new().source(&source).build(dir.join("unwritten-kernel")).expect("building");
-    let kernel = CString::new(kernel.to_str().expect("UTF-8 path")).expect("no NUL");
+    let kernel = empty_kernel("unwritten-kernel");
     let mut buffers: Vec<Vec<u8>> = (0..NR_DPUS).map(|_| vec![0xAA; BYTES]).collect();
     let mut set = <dpu_set_t as SetParts>::empty();
     // SAFETY: the library's C API, called as a C program would.
