@@ -36,12 +36,14 @@ pub enum Error {
         reason: String,
     },
     /// A file that could not be read or written.
-    #[error("{}: {source}", path.display())]
+    // The system's error is in the message, so it is not also reported as the source: error reporters that
+    // print the chain (anyhow's, for one) would print it twice.
+    #[error("{}: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// What the system said.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A malformed input file.
     #[error("{}{}: {reason}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]

@@ -1,5 +1,6 @@
 //! Command-line options out of range, and result paths that cannot be written, are refused before anything
-//! runs (without inputs, `infer` would otherwise run its generated 100,000-node model first).
+//! runs (without inputs, `infer` would otherwise run its generated 100,000-node model first); inputs that cannot
+//! be read are refused saying why once.
 
 use std::process::Output;
 
@@ -37,4 +38,16 @@ fn output_paths_that_cannot_be_written_are_refused_before_the_run() {
     assert_refused(&["infer", "--output", folder], "is a directory");
     let missing = dir.path().join("no/such/folder/logits.npy");
     assert_refused(&["infer", "--output", missing.to_str().unwrap()], "does not exist");
+}
+
+/// A file the system cannot read is named once with the system's reason, which is not repeated as a cause.
+#[test]
+fn an_unreadable_input_says_why_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().to_str().unwrap();
+    let output = pimgnn(&["infer", "--graph", folder, "--features", folder, "--model", folder]);
+    assert!(!output.status.success(), "a directory was read as inputs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(&format!("{folder}: Is a directory")), "{stderr}");
+    assert_eq!(stderr.matches("Is a directory").count(), 1, "the reason is printed more than once: {stderr}");
 }

@@ -93,13 +93,14 @@ pub enum BuildError {
     #[error("the DPU program has no main() (sources: {0})")]
     NoMain(String),
     /// Reading or writing a file failed.
-    #[error("{path}: {source}")]
+    // The system's error is in the message, so it is not also reported as the source (a chain would print it
+    // twice).
+    #[error("{path}: {error}")]
     Io {
         /// The file.
         path: PathBuf,
         /// The error.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The binary was built but is not a valid DPU program (for example, its WRAM overflows).
     #[error(transparent)]
@@ -107,8 +108,8 @@ pub enum BuildError {
 }
 
 impl BuildError {
-    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
-        BuildError::Io { path: path.to_path_buf(), source }
+    pub(crate) fn io(path: &Path, error: std::io::Error) -> Self {
+        BuildError::Io { path: path.to_path_buf(), error }
     }
 }
 

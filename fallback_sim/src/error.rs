@@ -120,19 +120,19 @@ pub enum SimError {
         reason: String,
     },
     /// An operating-system call failed.
-    #[error("{what}: {source}")]
+    // The OS error is in the message, so it is not also reported as the source (a chain would print it twice).
+    #[error("{what}: {error}")]
     Os {
         /// The operation.
         what: String,
         /// The OS error.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 
 impl SimError {
-    pub(crate) fn os(what: impl Into<String>, source: std::io::Error) -> Self {
-        SimError::Os { what: what.into(), source }
+    pub(crate) fn os(what: impl Into<String>, error: std::io::Error) -> Self {
+        SimError::Os { what: what.into(), error }
     }
 }
 

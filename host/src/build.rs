@@ -23,7 +23,7 @@ use crate::Kernel;
 pub fn kernel(name: &str, builder: &KernelBuilder) -> Result<Kernel> {
     let out = env::var_os("OUT_DIR").map(PathBuf::from).ok_or_else(|| Error::Io {
         what: "upmem::build::kernel runs in a build script".into(),
-        source: std::io::Error::new(std::io::ErrorKind::NotFound, "OUT_DIR is not set"),
+        error: std::io::Error::new(std::io::ErrorKind::NotFound, "OUT_DIR is not set"),
     })?;
     let dir = out.join("upmem-kernels");
     // Set even if the build fails, so that `kernel!` compiles and says at run time what is missing.
@@ -58,11 +58,11 @@ fn build_for_hardware(name: &str, builder: &KernelBuilder, compiler: &Path, outp
         .arg("-o")
         .arg(output)
         .output()
-        .map_err(|source| Error::Io { what: format!("running {}", compiler.display()), source })?;
+        .map_err(|error| Error::Io { what: format!("running {}", compiler.display()), error })?;
     if !result.status.success() {
         return Err(Error::Io {
             what: format!("building kernel `{name}` for DPUs with {}", compiler.display()),
-            source: std::io::Error::other(String::from_utf8_lossy(&result.stderr).into_owned()),
+            error: std::io::Error::other(String::from_utf8_lossy(&result.stderr).into_owned()),
         });
     }
     Ok(output.to_path_buf())

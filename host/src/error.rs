@@ -138,13 +138,14 @@ pub enum Error {
     #[error("{} DPU(s) in fault; first: {}", .0.len(), .0.first().map_or_else(String::new, ToString::to_string))]
     Fault(Vec<FaultInfo>),
     /// An operating-system call failed.
-    #[error("{what}: {source}")]
+    // The system's error is in the message, so it is not also reported as the source (a chain would print it
+    // twice).
+    #[error("{what}: {error}")]
     Io {
         /// The operation.
         what: String,
         /// The error.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A path is not valid UTF-8 or has a NUL byte.
     #[error("invalid path {0}")]

@@ -311,7 +311,7 @@ impl HwEngine {
         // SAFETY: open_memstream writes the buffer pointer and size on fclose; both outlive the stream.
         let stream = unsafe { libc::open_memstream(&mut data, &mut size) };
         if stream.is_null() {
-            return Err(Error::Io { what: "open_memstream".into(), source: std::io::Error::last_os_error() });
+            return Err(Error::Io { what: "open_memstream".into(), error: std::io::Error::last_os_error() });
         }
         let status = call!(self.lib, dpu_log_read(self.dpus[index], stream.cast()));
         // SAFETY: closing the stream we opened; afterwards data/size describe a malloc'd buffer we own.

@@ -60,7 +60,7 @@ pub fn write_edge_list_csv(path: &Path, a: &Coo<f32>) -> Result<()> {
     for (&r, &c) in a.rows().iter().zip(a.cols()) {
         let _ = writeln!(text, "{r},{c}");
     }
-    std::fs::write(path, text).map_err(|source| Error::Io { path: path.to_path_buf(), source })
+    std::fs::write(path, text).map_err(|error| Error::Io { path: path.to_path_buf(), error })
 }
 
 /// The header's column names, checked: as many as `example` has, and not numbers (a file whose first line

@@ -44,7 +44,7 @@ struct TextFile {
 
 impl TextFile {
     fn read(path: &Path) -> Result<Self> {
-        let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+        let bytes = std::fs::read(path).map_err(|error| Error::Io { path: path.to_path_buf(), error })?;
         let text = String::from_utf8(bytes).map_err(|e| Error::Parse {
             path: path.to_path_buf(),
             line: None,
@@ -115,7 +115,7 @@ fn parse_error(path: &Path, line: Option<usize>, reason: impl Into<String>) -> E
 
 /// A [`Error::Io`] for `path`.
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Io { path: path.to_path_buf(), source }
+    move |error| Error::Io { path: path.to_path_buf(), error }
 }
 
 #[cfg(test)]

@@ -149,5 +149,5 @@ pub fn write_matrix_market(path: &Path, a: &Coo<f32>) -> Result<()> {
     for ((&r, &c), &v) in a.rows().iter().zip(a.cols()).zip(a.values()) {
         let _ = writeln!(text, "{} {} {v}", r + 1, c + 1);
     }
-    std::fs::write(path, text).map_err(|source| Error::Io { path: path.to_path_buf(), source })
+    std::fs::write(path, text).map_err(|error| Error::Io { path: path.to_path_buf(), error })
 }

@@ -119,7 +119,7 @@ impl From<SimError> for DpuError {
             SimError::WramOverflow { .. } | SimError::MramOverflow { .. } => code::ELF_INVALID_FILE,
             SimError::DpuFault { .. } => code::DPU_FAULT,
             SimError::InvalidConfig(_) => code::INVALID_PROFILE,
-            SimError::Os { source, .. } if source.kind() == std::io::ErrorKind::NotFound => code::ELF_NO_SUCH_FILE,
+            SimError::Os { error, .. } if error.kind() == std::io::ErrorKind::NotFound => code::ELF_NO_SUCH_FILE,
             _ => code::SYSTEM,
         };
         // The SDK only returns a code; the simulator also says why, like libdpu's own log lines.
