@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{parse_bounded, parse_number, TextFile, MAX_DIMENSION};
-use crate::error::{Error, Result};
+use super::{io_error, parse_bounded, parse_number, TextFile, MAX_DIMENSION};
+use crate::error::Result;
 use crate::sparse::Coo;
 
 /// Reads an edge list: a header of two column names (e.g. `id_1,id_2`), then one `source,target` line per
@@ -15,7 +15,7 @@ use crate::sparse::Coo;
 /// Nothing is dropped or added: self-loops and repeated pairs (as in the facebook and wikipedia graphs) stay,
 /// and undirected graphs listed once stay one-directional; see [`Coo::symmetrized`] and
 /// [`crate::Csr::deduplicated`]. Blank lines are skipped; a header that looks like data, a line without
-/// exactly two fields and a field that is not a non-negative integer below `u32::MAX` are [`Error::Parse`]
+/// exactly two fields and a field that is not a non-negative integer below `u32::MAX` are [`Error::Parse`](crate::Error::Parse)
 /// errors.
 pub fn read_edge_list_csv(path: &Path) -> Result<Coo<f32>> {
     let file = TextFile::read(path)?;
@@ -60,7 +60,7 @@ pub fn write_edge_list_csv(path: &Path, a: &Coo<f32>) -> Result<()> {
     for (&r, &c) in a.rows().iter().zip(a.cols()) {
         let _ = writeln!(text, "{r},{c}");
     }
-    std::fs::write(path, text).map_err(|error| Error::Io { path: path.to_path_buf(), error })
+    std::fs::write(path, text).map_err(io_error(path))
 }
 
 /// The header's column names, checked: as many as `example` has, and not numbers (a file whose first line

@@ -44,7 +44,7 @@ struct TextFile {
 
 impl TextFile {
     fn read(path: &Path) -> Result<Self> {
-        let bytes = std::fs::read(path).map_err(|error| Error::Io { path: path.to_path_buf(), error })?;
+        let bytes = std::fs::read(path).map_err(io_error(path))?;
         let text = String::from_utf8(bytes).map_err(|e| Error::Parse {
             path: path.to_path_buf(),
             line: None,

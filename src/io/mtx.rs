@@ -3,8 +3,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{parse_bounded, parse_count, parse_number, TextFile, MAX_DIMENSION};
-use crate::error::{Error, Result};
+use super::{io_error, parse_bounded, parse_count, parse_number, TextFile, MAX_DIMENSION};
+use crate::error::Result;
 use crate::sparse::Coo;
 
 /// The value field of a coordinate file.
@@ -23,7 +23,7 @@ enum Field {
 /// mirrored the same way). Entries keep the file's order, mirrors right after their entry. Comment lines
 /// (`%`) and blank lines are skipped; the banner's words are case-insensitive. Malformed input (banner, size
 /// line, dimensions above `u32::MAX`, entry count, non-numeric or non-finite fields, indices out of
-/// `1..=rows` / `1..=columns`, including 0) is an [`Error::Parse`] with the line.
+/// `1..=rows` / `1..=columns`, including 0) is an [`Error::Parse`](crate::Error::Parse) with the line.
 pub fn read_matrix_market(path: &Path) -> Result<Coo<f32>> {
     let file = TextFile::read(path)?;
     let mut lines = file.lines();
@@ -149,5 +149,5 @@ pub fn write_matrix_market(path: &Path, a: &Coo<f32>) -> Result<()> {
     for ((&r, &c), &v) in a.rows().iter().zip(a.cols()).zip(a.values()) {
         let _ = writeln!(text, "{} {} {v}", r + 1, c + 1);
     }
-    std::fs::write(path, text).map_err(|error| Error::Io { path: path.to_path_buf(), error })
+    std::fs::write(path, text).map_err(io_error(path))
 }

@@ -76,7 +76,7 @@ pub fn write_safetensors(
     }
     let metadata = (!metadata.is_empty()).then(|| metadata.clone());
     ::safetensors::serialize_to_file(views, metadata, path).map_err(|e| match e {
-        ::safetensors::SafeTensorError::IoError(error) => crate::error::Error::Io { path: path.to_path_buf(), error },
+        ::safetensors::SafeTensorError::IoError(error) => io_error(path)(error),
         other => parse_error(path, None, format!("cannot be written: {other}")),
     })
 }
