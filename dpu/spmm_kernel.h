@@ -62,6 +62,26 @@ typedef uint32_t spmm_acc;
 #error "define one of SPMM_TYPE_F32, SPMM_TYPE_I32, SPMM_TYPE_I16, SPMM_TYPE_I8"
 #endif
 
+/*
+ * The feature loops take 8 bytes of X per iteration: SPMM_UNIT features (2 f32 or i32, 4 i16, 8 i8), written
+ * out one after another so that the loop's counting, pointer advances and branch are paid once per unit
+ * rather than once per feature. The host pads rows (nr_features) to a multiple of 8 bytes of X and
+ * SPMM_FEATURE_CHUNK is a multiple of 8, so every loop's width is a multiple of SPMM_UNIT.
+ * SPMM_FOR_UNIT(step) expands to step(0) ... step(SPMM_UNIT - 1).
+ */
+#if defined(SPMM_TYPE_I8)
+#define SPMM_UNIT 8
+#define SPMM_FOR_UNIT(step) step(0) step(1) step(2) step(3) step(4) step(5) step(6) step(7)
+#elif defined(SPMM_TYPE_I16)
+#define SPMM_UNIT 4
+#define SPMM_FOR_UNIT(step) step(0) step(1) step(2) step(3)
+#else
+#define SPMM_UNIT 2
+#define SPMM_FOR_UNIT(step) step(0) step(1)
+#endif
+_Static_assert(SPMM_UNIT * sizeof(spmm_feature) == 8, "a unit is 8 bytes of X");
+_Static_assert(SPMM_FEATURE_CHUNK % SPMM_UNIT == 0, "a chunk is whole units");
+
 __host struct spmm_matrix_args matrix;
 __host struct spmm_call_args call;
 
@@ -78,21 +98,28 @@ static inline uint32_t spmm_heap(void) {
     return (uint32_t)DPU_MRAM_HEAP_POINTER;
 }
 
+/* sum[0..width) = 0; width is a multiple of SPMM_UNIT. */
 static inline void spmm_clear(spmm_acc *sum, uint32_t width) {
-    for (uint32_t f = 0; f < width; f++)
-        sum[f] = 0;
+    for (uint32_t f = 0; f < width; f += SPMM_UNIT) {
+#define SPMM_CLEAR_STEP(i) sum[f + (i)] = 0;
+        SPMM_FOR_UNIT(SPMM_CLEAR_STEP)
+#undef SPMM_CLEAR_STEP
+    }
 }
 
-/* sum[0..width) += value * X[column][first..first + width). width * sizeof(spmm_feature) is a multiple of 8
- * (the host pads rows to 8 bytes) and at most SPMM_FEATURE_CHUNK * 4 bytes. */
+/* sum[0..width) += value * X[column][first..first + width). width is a multiple of SPMM_UNIT (8 bytes of X)
+ * and at most SPMM_FEATURE_CHUNK. */
 static inline void spmm_accumulate(spmm_acc *sum, spmm_acc *buffer, spmm_value value, uint32_t column,
                                    uint32_t first, uint32_t width) {
     const uint32_t x_row = call.x_offset + column * call.nr_features * (uint32_t)sizeof(spmm_feature);
     mram_read((__mram_ptr void *)(spmm_heap() + x_row + first * (uint32_t)sizeof(spmm_feature)), buffer,
               width * (uint32_t)sizeof(spmm_feature));
     const spmm_feature *x = (const spmm_feature *)buffer;
-    for (uint32_t f = 0; f < width; f++)
-        sum[f] = SPMM_MUL_ADD(sum[f], SPMM_VALUE(value), x[f]);
+    for (uint32_t f = 0; f < width; f += SPMM_UNIT) {
+#define SPMM_ACCUMULATE_STEP(i) sum[f + (i)] = SPMM_MUL_ADD(sum[f + (i)], SPMM_VALUE(value), x[f + (i)]);
+        SPMM_FOR_UNIT(SPMM_ACCUMULATE_STEP)
+#undef SPMM_ACCUMULATE_STEP
+    }
 }
 
 /* Byte offset of features [first, ..) of partial slot `slot` of `tasklet`. */
@@ -141,8 +168,11 @@ static void spmm_merge(uint32_t tasklet) {
                 if (after->nr_partials == 0 || after->partial_rows[0] != row)
                     break;
                 mram_read((__mram_ptr void *)(spmm_heap() + spmm_partial_at(next, 0, first)), other, bytes);
-                for (uint32_t f = 0; f < width; f++)
-                    sum[f] = SPMM_ADD(sum[f], other[f]);
+                for (uint32_t f = 0; f < width; f += SPMM_UNIT) {
+#define SPMM_ADD_STEP(i) sum[f + (i)] = SPMM_ADD(sum[f + (i)], other[f + (i)]);
+                    SPMM_FOR_UNIT(SPMM_ADD_STEP)
+#undef SPMM_ADD_STEP
+                }
             }
             const uint32_t at = call.y_offset + (row * call.nr_features + first) * (uint32_t)sizeof(spmm_acc);
             mram_write(sum, (__mram_ptr void *)(spmm_heap() + at), bytes);

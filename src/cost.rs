@@ -12,9 +12,11 @@
 //! - **MRAM DMA**: `alpha + beta * bytes` cycles, alpha 77 (read) and 61 (write), beta 0.5 cycle per byte. The
 //!   DMA engine serves one transfer at a time, so a DPU's DMA cycles add up.
 //! - **Compute**: the pipeline issues one instruction per cycle once at least 11 tasklets are ready (a
-//!   tasklet issues every 11 cycles), so `T < 11` tasklets run at `T / 11` of that. A multiply-add of one
-//!   feature is its product plus 8 instructions (load the feature, load, add and store the sum, advance two
-//!   pointers, count and branch; a float's add is software, 66 more). Products in DPU instructions: a
+//!   tasklet issues every 11 cycles), so `T < 11` tasklets run at `T / 11` of that. The kernels' feature loop
+//!   takes 8 bytes of X per iteration (2 f32 or i32 features, 4 i16, 8 i8): each feature costs its product
+//!   and 4 instructions (load the feature, load, add and store the sum; a float's add is software, 66 more),
+//!   and each iteration 4 more (advance the index, count and branch), so a multiply-add of one feature is its
+//!   product plus 6 instructions for f32 and i32, 5 for i16 and 4.5 for i8. Products in DPU instructions: a
 //!   32-bit multiply 30 (the compiler runtime's `mul_step` sequence; PrIM's 10 MOPS at 350 MHz, 35 cycles,
 //!   less its loop's 5); a float multiply 179 (software float; PrIM's 1.9 MOPS, and 4.9 for the add, less 5
 //!   each); i16 and i8, which the kernels multiply
@@ -35,7 +37,7 @@
 //! here is checked (`tests/pim_cost.rs`): the model's DMA cycles match the simulator's exact DMA count for the
 //! same kernel run within 3%, and its kernel cycles (compute and DMA) match the simulator's modelled cycles,
 //! which count the kernel's instructions with the DPU's software arithmetic and the DPU compiler's narrow
-//! multiplies, within 10% for every element type (0.94x to 1.02x on the test graph at 16 and 64 features for
+//! multiplies, within 10% for every element type (0.92x to 1.02x on the test graph at 16 and 64 features for
 //! f32, i32, i16 and i8). On the simulator the timing tables show the
 //! simulator's kernel time (`PimReport` also gives the model's). The model is deliberately simple and its
 //! parameters are public, so a measured server can replace them.
@@ -64,13 +66,15 @@ pub struct HardwareModel {
     pub dma_cycles_per_byte: f64,
     /// Tasklets needed to issue one instruction per cycle.
     pub pipeline_tasklets: f64,
-    /// Cycles of a 32-bit integer multiply-add.
+    /// Cycles of a 32-bit integer multiply-add of one feature, with its share of the feature loop.
     pub int_mac_cycles: f64,
-    /// Cycles of a 16-bit integer multiply-add (the DPU compiler's 7-instruction byte-multiply sequence).
+    /// Cycles of a 16-bit integer multiply-add (the DPU compiler's 7-instruction byte-multiply sequence), with
+    /// its share of the feature loop.
     pub i16_mac_cycles: f64,
-    /// Cycles of an 8-bit integer multiply-add (one 8 x 8-bit multiply instruction).
+    /// Cycles of an 8-bit integer multiply-add (one 8 x 8-bit multiply instruction), with its share of the feature
+    /// loop.
     pub i8_mac_cycles: f64,
-    /// Cycles of a float multiply-add (software).
+    /// Cycles of a float multiply-add (software), with its share of the feature loop.
     pub float_mac_cycles: f64,
     /// Instructions per nonzero and feature chunk besides the products (record walk, loop, DMA setup).
     pub nonzero_instructions: f64,
@@ -98,11 +102,12 @@ impl Default for HardwareModel {
             dma_write_alpha: 61.0,
             dma_cycles_per_byte: 0.5,
             pipeline_tasklets: 11.0,
-            // The product and the 8 instructions of the feature loop (see the module docs).
-            int_mac_cycles: 30.0 + 8.0,
-            i16_mac_cycles: 7.0 + 8.0,
-            i8_mac_cycles: 1.0 + 8.0,
-            float_mac_cycles: 179.0 + 66.0 + 8.0,
+            // The product, the feature's 4 instructions and its share of the loop's 4 per 8 bytes of X (see
+            // the module docs).
+            int_mac_cycles: 30.0 + 4.0 + 4.0 / 2.0,
+            i16_mac_cycles: 7.0 + 4.0 + 4.0 / 4.0,
+            i8_mac_cycles: 1.0 + 4.0 + 4.0 / 8.0,
+            float_mac_cycles: 179.0 + 66.0 + 4.0 + 4.0 / 2.0,
             nonzero_instructions: 24.0 + 30.0 + 26.0,
             row_instructions: 40.0,
             push_bytes_per_second: 6.68e9,
