@@ -94,6 +94,13 @@ pub struct HardwareModel {
     pub mram_bytes: u64,
 }
 
+/// Instructions of one feature in the kernels' feature loop besides its product: load the feature, load, add and
+/// store the sum (see the module docs).
+const FEATURE_INSTRUCTIONS: f64 = 4.0;
+/// Instructions of one iteration of the kernels' feature loop, which takes 8 bytes of X: advance the index,
+/// compare, branch.
+const FEATURE_LOOP_INSTRUCTIONS: f64 = 4.0;
+
 impl Default for HardwareModel {
     fn default() -> Self {
         HardwareModel {
@@ -102,12 +109,11 @@ impl Default for HardwareModel {
             dma_write_alpha: 61.0,
             dma_cycles_per_byte: 0.5,
             pipeline_tasklets: 11.0,
-            // The product, the feature's 4 instructions and its share of the loop's 4 per 8 bytes of X (see
-            // the module docs).
-            int_mac_cycles: 30.0 + 4.0 + 4.0 / 2.0,
-            i16_mac_cycles: 7.0 + 4.0 + 4.0 / 4.0,
-            i8_mac_cycles: 1.0 + 4.0 + 4.0 / 8.0,
-            float_mac_cycles: 179.0 + 66.0 + 4.0 + 4.0 / 2.0,
+            // The product, the feature's instructions and its share of an iteration over 8 bytes of X.
+            int_mac_cycles: 30.0 + FEATURE_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS / 2.0,
+            i16_mac_cycles: 7.0 + FEATURE_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS / 4.0,
+            i8_mac_cycles: 1.0 + FEATURE_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS / 8.0,
+            float_mac_cycles: 179.0 + 66.0 + FEATURE_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS / 2.0,
             nonzero_instructions: 24.0 + 30.0 + 26.0,
             row_instructions: 40.0,
             push_bytes_per_second: 6.68e9,
