@@ -39,17 +39,63 @@ static uint64_t quantum(void) {
     return run.schedule == DPUSIM_SCHEDULE_SHUFFLE ? SHUFFLE_QUANTUM_CYCLES : QUANTUM_CYCLES;
 }
 
+/* The running tasklet spent its budget: it gives way if its time has passed yield_at, else (its budget was set
+ * short, as after a DMA) it gets its exact budget. */
+__attribute__((noinline, cold)) static void budget_spent(void) {
+    clock_settle();
+    if (run.running->time > run.yield_at)
+        tasklet_give_way();
+    else
+        clock_arm();
+}
+
+/*
+ * Runs at every basic block of the kernel, so it does as little as it can: one increment of the block's run
+ * count and one subtraction from the running tasklet's budget. Counting runs per block, not instructions per
+ * class, leaves clock_classes to multiply them out once per launch; the budget, the instructions the tasklet may
+ * execute before its time passes yield_at, leaves its time and instruction count to clock_settle, at the next
+ * switch, DMA or synchronisation, and turns "time > yield_at" into a sign test. The rest is out of line.
+ */
 void __sanitizer_cov_trace_pc(void) {
     uintptr_t site = (uintptr_t)__builtin_return_address(0) - (uintptr_t)__dpusim_kernel_text;
     const struct dpusim_block_cost *block = &__dpusim_block_costs[site];
-    clock_advance(run.running, block->instructions);
-    /* Counting runs per block, not instructions per class, keeps the hot path at one increment; clock_classes
-     * multiplies them out once per launch. */
     run.block_runs[block->block]++;
-    clock_give_way();
+    int64_t budget = run.budget - block->instructions;
+    run.budget = budget;
+    if (__builtin_expect(budget < 0, 0))
+        budget_spent();
+}
+
+/*
+ * reciprocals[c] = ceil(2^64 / c) for each issue interval c (DPUSIM_PIPELINE_DEPTH to DPUSIM_MAX_TASKLETS), so
+ * that clock_arm divides by a multiply: for n < 2^32, floor(n * reciprocals[c] / 2^64) = floor(n / c), since
+ * the product exceeds n / c by less than n / 2^64 < 2^-32 and the fraction of n / c is at most 1 - 1 / c.
+ */
+static uint64_t reciprocals[DPUSIM_MAX_TASKLETS + 1];
+_Static_assert(DPUSIM_PIPELINE_DEPTH > 1, "an issue interval of 1 has no 64-bit reciprocal");
+
+/* Its time passes yield_at exactly when it has executed more than (yield_at - time) / cycles_per_instruction
+ * more instructions: time + k * c > y if and only if k > floor((y - time) / c). */
+void clock_arm(void) {
+    clock_settle();
+    uint64_t time = run.running->time;
+    int64_t budget;
+    if (run.yield_at == UINT64_MAX) {
+        budget = INT64_MAX; /* it never gives way in its own code */
+    } else if (run.yield_at < time) {
+        budget = -1; /* it gives way at its next block */
+    } else {
+        uint64_t room = run.yield_at - time;
+        uint32_t interval = run.cycles_per_instruction;
+        budget = room >> 32 == 0 ? (int64_t)(((unsigned __int128)room * reciprocals[interval]) >> 64)
+                                 : (int64_t)(room / interval);
+    }
+    run.budget = run.budget_armed = budget;
 }
 
 void clock_allocate(void) {
+    for (uint32_t interval = DPUSIM_PIPELINE_DEPTH; interval <= DPUSIM_MAX_TASKLETS; interval++)
+        reciprocals[interval] = UINT64_MAX / interval + 1;
     run.block_runs = calloc(__dpusim_nr_blocks, sizeof *run.block_runs);
     if (run.block_runs == NULL) {
         fprintf(stderr, "dpusim worker: cannot allocate the run counts of %u blocks\n", __dpusim_nr_blocks);
@@ -57,7 +103,7 @@ void clock_allocate(void) {
     }
 }
 
-void __dpusim_charge(uint32_t instructions) { clock_advance(run.running, instructions); }
+void __dpusim_charge(uint32_t instructions) { clock_charge(instructions); }
 
 /* splitmix64: small, fast, and a good generator for a perturbation. */
 static uint64_t shuffle_next(void) {
@@ -123,6 +169,7 @@ void clock_reset(uint32_t dpu) {
     run.dma_cycles = 0;
     run.yield_at = UINT64_MAX;
     run.cycles_per_instruction = DPUSIM_PIPELINE_DEPTH;
+    run.budget = run.budget_armed = 0;
     /* Mixing in the DPU's index makes each DPU's interleaving its own, whichever worker runs it. */
     run.shuffle_state = control->shuffle_seed ^ ((uint64_t)dpu * 0xD1B54A32D192ED03ull);
     for (uint32_t t = 0; t < DPUSIM_MAX_TASKLETS; t++) {
@@ -223,17 +270,22 @@ void clock_woken(struct tasklet *tasklet, uint64_t at) {
         run.yield_at = tasklet->time + quantum();
     if (run.schedule == DPUSIM_SCHEDULE_MODELLED)
         ready_insert((uint32_t)(tasklet - run.tasklets));
+    clock_arm(); /* yield_at may have come closer */
 }
 
 void clock_dma_issue(uint32_t alpha, uint32_t size) {
-    struct tasklet *self = run.running;
-    clock_advance(self, COST_DMA_ISSUE);
+    clock_charge(COST_DMA_ISSUE);
     clock_wait_turn();
+    struct tasklet *self = run.running;
     uint64_t cycles = alpha + size / 2;
     uint64_t start = self->time > run.dma_free_at ? self->time : run.dma_free_at;
     run.dma_free_at = start + cycles;
     run.dma_cycles += cycles;
     self->time = run.dma_free_at;
+    /* Its time jumped, so its budget is stale; but after the transfer it waits its turn (clock_wait_turn) and
+     * usually gives way, which sets the next tasklet's. So the budget is only made spent, and the next block
+     * checks the time exactly (budget_spent). */
+    run.budget = run.budget_armed = -1;
 }
 
 uint64_t clock_dpu_cycles(void) {

@@ -53,6 +53,11 @@ struct run_state {
     uint64_t dma_cycles;             /* cycles the DMA engine was busy */
     uint64_t shuffle_state;          /* DPUSIM_SCHEDULE_SHUFFLE's generator */
     uint64_t *block_runs;            /* runs of each of the kernel's blocks in this launch (__dpusim_nr_blocks) */
+    /* The running tasklet's instructions left before its time passes yield_at; charges only subtract from it,
+     * and the instructions charged since its time and count were last brought up to date are
+     * budget_armed - budget (see clock_settle). Negative: it may be due to give way, which the next block checks. */
+    int64_t budget;
+    int64_t budget_armed;
     uint64_t perfcounter_base;
     uint32_t perfcounter_mode;
     uint64_t perfcounter_frozen;
@@ -77,21 +82,28 @@ void switch_to_scheduler(void);
 void tasklet_give_way(void);
 
 /* clock.c: the timing model. Costs are in DPU instructions; a tasklet's time advances by cycles_per_instruction
- * per instruction. */
-static inline void clock_advance(struct tasklet *tasklet, uint32_t instructions) {
-    tasklet->instructions += instructions;
-    tasklet->time += (uint64_t)instructions * run.cycles_per_instruction;
+ * per instruction. The running tasklet's time and instruction count lag behind what it was charged until
+ * clock_settle(): read them only after it. */
+/* Charges the running tasklet `instructions` more DPU instructions. */
+static inline void clock_charge(uint32_t instructions) {
+    run.budget -= instructions;
 }
-/* In the kernel's code: lets tasklets that are behind run first, if the running one is more than a quantum
- * ahead of them. */
-static inline void clock_give_way(void) {
-    if (run.running->time > run.yield_at)
-        tasklet_give_way();
+/* Brings the running tasklet's time and instruction count up to what it was charged. Every switch away from a
+ * tasklet settles it, so a tasklet that is not running is always up to date. */
+static inline void clock_settle(void) {
+    uint64_t pending = (uint64_t)(run.budget_armed - run.budget);
+    run.running->instructions += pending;
+    run.running->time += pending * run.cycles_per_instruction;
+    run.budget_armed = run.budget;
 }
+/* Settles, then sets the budget from the running tasklet's time, cycles_per_instruction and yield_at: after any
+ * of them changed, and whenever a tasklet starts running. */
+void clock_arm(void);
 /* Around what other tasklets can observe or what moves the running tasklet's clock forward at once (DMA,
  * synchronisation), the running tasklet lets every tasklet that is behind it catch up first, so that these
  * happen in modelled-time order; when shuffling, only those more than a (random) quantum behind. */
 static inline void clock_wait_turn(void) {
+    clock_settle();
     uint64_t limit = run.schedule == DPUSIM_SCHEDULE_MODELLED ? run.others_earliest : run.yield_at;
     if (run.running->time > limit)
         tasklet_give_way();

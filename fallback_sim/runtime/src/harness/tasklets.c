@@ -107,6 +107,7 @@ static struct tasklet *current(void) { return run.running; }
 
 void switch_to_scheduler(void) {
     struct tasklet *self = current();
+    clock_settle();
     in_tasklet = false;
     dpusim_switch(&self->saved_sp, run.scheduler_sp);
 }
@@ -121,14 +122,18 @@ void tasklet_give_way(void) {
     }
     /* Switch to the tasklet the model picks straight away, one context switch instead of two through the
      * scheduler's loop. */
+    clock_settle(); /* the pick reads this tasklet's time */
     uint32_t chosen = clock_pick_with_running();
     struct tasklet *next = &run.tasklets[chosen];
-    if (next == self)
+    if (next == self) {
+        clock_arm(); /* the pick set its issue interval and yield_at anew */
         return;
+    }
     if (next->state == TASKLET_UNSTARTED)
         start(chosen);
     __dpusim_tasklet_id = chosen;
     run.running = next;
+    clock_arm();
     dpusim_switch(&self->saved_sp, next->saved_sp);
 }
 
@@ -146,7 +151,7 @@ void __dpusim_tasklet_exit(void) {
 /* Blocks the running tasklet after it executed `instructions` more of its routine. */
 static void block(enum wait_kind wait, const void *key, uint32_t instructions) {
     struct tasklet *self = current();
-    clock_advance(self, instructions);
+    clock_charge(instructions);
     self->state = TASKLET_BLOCKED;
     self->wait = wait;
     self->wait_key = key;
@@ -159,7 +164,8 @@ static void block(enum wait_kind wait, const void *key, uint32_t instructions) {
  * one runs `resumed_tail` more instructions of its routine before it returns. */
 static void wake(uint32_t tasklet, uint32_t instructions, uint32_t resumed_tail) {
     struct tasklet *self = current(), *woken = &run.tasklets[tasklet];
-    clock_advance(self, instructions);
+    clock_charge(instructions);
+    clock_settle(); /* the woken tasklet resumes at this one's time */
     woken->state = TASKLET_RUNNABLE;
     woken->wait = WAIT_NONE;
     woken->instructions += resumed_tail;
@@ -229,7 +235,7 @@ void __dpusim_mutex_lock(const void *key) {
     clock_wait_turn();
     if (find_lock(key) == NULL) {
         take_free_lock(key);
-        clock_advance(current(), COST_MUTEX_LOCK);
+        clock_charge(COST_MUTEX_LOCK);
         clock_wait_turn();
     } else {
         block(WAIT_MUTEX, key, COST_MUTEX_LOCK); /* the unlocking tasklet hands the lock over before waking us */
@@ -237,7 +243,7 @@ void __dpusim_mutex_lock(const void *key) {
 }
 
 bool __dpusim_mutex_trylock(const void *key) {
-    clock_advance(current(), COST_MUTEX_TRYLOCK);
+    clock_charge(COST_MUTEX_TRYLOCK);
     clock_wait_turn();
     bool free = find_lock(key) == NULL;
     if (free)
@@ -247,7 +253,7 @@ bool __dpusim_mutex_trylock(const void *key) {
 }
 
 void __dpusim_mutex_unlock(const void *key) {
-    clock_advance(current(), COST_MUTEX_UNLOCK);
+    clock_charge(COST_MUTEX_UNLOCK);
     clock_wait_turn(); /* before looking the lock up: other tasklets may take and free locks meanwhile */
     struct held_lock *lock = find_lock(key);
     if (lock == NULL) {
@@ -270,7 +276,7 @@ void __dpusim_mutex_unlock(const void *key) {
 
 void __dpusim_barrier_wait(void *barrier) {
     struct wait_object *object = barrier;
-    clock_advance(current(), COST_BARRIER_ARRIVE);
+    clock_charge(COST_BARRIER_ARRIVE);
     clock_wait_turn();
     if (object->count > 1) {
         object->count--;
@@ -281,13 +287,13 @@ void __dpusim_barrier_wait(void *barrier) {
     /* The SDK resumes the waiters in arrival order. */
     for (uint32_t waiter; (waiter = first_waiter(WAIT_BARRIER, barrier)) != DPUSIM_NO_TASKLET;)
         wake(waiter, COST_BARRIER_PER_RESUME, COST_BARRIER_RESUMED_TAIL);
-    clock_advance(current(), COST_BARRIER_RELEASER_TAIL);
+    clock_charge(COST_BARRIER_RELEASER_TAIL);
     clock_wait_turn();
 }
 
 void __dpusim_sem_take(void *semaphore) {
     struct wait_object *object = semaphore;
-    clock_advance(current(), COST_SEM_TAKE_ARRIVE);
+    clock_charge(COST_SEM_TAKE_ARRIVE);
     clock_wait_turn();
     int8_t count = (int8_t)(object->count - 1);
     object->count = (uint8_t)count;
@@ -295,13 +301,13 @@ void __dpusim_sem_take(void *semaphore) {
         block(WAIT_SEMAPHORE, semaphore, COST_SEM_TAKE_ENQUEUE);
         return;
     }
-    clock_advance(current(), COST_SEM_TAKE_TAIL);
+    clock_charge(COST_SEM_TAKE_TAIL);
     clock_wait_turn();
 }
 
 void __dpusim_sem_give(void *semaphore) {
     struct wait_object *object = semaphore;
-    clock_advance(current(), COST_SEM_GIVE_ARRIVE);
+    clock_charge(COST_SEM_GIVE_ARRIVE);
     clock_wait_turn();
     int8_t count = (int8_t)(object->count + 1);
     object->count = (uint8_t)count;
@@ -310,7 +316,7 @@ void __dpusim_sem_give(void *semaphore) {
         if (waiter != DPUSIM_NO_TASKLET)
             wake(waiter, COST_SEM_GIVE_RESUME, COST_SEM_RESUMED_TAIL);
     }
-    clock_advance(current(), COST_SEM_GIVE_TAIL);
+    clock_charge(COST_SEM_GIVE_TAIL);
     clock_wait_turn();
 }
 
@@ -319,7 +325,7 @@ void __dpusim_sem_give(void *semaphore) {
 static const void *tasklet_key(uint32_t tasklet) { return (const void *)(uintptr_t)(tasklet + 1); }
 
 void __dpusim_handshake_notify(void) {
-    clock_advance(current(), COST_NOTIFY_ARRIVE);
+    clock_charge(COST_NOTIFY_ARRIVE);
     clock_wait_turn();
     uint32_t waiter = first_waiter(WAIT_HANDSHAKE_WAIT, tasklet_key(__dpusim_tasklet_id));
     if (waiter == DPUSIM_NO_TASKLET) {
@@ -327,7 +333,7 @@ void __dpusim_handshake_notify(void) {
         return;
     }
     wake(waiter, COST_NOTIFY_RESUME, COST_WAIT_RESUMED_TAIL);
-    clock_advance(current(), COST_NOTIFY_TAIL);
+    clock_charge(COST_NOTIFY_TAIL);
     clock_wait_turn();
 }
 
@@ -339,14 +345,14 @@ int __dpusim_handshake_wait_for(uint32_t notifier) {
                            __dpusim_tasklet_id);
         return EINVAL;
     }
-    clock_advance(current(), COST_WAIT_ARRIVE);
+    clock_charge(COST_WAIT_ARRIVE);
     clock_wait_turn();
     if (first_waiter(WAIT_HANDSHAKE_WAIT, tasklet_key(notifier)) != DPUSIM_NO_TASKLET)
         return EALREADY;
     struct tasklet *other = &run.tasklets[notifier];
     if (other->state == TASKLET_BLOCKED && other->wait == WAIT_HANDSHAKE_NOTIFY) {
         wake(notifier, COST_WAIT_RESUME, COST_NOTIFY_RESUMED_TAIL);
-        clock_advance(current(), COST_WAIT_TAIL);
+        clock_charge(COST_WAIT_TAIL);
         clock_wait_turn();
     } else {
         block(WAIT_HANDSHAKE_WAIT, tasklet_key(notifier), COST_WAIT_ENQUEUE);
@@ -361,6 +367,7 @@ enum { COUNT_SAME = 0, COUNT_CYCLES = 1, COUNT_INSTRUCTIONS = 2, COUNT_NOTHING =
 /* The DPU's cycle counter is its clock, which the running tasklet reads at its own time; the instruction
  * counter counts every tasklet's instructions. */
 static uint64_t counter_source(uint32_t mode) {
+    clock_settle();
     return mode == COUNT_INSTRUCTIONS ? clock_dpu_instructions() : current()->time;
 }
 
@@ -371,12 +378,12 @@ static uint64_t perfcounter_read(void) {
 }
 
 uint64_t __dpusim_perfcounter_get(void) {
-    clock_advance(current(), COST_PERFCOUNTER_GET);
+    clock_charge(COST_PERFCOUNTER_GET);
     return perfcounter_read();
 }
 
 uint64_t __dpusim_perfcounter_config(uint32_t config, bool reset) {
-    clock_advance(current(), COST_PERFCOUNTER_CONFIG);
+    clock_charge(COST_PERFCOUNTER_CONFIG);
     uint64_t value = perfcounter_read();
     uint64_t kept = reset ? 0 : value;
     if (config == COUNT_SAME)
@@ -476,6 +483,7 @@ void tasklets_run(uint32_t dpu, struct dpusim_dpu_record *record, char *log, uin
             start(chosen);
         __dpusim_tasklet_id = chosen;
         run.running = &run.tasklets[chosen];
+        clock_arm();
         in_tasklet = true;
         dpusim_switch(&run.scheduler_sp, run.tasklets[chosen].saved_sp);
         next = (chosen + 1) % run.nr_tasklets;
