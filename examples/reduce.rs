@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context as _};
 use clap::Parser;
-use comfy_table::{presets::UTF8_FULL, Table};
+use comfy_table::{presets::UTF8_FULL, ContentArrangement, Table};
 use upmem::{BackendKind, DpuSet, LoadedSet, SimConfig, Topology, MRAM_HEAP};
 
 #[derive(Parser)]
@@ -123,7 +123,11 @@ fn main() -> anyhow::Result<()> {
 fn print_timings(phases: &[Phase]) {
     let ms = |duration: Duration| format!("{:.3} ms", duration.as_secs_f64() * 1e3);
     let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_header(["phase", "wall", "predicted hardware (host steps at wall time)"]);
+    table.load_preset(UTF8_FULL).set_content_arrangement(ContentArrangement::Dynamic).set_header([
+        "phase",
+        "wall",
+        "predicted hardware (host steps at wall time)",
+    ]);
     for phase in phases {
         table.add_row([phase.name.to_owned(), ms(phase.wall), phase.predicted.map_or_else(|| "-".to_owned(), ms)]);
     }
@@ -154,7 +158,13 @@ fn print_load_balance(set: &LoadedSet) -> anyhow::Result<()> {
         [values[0], values[values.len() / 2], mean, values[values.len() - 1]].map(|value| value.to_string())
     };
     let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_header(["per DPU (simulator)", "min", "median", "mean", "max"]);
+    table.load_preset(UTF8_FULL).set_content_arrangement(ContentArrangement::Dynamic).set_header([
+        "per DPU (simulator)",
+        "min",
+        "median",
+        "mean",
+        "max",
+    ]);
     table.add_row(std::iter::once("modelled cycles".to_owned()).chain(summary(&mut cycles)));
     table.add_row(std::iter::once("DMA engine busy (cycles)".to_owned()).chain(summary(&mut dma_cycles)));
     table.add_row(std::iter::once("instructions".to_owned()).chain(summary(&mut instructions)));
