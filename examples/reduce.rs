@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context as _};
 use clap::Parser;
-use comfy_table::{presets::UTF8_FULL, ContentArrangement, Table};
+use comfy_table::{presets::UTF8_FULL, Table};
 use upmem::{BackendKind, DpuSet, LoadedSet, SimConfig, Topology, MRAM_HEAP};
 
 #[derive(Parser)]
@@ -123,11 +123,7 @@ fn main() -> anyhow::Result<()> {
 fn print_timings(phases: &[Phase]) {
     let ms = |duration: Duration| format!("{:.3} ms", duration.as_secs_f64() * 1e3);
     let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_content_arrangement(ContentArrangement::Dynamic).set_header([
-        "phase",
-        "wall",
-        "predicted hardware (host steps at wall time)",
-    ]);
+    table.load_preset(UTF8_FULL).set_header(["phase", "wall", "predicted hardware (host steps at wall time)"]);
     for phase in phases {
         table.add_row([phase.name.to_owned(), ms(phase.wall), phase.predicted.map_or_else(|| "-".to_owned(), ms)]);
     }
@@ -136,6 +132,7 @@ fn print_timings(phases: &[Phase]) {
         (wall + phase.wall, predicted + phase.predicted.unwrap_or_default())
     });
     table.add_row(["total after loading".to_owned(), ms(wall), ms(predicted)]);
+    pimgnn::table::fit_to_terminal(&mut table);
     println!("{table}");
 }
 
@@ -158,17 +155,12 @@ fn print_load_balance(set: &LoadedSet) -> anyhow::Result<()> {
         [values[0], values[values.len() / 2], mean, values[values.len() - 1]].map(|value| value.to_string())
     };
     let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_content_arrangement(ContentArrangement::Dynamic).set_header([
-        "per DPU (simulator)",
-        "min",
-        "median",
-        "mean",
-        "max",
-    ]);
+    table.load_preset(UTF8_FULL).set_header(["per DPU (simulator)", "min", "median", "mean", "max"]);
     table.add_row(std::iter::once("modelled cycles".to_owned()).chain(summary(&mut cycles)));
     table.add_row(std::iter::once("DMA engine busy (cycles)".to_owned()).chain(summary(&mut dma_cycles)));
     table.add_row(std::iter::once("instructions".to_owned()).chain(summary(&mut instructions)));
     table.add_row(std::iter::once("MRAM bytes read".to_owned()).chain(summary(&mut bytes)));
+    pimgnn::table::fit_to_terminal(&mut table);
     println!("{table}");
     Ok(())
 }

@@ -8,7 +8,7 @@ mod graph;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use comfy_table::{presets::UTF8_FULL, ContentArrangement, Table};
+use comfy_table::{presets::UTF8_FULL, Table};
 use upmem::{BackendKind, DpuSet, Schedule, SimConfig, Topology};
 
 use crate::cost::{self, Costed, HardwareModel, Prediction, Target};
@@ -185,7 +185,7 @@ fn relative_error(y: &Dense<f32>, expected: &Dense<f32>) -> f32 {
 pub fn table(rows: &[SpmmBenchRow]) -> Table {
     let ms = |d: Duration| format!("{:.1}", d.as_secs_f64() * 1e3);
     let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_content_arrangement(ContentArrangement::Dynamic).set_header([
+    table.load_preset(UTF8_FULL).set_header([
         "F",
         "CPU ms",
         "PIM ms",
@@ -232,5 +232,6 @@ pub fn table(rows: &[SpmmBenchRow]) -> Table {
             format!("{:.1e}", row.max_relative_error),
         ]);
     }
+    crate::table::fit_to_terminal(&mut table);
     table
 }

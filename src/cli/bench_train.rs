@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use clap::Args;
-use comfy_table::{presets::UTF8_FULL, ContentArrangement, Table};
+use comfy_table::{presets::UTF8_FULL, Table};
 use pimgnn::cost::{self, HardwareModel, Target};
 use pimgnn::gnn::{inputs, Backend, EngineOptions, Layer, Model, DEFAULT_DPUS, DEFAULT_TASKLETS};
 use pimgnn::plan::Plan;
@@ -284,7 +284,7 @@ fn optimisations(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> any
     }
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_content_arrangement(ContentArrangement::Dynamic).set_header([
+    table.load_preset(UTF8_FULL).set_header([
         "GNNear optimisation (predicted aggregation per epoch on hardware)",
         "without it (ms)",
         "with it (ms)",
@@ -302,6 +302,7 @@ fn optimisations(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> any
             format!("{:.2}x", ms(without) / ms(all)),
         ]);
     }
+    pimgnn::table::fit_to_terminal(&mut table);
     println!("{table}");
     Ok(())
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use comfy_table::{presets::UTF8_FULL, Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{presets::UTF8_FULL, Cell, CellAlignment, Table};
 use pimgnn::gnn::LayerReport;
 use pimgnn::Phase;
 
@@ -19,7 +19,7 @@ pub fn predicted(phases: &[Phase]) -> Option<Duration> {
 /// Rows per layer and phase: wall time here and predicted time on UPMEM hardware (when the engine models it).
 pub fn timings(setup: &[Phase], layers: &[LayerReport]) -> Table {
     let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_content_arrangement(ContentArrangement::Dynamic).set_header([
+    table.load_preset(UTF8_FULL).set_header([
         "layer",
         "step",
         "wall (ms)",
@@ -47,5 +47,6 @@ pub fn timings(setup: &[Phase], layers: &[LayerReport]) -> Table {
     }
     let all: Vec<Phase> = layers.iter().flat_map(|l| l.phases.iter().cloned()).collect();
     row("all layers", "inference total", total, predicted(&all));
+    pimgnn::table::fit_to_terminal(&mut table);
     table
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
-use comfy_table::{presets::UTF8_FULL, Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{presets::UTF8_FULL, Cell, CellAlignment, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 use pimgnn::gnn::{accuracy, inputs, Architecture, Backend, Model};
 use pimgnn::train::{initial_model, Adam, OptimizerKind, Sgd, Stage, Targets, Timings, Trainer};
@@ -282,7 +282,7 @@ fn millis(duration: Duration) -> f64 {
 /// Wall and predicted time per stage, in total and per epoch.
 fn timing_table(setup: Duration, timings: &Timings, epochs: usize) -> Table {
     let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_content_arrangement(ContentArrangement::Dynamic).set_header([
+    table.load_preset(UTF8_FULL).set_header([
         "stage",
         "wall (ms)",
         "wall per epoch (ms)",
@@ -309,5 +309,6 @@ fn timing_table(setup: Duration, timings: &Timings, epochs: usize) -> Table {
         row(stage.to_string(), time.wall, time.predicted);
     }
     row(format!("all {epochs} epochs"), timings.wall(), timings.on_hardware());
+    pimgnn::table::fit_to_terminal(&mut table);
     table
 }
