@@ -132,6 +132,7 @@ fn print_timings(phases: &[Phase]) {
         (wall + phase.wall, predicted + phase.predicted.unwrap_or_default())
     });
     table.add_row(["total after loading".to_owned(), ms(wall), ms(predicted)]);
+    pimgnn::table::fit_to_terminal(&mut table);
     println!("{table}");
 }
 
@@ -159,6 +160,7 @@ fn print_load_balance(set: &LoadedSet) -> anyhow::Result<()> {
     table.add_row(std::iter::once("DMA engine busy (cycles)".to_owned()).chain(summary(&mut dma_cycles)));
     table.add_row(std::iter::once("instructions".to_owned()).chain(summary(&mut instructions)));
     table.add_row(std::iter::once("MRAM bytes read".to_owned()).chain(summary(&mut bytes)));
+    pimgnn::table::fit_to_terminal(&mut table);
     println!("{table}");
     Ok(())
 }

@@ -68,6 +68,7 @@ fn main() -> anyhow::Result<()> {
         millis(inference.wall()),
         inference.predicted().map_or_else(|| "-".to_owned(), millis),
     ]);
+    pimgnn::table::fit_to_terminal(&mut table);
     println!("{table}");
     println!("output: {} x {}", inference.logits.rows(), inference.logits.cols());
     Ok(())

@@ -20,6 +20,7 @@ pub mod pim;
 pub mod plan;
 pub mod sparse;
 pub mod spmm;
+pub mod table;
 pub mod train;
 
 pub use error::{Error, Result};

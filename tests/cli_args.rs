@@ -24,6 +24,9 @@ fn assert_refused(args: &[&str], reason: &str) {
 #[test]
 fn dpu_tasklet_and_width_options_out_of_range_are_refused() {
     assert_refused(&["infer", "--dpus", "0"], "invalid value '0' for '--dpus <DPUS>'");
+    // More than a server has, which the simulator would otherwise have to invent.
+    assert_refused(&["infer", "--dpus", "2561"], "2561 is not in 1..=2560");
+    assert_refused(&["bench", "spmm", "--dpus", "3000"], "3000 is not in 1..=2560");
     assert_refused(&["infer", "--tasklets", "0"], "0 is not in 1..=24");
     assert_refused(&["train", "--tasklets", "25", "--graph", "g.mtx"], "25 is not in 1..=24");
     assert_refused(&["bench", "spmm", "--dpus", "0"], "invalid value '0' for '--dpus <DPUS>'");

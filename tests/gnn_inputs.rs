@@ -5,8 +5,8 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::NamedTensor;
-use pimgnn::gnn::{inputs, Model};
-use pimgnn::io;
+use pimgnn::gnn::{accuracy, inputs, Model};
+use pimgnn::{io, Dense};
 
 struct Scratch(tempfile::TempDir);
 
@@ -213,6 +213,25 @@ fn label_and_mask_errors() {
     let empty = scratch.path("empty_mask.npy");
     common::write_npy(&empty, &[5], &[false; 5]);
     assert_error(inputs::read_mask(&empty, 5), &empty, "mask selects no node (all 5 entries are false)");
+}
+
+/// The library's `accuracy` checks the labels it scores as the loaders do: a selected node's label outside the
+/// logits' classes is an error, not a wrong prediction; unselected nodes may be unlabelled (-1).
+#[test]
+fn accuracy_refuses_labels_outside_the_classes() {
+    let logits = Dense::from_vec(3, 2, vec![0.9, 0.1, 0.2, 0.8, 0.6, 0.4]).unwrap();
+    let all = [true; 3];
+    assert_eq!(accuracy(&logits, &[0, 1, 1], &all).unwrap(), 2.0 / 3.0);
+    assert_eq!(accuracy(&logits, &[0, -1, 0], &[true, false, true]).unwrap(), 1.0);
+    for (labels, message) in [
+        ([0, 2, 0], "label 2 of node 1 (the logits' classes): index 2 out of range (limit 2)"),
+        ([0, 1, -1], "label -1 of node 2 (the logits' classes)"),
+    ] {
+        let error = accuracy(&logits, &labels, &all).unwrap_err().to_string();
+        assert!(error.contains(message), "{error}");
+    }
+    let error = accuracy(&logits, &[0, 1], &all).unwrap_err().to_string();
+    assert!(error.contains("labels (one per node)"), "{error}");
 }
 
 #[test]

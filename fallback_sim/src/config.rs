@@ -27,6 +27,21 @@ pub struct Topology {
     pub mram_size: u64,
 }
 
+/// "`r` ranks of `d` DPUs", as the logs and `pimgnn info` say it.
+impl fmt::Display for Topology {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plural = |n: u32| if n == 1 { "" } else { "s" };
+        write!(
+            f,
+            "{} rank{} of {} DPU{}",
+            self.nr_ranks,
+            plural(self.nr_ranks),
+            self.dpus_per_rank,
+            plural(self.dpus_per_rank)
+        )
+    }
+}
+
 impl Topology {
     /// `nr_ranks` ranks of `dpus_per_rank` DPUs with UPMEM's memory sizes and no disabled DPU.
     pub fn new(nr_ranks: u32, dpus_per_rank: u32) -> Self {
@@ -73,13 +88,13 @@ impl Topology {
     pub(crate) fn validate(&self) -> Result<()> {
         let invalid = |message: String| Err(SimError::InvalidConfig(message));
         if self.nr_ranks == 0 || self.dpus_per_rank == 0 {
-            return invalid(format!("{} ranks of {} DPUs: need at least one DPU", self.nr_ranks, self.dpus_per_rank));
+            return invalid(format!("{self}: need at least one DPU"));
         }
         if self.dpus_per_rank > 64 {
             return invalid(format!("{} DPUs per rank: a rank has at most 64", self.dpus_per_rank));
         }
         if u64::from(self.nr_ranks) * u64::from(self.dpus_per_rank) > 1 << 16 {
-            return invalid(format!("{} ranks of {} DPUs: at most 65,536 DPUs", self.nr_ranks, self.dpus_per_rank));
+            return invalid(format!("{self}: at most 65,536 DPUs"));
         }
         if let Some(&dpu) = self.disabled.iter().find(|&&dpu| dpu >= self.nr_dpus()) {
             return invalid(format!("disabled DPU {dpu} does not exist: there are {} DPUs", self.nr_dpus()));
@@ -243,6 +258,12 @@ impl FromStr for Schedule {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn topologies_print_ranks_and_dpus_in_words() {
+        assert_eq!(Topology::full_server().to_string(), "40 ranks of 64 DPUs");
+        assert_eq!(Topology::new(1, 1).to_string(), "1 rank of 1 DPU");
+    }
 
     #[test]
     fn schedules_parse_and_print_the_same() {

@@ -136,9 +136,7 @@ impl Machine {
         };
         let control = Control::new(header)?;
         log::info!(
-            "simulated UPMEM machine: {} ranks x {} DPUs ({} enabled), {} KiB WRAM and {} MiB MRAM per DPU, {} workers",
-            topology.nr_ranks,
-            topology.dpus_per_rank,
+            "simulated UPMEM machine: {topology} ({} enabled), {} KiB WRAM and {} MiB MRAM per DPU, {} workers",
             topology.nr_enabled_dpus(),
             topology.wram_size >> 10,
             topology.mram_size >> 20,

@@ -107,8 +107,9 @@ impl DpuSetBuilder {
         self
     }
 
-    /// The simulated machine (default: ranks of 64 DPUs, as many as the set needs, or a full 2,560-DPU server
-    /// when allocating all DPUs). The set takes the machine's first DPUs (or ranks).
+    /// The simulated machine (default: ranks of 64 DPUs, as many as the set needs up to a full 2,560-DPU
+    /// server, and the full server when allocating all DPUs; a set larger than a server is refused, as on the
+    /// hardware, unless this gives a larger machine). The set takes the machine's first DPUs (or ranks).
     pub fn simulator(&mut self, config: SimConfig) -> &mut Self {
         self.simulator = Some(config);
         self
@@ -137,12 +138,15 @@ impl DpuSetBuilder {
     #[cfg(feature = "simulator")]
     fn simulated(&self) -> Result<Engine> {
         let config = self.simulator.clone().unwrap_or_else(|| {
+            // As many ranks as the set needs, but no more than a server has: asking a full server for more
+            // fails on the simulator as it does on the hardware.
+            let server = Topology::full_server();
             let ranks = match self.amount {
-                Amount::Dpus(n) => n.div_ceil(64).max(1),
-                Amount::Ranks(n) => n.max(1),
-                Amount::All => 40,
+                Amount::Dpus(n) => n.div_ceil(server.dpus_per_rank),
+                Amount::Ranks(n) => n,
+                Amount::All => server.nr_ranks,
             };
-            SimConfig::new(Topology::new(ranks, 64))
+            SimConfig::new(Topology::new(ranks.clamp(1, server.nr_ranks), server.dpus_per_rank))
         });
         Ok(Engine::Simulator(Box::new(SimEngine::allocate(config, self.amount)?)))
     }

@@ -330,3 +330,20 @@ fn a_set_of_no_dpus_is_refused_saying_so() {
     assert!(matches!(error, Error::Allocation { requested: 0, .. }), "{error:?}");
     assert!(error.to_string().contains("a set has at least 1"), "{error}");
 }
+
+/// A server has 2,560 DPUs: the simulator's default machine refuses more, as the hardware does, and a larger
+/// simulated machine must be asked for explicitly.
+#[test]
+fn a_set_larger_than_a_server_is_refused_unless_the_machine_is_larger() {
+    for error in [
+        DpuSet::builder().backend(BackendKind::Simulator).dpus(2561).allocate().err(),
+        DpuSet::builder().backend(BackendKind::Simulator).ranks(41).allocate().err(),
+    ] {
+        let error = error.expect("a set larger than a server allocated");
+        assert!(matches!(error, Error::Allocation { available: 2560, .. }), "{error:?}");
+        assert!(error.to_string().contains("2560 are available"), "{error}");
+    }
+    let larger = upmem_sim::SimConfig::new(upmem_sim::Topology::new(41, 64));
+    let set = DpuSet::builder().backend(BackendKind::Simulator).simulator(larger).dpus(2561).allocate().unwrap();
+    assert_eq!(set.nr_dpus(), 2561);
+}

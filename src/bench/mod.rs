@@ -136,9 +136,12 @@ pub fn run(config: &SpmmBenchConfig, a: &Csr<f32>) -> Result<Vec<SpmmBenchRow>> 
     Ok(rows)
 }
 
-/// The configuration's DPUs; on the simulator, a machine of ranks of 64 DPUs running `schedule`.
+/// The configuration's DPUs; on the simulator, a machine of ranks of 64 DPUs running `schedule`, at most a full
+/// server (a larger set is refused, as on the hardware).
 fn allocate(config: &SpmmBenchConfig, schedule: Schedule) -> Result<DpuSet> {
-    let machine = SimConfig { schedule, ..SimConfig::new(Topology::new(config.dpus.div_ceil(64).max(1), 64)) };
+    let server = Topology::full_server();
+    let ranks = config.dpus.div_ceil(server.dpus_per_rank).clamp(1, server.nr_ranks);
+    let machine = SimConfig { schedule, ..SimConfig::new(Topology::new(ranks, server.dpus_per_rank)) };
     Ok(DpuSet::builder().dpus(config.dpus).backend(config.backend).simulator(machine).allocate()?)
 }
 
@@ -229,5 +232,6 @@ pub fn table(rows: &[SpmmBenchRow]) -> Table {
             format!("{:.1e}", row.max_relative_error),
         ]);
     }
+    crate::table::fit_to_terminal(&mut table);
     table
 }

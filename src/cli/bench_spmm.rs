@@ -19,8 +19,8 @@ pub struct BenchSpmmArgs {
     #[arg(long, value_delimiter = ',', default_value = "16,64,256",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     features: Vec<usize>,
-    /// DPUs.
-    #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u32).range(1..))]
+    /// DPUs (1 to 2,560).
+    #[arg(long, default_value_t = 2048, value_parser = pim_args::dpus())]
     dpus: u32,
     /// Tasklets per DPU (1 to 24).
     #[arg(long, default_value_t = 16, value_parser = pim_args::tasklets())]

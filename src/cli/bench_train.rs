@@ -302,6 +302,7 @@ fn optimisations(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> any
             format!("{:.2}x", ms(without) / ms(all)),
         ]);
     }
+    pimgnn::table::fit_to_terminal(&mut table);
     println!("{table}");
     Ok(())
 }

@@ -61,6 +61,8 @@ impl Comparison {
 
 impl fmt::Display for Comparison {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.table.fmt(f)
+        let mut table = self.table.clone();
+        pimgnn::table::fit_to_terminal(&mut table);
+        table.fmt(f)
     }
 }

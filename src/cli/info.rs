@@ -19,10 +19,9 @@ pub fn run() -> anyhow::Result<()> {
     let defaults = SimConfig::new(Topology::full_server());
     if cfg!(target_os = "linux") {
         println!(
-            "simulator: available, {} DPUs ({} ranks of {}) by default, {} worker processes, hang limit {}",
+            "simulator: available, {} DPUs ({}) by default, {} worker processes, hang limit {}",
             defaults.topology.nr_enabled_dpus(),
-            defaults.topology.nr_ranks,
-            defaults.topology.dpus_per_rank,
+            defaults.topology,
             defaults.workers,
             defaults.hang_limit.map_or("none".to_owned(), |limit| format!("{} s", limit.as_secs())),
         );

@@ -7,12 +7,20 @@ use pimgnn::pim::abi::MAX_TASKLETS;
 /// DPU count and tasklets, shared by `infer`, `train`, `bench infer` and `bench train`.
 #[derive(Args, Debug, Clone, Copy)]
 pub struct PimArgs {
-    /// DPUs to use on PIM (default 2,048; on hardware, all present up to 2,048).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    /// DPUs to use on PIM, 1 to 2,560 (default 2,048; on hardware, all present up to 2,048).
+    #[arg(long, value_parser = dpus())]
     pub dpus: Option<u32>,
     /// Tasklets per DPU on PIM (1 to 24).
     #[arg(long, value_parser = tasklets())]
     pub tasklets: Option<u32>,
+}
+
+/// DPUs in a full UPMEM server (40 ranks of 64): the most a set can have.
+pub const SERVER_DPUS: u32 = 2560;
+
+/// The DPU counts a command can ask for: 1 to [`SERVER_DPUS`].
+pub fn dpus() -> clap::builder::RangedI64ValueParser<u32> {
+    clap::value_parser!(u32).range(1..=i64::from(SERVER_DPUS))
 }
 
 /// The tasklet counts the kernels run: 1 to [`MAX_TASKLETS`].
@@ -24,5 +32,13 @@ impl PimArgs {
     /// Engine options for `backend` with these DPUs and tasklets, planned for calls of `widths`.
     pub fn engine_options(self, backend: Backend, widths: Vec<usize>) -> EngineOptions {
         EngineOptions { backend, dpus: self.dpus, tasklets: self.tasklets, widths }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_server_is_what_the_simulator_models() {
+        assert_eq!(super::SERVER_DPUS, upmem::Topology::full_server().nr_dpus());
     }
 }

@@ -47,5 +47,6 @@ pub fn timings(setup: &[Phase], layers: &[LayerReport]) -> Table {
     }
     let all: Vec<Phase> = layers.iter().flat_map(|l| l.phases.iter().cloned()).collect();
     row("all layers", "inference total", total, predicted(&all));
+    pimgnn::table::fit_to_terminal(&mut table);
     table
 }

@@ -309,5 +309,6 @@ fn timing_table(setup: Duration, timings: &Timings, epochs: usize) -> Table {
         row(stage.to_string(), time.wall, time.predicted);
     }
     row(format!("all {epochs} epochs"), timings.wall(), timings.on_hardware());
+    pimgnn::table::fit_to_terminal(&mut table);
     table
 }

@@ -36,7 +36,9 @@ pub use norm::Aggregation;
 use crate::error::{Error, Result};
 use crate::sparse::Dense;
 
-/// The fraction of nodes in `mask` whose arg-max over `logits`' row is their label.
+/// The fraction of nodes in `mask` whose arg-max over `logits`' row is their label. Every selected node's label
+/// must be one of the logits' classes (`0..logits.cols()`); unselected nodes' labels are not read (they may be
+/// `-1` for "unlabelled").
 pub fn accuracy(logits: &Dense<f32>, labels: &[i64], mask: &[bool]) -> Result<f64> {
     if labels.len() != logits.rows() {
         return Err(Error::shape("labels (one per node)", logits.rows(), labels.len()));
@@ -44,12 +46,21 @@ pub fn accuracy(logits: &Dense<f32>, labels: &[i64], mask: &[bool]) -> Result<f6
     if mask.len() != logits.rows() {
         return Err(Error::shape("mask (one per node)", logits.rows(), mask.len()));
     }
+    let classes = logits.cols();
     let (mut selected, mut correct) = (0usize, 0usize);
     for (node, _) in mask.iter().enumerate().filter(|(_, &m)| m) {
+        let label = labels[node];
+        if !(0..classes as i64).contains(&label) {
+            return Err(Error::IndexOutOfRange {
+                what: format!("label {label} of node {node} (the logits' classes)"),
+                index: label as u64,
+                limit: classes as u64,
+            });
+        }
         selected += 1;
         let row = logits.row(node);
         let predicted = row.iter().enumerate().fold(0, |best, (c, &v)| if v > row[best] { c } else { best });
-        correct += usize::from(predicted as i64 == labels[node]);
+        correct += usize::from(predicted as i64 == label);
     }
     if selected == 0 {
         return Err(Error::invalid("mask", "selects no node"));

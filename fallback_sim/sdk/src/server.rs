@@ -117,7 +117,7 @@ impl Server {
             config.schedule = schedule;
         }
         let machine = Machine::new(config)?;
-        log::info!("libdpu: simulator backend with {} ranks of {} DPUs", profile.nr_ranks, profile.dpus_per_rank);
+        log::info!("libdpu: simulator backend with {}", machine.topology());
         let ranks = (0..profile.nr_ranks)
             .map(|id| Rank {
                 id,
