@@ -59,6 +59,13 @@ impl Topology {
         Self::new(40, 64)
     }
 
+    /// The part of a full server that holds `nr_dpus` DPUs: as many of its ranks as they need, at least one and
+    /// at most all 40, so that a larger request is refused at allocation as on the hardware.
+    pub fn server_ranks_for(nr_dpus: u32) -> Self {
+        let server = Self::full_server();
+        Self::new(nr_dpus.div_ceil(server.dpus_per_rank).clamp(1, server.nr_ranks), server.dpus_per_rank)
+    }
+
     /// The same topology with these DPUs disabled.
     pub fn with_disabled(mut self, dpus: impl IntoIterator<Item = u32>) -> Self {
         self.disabled.extend(dpus);
@@ -263,6 +270,13 @@ mod tests {
     fn topologies_print_ranks_and_dpus_in_words() {
         assert_eq!(Topology::full_server().to_string(), "40 ranks of 64 DPUs");
         assert_eq!(Topology::new(1, 1).to_string(), "1 rank of 1 DPU");
+    }
+
+    #[test]
+    fn a_part_of_a_server_has_the_ranks_its_dpus_need() {
+        for (dpus, ranks) in [(0, 1), (1, 1), (64, 1), (65, 2), (2048, 32), (2560, 40), (3000, 40)] {
+            assert_eq!(Topology::server_ranks_for(dpus), Topology::new(ranks, 64), "{dpus} DPUs");
+        }
     }
 
     #[test]

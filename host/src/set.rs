@@ -138,15 +138,12 @@ impl DpuSetBuilder {
     #[cfg(feature = "simulator")]
     fn simulated(&self) -> Result<Engine> {
         let config = self.simulator.clone().unwrap_or_else(|| {
-            // As many ranks as the set needs, but no more than a server has: asking a full server for more
-            // fails on the simulator as it does on the hardware.
             let server = Topology::full_server();
-            let ranks = match self.amount {
-                Amount::Dpus(n) => n.div_ceil(server.dpus_per_rank),
-                Amount::Ranks(n) => n,
-                Amount::All => server.nr_ranks,
-            };
-            SimConfig::new(Topology::new(ranks.clamp(1, server.nr_ranks), server.dpus_per_rank))
+            SimConfig::new(match self.amount {
+                Amount::Dpus(n) => Topology::server_ranks_for(n),
+                Amount::Ranks(n) => Topology::server_ranks_for(n.saturating_mul(server.dpus_per_rank)),
+                Amount::All => server,
+            })
         });
         Ok(Engine::Simulator(Box::new(SimEngine::allocate(config, self.amount)?)))
     }

@@ -139,9 +139,7 @@ pub fn run(config: &SpmmBenchConfig, a: &Csr<f32>) -> Result<Vec<SpmmBenchRow>> 
 /// The configuration's DPUs; on the simulator, a machine of ranks of 64 DPUs running `schedule`, at most a full
 /// server (a larger set is refused, as on the hardware).
 fn allocate(config: &SpmmBenchConfig, schedule: Schedule) -> Result<DpuSet> {
-    let server = Topology::full_server();
-    let ranks = config.dpus.div_ceil(server.dpus_per_rank).clamp(1, server.nr_ranks);
-    let machine = SimConfig { schedule, ..SimConfig::new(Topology::new(ranks, server.dpus_per_rank)) };
+    let machine = SimConfig { schedule, ..SimConfig::new(Topology::server_ranks_for(config.dpus)) };
     Ok(DpuSet::builder().dpus(config.dpus).backend(config.backend).simulator(machine).allocate()?)
 }
 

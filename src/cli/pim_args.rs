@@ -15,12 +15,9 @@ pub struct PimArgs {
     pub tasklets: Option<u32>,
 }
 
-/// DPUs in a full UPMEM server (40 ranks of 64): the most a set can have.
-pub const SERVER_DPUS: u32 = 2560;
-
-/// The DPU counts a command can ask for: 1 to [`SERVER_DPUS`].
+/// The DPU counts a command can ask for: 1 to a full UPMEM server's 2,560.
 pub fn dpus() -> clap::builder::RangedI64ValueParser<u32> {
-    clap::value_parser!(u32).range(1..=i64::from(SERVER_DPUS))
+    clap::value_parser!(u32).range(1..=i64::from(upmem::Topology::full_server().nr_dpus()))
 }
 
 /// The tasklet counts the kernels run: 1 to [`MAX_TASKLETS`].
@@ -32,13 +29,5 @@ impl PimArgs {
     /// Engine options for `backend` with these DPUs and tasklets, planned for calls of `widths`.
     pub fn engine_options(self, backend: Backend, widths: Vec<usize>) -> EngineOptions {
         EngineOptions { backend, dpus: self.dpus, tasklets: self.tasklets, widths }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_server_is_what_the_simulator_models() {
-        assert_eq!(super::SERVER_DPUS, upmem::Topology::full_server().nr_dpus());
     }
 }
