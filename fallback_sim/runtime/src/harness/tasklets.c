@@ -279,8 +279,8 @@ static void end_with_blocked_tasklets(uint32_t first) {
     char blocked[DPUSIM_MESSAGE_SIZE];
     describe_blocked(blocked, 0);
     warning_once("stopped for ever", 0, first,
-                 "the DPU ends with tasklets that stopped and were never resumed:%s a DPU ends so too (a stopped "
-                 "tasklet counts as finished); strict mode faults",
+                 "the DPU ends, as a DPU does, with tasklets stopped for ever (a stopped tasklet counts as "
+                 "finished; strict mode faults):%s",
                  blocked);
 }
 
