@@ -243,23 +243,42 @@ void __dpusim_sem_give(void *semaphore) {
 
 static const void *tasklet_key(uint32_t tasklet) { return (const void *)(uintptr_t)(tasklet + 1); }
 
-/* Is `tasklet` stopped where the handshake routines stop (their `stop`), so that a `resume` continues it? */
-static bool stopped_in_handshake(uint32_t tasklet) {
-    const struct tasklet *t = &run.tasklets[tasklet];
-    return t->state == TASKLET_BLOCKED && (t->wait == WAIT_HANDSHAKE_NOTIFY || t->wait == WAIT_HANDSHAKE_WAIT);
+/* What a stopped tasklet still runs of its routine after a `resume`. */
+static uint32_t resumed_tail(enum wait_kind wait) {
+    switch (wait) {
+    case WAIT_BARRIER:
+        return COST_BARRIER_RESUMED_TAIL;
+    case WAIT_SEMAPHORE:
+        return COST_SEM_RESUMED_TAIL;
+    case WAIT_HANDSHAKE_NOTIFY:
+        return COST_NOTIFY_RESUMED_TAIL;
+    default:
+        return COST_WAIT_RESUMED_TAIL;
+    }
 }
 
-/* The SDK resumes the tasklet an entry names. One that is running cannot be resumed: the routine then jumps back
- * to its start with the entry's atomic bit held and spins on it for ever, a hang. An entry names a tasklet that is
- * not stopped there only when it was left so by an earlier launch or written by the kernel. */
+/* The SDK resumes the tasklet an entry names, which normally waits in a handshake. The `resume` instruction
+ * continues a stopped tasklet wherever it stopped (a finished one stops again at once), but fails on a running
+ * one, and the routine then jumps back to its start with the entry's atomic bit held and spins on it for ever, a
+ * hang. An entry names a tasklet that does not wait there only when an earlier launch left it so or the kernel
+ * wrote it. */
 static void resume_from_entry(const char *routine, uint32_t entry, uint32_t named, uint32_t instructions) {
-    if (named >= run.nr_tasklets || !stopped_in_handshake(named))
+    const struct tasklet *target = &run.tasklets[named < run.nr_tasklets ? named : 0];
+    if (named >= run.nr_tasklets)
+        __dpusim_fault(DPUSIM_FAULT_SYNC_MISUSE, entry, named,
+                       "%s: __handshake_array[%u] names tasklet %u, past NR_TASKLETS (a DPU would start that "
+                       "thread)",
+                       routine, entry, named);
+    if (target->state == TASKLET_DONE) {
+        clock_charge(instructions);
+        return;
+    }
+    if (target->state != TASKLET_BLOCKED || target->wait == WAIT_MUTEX)
         __dpusim_fault(DPUSIM_FAULT_DEADLOCK, entry, named,
-                       "%s: __handshake_array[%u] names tasklet %u, which does not wait in a handshake (left by an "
-                       "earlier launch?): on a DPU the resume fails and tasklet %u spins for ever",
+                       "%s: __handshake_array[%u] names tasklet %u, which is running (left by an earlier launch?): "
+                       "on a DPU the resume fails and tasklet %u spins for ever",
                        routine, entry, named, __dpusim_tasklet_id);
-    bool notifying = run.tasklets[named].wait == WAIT_HANDSHAKE_NOTIFY;
-    tasklet_wake(named, instructions, notifying ? COST_NOTIFY_RESUMED_TAIL : COST_WAIT_RESUMED_TAIL);
+    tasklet_wake(named, instructions, resumed_tail(target->wait));
 }
 
 void __dpusim_handshake_notify(uint8_t *entries) {
