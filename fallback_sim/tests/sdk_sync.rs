@@ -157,9 +157,9 @@ fn perfcounter_values_are_multiples_of_16() {
     run(&mut machine, 1);
     let samples = read_u64s(&machine, DPU, "samples", 8);
     assert!(samples.windows(2).all(|pair| pair[0] < pair[1]), "increasing: {samples:?}");
-    assert!(samples.iter().all(|sample| sample % 16 == 0), "time reads bits 4..35: {samples:?}");
+    assert!(samples.iter().all(|sample| sample.is_multiple_of(16)), "time reads bits 4..35: {samples:?}");
     let config_value = read_u64(&machine, DPU, "config_value");
-    assert!(config_value % 16 == 0 && config_value > samples[7], "perfcounter_config's value {config_value}");
+    assert!(config_value.is_multiple_of(16) && config_value > samples[7], "perfcounter_config's value {config_value}");
 }
 
 #[test]
