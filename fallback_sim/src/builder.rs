@@ -36,6 +36,10 @@ const KERNEL_EXPORTS: [&str; 4] =
 const KERNEL_TEXT_SYMBOL: &str = "__dpusim_kernel_text";
 /// Basic-block instrumentation of the kernel sources (see [`crate::block_costs`]).
 const INSTRUMENTATION_FLAG: &str = "-fsanitize-coverage=trace-pc";
+/// The block hook finds a block by its call's return address, so it must always be called: at -O2 GCC turns the
+/// hook of a function's last, empty block into a tail jump, whose "return address" is then the caller's, which
+/// is no block's (an unrelated table entry, or a memory fault).
+const HOOK_NEVER_TAIL_CALLED: &str = "-fno-optimize-sibling-calls";
 /// Clang by default leaves out the blocks whose coverage others imply, a loop's body among them; counting needs
 /// every block. GCC instruments every block.
 const CLANG_INSTRUMENT_EVERY_BLOCK: &str = "-fsanitize-coverage=no-prune";
@@ -368,6 +372,7 @@ impl KernelBuilder {
         // DPU_LIKE_CODE), whose instructions the block costs count.
         kernel.extend(DPU_LIKE_CODE.map(OsString::from));
         kernel.push(INSTRUMENTATION_FLAG.into());
+        kernel.push(HOOK_NEVER_TAIL_CALLED.into());
         if is_clang {
             kernel.push(CLANG_INSTRUMENT_EVERY_BLOCK.into());
         }

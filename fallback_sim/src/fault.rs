@@ -25,7 +25,9 @@ pub enum FaultKind {
     PrintfOverflow,
     /// Runtime fault 8: `mram_write_unaligned` with WRAM and MRAM addresses not equal mod 8.
     WrongAlignment,
-    /// Every live tasklet is blocked (on hardware, a hang).
+    /// Every live tasklet is blocked and one spins on a mutex (on hardware, a hang), or, in strict mode, they
+    /// all stopped for ever at barriers, semaphores or handshakes (on hardware, the DPU ends). Also a handshake
+    /// entry naming a running tasklet, whose resume fails and leaves the caller spinning.
     Deadlock,
     /// The DPU ran past the configured hang limit.
     Timeout,

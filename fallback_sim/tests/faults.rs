@@ -414,31 +414,37 @@ fn mram_write_unaligned_with_addresses_differing_mod_8_is_wrong_alignment() {
 // ---- Hangs -----------------------------------------------------------------------------------------------------
 
 #[test]
-fn deadlocks_are_detected_in_every_mode() {
-    // (mode, what the message says the tasklets wait for)
+fn mutex_deadlocks_fault_and_tasklets_stopped_for_ever_fault_in_strict_mode() {
+    // (mode, what the message says the tasklets wait for, faults by default). A mutex waiter spins on a DPU,
+    // which then hangs: a fault in every mode. A tasklet waiting at a barrier, a semaphore or a handshake has
+    // stopped, and a DPU whose tasklets all stopped is done (sdk_sync.rs): only strict mode faults.
     let cases = [
-        (1, "0 on mutex"),
-        (2, "0 at barrier"),
-        (3, "0 waits for tasklet 1;"),
-        (4, "0 on mutex"),
-        (5, "0 on semaphore"),
+        (1, "0 on mutex", true),
+        (2, "0 at barrier", false),
+        (3, "0 waits for tasklet 1;", false),
+        (4, "0 on mutex", true),
+        (5, "0 on semaphore", false),
     ];
-    let mut machine = loaded("fault_deadlock", NR_TASKLETS, |_| {});
-    for (mode, phrase) in cases {
-        let fault = launch_with_faulty_dpu(&mut machine, set_mode(mode), set_mode(0), |_, _| {});
-        // Found by the scheduler between tasklets, so no tasklet was running.
-        assert_fault(&fault, FaultKind::Deadlock, None, "deadlock: every live tasklet is blocked:");
-        assert!(fault.message.contains(phrase), "mode {mode} should say {phrase:?}: {fault}");
-        match mode {
-            1 => assert!(fault.message.contains("1 on mutex"), "both tasklets wait: {fault}"),
-            2 => {
-                for tasklet in 0..NR_TASKLETS {
-                    assert!(fault.message.contains(&format!(" {tasklet} at barrier")), "{fault}");
+    for strict in [false, true] {
+        let mut machine = loaded("fault_deadlock", NR_TASKLETS, |config| config.strict = strict);
+        for (mode, phrase, _) in cases.into_iter().filter(|&(_, _, by_default)| strict || by_default) {
+            let fault = launch_with_faulty_dpu(&mut machine, set_mode(mode), set_mode(0), |_, _| {});
+            // Found by the scheduler between tasklets, so no tasklet was running.
+            assert_fault(&fault, FaultKind::Deadlock, None, "deadlock: every live tasklet is blocked:");
+            assert!(fault.message.contains(phrase), "mode {mode} should say {phrase:?}: {fault}");
+            let why = if mode == 1 || mode == 4 { "a DPU would hang" } else { "strict mode" };
+            assert!(fault.message.contains(why), "mode {mode}, strict {strict}: {fault}");
+            match mode {
+                1 => assert!(fault.message.contains("1 on mutex"), "both tasklets wait: {fault}"),
+                2 => {
+                    for tasklet in 0..NR_TASKLETS {
+                        assert!(fault.message.contains(&format!(" {tasklet} at barrier")), "{fault}");
+                    }
                 }
+                _ => {}
             }
-            _ => {}
+            relaunch_behaving(&mut machine, set_mode(0), |_, _| {});
         }
-        relaunch_behaving(&mut machine, set_mode(0), |_, _| {});
     }
 }
 

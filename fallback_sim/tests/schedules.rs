@@ -9,7 +9,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{build, machine_with, read_u32, read_u32s, read_u64s, write_u32};
-use upmem_sim::{DpuStats, FaultKind, Machine, Program, Schedule, SimError, Topology};
+use upmem_sim::{DpuStats, Machine, Program, Schedule, SimError, Topology};
 
 const TASKLET_COUNTS: [u32; 4] = [1, 2, 16, 24];
 /// Tasklet counts at which the fast schedule breaks every pattern. With 1 tasklet there is nothing to
@@ -140,11 +140,14 @@ fn a_tasklet_with_extra_work_after_a_barrier_falls_behind() {
             assert_eq!(outcome, &expected, "DPU {dpu}, {nr_tasklets} tasklets");
         }
     }
+    // The tasklets that leave the loop early leave the others stopped at the barrier for ever, which ends a DPU
+    // as if they had finished: the run completes with fewer iterations.
     for nr_tasklets in FAST_BREAKS_AT {
-        match unequal_work(nr_tasklets, Schedule::Fast, 2) {
-            Err(SimError::DpuFault { first, .. }) => assert_eq!(first.kind, FaultKind::Deadlock, "{first}"),
-            other => panic!("fast schedule, {nr_tasklets} tasklets: expected a deadlock, got {other:?}"),
-        }
+        let outcomes = unequal_work(nr_tasklets, Schedule::Fast, 2).unwrap();
+        assert!(
+            outcomes.iter().all(|(iterations, _)| iterations.iter().any(|&n| n < ITEMS.len() as u32)),
+            "fast schedule, {nr_tasklets} tasklets: some tasklets leave early, {outcomes:?}"
+        );
     }
 }
 

@@ -1,7 +1,9 @@
 /*
- * barrier.h: re-arming barriers. barrier_wait blocks the caller until `count` tasklets have arrived, then lets
- * them all go and re-arms with initial_count. Programs may fill a barrier_t's fields by hand and use it with a
- * subset of the tasklets: the simulator works from count and initial_count alone.
+ * barrier.h: re-arming barriers, as the SDK 2025.1's compiled runtime runs them (barrier.c.obj, disassembled).
+ * barrier_wait with a count of 1 releases: it resumes every waiter in arrival order, sets wait_queue to 0xFF and
+ * count to initial_count; with no waiter (wait_queue 0xFF) it changes nothing. Any other count (an unsigned
+ * byte: 0 too) queues the caller (wait_queue becomes its id) and decrements count, 0 wrapping to 255. Programs
+ * may fill a barrier_t's fields by hand (wait_queue 0xFF) and use it with a subset of the tasklets.
  */
 #ifndef DPUSIM_BARRIER_H
 #define DPUSIM_BARRIER_H
@@ -14,8 +16,8 @@
 
 /* The SDK's 4-byte layout. */
 typedef struct barrier_t {
-    uint8_t wait_queue;    /* tasklets waiting (0xFF: none) */
-    uint8_t count;         /* tasklets still expected */
+    uint8_t wait_queue;    /* the last tasklet to queue (0xFF: none) */
+    uint8_t count;         /* arrivals still expected, the releasing one included */
     uint8_t initial_count; /* value count is re-armed with */
     uint8_t lock;          /* the atomic bit protecting the barrier (unused by the simulator) */
 } barrier_t;

@@ -1,5 +1,6 @@
 /*
- * dpufault.h: the DPU runtime's fault codes ("runtime fault N" in the UPMEM documentation).
+ * dpufault.h: the DPU runtime's fault codes ("runtime fault N" in the UPMEM documentation), with the names of
+ * syslib/dpufault.h of the SDK 2025.1.
  * In the simulator every fault is raised through __dpusim_fault() with the matching DPUSIM_FAULT_* kind.
  */
 #ifndef DPUSIM_DPUFAULT_H
@@ -12,6 +13,8 @@
 #define __FAULT_PRINTF_OVERFLOW__ 5
 #define __FAULT_ALREADY_PROFILING__ 6
 #define __FAULT_NOT_PROFILING__ 7
-#define __FAULT_WRONG_ALIGNMENT__ 8
+#define __FAULT_MRAM_UNALIGNED__ 8
+#define __FAULT_WRONG_ALIGNMENT__ __FAULT_MRAM_UNALIGNED__ /* the simulator's older name */
+#define __FAULT_PFM_COUNTER_INCOMPATIBILITY__ 9 /* perfcounter_config: a v1B-only configuration on v1A */
 
 #endif /* DPUSIM_DPUFAULT_H */

@@ -1,7 +1,11 @@
 /*
- * perfcounter.h: the DPU's performance counter, one per DPU and shared by its tasklets. The simulator counts
- * modelled cycles (DMA cost model plus an estimate of the instructions executed, see dpusim/abi.h); the values are
- * monotone while the counter is not reset.
+ * perfcounter.h: the DPU's performance counter, one per DPU and shared by its tasklets, as the SDK 2025.1's
+ * compiled v1A runtime drives it (perfcounter.c.obj, disassembled). The simulator counts modelled cycles (the
+ * timing model: instructions, pipeline and DMA) or the DPU's executed instructions. Values are read as the
+ * `time` instruction reads them: multiples of 16, wrapping at 2^36; they are monotone while the counter is not
+ * reset and has not wrapped. perfcounter_config returns the value before it, and faults (runtime fault 9) on the
+ * v1B-only COUNT_DISABLE_BOTH and COUNT_ENABLE_BOTH; perfcounter_get_both, v1B only, does not compile, and with
+ * -pg (DPU_PROFILING) perfcounter_config does not either, as in the SDK.
  *
  * CLOCKS_PER_SEC is the DPU's clock frequency (cycles per second), a variable as in the SDK. glibc's <time.h>
  * defines a CLOCKS_PER_SEC macro: this header includes <time.h> first, so that a later include cannot redefine it,
@@ -30,11 +34,24 @@ typedef enum _perfcounter_config_t {
     COUNT_ENABLE_BOTH = 7,  /* v1B only */
 } perfcounter_config_t;
 
+#ifndef DPU_PROFILING
 /* Configures the counter (and zeroes it when reset is true); returns its value before the call. */
 static inline perfcounter_t perfcounter_config(perfcounter_config_t config, bool reset)
 {
     return __dpusim_perfcounter_config((uint32_t)config, reset);
 }
+#else
+#define perfcounter_config(config, reset_value)                                                                       \
+    do {                                                                                                              \
+        _Static_assert(0, "[DPU_ERROR]: call to perfcounter_config is incompatible with -pg option.");                \
+    } while (0)
+#endif
+
+/* The simulator models a v1A DPU. */
+#define perfcounter_get_both(should_reset)                                                                            \
+    do {                                                                                                              \
+        _Static_assert(0, "[DPU_ERROR]: call to perfcounter_get_both is only available on v1B.");                     \
+    } while (0)
 
 static inline perfcounter_t perfcounter_get(void)
 {

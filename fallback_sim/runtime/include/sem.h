@@ -1,6 +1,7 @@
 /*
- * sem.h: counting semaphores. sem_take blocks while the count is zero or less, then decrements it; sem_give
- * increments it and wakes one waiter.
+ * sem.h: counting semaphores, as the SDK 2025.1's compiled runtime runs them (sem.c.obj, disassembled). sem_take
+ * decrements the count (a signed byte) and queues the caller when it goes below 0; sem_give increments it and
+ * resumes the first waiter whenever one is queued (wait_queue not 0xFF), whatever the count.
  */
 #ifndef DPUSIM_SEM_H
 #define DPUSIM_SEM_H
@@ -11,7 +12,7 @@
 
 /* The SDK's 4-byte layout, the same as barrier_t's; count is read as a signed byte. */
 typedef struct sem_t {
-    uint8_t wait_queue;    /* tasklets waiting (0xFF: none) */
+    uint8_t wait_queue;    /* the last tasklet to queue (0xFF: none) */
     uint8_t count;         /* current count */
     uint8_t initial_count; /* count at definition */
     uint8_t lock;          /* the atomic bit protecting the semaphore (unused by the simulator) */

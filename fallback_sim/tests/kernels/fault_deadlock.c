@@ -1,13 +1,15 @@
 /*
- * fault_deadlock.c: every live tasklet blocked (DPUSIM_FAULT_DEADLOCK), by `mode`.
+ * fault_deadlock.c: every live tasklet blocked (DPUSIM_FAULT_DEADLOCK), by `mode`. Mutex waiters spin, so modes
+ * 1 and 4 fault in every mode; modes 2, 3 and 5 leave tasklets stopped, which ends a DPU as if they had finished,
+ * so they fault in strict mode only.
  *
  *  mode 0: no synchronisation                                                 -> no fault
  *  mode 1: tasklet 0 locks first_mutex, tasklet 1 locks second_mutex; both meet at a 2-tasklet barrier, then
  *          each locks the other's mutex (opposite order)                      -> DEADLOCK (NR_TASKLETS >= 2)
- *  mode 2: every tasklet waits at a barrier for NR_TASKLETS + 1               -> DEADLOCK
- *  mode 3: tasklet 0 waits for a handshake from tasklet 1, which returns      -> DEADLOCK (NR_TASKLETS >= 2)
+ *  mode 2: every tasklet waits at a barrier for NR_TASKLETS + 1               -> DEADLOCK (strict)
+ *  mode 3: tasklet 0 waits for a handshake from tasklet 1, which returns      -> DEADLOCK (strict)
  *  mode 4: tasklet 0 locks first_mutex twice (mutexes are not recursive)      -> DEADLOCK
- *  mode 5: tasklet 0 takes a semaphore whose count is 0                       -> DEADLOCK
+ *  mode 5: tasklet 0 takes a semaphore whose count is 0                       -> DEADLOCK (strict)
  * Tasklets with no part in a mode return at once. Build with NR_TASKLETS >= 2 for modes 1 and 3.
  */
 #include <stdint.h>

@@ -82,7 +82,7 @@ enum dpusim_fault_kind {
     DPUSIM_FAULT_TIMEOUT = 10,         /* ran past the hang limit */
     DPUSIM_FAULT_STACK_OVERFLOW = 11,  /* a tasklet ran off its native stack */
     DPUSIM_FAULT_SIGNAL = 12,          /* any other signal (illegal instruction, trap, abort, ...) */
-    DPUSIM_FAULT_SYNC_MISUSE = 13,     /* strict mode: unlocking a free mutex, waiting on a bad handshake id */
+    DPUSIM_FAULT_SYNC_MISUSE = 13,     /* strict mode: unlocking a free mutex, ...; a handshake id past 23 */
     DPUSIM_FAULT_TOO_MANY_TASKLETS = 14,
     DPUSIM_FAULT_WRAM_OVERFLOW = 15,   /* globals + nominal stacks do not fit in WRAM */
     DPUSIM_FAULT_ABORT = 16,           /* the kernel called abort() or exit() with a non-zero status */
@@ -110,15 +110,20 @@ void __dpusim_mram_write(const void *wram, void *mram, uint32_t size);
 void __dpusim_mutex_lock(const void *key);
 bool __dpusim_mutex_trylock(const void *key);
 void __dpusim_mutex_unlock(const void *key);
+/* vmutex: bit `bit` (0..7) of the bitfield byte `byte`, guarded by the atomic bit `guard`. */
+void __dpusim_vmutex_lock(uint8_t *byte, uint32_t bit, const void *guard);
+void __dpusim_vmutex_unlock(uint8_t *byte, uint32_t bit, const void *guard);
 /* barrier: the SDK's 4-byte barrier_t {wait_queue, count, initial_count, lock}. */
 void __dpusim_barrier_wait(void *barrier);
 /* semaphore: the SDK's 4-byte sem_t, same layout; count is a signed byte. */
 void __dpusim_sem_take(void *semaphore);
 void __dpusim_sem_give(void *semaphore);
-void __dpusim_handshake_notify(void);
-int __dpusim_handshake_wait_for(uint32_t notifier);
+/* handshake: `entries` is the SDK's 24-byte __handshake_array in WRAM (entry n: who waits for tasklet n). */
+void __dpusim_handshake_notify(uint8_t *entries);
+int __dpusim_handshake_wait_for(uint32_t notifier, uint8_t *entries);
 
-/* The DPU's one performance counter: modelled cycles or the DPU's executed instructions since the last reset. */
+/* The DPU's one performance counter: modelled cycles or the DPU's executed instructions since the last reset, read
+ * as the v1A `time` instruction reads it (a multiple of 16 below 2^36). */
 uint64_t __dpusim_perfcounter_config(uint32_t config, bool reset);
 uint64_t __dpusim_perfcounter_get(void);
 

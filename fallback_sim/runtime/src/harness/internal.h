@@ -75,6 +75,19 @@ uint64_t monotonic_ns(void);
 /* Records a fault in the DPU's record; does not switch. Safe to call from a signal handler. */
 void fault_record(uint32_t kind, uint64_t address, uint64_t value, uint64_t pc, int signal, const char *message);
 
+/* Blocking and resuming, for the synchronisation routines (sync.c). tasklet_block blocks the running tasklet
+ * after it executed `instructions` more of its routine; tasklet_wake: the running tasklet resumes `tasklet` after
+ * executing `instructions` more of its own routine, and the resumed one runs `resumed_tail` more instructions of
+ * its routine before it returns; tasklet_first_waiter: the tasklet that has waited longest for (wait, key), or
+ * DPUSIM_NO_TASKLET. */
+void tasklet_block(enum wait_kind wait, const void *key, uint32_t instructions);
+void tasklet_wake(uint32_t tasklet, uint32_t instructions, uint32_t resumed_tail);
+uint32_t tasklet_first_waiter(enum wait_kind wait, const void *key);
+/* sync.c: forgets the locks of the last launch (a DPU clears its atomic bits at boot). */
+void sync_reset(void);
+/* perfcounter.c: the counter counts cycles from 0 at each launch. */
+void perfcounter_reset(void);
+
 /* The scheduler's side of a tasklet switch: the running tasklet stops until the scheduler picks it again. */
 void switch_to_scheduler(void);
 /* The running tasklet, still runnable, lets the tasklet that the timing model picks run (itself, if the model

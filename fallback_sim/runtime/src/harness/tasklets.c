@@ -1,20 +1,21 @@
 /*
- * Tasklets as coroutines, and the synchronisation primitives of the DPU runtime.
+ * Tasklets as coroutines.
  *
  * A DPU runs NR_TASKLETS hardware threads that all start at main. Here each tasklet is a coroutine with its own
  * native stack; a scheduler loop on the worker's stack runs them in turn, tasklet 0 first. A tasklet runs until
- * it finishes, blocks (barrier, mutex, semaphore, handshake), gives way (clock.c), or faults; then the
- * scheduler picks the next one: by modelled time, or in the fast schedule round robin. When no tasklet can run
- * but some have not finished, the DPU is in deadlock, which on hardware would be a hang: it is reported as a
- * fault naming what each tasklet waits for.
+ * it finishes, blocks (barrier, mutex, semaphore, handshake: sync.c), gives way (clock.c), or faults; then the
+ * scheduler picks the next one: by modelled time, or in the fast schedule round robin.
  *
- * Each synchronisation routine charges what the SDK's routine executes (sdk_costs.h) and sets the time at which
- * a tasklet it releases resumes: the releaser's time when it resumes that tasklet, plus what the released
- * tasklet still executes in the routine.
+ * When no tasklet can run but some have not finished, the run ends as the DPU's would. A tasklet waiting at a
+ * barrier, a semaphore or a handshake has run `stop` there, and on a DPU a stopped tasklet is like a finished one
+ * (crt0 ends main with `stop` too): the DPU is done, and the simulator says which tasklets never resumed (strict
+ * mode faults). A tasklet waiting for a mutex spins on `acquire` and never stops, so the DPU would hang: that is
+ * a deadlock fault naming what each tasklet waits for.
  *
- * Blocking state lives here, in the worker, not in WRAM: the DPU clears its atomic bits at every boot, so locks,
- * waiters and handshakes never outlive a launch. Barrier and semaphore counters do live in their WRAM objects,
- * as on hardware.
+ * A synchronisation routine charges what the SDK's routine executes (sdk_costs.h) and sets the time at which a
+ * tasklet it releases resumes: the releaser's time when it resumes that tasklet, plus what the released tasklet
+ * still executes in the routine. Who waits lives here, in the worker, not in WRAM: the DPU clears its atomic
+ * bits at every boot, and a launch that ends leaves no tasklet running.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,24 +33,8 @@
 struct run_state run;
 uint32_t __dpusim_tasklet_id;
 
-/* Held mutexes, keyed by pointer value. A DPU has 256 atomic bits; a run never holds more locks than that. */
-#define MAX_HELD_LOCKS 256
-struct held_lock {
-    const void *key;
-    uint32_t owner;
-};
-static struct held_lock held_locks[MAX_HELD_LOCKS];
-static uint32_t nr_held_locks;
 static uint64_t next_ticket;
 static bool in_tasklet;
-
-/* The SDK's 4-byte barrier_t and sem_t share this layout. */
-struct wait_object {
-    uint8_t wait_queue;
-    uint8_t count;
-    uint8_t initial_count;
-    uint8_t lock;
-};
 
 uint64_t monotonic_ns(void) {
     struct timespec now;
@@ -148,8 +133,7 @@ void __dpusim_tasklet_exit(void) {
     abort(); /* a finished tasklet is never resumed */
 }
 
-/* Blocks the running tasklet after it executed `instructions` more of its routine. */
-static void block(enum wait_kind wait, const void *key, uint32_t instructions) {
+void tasklet_block(enum wait_kind wait, const void *key, uint32_t instructions) {
     struct tasklet *self = current();
     clock_charge(instructions);
     self->state = TASKLET_BLOCKED;
@@ -160,9 +144,7 @@ static void block(enum wait_kind wait, const void *key, uint32_t instructions) {
     switch_to_scheduler();
 }
 
-/* The running tasklet resumes `tasklet` after executing `instructions` more of its own routine; the resumed
- * one runs `resumed_tail` more instructions of its routine before it returns. */
-static void wake(uint32_t tasklet, uint32_t instructions, uint32_t resumed_tail) {
+void tasklet_wake(uint32_t tasklet, uint32_t instructions, uint32_t resumed_tail) {
     struct tasklet *self = current(), *woken = &run.tasklets[tasklet];
     clock_charge(instructions);
     clock_settle(); /* the woken tasklet resumes at this one's time */
@@ -172,8 +154,7 @@ static void wake(uint32_t tasklet, uint32_t instructions, uint32_t resumed_tail)
     clock_woken(woken, self->time + (uint64_t)(COST_RESUME_LATENCY + resumed_tail) * run.cycles_per_instruction);
 }
 
-/* The tasklet that has waited longest for (wait, key), or DPUSIM_NO_TASKLET. */
-static uint32_t first_waiter(enum wait_kind wait, const void *key) {
+uint32_t tasklet_first_waiter(enum wait_kind wait, const void *key) {
     uint32_t found = DPUSIM_NO_TASKLET;
     for (uint32_t t = 0; t < run.nr_tasklets; t++) {
         struct tasklet *candidate = &run.tasklets[t];
@@ -215,189 +196,6 @@ void __dpusim_fault(uint32_t kind, uint64_t address, uint64_t value, const char 
 
 bool __dpusim_strict(void) { return (control->flags & DPUSIM_FLAG_STRICT) != 0; }
 
-/* ---- Mutexes -------------------------------------------------------------------------------------------- */
-
-static struct held_lock *find_lock(const void *key) {
-    for (uint32_t i = 0; i < nr_held_locks; i++)
-        if (held_locks[i].key == key)
-            return &held_locks[i];
-    return NULL;
-}
-
-static void take_free_lock(const void *key) {
-    if (nr_held_locks == MAX_HELD_LOCKS)
-        __dpusim_fault(DPUSIM_FAULT_SYNC_MISUSE, (uintptr_t)key, MAX_HELD_LOCKS,
-                       "more than %u mutexes held at once (a DPU has 256 atomic bits)", MAX_HELD_LOCKS);
-    held_locks[nr_held_locks++] = (struct held_lock){.key = key, .owner = __dpusim_tasklet_id};
-}
-
-void __dpusim_mutex_lock(const void *key) {
-    clock_wait_turn();
-    if (find_lock(key) == NULL) {
-        take_free_lock(key);
-        clock_charge(COST_MUTEX_LOCK);
-        clock_wait_turn();
-    } else {
-        block(WAIT_MUTEX, key, COST_MUTEX_LOCK); /* the unlocking tasklet hands the lock over before waking us */
-    }
-}
-
-bool __dpusim_mutex_trylock(const void *key) {
-    clock_charge(COST_MUTEX_TRYLOCK);
-    clock_wait_turn();
-    bool free = find_lock(key) == NULL;
-    if (free)
-        take_free_lock(key);
-    clock_wait_turn();
-    return free;
-}
-
-void __dpusim_mutex_unlock(const void *key) {
-    clock_charge(COST_MUTEX_UNLOCK);
-    clock_wait_turn(); /* before looking the lock up: other tasklets may take and free locks meanwhile */
-    struct held_lock *lock = find_lock(key);
-    if (lock == NULL) {
-        if (__dpusim_strict())
-            __dpusim_fault(DPUSIM_FAULT_SYNC_MISUSE, (uintptr_t)key, 0, "unlock of mutex %p, which is not locked",
-                           key);
-        return;
-    }
-    uint32_t waiter = first_waiter(WAIT_MUTEX, key);
-    if (waiter != DPUSIM_NO_TASKLET) {
-        lock->owner = waiter;
-        wake(waiter, 0, COST_MUTEX_RESUMED_TAIL);
-    } else {
-        *lock = held_locks[--nr_held_locks];
-    }
-    clock_wait_turn();
-}
-
-/* ---- Barriers and semaphores ----------------------------------------------------------------------------- */
-
-void __dpusim_barrier_wait(void *barrier) {
-    struct wait_object *object = barrier;
-    clock_charge(COST_BARRIER_ARRIVE);
-    clock_wait_turn();
-    if (object->count > 1) {
-        object->count--;
-        block(WAIT_BARRIER, barrier, COST_BARRIER_ENQUEUE);
-        return;
-    }
-    object->count = object->initial_count;
-    /* The SDK resumes the waiters in arrival order. */
-    for (uint32_t waiter; (waiter = first_waiter(WAIT_BARRIER, barrier)) != DPUSIM_NO_TASKLET;)
-        wake(waiter, COST_BARRIER_PER_RESUME, COST_BARRIER_RESUMED_TAIL);
-    clock_charge(COST_BARRIER_RELEASER_TAIL);
-    clock_wait_turn();
-}
-
-void __dpusim_sem_take(void *semaphore) {
-    struct wait_object *object = semaphore;
-    clock_charge(COST_SEM_TAKE_ARRIVE);
-    clock_wait_turn();
-    int8_t count = (int8_t)(object->count - 1);
-    object->count = (uint8_t)count;
-    if (count < 0) {
-        block(WAIT_SEMAPHORE, semaphore, COST_SEM_TAKE_ENQUEUE);
-        return;
-    }
-    clock_charge(COST_SEM_TAKE_TAIL);
-    clock_wait_turn();
-}
-
-void __dpusim_sem_give(void *semaphore) {
-    struct wait_object *object = semaphore;
-    clock_charge(COST_SEM_GIVE_ARRIVE);
-    clock_wait_turn();
-    int8_t count = (int8_t)(object->count + 1);
-    object->count = (uint8_t)count;
-    if (count <= 0) {
-        uint32_t waiter = first_waiter(WAIT_SEMAPHORE, semaphore);
-        if (waiter != DPUSIM_NO_TASKLET)
-            wake(waiter, COST_SEM_GIVE_RESUME, COST_SEM_RESUMED_TAIL);
-    }
-    clock_charge(COST_SEM_GIVE_TAIL);
-    clock_wait_turn();
-}
-
-/* ---- Handshakes ---------------------------------------------------------------------------------------- */
-
-static const void *tasklet_key(uint32_t tasklet) { return (const void *)(uintptr_t)(tasklet + 1); }
-
-void __dpusim_handshake_notify(void) {
-    clock_charge(COST_NOTIFY_ARRIVE);
-    clock_wait_turn();
-    uint32_t waiter = first_waiter(WAIT_HANDSHAKE_WAIT, tasklet_key(__dpusim_tasklet_id));
-    if (waiter == DPUSIM_NO_TASKLET) {
-        block(WAIT_HANDSHAKE_NOTIFY, tasklet_key(__dpusim_tasklet_id), COST_NOTIFY_ENQUEUE);
-        return;
-    }
-    wake(waiter, COST_NOTIFY_RESUME, COST_WAIT_RESUMED_TAIL);
-    clock_charge(COST_NOTIFY_TAIL);
-    clock_wait_turn();
-}
-
-int __dpusim_handshake_wait_for(uint32_t notifier) {
-    if (notifier >= run.nr_tasklets || notifier == __dpusim_tasklet_id) {
-        if (__dpusim_strict())
-            __dpusim_fault(DPUSIM_FAULT_SYNC_MISUSE, 0, notifier,
-                           "handshake_wait_for(%u) with %u tasklets from tasklet %u", notifier, run.nr_tasklets,
-                           __dpusim_tasklet_id);
-        return EINVAL;
-    }
-    clock_charge(COST_WAIT_ARRIVE);
-    clock_wait_turn();
-    if (first_waiter(WAIT_HANDSHAKE_WAIT, tasklet_key(notifier)) != DPUSIM_NO_TASKLET)
-        return EALREADY;
-    struct tasklet *other = &run.tasklets[notifier];
-    if (other->state == TASKLET_BLOCKED && other->wait == WAIT_HANDSHAKE_NOTIFY) {
-        wake(notifier, COST_WAIT_RESUME, COST_NOTIFY_RESUMED_TAIL);
-        clock_charge(COST_WAIT_TAIL);
-        clock_wait_turn();
-    } else {
-        block(WAIT_HANDSHAKE_WAIT, tasklet_key(notifier), COST_WAIT_ENQUEUE);
-    }
-    return 0;
-}
-
-/* ---- Performance counter --------------------------------------------------------------------------------- */
-
-enum { COUNT_SAME = 0, COUNT_CYCLES = 1, COUNT_INSTRUCTIONS = 2, COUNT_NOTHING = 3 };
-
-/* The DPU's cycle counter is its clock, which the running tasklet reads at its own time; the instruction
- * counter counts every tasklet's instructions. */
-static uint64_t counter_source(uint32_t mode) {
-    clock_settle();
-    return mode == COUNT_INSTRUCTIONS ? clock_dpu_instructions() : current()->time;
-}
-
-static uint64_t perfcounter_read(void) {
-    if (run.perfcounter_mode == COUNT_NOTHING)
-        return run.perfcounter_frozen;
-    return counter_source(run.perfcounter_mode) - run.perfcounter_base;
-}
-
-uint64_t __dpusim_perfcounter_get(void) {
-    clock_charge(COST_PERFCOUNTER_GET);
-    return perfcounter_read();
-}
-
-uint64_t __dpusim_perfcounter_config(uint32_t config, bool reset) {
-    clock_charge(COST_PERFCOUNTER_CONFIG);
-    uint64_t value = perfcounter_read();
-    uint64_t kept = reset ? 0 : value;
-    if (config == COUNT_SAME)
-        config = run.perfcounter_mode;
-    if (config == COUNT_CYCLES || config == COUNT_INSTRUCTIONS) {
-        run.perfcounter_mode = config;
-        run.perfcounter_base = counter_source(config) - kept;
-    } else {
-        run.perfcounter_mode = COUNT_NOTHING;
-        run.perfcounter_frozen = kept;
-    }
-    return value;
-}
-
 void *__dpusim_heap_start(void) {
     uintptr_t heap = ((uintptr_t)__dpusim_wram_static_end + 7) & ~(uintptr_t)7;
     for (uint32_t t = 0; t < DPUSIM_MAX_TASKLETS; t++)
@@ -424,24 +222,66 @@ static const char *wait_name(enum wait_kind wait) {
     }
 }
 
-static void report_deadlock(void) {
-    char message[DPUSIM_MESSAGE_SIZE];
-    size_t used = (size_t)snprintf(message, sizeof message, "deadlock: every live tasklet is blocked:");
-    for (uint32_t t = 0; t < run.nr_tasklets && used < sizeof message; t++) {
+/* Appends " t <what it waits for>;" for every blocked tasklet to message, which holds `used` bytes. */
+static size_t describe_blocked(char *message, size_t used) {
+    for (uint32_t t = 0; t < run.nr_tasklets && used < DPUSIM_MESSAGE_SIZE; t++) {
         struct tasklet *blocked = &run.tasklets[t];
+        char *end = message + used;
+        size_t left = DPUSIM_MESSAGE_SIZE - used;
         if (blocked->state != TASKLET_BLOCKED)
             continue;
         if (blocked->wait == WAIT_HANDSHAKE_WAIT)
-            used += (size_t)snprintf(message + used, sizeof message - used, " %u waits for tasklet %u;", t,
+            used += (size_t)snprintf(end, left, " %u waits for tasklet %u;", t,
                                      (uint32_t)((uintptr_t)blocked->wait_key - 1));
         else if (blocked->wait == WAIT_HANDSHAKE_NOTIFY)
-            used += (size_t)snprintf(message + used, sizeof message - used, " %u %s;", t, wait_name(blocked->wait));
+            used += (size_t)snprintf(end, left, " %u %s;", t, wait_name(blocked->wait));
         else
-            used += (size_t)snprintf(message + used, sizeof message - used, " %u %s %#lx;", t,
-                                     wait_name(blocked->wait), (unsigned long)(uintptr_t)blocked->wait_key);
+            used += (size_t)snprintf(end, left, " %u %s %#lx;", t, wait_name(blocked->wait),
+                                     (unsigned long)(uintptr_t)blocked->wait_key);
     }
+    return used;
+}
+
+/* Does a blocked tasklet spin (mutex_lock's `acquire` retries itself) rather than stop? */
+static bool any_spinning(void) {
+    for (uint32_t t = 0; t < run.nr_tasklets; t++)
+        if (run.tasklets[t].state == TASKLET_BLOCKED && run.tasklets[t].wait == WAIT_MUTEX)
+            return true;
+    return false;
+}
+
+static void report_deadlock(bool spinning) {
+    char message[DPUSIM_MESSAGE_SIZE];
+    size_t used = (size_t)snprintf(message, sizeof message, "deadlock: every live tasklet is blocked:");
+    used = describe_blocked(message, used);
+    if (used < sizeof message)
+        snprintf(message + used, sizeof message - used, "%s",
+                 spinning ? " a DPU would hang (a mutex waiter spins for ever)"
+                          : " strict mode (a DPU would end: its stopped tasklets count as finished)");
     fault_record(DPUSIM_FAULT_DEADLOCK, 0, 0, 0, 0, message);
     run.faulted = true;
+}
+
+static uint32_t first_blocked(void) {
+    for (uint32_t t = 0; t < run.nr_tasklets; t++)
+        if (run.tasklets[t].state == TASKLET_BLOCKED)
+            return t;
+    return DPUSIM_NO_TASKLET;
+}
+
+/* No tasklet can run, and `first` (at least) has not finished. */
+static void end_with_blocked_tasklets(uint32_t first) {
+    bool spinning = any_spinning();
+    if (spinning || __dpusim_strict()) {
+        report_deadlock(spinning);
+        return;
+    }
+    char blocked[DPUSIM_MESSAGE_SIZE];
+    describe_blocked(blocked, 0);
+    warning_once("stopped for ever", 0, first,
+                 "the DPU ends, as a DPU does, with tasklets stopped for ever (a stopped tasklet counts as "
+                 "finished; strict mode faults):%s",
+                 blocked);
 }
 
 static void start(uint32_t tasklet) {
@@ -458,11 +298,10 @@ void tasklets_run(uint32_t dpu, struct dpusim_dpu_record *record, char *log, uin
     run.nr_tasklets = __dpusim_kernel_info.nr_tasklets;
     run.faulted = false;
     clock_reset(dpu);
-    run.perfcounter_base = 0;
-    run.perfcounter_mode = COUNT_CYCLES;
+    perfcounter_reset();
     run.log = log;
     run.log_capacity = log_capacity;
-    nr_held_locks = 0;
+    sync_reset();
     next_ticket = 0;
     for (uint32_t t = 0; t < DPUSIM_MAX_TASKLETS; t++)
         run.tasklets[t].state = TASKLET_UNSTARTED;
@@ -472,11 +311,9 @@ void tasklets_run(uint32_t dpu, struct dpusim_dpu_record *record, char *log, uin
     while (!run.faulted) {
         uint32_t chosen = clock_pick(next);
         if (chosen == DPUSIM_NO_TASKLET) {
-            for (uint32_t t = 0; t < run.nr_tasklets; t++)
-                if (run.tasklets[t].state != TASKLET_DONE) {
-                    report_deadlock();
-                    break;
-                }
+            uint32_t blocked = first_blocked();
+            if (blocked != DPUSIM_NO_TASKLET)
+                end_with_blocked_tasklets(blocked);
             break;
         }
         if (run.tasklets[chosen].state == TASKLET_UNSTARTED)
