@@ -103,7 +103,8 @@ mod tests {
     /// A stand-in for the SDK's compiler that writes its `-o` file, as the real one does, and nothing else.
     fn stand_in_compiler(dir: &Path) -> PathBuf {
         let path = dir.join("dpu-upmem-dpurte-clang");
-        let script = "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && { shift; echo dpu > \"$1\"; }; shift; done\n";
+        let script =
+            "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && { shift; echo dpu > \"$1\"; }; shift; done\n";
         std::fs::write(&path, script).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         path

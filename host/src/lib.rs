@@ -83,6 +83,7 @@
 pub mod backend;
 pub mod build;
 mod copy;
+pub mod driver;
 mod error;
 #[cfg(feature = "hardware")]
 mod hw;
@@ -98,7 +99,8 @@ compile_error!("upmem needs at least one backend: enable the feature `simulator`
 
 pub use backend::{hardware_present, BackendKind};
 pub use copy::DpuCopy;
-pub use error::{Error, Result};
+pub use driver::RankInventory;
+pub use error::{Error, LoadAttempt, MissingLibrary, Result};
 pub use kernel::Kernel;
 pub use set::{AsyncScope, Dpu, DpuSet, DpuSetBuilder, FaultInfo, Launch, LoadedSet, Symbol};
 pub use set_stats::SetStats;
