@@ -66,7 +66,7 @@ impl RankInventory {
         if ranks.is_empty() {
             return RankInventory::NoRank { dir };
         }
-        ranks.sort_by(|a, b| natural_key(&a.name).cmp(&natural_key(&b.name)));
+        ranks.sort_by_key(|rank| natural_key(&rank.name));
         RankInventory::Ranks { dir, ranks }
     }
 
