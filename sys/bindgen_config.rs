@@ -1,6 +1,8 @@
-// The one bindgen configuration of upmem-sys. Both build.rs (with the `bindgen` feature) and
-// tests/bindings_up_to_date.rs include this file with `#[path]`, so the bindings regenerated at build time and the
-// checked-in src/bindings.rs come from the same wrapper header, options and clang arguments and cannot drift.
+// The one bindgen configuration of upmem-sys. build.rs (with the `bindgen` feature), tests/bindings_up_to_date.rs
+// and tests/sdk_headers.rs include this file with `#[path]`, so the bindings regenerated at build time and the
+// checked-in src/bindings.rs come from the same wrapper header, options and clang arguments and cannot drift. Two
+// configurations: the SDK's API (`builder`, src/bindings.rs) and upmem-sim's extensions (`sim_builder`,
+// src/sim_bindings.rs), kept apart so that the SDK's own headers, which lack the extensions, serve the same code.
 //
 // Every option that could make the output depend on the machine is pinned: the Rust target and edition (bindgen
 // would otherwise follow the installed rustc), the formatter (prettyplease, in-process: no rustfmt binary, no

@@ -72,9 +72,10 @@
 //! allocating). An explicit choice never falls back: a missing libdpu is [`Error::LibraryNotFound`], one of
 //! another SDK release [`Error::UnsupportedSdk`], and a hardware set is allocated with `backend=hw` in its
 //! profile, so it fails with [`Error::HardwareAllocation`] rather than run on the SDK's own simulator when no
-//! DPU is found ([`RankInventory`] is what the kernel driver lists). The hardware backend pointed at the simulator's
-//! libdpu-compatible library (`UPMEM_LIBDPU=target/.../libdpu.so`) runs on the simulator, which is how it is
-//! tested without hardware.
+//! DPU is found ([`RankInventory`] is what the kernel driver lists). The hardware backend pointed at the
+//! simulator's libdpu-compatible library (`UPMEM_LIBDPU=target/.../libdpu.so`), with a profile naming
+//! `backend=simulator` (which that library refuses `backend=hw` without, as the SDK's does on a machine without
+//! DPUs), runs on the simulator, which is how it is tested without hardware.
 //!
 //! # Who checks what
 //!

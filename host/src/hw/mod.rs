@@ -1,6 +1,7 @@
 //! The hardware backend: the UPMEM SDK's libdpu, loaded at run time ([`library`] says where it is looked for and
-//! what is checked). Pointed at the simulator's libdpu-compatible library (`upmem-sim-sdk`), this backend runs on
-//! the simulator with everything but the DPU silicon exercised; it then loads the kernels' simulated binaries.
+//! what is checked). Pointed at the simulator's libdpu-compatible library (`upmem-sim-sdk`) with a profile naming
+//! `backend=simulator`, this backend runs on the simulator with everything but the DPU silicon exercised; it then
+//! loads the kernels' simulated binaries.
 //!
 //! Every allocation names `backend=hw` in its profile unless the caller's profile names a backend ([`profile`]),
 //! so a set asked of the hardware never runs on the SDK's own simulator.
@@ -95,32 +96,41 @@ fn describe(amount: Amount) -> String {
 impl HwEngine {
     pub fn allocate(libdpu: Option<&Path>, amount: Amount, profile: &str) -> Result<Self> {
         let lib = library(libdpu)?;
-        let profile = profile::for_hardware(profile);
-        let backend = profile::effective_backend_here(&profile);
-        if let Some((backend, origin)) = backend.as_ref().filter(|(backend, _)| !profile::is_hardware(backend)) {
-            log::warn!("{origin} names backend={backend}: libdpu runs this set there, not on UPMEM DPUs");
-        }
-        let c_profile = c_string(&profile)?;
+        let set = Self::allocate_set(&lib, amount, &profile::for_hardware(profile))?;
+        let mut engine =
+            HwEngine { lib, set, dpus: Vec::new(), ranks: Vec::new(), program: std::ptr::null_mut(), waiter: None };
+        engine.enumerate()?;
+        Ok(engine)
+    }
+
+    /// `dpu_alloc` (or `dpu_alloc_ranks`) with `profile`. When the hardware has not enough DPUs, the error says
+    /// what the kernel driver lists.
+    fn allocate_set(lib: &Library, amount: Amount, profile: &str) -> Result<dpu_set_t> {
+        let on_hardware = match profile::effective_backend_here(profile) {
+            Some((backend, _)) if profile::is_hardware(&backend) => true,
+            Some((backend, origin)) => {
+                log::warn!("{origin} names backend={backend}: libdpu runs this set there, not on UPMEM DPUs");
+                false
+            }
+            None => false,
+        };
+        let c_profile = c_string(profile)?;
         let mut set = dpu_set_t::default();
         let status = match amount {
             Amount::Dpus(count) => call!(lib, dpu_alloc(count, c_profile.as_ptr(), &mut set)),
             Amount::All => call!(lib, dpu_alloc(upmem_sys::DPU_ALLOCATE_ALL, c_profile.as_ptr(), &mut set)),
             Amount::Ranks(count) => call!(lib, dpu_alloc_ranks(count, c_profile.as_ptr(), &mut set)),
         };
-        let on_hardware = backend.is_some_and(|(backend, _)| profile::is_hardware(&backend));
         if status == DPU_ERR_ALLOCATION && on_hardware {
             return Err(Error::HardwareAllocation {
                 requested: describe(amount),
-                profile,
-                message: error_text(&lib, status),
+                profile: profile.to_owned(),
+                message: error_text(lib, status),
                 machine: RankInventory::of_this_machine(),
             });
         }
-        checked(&lib, if matches!(amount, Amount::Ranks(_)) { "dpu_alloc_ranks" } else { "dpu_alloc" }, status)?;
-        let mut engine =
-            HwEngine { lib, set, dpus: Vec::new(), ranks: Vec::new(), program: std::ptr::null_mut(), waiter: None };
-        engine.enumerate()?;
-        Ok(engine)
+        checked(lib, if matches!(amount, Amount::Ranks(_)) { "dpu_alloc_ranks" } else { "dpu_alloc" }, status)?;
+        Ok(set)
     }
 
     /// Lists the set's ranks and DPUs with libdpu's iterators (what DPU_RANK_FOREACH/DPU_FOREACH do).
