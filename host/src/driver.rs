@@ -136,9 +136,9 @@ impl fmt::Display for RankInventory {
             ),
             RankInventory::Ranks { dir, ranks } => write!(
                 f,
-                "the UPMEM driver lists {} ranks with {} DPUs, {} ranks free with {} DPUs (from is_owned, nb_ci \
-                 and nb_dpus_per_ci in {}; DPUs found faulty are disabled when allocated, so a few fewer may be \
-                 usable)",
+                "the UPMEM driver lists {} ranks ({} DPUs), of which {} free ({} DPUs; counted from is_owned, \
+                 nb_ci and nb_dpus_per_ci in {}; DPUs found faulty are disabled when allocated, so a few fewer may \
+                 be usable)",
                 ranks.len(),
                 count(self.total_dpus()),
                 self.free_ranks(),
@@ -172,7 +172,7 @@ mod tests {
         assert_eq!(names, ["dpu_rank0", "dpu_rank2", "dpu_rank10"]);
         assert_eq!((inventory.free_ranks(), inventory.free_dpus(), inventory.total_dpus()), (2, Some(96), Some(160)));
         let text = inventory.to_string();
-        assert!(text.contains("3 ranks with 160 DPUs, 2 ranks free with 96 DPUs"), "{text}");
+        assert!(text.contains("3 ranks (160 DPUs), of which 2 free (96 DPUs;"), "{text}");
     }
 
     #[test]
@@ -192,6 +192,6 @@ mod tests {
         fs::create_dir_all(class.path().join("dpu_rank1")).unwrap();
         let inventory = RankInventory::read(class.path());
         assert_eq!((inventory.free_ranks(), inventory.free_dpus()), (1, None));
-        assert!(inventory.to_string().contains("free with an unknown number of DPUs"), "{inventory}");
+        assert!(inventory.to_string().contains("of which 1 free (an unknown number of DPUs;"), "{inventory}");
     }
 }
