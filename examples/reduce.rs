@@ -9,14 +9,14 @@ use std::time::{Duration, Instant};
 use anyhow::{ensure, Context as _};
 use clap::Parser;
 use comfy_table::{presets::UTF8_FULL, Table};
-use upmem::{BackendKind, DpuSet, LoadedSet, SimConfig, Topology, MRAM_HEAP};
+use upmem::{BackendKind, DpuSet, DpuSetBuilder, LoadedSet, SimConfig, Topology, MRAM_HEAP};
 
 #[derive(Parser)]
 #[command(about = "Sum 64-bit integers across UPMEM DPUs (simulated when there is no hardware)")]
 struct Args {
-    /// DPUs to use.
-    #[arg(long, default_value_t = 2044)]
-    dpus: u32,
+    /// DPUs to use (default: every DPU the machine has: the free ones on hardware, the simulated server's 2,044).
+    #[arg(long)]
+    dpus: Option<u32>,
     /// Integers per DPU.
     #[arg(long, default_value_t = 65_536)]
     elements: u32,
@@ -24,6 +24,9 @@ struct Args {
     #[arg(long, default_value = "auto")]
     backend: BackendKind,
 }
+
+/// Enabled DPUs of the simulated server without `--dpus`: 32 ranks of 64 with 4 disabled.
+const SIMULATED_DPUS: u32 = 2044;
 
 /// DPUs that real servers typically report disabled, as positions in a 40-rank server.
 const DISABLED_DPUS: [u32; 4] = [3, 700, 1401, 2000];
@@ -74,18 +77,23 @@ fn on_dpus(phases: &mut [Phase], set: &mut LoadedSet) {
     }
 }
 
+/// The set `args` asks for: `--dpus` DPUs, else every DPU of the machine (`DPU_ALLOCATE_ALL` on hardware, the
+/// whole simulated server on the simulator).
+fn set_builder(args: &Args) -> DpuSetBuilder {
+    let mut builder = DpuSet::builder();
+    builder.backend(args.backend).simulator(SimConfig::new(simulated_server(args.dpus.unwrap_or(SIMULATED_DPUS))));
+    if let Some(dpus) = args.dpus {
+        builder.dpus(dpus);
+    }
+    builder
+}
+
 fn main() -> anyhow::Result<()> {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     let args = Args::parse();
     let mut phases = Vec::new();
-    let topology = simulated_server(args.dpus);
     let mut set = timed(&mut phases, "allocate and load", || -> anyhow::Result<LoadedSet> {
-        let set = DpuSet::builder()
-            .dpus(args.dpus)
-            .backend(args.backend)
-            .simulator(SimConfig::new(topology))
-            .allocate()
-            .context("allocating DPUs")?;
+        let set = set_builder(&args).allocate().context("allocating DPUs")?;
         Ok(set.load(&pimgnn::kernel("reduce"))?)
     })?;
     println!("{} DPUs in {} ranks on the {} backend", set.nr_dpus(), set.nr_ranks(), set.backend());
@@ -177,5 +185,18 @@ mod tests {
         }
         assert_eq!(simulated_server(64).nr_enabled_dpus(), 127, "DPU 3 is disabled, so 64 DPUs need 2 ranks");
         assert_eq!(simulated_server(2044).nr_dpus(), 2048);
+    }
+
+    /// Without `--dpus` the set is every DPU of the machine (on hardware, every free one, rather than a count a
+    /// smaller server does not have); with it, that many.
+    #[test]
+    fn the_set_is_the_whole_machine_unless_dpus_are_given() {
+        let simulated = |args: &[&str]| {
+            let args = Args::parse_from(["reduce", "--backend", "sim"].iter().chain(args));
+            set_builder(&args).allocate().unwrap().nr_dpus()
+        };
+        assert_eq!(simulated(&[]), SIMULATED_DPUS as usize);
+        assert_eq!(simulated(&["--dpus", "100"]), 100);
+        assert_eq!(Args::parse_from(["reduce"]).dpus, None, "no count is assumed for the hardware");
     }
 }

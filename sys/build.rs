@@ -13,6 +13,8 @@ fn main() {
 
 #[cfg(feature = "bindgen")]
 #[path = "bindgen_config.rs"]
+// Only the SDK's bindings are regenerated here; the simulator's extensions stay the checked-in file.
+#[allow(dead_code)]
 mod bindgen_config;
 
 /// The `bindgen` feature: SDK detection and regeneration.
@@ -50,9 +52,10 @@ mod regenerate {
                     return;
                 }
                 println!(
-                    "cargo::warning=upmem-sys: no UPMEM SDK found (tried $UPMEM_HOME/include/dpu/dpu.h, `pkg-config \
-                     dpu`, `dpu-pkg-config --cflags dpu`, {USR_INCLUDE_DPU}/dpu.h): bindings generated from the \
-                     simulator's headers. Set UPMEM_HOME to the SDK's install directory to use its headers."
+                    "cargo::warning=upmem-sys: no UPMEM SDK found (tried $UPMEM_SYS_INCLUDE_DIR, \
+                     $UPMEM_HOME/include/dpu/dpu.h, `pkg-config dpu`, `dpu-pkg-config --cflags dpu`, \
+                     {USR_INCLUDE_DPU}/dpu.h): bindings generated from the simulator's headers. Set UPMEM_HOME to \
+                     the SDK's install directory to use its headers."
                 );
                 (vec![fallback], "the simulator's headers".to_owned())
             }
@@ -84,6 +87,14 @@ mod regenerate {
 
     /// The include directories of the first SDK found, the one holding `dpu.h` first, and where they come from.
     fn find_sdk() -> Option<(Vec<PathBuf>, String)> {
+        if let Some(dir) = env_var("UPMEM_SYS_INCLUDE_DIR").filter(|dir| !dir.is_empty()).map(PathBuf::from) {
+            if !dir.join("dpu.h").is_file() {
+                eprintln!("error: upmem-sys: UPMEM_SYS_INCLUDE_DIR={} holds no dpu.h", dir.display());
+                process::exit(1);
+            }
+            let origin = format!("UPMEM_SYS_INCLUDE_DIR={}", dir.display());
+            return Some((vec![dir], origin));
+        }
         let upmem_home = env_var("UPMEM_HOME").filter(|home| !home.is_empty()).map(PathBuf::from);
         if let Some(home) = &upmem_home {
             let dir = home.join("include/dpu");

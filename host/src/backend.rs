@@ -42,6 +42,15 @@ impl FromStr for BackendKind {
     }
 }
 
+impl BackendKind {
+    /// The backend an allocation asking for `self` runs on: an explicit backend as is; [`BackendKind::Auto`] as
+    /// `UPMEM_BACKEND` says, else hardware when present and libdpu loads, else the simulator (logged). Lets a
+    /// caller plan for the backend before allocating.
+    pub fn resolve(self) -> Result<BackendKind> {
+        resolve(self, None)
+    }
+}
+
 /// Where the kernel driver exposes the first rank when UPMEM DIMMs are installed.
 const HARDWARE_MARKER: &str = "/sys/class/dpu_rank/dpu_rank0";
 
@@ -121,7 +130,7 @@ mod tests {
                 if std::env::var_os("UPMEM_BACKEND").is_none() {
                     let other =
                         if backend == BackendKind::Simulator { BackendKind::Hardware } else { BackendKind::Simulator };
-                    assert_eq!(resolve(BackendKind::Auto, None).unwrap(), other);
+                    assert_eq!(BackendKind::Auto.resolve().unwrap(), other);
                 }
             }
         }

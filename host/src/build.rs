@@ -52,7 +52,13 @@ pub fn kernel_into(name: &str, builder: &KernelBuilder, dir: &Path) -> Result<Ke
     Ok(Kernel::new(name, simulated, hardware))
 }
 
+/// Builds `builder`'s kernel with the SDK's `compiler` into `output`, creating its directory (which the
+/// simulator's build, when it runs first, would otherwise be the only one to create).
 fn build_for_hardware(name: &str, builder: &KernelBuilder, compiler: &Path, output: &Path) -> Result<PathBuf> {
+    if let Some(dir) = output.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|error| Error::Io { what: format!("creating {}", dir.display()), error })?;
+    }
     let result = Command::new(compiler)
         .args(builder.sdk_arguments())
         .arg("-o")
@@ -86,4 +92,34 @@ pub fn sdk_compiler(cargo_metadata: bool) -> Option<PathBuf> {
             output.status.success() && !String::from_utf8_lossy(&output.stdout).contains("upmem-sim")
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    /// A stand-in for the SDK's compiler that writes its `-o` file, as the real one does, and nothing else.
+    fn stand_in_compiler(dir: &Path) -> PathBuf {
+        let path = dir.join("dpu-upmem-dpurte-clang");
+        let script =
+            "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && { shift; echo dpu > \"$1\"; }; shift; done\n";
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    /// Without the simulator nothing else creates the kernel directory: the hardware build must (a
+    /// hardware-only build of pimgnn failed there).
+    #[test]
+    fn the_hardware_build_creates_the_output_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let compiler = stand_in_compiler(dir.path());
+        let output = dir.path().join("not-yet").join("upmem-kernels").join("double.dpu");
+        let mut builder = KernelBuilder::new();
+        builder.source("double.c").nr_tasklets(4);
+        assert_eq!(build_for_hardware("double", &builder, &compiler, &output).unwrap(), output);
+        assert_eq!(std::fs::read_to_string(&output).unwrap(), "dpu\n");
+    }
 }

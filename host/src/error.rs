@@ -1,10 +1,12 @@
 //! The runtime's error type.
 
+use std::fmt;
 use std::path::PathBuf;
 
 use upmem_sim::{BuildError, SimError};
 
 use crate::backend::BackendKind;
+use crate::driver::RankInventory;
 use crate::set::FaultInfo;
 
 /// What can go wrong driving DPUs. Misuse the safe layer can see (sizes, alignment, bounds, symbols) is
@@ -30,13 +32,47 @@ pub enum Error {
     /// `UPMEM_BACKEND` holds something other than `hw`, `sim` or `auto`.
     #[error("UPMEM_BACKEND={0:?}: expected hw, sim or auto")]
     InvalidBackend(String),
-    /// libdpu could not be loaded.
-    #[error("cannot load libdpu (tried {tried}): {reason}; set UPMEM_LIBDPU to its path or install the UPMEM SDK")]
+    /// libdpu could not be loaded: each candidate tried and why.
+    #[error(
+        "cannot load libdpu: {}. Set UPMEM_LIBDPU to libdpu.so's path, or UPMEM_HOME to the UPMEM SDK's install \
+         directory, and add the SDK's lib directory to LD_LIBRARY_PATH ({})",
+        attempts.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "),
+        ld_library_path.as_ref().map_or_else(|| "now unset".to_owned(), |path| format!("now {path:?}"))
+    )]
     LibraryNotFound {
-        /// The paths tried, in order.
-        tried: String,
-        /// Why the last attempt failed.
-        reason: String,
+        /// The candidates, in the order tried.
+        attempts: Vec<LoadAttempt>,
+        /// `LD_LIBRARY_PATH` when they were tried.
+        ld_library_path: Option<String>,
+    },
+    /// The libdpu found belongs to an SDK version this runtime does not support.
+    #[error(
+        "{} is the libdpu of UPMEM SDK {found} (from {read_from}), but this runtime supports SDK {supported}: install \
+         SDK {supported}, point UPMEM_LIBDPU or UPMEM_HOME at it, or set UPMEM_IGNORE_SDK_VERSION=1 to use this one \
+         anyway",
+        library.display()
+    )]
+    UnsupportedSdk {
+        /// The library file.
+        library: PathBuf,
+        /// Its SDK version.
+        found: String,
+        /// Where the version was read.
+        read_from: String,
+        /// The version supported.
+        supported: &'static str,
+    },
+    /// libdpu could not allocate the DPUs asked for on the hardware; the kernel driver's view says why.
+    #[error("cannot allocate {requested} on UPMEM hardware (libdpu says: {message}; profile {profile:?}): {machine}")]
+    HardwareAllocation {
+        /// What was asked for ("100 DPUs", "2 ranks", "every free rank").
+        requested: String,
+        /// The profile given to libdpu.
+        profile: String,
+        /// libdpu's text for its error.
+        message: String,
+        /// The ranks the kernel driver lists, and which are free.
+        machine: RankInventory,
     },
     /// Fewer DPUs are available than requested, or none was requested.
     #[error(
@@ -154,3 +190,57 @@ pub enum Error {
 
 /// Result type of the runtime.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// One libdpu candidate that did not load.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadAttempt {
+    /// The path (or bare name, for the loader's search) tried.
+    pub candidate: PathBuf,
+    /// The loader's error.
+    pub error: String,
+    /// The libraries it needs that the loader cannot load (for a candidate that is a file).
+    pub missing: Vec<MissingLibrary>,
+}
+
+/// A library libdpu needs that the loader cannot load.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MissingLibrary {
+    /// Its name, as libdpu's `DT_NEEDED` gives it.
+    pub name: String,
+    /// libdpu's directory, when the library is there (the loader does not look there by itself).
+    pub beside: Option<PathBuf>,
+}
+
+impl fmt::Display for LoadAttempt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.candidate.display(), self.error)?;
+        if !self.missing.is_empty() {
+            let missing: Vec<String> = self.missing.iter().map(ToString::to_string).collect();
+            write!(f, " (it needs, and the loader cannot load: {})", missing.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for MissingLibrary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.beside, package_of(&self.name)) {
+            (Some(dir), _) => write!(
+                f,
+                "{}, which is in {}: add that directory to LD_LIBRARY_PATH (the SDK's upmem_env.sh does)",
+                self.name,
+                dir.display()
+            ),
+            (None, Some(package)) => write!(f, "{} (Debian and Ubuntu package {package})", self.name),
+            (None, None) => f.write_str(&self.name),
+        }
+    }
+}
+
+/// The Debian and Ubuntu package of the system libraries the SDK 2025.1's libdpu needs.
+fn package_of(library: &str) -> Option<&'static str> {
+    [("libnuma.so", "libnuma1"), ("libelf.so", "libelf1"), ("libpython3.10.so", "libpython3.10")]
+        .into_iter()
+        .find(|(prefix, _)| library.starts_with(prefix))
+        .map(|(_, package)| package)
+}

@@ -60,7 +60,7 @@
 //! | backend | Cargo feature (default: both) | needs | selected by |
 //! |---|---|---|---|
 //! | simulator | `simulator` | Linux (x86-64, aarch64), a C compiler and binutils to build kernels | [`BackendKind::Simulator`], `UPMEM_BACKEND=sim`, or automatically without hardware |
-//! | hardware | `hardware` | the UPMEM SDK's `libdpu.so` (`UPMEM_LIBDPU`, `$UPMEM_HOME/lib`, or the loader's path) and DPUs | [`BackendKind::Hardware`], `UPMEM_BACKEND=hw`, or automatically when `/sys/class/dpu_rank/dpu_rank0` exists |
+//! | hardware | `hardware` | the UPMEM SDK 2025.1's `libdpu.so` (`UPMEM_LIBDPU`, `$UPMEM_HOME/lib`, or the loader's path) and DPUs | [`BackendKind::Hardware`], `UPMEM_BACKEND=hw`, or automatically when `/sys/class/dpu_rank/dpu_rank0` exists |
 //!
 //! A build for a UPMEM server may leave the simulator out (`default-features = false, features =
 //! ["hardware"]`: no C compiler needed, kernels are built with the SDK's compiler); a CI build may leave the
@@ -68,10 +68,14 @@
 //! [`Error::BackendNotCompiled`], and [`BackendKind::Auto`] picks the one compiled in.
 //!
 //! [`BackendKind::Auto`] (the default) follows `UPMEM_BACKEND` when it is set, else picks hardware when
-//! present and the simulator otherwise, and logs which and why. An explicit choice never falls back: a
-//! missing libdpu is [`Error::LibraryNotFound`]. The hardware backend pointed at the simulator's
-//! libdpu-compatible library (`UPMEM_LIBDPU=target/.../libdpu.so`) runs on the simulator, which is how it is
-//! tested without hardware.
+//! present and the simulator otherwise, and logs which and why ([`BackendKind::resolve`] tells before
+//! allocating). An explicit choice never falls back: a missing libdpu is [`Error::LibraryNotFound`], one of
+//! another SDK release [`Error::UnsupportedSdk`], and a hardware set is allocated with `backend=hw` in its
+//! profile, so it fails with [`Error::HardwareAllocation`] rather than run on the SDK's own simulator when no
+//! DPU is found ([`RankInventory`] is what the kernel driver lists). The hardware backend pointed at the
+//! simulator's libdpu-compatible library (`UPMEM_LIBDPU=target/.../libdpu.so`), with a profile naming
+//! `backend=simulator` (which that library refuses `backend=hw` without, as the SDK's does on a machine without
+//! DPUs), runs on the simulator, which is how it is tested without hardware.
 //!
 //! # Who checks what
 //!
@@ -83,6 +87,7 @@
 pub mod backend;
 pub mod build;
 mod copy;
+pub mod driver;
 mod error;
 #[cfg(feature = "hardware")]
 mod hw;
@@ -98,7 +103,8 @@ compile_error!("upmem needs at least one backend: enable the feature `simulator`
 
 pub use backend::{hardware_present, BackendKind};
 pub use copy::DpuCopy;
-pub use error::{Error, Result};
+pub use driver::RankInventory;
+pub use error::{Error, LoadAttempt, MissingLibrary, Result};
 pub use kernel::Kernel;
 pub use set::{AsyncScope, Dpu, DpuSet, DpuSetBuilder, FaultInfo, Launch, LoadedSet, Symbol};
 pub use set_stats::SetStats;

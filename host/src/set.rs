@@ -94,7 +94,8 @@ impl DpuSetBuilder {
         self
     }
 
-    /// The libdpu profile string for the hardware backend (e.g. `"nrThreadsPerRank=1"`).
+    /// The libdpu profile string for the hardware backend (e.g. `"nrThreadsPerRank=1"`). `backend=hw` is added
+    /// unless it names a backend, so that libdpu never runs the set on the SDK's simulator instead.
     pub fn profile(&mut self, profile: &str) -> &mut Self {
         self.profile = profile.to_owned();
         self

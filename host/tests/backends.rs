@@ -3,8 +3,9 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
-use upmem::{BackendKind, DpuSet, Error, Kernel, LoadedSet};
+use upmem::{BackendKind, DpuSet, DpuSetBuilder, Error, Kernel, LoadedSet};
 
 /// The two ways of running the suite.
 #[derive(Clone, Copy, Debug)]
@@ -39,15 +40,25 @@ fn kernel(name: &str) -> Kernel {
     upmem::build::kernel_into(name, &builder, dir.path()).expect("building the test kernel")
 }
 
+/// The hardware backend over the simulator's libdpu. The profile names the simulator: without a backend in it,
+/// the hardware backend asks libdpu for `backend=hw`, which the simulator's libdpu refuses as the SDK's does on
+/// a machine without DPUs.
+fn over_simulator_libdpu(builder: &mut DpuSetBuilder) -> &mut DpuSetBuilder {
+    builder.backend(BackendKind::Hardware).libdpu(simulator_libdpu()).profile("backend=simulator")
+}
+
 impl Backend {
-    fn allocate(self, nr_dpus: u32) -> upmem::Result<DpuSet> {
+    fn builder(self) -> DpuSetBuilder {
         let mut builder = DpuSet::builder();
-        builder.dpus(nr_dpus);
         match self {
             Backend::Simulator => builder.backend(BackendKind::Simulator),
-            Backend::HardwareOverSimulatorLibdpu => builder.backend(BackendKind::Hardware).libdpu(simulator_libdpu()),
+            Backend::HardwareOverSimulatorLibdpu => over_simulator_libdpu(&mut builder),
         };
-        builder.allocate()
+        builder
+    }
+
+    fn allocate(self, nr_dpus: u32) -> upmem::Result<DpuSet> {
+        self.builder().dpus(nr_dpus).allocate()
     }
 
     fn loaded(self, nr_dpus: u32, name: &str) -> LoadedSet {
@@ -72,13 +83,7 @@ fn allocation_counts_dpus_and_ranks(backend: Backend) {
 }
 
 fn whole_ranks_and_binaries_from_memory(backend: Backend) {
-    let mut builder = DpuSet::builder();
-    builder.ranks(2);
-    match backend {
-        Backend::Simulator => builder.backend(BackendKind::Simulator),
-        Backend::HardwareOverSimulatorLibdpu => builder.backend(BackendKind::Hardware).libdpu(simulator_libdpu()),
-    };
-    let set = builder.allocate().unwrap();
+    let set = backend.builder().ranks(2).allocate().unwrap();
     assert_eq!((set.nr_ranks(), set.nr_dpus()), (2, 128));
     let binary = std::fs::read(kernel("echo").simulator_binary().unwrap()).unwrap();
     let mut set = set.load_from_memory(&binary).unwrap();
@@ -173,6 +178,30 @@ fn asynchronous_launch_and_reload(backend: Backend) {
     set.load(&kernel("echo")).unwrap();
     set.launch().unwrap();
     assert_eq!(set.gather::<u32>("launches", 0, 1).unwrap()[7], [1], "reloading resets WRAM");
+}
+
+/// Rounds of `echo`'s busy loop that keep a DPU busy for about a second on the simulator.
+const SPIN_ROUNDS: u32 = 500_000_000;
+
+/// Polling returns at once, long before the launch ends (the SDK's `dpu_status` would wait for it).
+fn polling_a_launch_does_not_wait_for_it(backend: Backend) {
+    let mut set = backend.loaded(4, "echo");
+    set.copy_to(1, "spin", 0, &[SPIN_ROUNDS]).unwrap();
+    let mut launch = set.launch_async().unwrap();
+    let started = Instant::now();
+    let first = launch.poll().unwrap();
+    let first_polled = started.elapsed();
+    let mut polls = 1;
+    while !launch.poll().unwrap() {
+        polls += 1;
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let finished = started.elapsed();
+    launch.wait().unwrap();
+    assert!(!first, "the first poll, {first_polled:?} after the launch, found it done");
+    assert!(first_polled * 4 < finished, "polled in {first_polled:?}, finished after {finished:?}");
+    assert!(polls > 1, "one poll");
+    assert_eq!(set.gather::<u32>("launches", 0, 1).unwrap(), [[1]; 4]);
 }
 
 fn queued_transfers_and_launches_run_in_order(backend: Backend) {
@@ -278,6 +307,7 @@ on_every_backend!(
     every_transfer_and_launch_is_on_the_timeline,
     symbols_logs_and_single_dpu_copies,
     asynchronous_launch_and_reload,
+    polling_a_launch_does_not_wait_for_it,
     queued_transfers_and_launches_run_in_order,
     a_panicking_async_scope_still_waits_for_what_it_queued,
     faults_are_reported_and_the_next_launch_works,
@@ -295,6 +325,26 @@ fn an_explicit_hardware_request_never_falls_back() {
         .expect("no libdpu there");
     assert!(matches!(error, Error::LibraryNotFound { .. }), "{error}");
     assert!(error.to_string().contains("/nonexistent/libdpu.so"), "{error}");
+}
+
+/// Without a backend in its profile, libdpu would run a set on the SDK's simulator when it finds no DPU: the
+/// hardware backend names `backend=hw`, which the simulator's libdpu refuses as the SDK's does without DPUs, and
+/// the error says what the kernel driver has.
+#[test]
+fn a_hardware_set_is_asked_of_the_hardware() {
+    let mut builder = DpuSet::builder();
+    builder.dpus(4).backend(BackendKind::Hardware).libdpu(simulator_libdpu());
+    let error = builder.allocate().err().expect("the simulator's libdpu allocated a set asked for backend=hw");
+    assert!(
+        matches!(&error, Error::HardwareAllocation { requested, profile, .. } if requested == "4 DPUs" && profile == "backend=hw"),
+        "{error:?}"
+    );
+    if !upmem::hardware_present() {
+        assert!(error.to_string().contains("no UPMEM device found"), "{error}");
+    }
+    builder.profile("nrThreadsPerRank=1");
+    let Err(Error::HardwareAllocation { profile, .. }) = builder.allocate() else { panic!("allocated") };
+    assert_eq!(profile, "nrThreadsPerRank=1,backend=hw");
 }
 
 #[test]

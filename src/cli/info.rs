@@ -1,19 +1,22 @@
 //! `pimgnn info`: the backends this machine has.
 
 use pimgnn::gnn::Backend;
-use upmem::{BackendKind, DpuSet, SimConfig, Topology};
+use upmem::{BackendKind, DpuSet, RankInventory, SimConfig, Topology};
 
 /// Runs `pimgnn info`.
 pub fn run() -> anyhow::Result<()> {
     println!("CPU: available, {} threads", rayon::current_num_threads());
 
-    if upmem::hardware_present() {
-        match DpuSet::builder().backend(BackendKind::Hardware).allocate() {
-            Ok(set) => println!("UPMEM hardware: available, {} DPUs in {} ranks", set.nr_dpus(), set.nr_ranks()),
+    // The driver's counts, read without allocating: taking every free rank to count them would block the
+    // server's other users. One DPU is allocated to check that libdpu works.
+    let machine = RankInventory::of_this_machine();
+    if machine.has_device() {
+        match DpuSet::builder().backend(BackendKind::Hardware).dpus(1).allocate() {
+            Ok(_) => println!("UPMEM hardware: available; {machine}"),
             Err(error) => println!("UPMEM hardware: present but unusable: {error}"),
         }
     } else {
-        println!("UPMEM hardware: not available (the kernel driver exposes no DPU rank on this machine)");
+        println!("UPMEM hardware: not available ({machine})");
     }
 
     let defaults = SimConfig::new(Topology::full_server());

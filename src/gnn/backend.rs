@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use upmem::DpuSet;
+use upmem::{DpuSet, RankInventory, Topology};
 
 use crate::cost::{self, Choice, Costed, HardwareModel};
 use crate::error::{Error, Result};
@@ -51,8 +51,8 @@ impl FromStr for Backend {
     }
 }
 
-/// DPUs a PIM engine uses when `--dpus` is not given: the simulator simulates this many, hardware uses all it
-/// has up to this many.
+/// DPUs a PIM engine plans for when `--dpus` is not given: the simulator simulates this many, hardware uses
+/// the free DPUs up to this many.
 pub const DEFAULT_DPUS: u32 = 2048;
 
 /// Tasklets per DPU when not given.
@@ -66,7 +66,8 @@ pub const DEFAULT_PLAN_WIDTH: usize = 64;
 pub struct EngineOptions {
     /// The backend asked for.
     pub backend: Backend,
-    /// DPUs to use on PIM (default: [`DEFAULT_DPUS`]; on hardware, all present up to that).
+    /// DPUs to use on PIM, at most (default: [`DEFAULT_DPUS`]; on hardware, the free ones up to that). The
+    /// engine allocates the DPUs its plan gives work to, which may be fewer.
     pub dpus: Option<u32>,
     /// Tasklets per DPU on PIM (default: [`DEFAULT_TASKLETS`]).
     pub tasklets: Option<u32>,
@@ -87,6 +88,8 @@ pub struct Engine<T: Element> {
     pub plan: String,
     /// Nonzeros per DPU, on PIM.
     pub balance: Option<LoadBalance>,
+    /// DPUs allocated, on PIM.
+    pub allocated_dpus: Option<usize>,
 }
 
 /// Builds the engine for `options.backend` with `matrix` resident in it, for every call to come.
@@ -112,44 +115,72 @@ fn cpu_engine<T: Element>(matrix: Csr<T>) -> Engine<T> {
         rayon::current_num_threads(),
         T::NAME
     );
-    Engine { spmm: Box::new(CpuSpmm::new(matrix)), backend: Backend::Cpu, plan, balance: None }
+    Engine { spmm: Box::new(CpuSpmm::new(matrix)), backend: Backend::Cpu, plan, balance: None, allocated_dpus: None }
+}
+
+/// How a PIM engine gets its DPUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Allocation {
+    /// Plan for at most this many DPUs, then allocate the DPUs the plan gives work to.
+    Planned(u32),
+    /// Allocate this many whole ranks, then plan for the DPUs they hold, up to `budget`: on hardware without
+    /// `--dpus`, where the free DPUs the driver counts are nominal (the SDK disables faulty ones when it
+    /// allocates), so asking for exactly that many could fail where their ranks hold a few fewer.
+    Ranks { ranks: u32, budget: u32 },
+}
+
+/// How the engine gets its DPUs on `kind` (resolved) for `asked` DPUs, `machine` being the driver's ranks.
+fn allocation(kind: upmem::BackendKind, asked: Option<u32>, machine: impl FnOnce() -> RankInventory) -> Allocation {
+    match (kind, asked) {
+        (upmem::BackendKind::Hardware, None) => {
+            let machine = machine();
+            let free = machine.free_dpus().filter(|&free| free > 0);
+            let budget = free.map_or(DEFAULT_DPUS, |free| free.min(DEFAULT_DPUS));
+            let free_ranks = machine.ranks().iter().filter(|rank| rank.owned == Some(false));
+            let per_rank =
+                free_ranks.filter_map(|rank| rank.dpus).max().unwrap_or(Topology::full_server().dpus_per_rank);
+            Allocation::Ranks { ranks: budget.div_ceil(per_rank.max(1)), budget }
+        }
+        (_, asked) => Allocation::Planned(asked.unwrap_or(DEFAULT_DPUS)),
+    }
 }
 
 /// The PIM engine on `kind`'s DPUs, `matrix` loaded once with the plan predicted fastest over
-/// `options.widths`. On error the DPUs are released (the set is dropped) before returning.
+/// `options.widths`, on no more DPUs than that plan gives work to (up to a rank's worth more on hardware without
+/// `--dpus`, see [`Allocation::Ranks`]). On error the DPUs are released (the set is dropped) before returning.
 fn pim_engine<T: PimElement>(matrix: Csr<T>, kind: upmem::BackendKind, options: &EngineOptions) -> Result<Engine<T>> {
-    let asked = options.dpus.unwrap_or(DEFAULT_DPUS);
-    if asked == 0 {
+    if options.dpus == Some(0) {
         return Err(Error::invalid("DPUs", "at least 1 DPU is needed"));
     }
+    let kind = kind.resolve()?;
     let tasklets = options.tasklets.unwrap_or(DEFAULT_TASKLETS);
+    let widths = if options.widths.is_empty() { vec![DEFAULT_PLAN_WIDTH] } else { options.widths.clone() };
+    let model = HardwareModel::default();
+    let plan_for =
+        |nr_dpus: u32| cost::choose_for_calls(&model, &matrix, &widths, nr_dpus, tasklets, plan_target(kind));
     let mut builder = DpuSet::builder();
     builder.backend(kind);
-    // Hardware without --dpus takes every DPU present (asking for more than that fails); the plan then uses
-    // up to DEFAULT_DPUS of them. The simulator simulates exactly the DPUs asked for.
-    let all_present = options.dpus.is_none()
-        && match kind {
-            upmem::BackendKind::Hardware => true,
-            upmem::BackendKind::Auto => upmem::hardware_present(),
-            upmem::BackendKind::Simulator => false,
-        };
-    if !all_present {
-        builder.dpus(asked);
-    }
-    let set = builder.allocate()?;
+    let (set, choice) = match allocation(kind, options.dpus, RankInventory::of_this_machine) {
+        Allocation::Planned(budget) => {
+            let choice = plan_for(budget)?;
+            let set = builder.dpus(choice.best.plan.dpus_used() as u32).allocate()?;
+            (set, choice)
+        }
+        Allocation::Ranks { ranks, budget } => {
+            let set = builder.ranks(ranks).allocate()?;
+            let choice = plan_for((set.nr_dpus() as u32).min(budget))?;
+            (set, choice)
+        }
+    };
     let backend = match set.backend() {
         upmem::BackendKind::Hardware => Backend::Hardware,
         _ => Backend::Simulator,
     };
-    let nr_dpus = set.nr_dpus().min(asked as usize) as u32;
-    let widths = if options.widths.is_empty() { vec![DEFAULT_PLAN_WIDTH] } else { options.widths.clone() };
-    let model = HardwareModel::default();
-    let choice = cost::choose_for_calls(&model, &matrix, &widths, nr_dpus, tasklets, plan_target(set.backend()))?;
     let plan = describe::<T>(&choice, &widths, set.nr_dpus(), set.backend());
-    let chosen = choice.best;
-    let engine = PimSpmm::with_model(set, matrix, chosen.plan, model)?;
+    let allocated_dpus = Some(set.nr_dpus());
+    let engine = PimSpmm::with_model(set, matrix, choice.best.plan, model)?;
     let balance = Some(engine.report().balance);
-    Ok(Engine { spmm: Box::new(engine), backend, plan, balance })
+    Ok(Engine { spmm: Box::new(engine), backend, plan, balance, allocated_dpus })
 }
 
 /// The plan line of a PIM engine: the DPUs, the plan and its predicted time over the calls, and the hardware's
@@ -177,4 +208,41 @@ fn describe<T: PimElement>(choice: &Choice, widths: &[usize], nr_dpus: usize, ki
         chosen.plan,
         ms(chosen),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    /// A driver's rank class with `free` free and `owned` owned ranks of 64 DPUs.
+    fn machine(dir: &Path, free: usize, owned: usize) -> RankInventory {
+        for rank in 0..free + owned {
+            let rank_dir = dir.join(format!("dpu_rank{rank}"));
+            std::fs::create_dir_all(&rank_dir).unwrap();
+            std::fs::write(rank_dir.join("is_owned"), if rank < free { "0" } else { "1" }).unwrap();
+            std::fs::write(rank_dir.join("nb_ci"), "8").unwrap();
+            std::fs::write(rank_dir.join("nb_dpus_per_ci"), "8").unwrap();
+        }
+        RankInventory::read(dir)
+    }
+
+    /// Hardware without `--dpus` takes the ranks of at most DEFAULT_DPUS of the free DPUs, never every free
+    /// rank (which DPU_ALLOCATE_ALL would take, blocking other users of the server).
+    #[test]
+    fn hardware_without_dpus_takes_the_ranks_of_at_most_the_default_dpus() {
+        let hardware = upmem::BackendKind::Hardware;
+        let server = tempfile::tempdir().unwrap();
+        let full = machine(server.path(), 40, 0);
+        assert_eq!(allocation(hardware, None, || full), Allocation::Ranks { ranks: 32, budget: DEFAULT_DPUS });
+        let shared = tempfile::tempdir().unwrap();
+        let busy = machine(shared.path(), 10, 30);
+        assert_eq!(allocation(hardware, None, || busy), Allocation::Ranks { ranks: 10, budget: 640 });
+        let none = tempfile::tempdir().unwrap();
+        let absent = RankInventory::read(&none.path().join("dpu_rank"));
+        assert_eq!(allocation(hardware, None, || absent), Allocation::Ranks { ranks: 32, budget: DEFAULT_DPUS });
+        assert_eq!(allocation(hardware, Some(100), || unreachable!()), Allocation::Planned(100));
+        assert_eq!(allocation(upmem::BackendKind::Simulator, None, || unreachable!()), Allocation::Planned(2048));
+    }
 }

@@ -107,7 +107,11 @@ pub extern "C" fn dpu_sync(set: dpu_set_t) -> dpu_error_t {
     })
 }
 
-/// `dpu_status`: whether every DPU of the set is done, and whether any is in fault.
+/// `dpu_status`: whether every DPU of the set is done, and whether any is in fault. As in the SDK, it waits for
+/// the set's asynchronous work first, so it returns only once the set's DPUs have stopped: the SDK 2025.1's
+/// libdpu calls `dpu_sync` on the set before it reads any rank's state, and discards what `dpu_sync` returns
+/// (`dpu_status`, disassembled). The wait leaves a fault of an asynchronous launch to be reported by the set's
+/// own `dpu_sync`.
 ///
 /// # Safety
 /// `done` and `fault` are writable.
@@ -117,6 +121,7 @@ pub unsafe extern "C" fn dpu_status(set: dpu_set_t, done: *mut bool, fault: *mut
         let mut guard = server();
         let server = existing(&mut guard)?;
         let dpus = server.dpus_of(&set)?;
+        after_launch(server, &dpus)?;
         let (all_done, any_fault) = server.machine.status(&dpus)?;
         // SAFETY: guaranteed by the caller.
         unsafe {

@@ -86,9 +86,11 @@ impl Profile {
         Self::parse(&text)
     }
 
-    /// Parses a profile string.
+    /// Parses a profile string. A key given again takes its last value, as libdpu's `dpu_properties_add`
+    /// replaces it, so `backend` is checked once every entry is read.
     pub fn parse(text: &str) -> Result<Profile> {
         let mut profile = Profile::default();
+        let mut backend = None;
         for entry in text.split(',').map(str::trim).filter(|entry| !entry.is_empty()) {
             let (key, value) = entry.split_once('=').ok_or_else(|| invalid(entry, "expected key=value"))?;
             let (key, value) = (key.trim(), value.trim());
@@ -103,13 +105,7 @@ impl Profile {
                 }
             };
             match key {
-                "backend" if value != "simulator" => {
-                    eprintln!(
-                        "libdpu (simulator): backend={value} is not available: this libdpu is the upmem-sim \
-                         simulator (use the UPMEM SDK's libdpu for hardware)"
-                    );
-                    return Err(DpuError(code::ALLOCATION));
-                }
+                "backend" => backend = Some(value),
                 "nrRanks" => profile.nr_ranks = number("nrRanks")? as u32,
                 "nrDpusPerRank" => profile.dpus_per_rank = number("nrDpusPerRank")? as u32,
                 "disabledDpus" => {
@@ -137,7 +133,16 @@ impl Profile {
                 _ => {}
             }
         }
-        Ok(profile)
+        match backend {
+            Some(backend) if backend != "simulator" => {
+                eprintln!(
+                    "libdpu (simulator): backend={backend} is not available: this libdpu is the upmem-sim \
+                     simulator (use the UPMEM SDK's libdpu for hardware)"
+                );
+                Err(DpuError(code::ALLOCATION))
+            }
+            _ => Ok(profile),
+        }
     }
 }
 
@@ -166,6 +171,9 @@ mod tests {
         assert_eq!(Profile::parse("nrRanks").unwrap_err(), DpuError(code::INVALID_PROFILE));
         assert_eq!(Profile::parse("nrRanks=many").unwrap_err(), DpuError(code::INVALID_PROFILE));
         assert_eq!(Profile::parse("backend=hw").unwrap_err(), DpuError(code::ALLOCATION));
+        // The last backend wins, as in libdpu: `UPMEM_PROFILE=backend=simulator` overrides the argument's.
+        assert!(Profile::parse("backend=hw,backend=simulator").is_ok());
+        assert_eq!(Profile::parse("backend=simulator,backend=hw").unwrap_err(), DpuError(code::ALLOCATION));
         assert_eq!(Profile::parse("").unwrap(), Profile::default());
     }
 

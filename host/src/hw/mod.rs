@@ -1,73 +1,40 @@
-//! The hardware backend: the UPMEM SDK's libdpu, loaded at run time.
+//! The hardware backend: the UPMEM SDK's libdpu, loaded at run time ([`library`] says where it is looked for and
+//! what is checked). Pointed at the simulator's libdpu-compatible library (`upmem-sim-sdk`) with a profile naming
+//! `backend=simulator`, this backend runs on the simulator with everything but the DPU silicon exercised; it then
+//! loads the kernels' simulated binaries.
 //!
-//! The library is found at `$UPMEM_LIBDPU`, else `$UPMEM_HOME/lib/libdpu.so`, else by the dynamic loader's
-//! search (`libdpu.so`). Pointed at the simulator's libdpu-compatible library (`upmem-sim-sdk`), this backend
-//! runs on the simulator with everything but the DPU silicon exercised; it then loads the kernels' simulated
-//! binaries.
+//! Every allocation names `backend=hw` in its profile unless the caller's profile names a backend ([`profile`]),
+//! so a set asked of the hardware never runs on the SDK's own simulator.
 
-use std::collections::HashMap;
+mod elf;
+mod library;
+mod profile;
+mod version;
+mod waiter;
+
 use std::ffi::{c_char, CStr, CString};
 use std::ops::Range;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::path::Path;
+use std::sync::Arc;
 
 use upmem_sys::{
-    dpu_error_t, dpu_set_t, LibDpu, DPU_ASYNCHRONOUS, DPU_ERR_ASYNC_JOBS, DPU_ERR_DPU_FAULT, DPU_OK, DPU_SYNCHRONOUS,
-    DPU_XFER_ASYNC, DPU_XFER_DEFAULT, DPU_XFER_FROM_DPU, DPU_XFER_TO_DPU,
+    dpu_error_t, dpu_set_t, DPU_ASYNCHRONOUS, DPU_ERR_ALLOCATION, DPU_ERR_ASYNC_JOBS, DPU_ERR_DPU_FAULT, DPU_OK,
+    DPU_SYNCHRONOUS, DPU_XFER_ASYNC, DPU_XFER_DEFAULT, DPU_XFER_FROM_DPU, DPU_XFER_TO_DPU,
 };
 
 use crate::backend::BackendKind;
+use crate::driver::RankInventory;
 use crate::error::{Error, Result};
 use crate::set::{Amount, FaultInfo, Symbol};
 use crate::Kernel;
-
-static LIBRARIES: Mutex<Option<HashMap<PathBuf, Arc<LibDpu>>>> = Mutex::new(None);
-
-fn candidates(explicit: Option<&Path>) -> Vec<PathBuf> {
-    if let Some(path) = explicit {
-        return vec![path.to_path_buf()];
-    }
-    if let Some(path) = std::env::var_os("UPMEM_LIBDPU") {
-        return vec![PathBuf::from(path)];
-    }
-    let mut paths = Vec::new();
-    if let Some(home) = std::env::var_os("UPMEM_HOME") {
-        paths.push(Path::new(&home).join("lib/libdpu.so"));
-    }
-    paths.push(PathBuf::from("libdpu.so"));
-    paths
-}
-
-/// The libdpu to use: `explicit`, else the default search (each path loaded once).
-pub(crate) fn library(explicit: Option<&Path>) -> Result<Arc<LibDpu>> {
-    let mut cache = LIBRARIES.lock().unwrap_or_else(PoisonError::into_inner);
-    let cache = cache.get_or_insert_with(HashMap::new);
-    let candidates = candidates(explicit);
-    let mut last_error = String::new();
-    for path in &candidates {
-        if let Some(library) = cache.get(path) {
-            return Ok(Arc::clone(library));
-        }
-        // SAFETY: loading libdpu runs its initialisers, which is what using the SDK means; the symbols are
-        // typed by the bindings generated from the SDK's own headers.
-        match unsafe { LibDpu::new(path) } {
-            Ok(library) => {
-                log::debug!("loaded libdpu from {}", path.display());
-                let library = Arc::new(library);
-                cache.insert(path.clone(), Arc::clone(&library));
-                return Ok(library);
-            }
-            Err(error) => last_error = format!("{}: {error}", path.display()),
-        }
-    }
-    let tried: Vec<String> = candidates.iter().map(|path| path.display().to_string()).collect();
-    Err(Error::LibraryNotFound { tried: tried.join(", "), reason: last_error })
-}
+pub(crate) use library::library;
+use library::Library;
+use waiter::LaunchWaiter;
 
 /// Calls a libdpu function through the loaded library, turning a missing symbol into a typed error.
 macro_rules! call {
     ($lib:expr, $name:ident ( $($arg:expr),* $(,)? )) => {{
-        match &$lib.$name {
+        match &$lib.dpu.$name {
             // SAFETY: the arguments follow the SDK's contract for this function (checked by the safe layer).
             Ok(function) => unsafe { function($($arg),*) },
             Err(_) => return Err(Error::MissingFunction(stringify!($name))),
@@ -75,15 +42,15 @@ macro_rules! call {
     }};
 }
 
-fn checked(lib: &LibDpu, call: &'static str, status: dpu_error_t) -> Result<()> {
+fn checked(lib: &Library, call: &'static str, status: dpu_error_t) -> Result<()> {
     if status == DPU_OK {
         return Ok(());
     }
     Err(Error::Dpu { call, code: status, message: error_text(lib, status) })
 }
 
-fn error_text(lib: &LibDpu, status: dpu_error_t) -> String {
-    let Ok(to_string) = &lib.dpu_error_to_string else { return format!("error {status}") };
+fn error_text(lib: &Library, status: dpu_error_t) -> String {
+    let Ok(to_string) = &lib.dpu.dpu_error_to_string else { return format!("error {status}") };
     // SAFETY: dpu_error_to_string returns a malloc'd C string (or NULL), which we copy and free.
     unsafe {
         let text = to_string(status);
@@ -101,14 +68,14 @@ fn c_string(text: &str) -> Result<CString> {
 }
 
 pub(crate) struct HwEngine {
-    lib: Arc<LibDpu>,
+    lib: Arc<Library>,
     set: dpu_set_t,
     /// One single-DPU set per DPU, in `DPU_FOREACH` order.
     dpus: Vec<dpu_set_t>,
     ranks: Vec<Range<usize>>,
     program: *mut upmem_sys::dpu_program_t,
-    /// The library is the simulator's (it has `dpu_sim_fault_reason`), so kernels load their simulated binary.
-    simulated: bool,
+    /// The thread waiting for the asynchronous launch being polled, if one is.
+    waiter: Option<LaunchWaiter>,
 }
 
 // SAFETY: libdpu's sets may be used from any thread (the SDK serialises per rank); the engine is only used
@@ -117,22 +84,53 @@ unsafe impl Send for HwEngine {}
 // SAFETY: as above.
 unsafe impl Sync for HwEngine {}
 
+/// What an allocation asks for, in words.
+fn describe(amount: Amount) -> String {
+    match amount {
+        Amount::Dpus(count) => format!("{count} DPUs"),
+        Amount::Ranks(count) => format!("{count} ranks"),
+        Amount::All => "every free rank".into(),
+    }
+}
+
 impl HwEngine {
     pub fn allocate(libdpu: Option<&Path>, amount: Amount, profile: &str) -> Result<Self> {
         let lib = library(libdpu)?;
-        let profile = c_string(profile)?;
-        let mut set = dpu_set_t::default();
-        let status = match amount {
-            Amount::Dpus(count) => call!(lib, dpu_alloc(count, profile.as_ptr(), &mut set)),
-            Amount::All => call!(lib, dpu_alloc(upmem_sys::DPU_ALLOCATE_ALL, profile.as_ptr(), &mut set)),
-            Amount::Ranks(count) => call!(lib, dpu_alloc_ranks(count, profile.as_ptr(), &mut set)),
-        };
-        checked(&lib, if matches!(amount, Amount::Ranks(_)) { "dpu_alloc_ranks" } else { "dpu_alloc" }, status)?;
-        let simulated = lib.dpu_sim_fault_reason.is_ok();
+        let set = Self::allocate_set(&lib, amount, &profile::for_hardware(profile))?;
         let mut engine =
-            HwEngine { lib, set, dpus: Vec::new(), ranks: Vec::new(), program: std::ptr::null_mut(), simulated };
+            HwEngine { lib, set, dpus: Vec::new(), ranks: Vec::new(), program: std::ptr::null_mut(), waiter: None };
         engine.enumerate()?;
         Ok(engine)
+    }
+
+    /// `dpu_alloc` (or `dpu_alloc_ranks`) with `profile`. When the hardware has not enough DPUs, the error says
+    /// what the kernel driver lists.
+    fn allocate_set(lib: &Library, amount: Amount, profile: &str) -> Result<dpu_set_t> {
+        let on_hardware = match profile::effective_backend_here(profile) {
+            Some((backend, _)) if profile::is_hardware(&backend) => true,
+            Some((backend, origin)) => {
+                log::warn!("{origin} names backend={backend}: libdpu runs this set there, not on UPMEM DPUs");
+                false
+            }
+            None => false,
+        };
+        let c_profile = c_string(profile)?;
+        let mut set = dpu_set_t::default();
+        let status = match amount {
+            Amount::Dpus(count) => call!(lib, dpu_alloc(count, c_profile.as_ptr(), &mut set)),
+            Amount::All => call!(lib, dpu_alloc(upmem_sys::DPU_ALLOCATE_ALL, c_profile.as_ptr(), &mut set)),
+            Amount::Ranks(count) => call!(lib, dpu_alloc_ranks(count, c_profile.as_ptr(), &mut set)),
+        };
+        if status == DPU_ERR_ALLOCATION && on_hardware {
+            return Err(Error::HardwareAllocation {
+                requested: describe(amount),
+                profile: profile.to_owned(),
+                message: error_text(lib, status),
+                machine: RankInventory::of_this_machine(),
+            });
+        }
+        checked(lib, if matches!(amount, Amount::Ranks(_)) { "dpu_alloc_ranks" } else { "dpu_alloc" }, status)?;
+        Ok(set)
     }
 
     /// Lists the set's ranks and DPUs with libdpu's iterators (what DPU_RANK_FOREACH/DPU_FOREACH do).
@@ -162,12 +160,12 @@ impl HwEngine {
         &self.ranks
     }
 
-    pub fn as_raw(&self) -> (dpu_set_t, &LibDpu) {
-        (self.set, &self.lib)
+    pub fn as_raw(&self) -> (dpu_set_t, &upmem_sys::LibDpu) {
+        (self.set, &self.lib.dpu)
     }
 
     pub fn load(&mut self, kernel: &Kernel) -> Result<()> {
-        let (binary, which) = if self.simulated {
+        let (binary, which) = if self.lib.sim.is_some() {
             (kernel.simulator_binary(), "the simulator (this libdpu is upmem-sim's)")
         } else {
             (kernel.hardware_binary(), "DPUs (install the UPMEM SDK and rebuild)")
@@ -197,7 +195,7 @@ impl HwEngine {
 
     pub fn symbol(&self, name: &str) -> Option<Symbol> {
         let name = CString::new(name).ok()?;
-        let get_symbol = self.lib.dpu_get_symbol.as_ref().ok()?;
+        let get_symbol = self.lib.dpu.dpu_get_symbol.as_ref().ok()?;
         // SAFETY: a zeroed dpu_symbol_t is valid; the program came from dpu_load.
         let mut symbol: upmem_sys::dpu_symbol_t = unsafe { std::mem::zeroed() };
         // SAFETY: the program handle came from dpu_load on this library; name is a C string.
@@ -263,19 +261,27 @@ impl HwEngine {
         checked(&self.lib, "dpu_launch", status)
     }
 
+    /// Waits for everything queued on the set (the launch being polled, if any, through its waiting thread).
     pub fn sync(&mut self) -> Result<()> {
-        let status = call!(self.lib, dpu_sync(self.set));
+        let status = match self.waiter.take() {
+            Some(waiter) => waiter.join()?,
+            None => call!(self.lib, dpu_sync(self.set)),
+        };
         if status & !DPU_ERR_ASYNC_JOBS == DPU_ERR_DPU_FAULT {
             return Err(Error::Fault(self.faults()?));
         }
         checked(&self.lib, "dpu_sync", status)
     }
 
+    /// Whether the asynchronous launch has finished, without waiting (see [`waiter`]).
     pub fn poll(&mut self) -> Result<bool> {
-        let (mut done, mut fault) = (false, false);
-        let status = call!(self.lib, dpu_status(self.set, &mut done, &mut fault));
-        checked(&self.lib, "dpu_status", status)?;
-        Ok(done)
+        let waiter = match self.waiter.take() {
+            Some(waiter) => waiter,
+            None => LaunchWaiter::start(Arc::clone(&self.lib), self.set)?,
+        };
+        let finished = waiter.finished();
+        self.waiter = Some(waiter);
+        Ok(finished)
     }
 
     pub fn faults(&mut self) -> Result<Vec<FaultInfo>> {
@@ -292,7 +298,7 @@ impl HwEngine {
     }
 
     fn fault_reason(&self, dpu: dpu_set_t) -> String {
-        let Ok(reason) = &self.lib.dpu_sim_fault_reason else {
+        let Some(Ok(reason)) = self.lib.sim.as_ref().map(|sim| &sim.dpu_sim_fault_reason) else {
             return "in fault (the hardware does not say why: inspect it with dpu-lldb)".into();
         };
         let mut buffer = [0 as c_char; 512];
@@ -329,7 +335,11 @@ impl HwEngine {
 
 impl Drop for HwEngine {
     fn drop(&mut self) {
-        if let Ok(free) = &self.lib.dpu_free {
+        if let Some(waiter) = self.waiter.take() {
+            // Reached only if the launch was neither waited for nor dropped (which waits): join before freeing.
+            let _ = waiter.join();
+        }
+        if let Ok(free) = &self.lib.dpu.dpu_free {
             // SAFETY: the set came from dpu_alloc on this library and is freed once.
             let status = unsafe { free(self.set) };
             if status != DPU_OK {
