@@ -66,7 +66,7 @@ pub struct MatrixShape {
     pub rows: usize,
     /// Columns (more than rows, so that column numbering bugs show).
     pub cols: usize,
-    /// Nonzeros of each hub row.
+    /// Nonzeros of the hub row.
     pub hub_nonzeros: usize,
 }
 
@@ -75,7 +75,7 @@ const ROWS_PER_DPU: usize = 40;
 /// At most this many rows (plus [`TRAILING_EMPTY_ROWS`] and one), so that an `X` sent whole to every DPU of a
 /// full server stays a few MiB.
 const MAX_ROWS: usize = 4096;
-/// Every row whose index is a multiple of this is empty (the hubs excepted).
+/// Every row whose index is a multiple of this is empty (the hub excepted).
 const EMPTY_EVERY: usize = 5;
 /// The last rows of the matrix are empty: a DPU's block may end, or consist of, rows without nonzeros.
 const TRAILING_EMPTY_ROWS: usize = 6;
@@ -85,28 +85,34 @@ const MAX_DEGREE: usize = 8;
 const EXTRA_COLUMNS: usize = 13;
 
 impl MatrixShape {
-    /// The matrix for `dpus` DPUs: about [`ROWS_PER_DPU`] rows per DPU, and two hub rows each longer than a
-    /// DPU's share of the work, so that row blocks and tasklets cut them inside.
+    /// The matrix for `dpus` DPUs: about [`ROWS_PER_DPU`] rows per DPU, and a hub row longer than a DPU's share
+    /// of the work, so that row blocks (which cut the work into equal shares) cut inside it, and so do the
+    /// tasklets of a DPU holding part of it.
     pub fn for_dpus(dpus: usize) -> Self {
         let rows = (ROWS_PER_DPU * dpus).min(MAX_ROWS) + TRAILING_EMPTY_ROWS + 1;
-        // A DPU's share is about (rows + nonzeros) / dpus, some 200 units; a hub of 100 per DPU and 400 more
-        // spans several DPUs and, on one DPU, every tasklet.
+        // A DPU's share of the work is its rows and nonzeros: some 40 + 130 of the ordinary rows, and its part
+        // of the hub. A hub of 100 nonzeros per DPU and 400 more is longer than that from 2 DPUs on.
         let hub_nonzeros = (100 * dpus + 400).min(EXACT_F32_MAX_ROW);
         MatrixShape { rows, cols: rows + EXTRA_COLUMNS, hub_nonzeros }
     }
 
-    /// The hub rows: the second row and one in the middle.
+    /// The same matrix with a hub of at most `nonzeros`.
+    pub fn with_hub_at_most(self, nonzeros: usize) -> Self {
+        MatrixShape { hub_nonzeros: self.hub_nonzeros.min(nonzeros), ..self }
+    }
+
+    /// The hub row, in the middle, so that some DPU's block starts inside it.
     fn is_hub(&self, row: usize) -> bool {
-        row == 1 || row == self.rows / 2 + 1
+        row == self.rows / 2 + 1
     }
 
     /// Whether row `row` is empty by construction (other rows may draw no nonzeros too).
     fn is_empty(&self, row: usize) -> bool {
-        !self.is_hub(row) && (row % EMPTY_EVERY == 0 || row >= self.rows - TRAILING_EMPTY_ROWS)
+        !self.is_hub(row) && (row.is_multiple_of(EMPTY_EVERY) || row >= self.rows - TRAILING_EMPTY_ROWS)
     }
 }
 
-/// A random matrix of `shape`: hub rows, empty rows (every [`EMPTY_EVERY`]-th and the last
+/// A random matrix of `shape`: the hub row, empty rows (every [`EMPTY_EVERY`]-th and the last
 /// [`TRAILING_EMPTY_ROWS`]), the others with 0 to [`MAX_DEGREE`] nonzeros in random columns.
 pub fn matrix<T: CheckValue>(shape: MatrixShape, values: Values, rng: &mut Rng) -> Csr<T> {
     let mut row_ptr = Vec::with_capacity(shape.rows + 1);
@@ -145,14 +151,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_matrix_has_hubs_empty_rows_and_more_columns_than_rows() {
-        for dpus in [1, 8, 2560] {
+    fn the_matrix_has_a_hub_empty_rows_and_more_columns_than_rows() {
+        for dpus in [1, 2, 3, 8, 9, 100, 2560] {
             let shape = MatrixShape::for_dpus(dpus);
             let a = matrix::<i32>(shape, Values::Exact, &mut rng(1));
             let lengths: Vec<usize> = a.row_ptr().windows(2).map(|w| (w[1] - w[0]) as usize).collect();
-            assert_eq!(lengths[1], shape.hub_nonzeros);
-            // A hub is longer than a DPU's share of the work, so row blocks cut it.
-            assert!(shape.hub_nonzeros > (a.nnz() + a.nrows()) / dpus, "{dpus} DPUs: {shape:?}");
+            assert_eq!(lengths[shape.rows / 2 + 1], shape.hub_nonzeros);
+            // The hub is longer than a DPU's share of the work (so that row blocks cut it) when there are
+            // several, and than a tasklet's share of a DPU's (so that tasklets cut it) in any case.
+            let share = (a.nnz() + a.nrows()) / dpus;
+            assert!(shape.hub_nonzeros > if dpus > 1 { share } else { share / 16 }, "{dpus} DPUs: {shape:?}");
             assert!(lengths[0] == 0 && lengths[5] == 0 && lengths[lengths.len() - TRAILING_EMPTY_ROWS..] == [0; 6]);
             assert!(a.ncols() > a.nrows());
         }

@@ -43,7 +43,9 @@ pub struct Outcome {
     pub label: Label,
     /// Whether its output equals the CPU's.
     pub verdict: Result<(), Failure>,
-    /// Wall time of the run on the DPUs: allocating, loading, transfers, launch and reading back.
+    /// Wall time of the run on the DPUs: transfers, launch and reading back, and for an SpMM run allocating
+    /// its set and loading its kernel too (the reduction's set is allocated and loaded before, for the system
+    /// report).
     pub wall: Duration,
 }
 
