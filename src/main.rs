@@ -25,9 +25,9 @@ enum Command {
     /// Runs every DPU kernel on small seeded inputs and compares each result with the CPU's, bit for bit (the
     /// first command to run on a new UPMEM server).
     ///
-    /// Prints the backend and the DPUs, then runs the CSR and COO SpMM kernels in f32, i32, i16 and i8 (hub rows
-    /// cut between DPUs and tasklets, empty rows, features wider than one DMA, 2D tiles and feature groups, and
-    /// f32 sums that round) and the reduction, and prints a table of the runs. Exits non-zero if any run
+    /// Prints the backend and the DPUs, then runs the CSR and COO SpMM kernels in f32, i32, i16 and i8 (rows cut
+    /// between DPUs and between tasklets, empty rows, features wider than one DMA, 2D tiles and feature groups,
+    /// and f32 sums that round) and the reduction, and prints a table of the runs. Exits non-zero if any run
     /// differs from the CPU, naming the kernel and its first differing element.
     Check(cli::check::CheckArgs),
     /// Benchmarks.

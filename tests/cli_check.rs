@@ -81,11 +81,20 @@ fn every_kernel_matches_the_cpu_on_a_simulated_machine_with_disabled_dpus() {
     assert!(stdout.contains(&format!("all {} kernel runs match the CPU", rows.len())), "{stdout}");
 }
 
+/// Without --backend (and UPMEM_BACKEND) on a machine without UPMEM hardware, the check says that is why it runs
+/// on the simulator.
 #[test]
 fn the_dpus_and_the_seed_are_the_ones_asked_for() {
-    let output = pimgnn(&["check", "--backend", "sim", "--dpus", "4", "--seed", "2"]);
+    let auto = !upmem::hardware_present();
+    let mut args = vec!["check", "--dpus", "4", "--seed", "2"];
+    if !auto {
+        args.extend(["--backend", "sim"]);
+    }
+    let output = pimgnn(&args);
     assert!(output.status.success(), "the check failed");
     let stdout = String::from_utf8_lossy(&output.stdout);
+    let reason = "backend: simulator (auto: no UPMEM hardware: the kernel driver exposes no DPU rank on this machine)";
+    assert!(!auto || stdout.contains(reason), "{stdout}");
     assert!(stdout.contains("DPUs: 4 in 2 ranks, of a simulated machine of 2 ranks of 4 DPUs with 2 disabled"));
     assert!(stdout.contains("inputs: seed 2"));
     let rows = rows(&stdout);

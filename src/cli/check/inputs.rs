@@ -30,7 +30,7 @@ pub enum Values {
 /// Most nonzeros a row may have for sums of [`Values::Exact`] `f32` products to stay exact: a product is a
 /// multiple of 1/16 of at most 16 in magnitude, so any partial sum of `n` of them is a multiple of 1/16 of at
 /// most `16 n`, which `f32`'s 24-bit mantissa holds exactly while `16 n < 2^20`.
-pub const EXACT_F32_MAX_ROW: usize = (1 << 16) - 1;
+const EXACT_F32_MAX_ROW: usize = (1 << 16) - 1;
 
 /// A value type of the SpMM kernels with the check's ways to draw it.
 pub trait CheckValue: PimElement<Acc: Exact> {

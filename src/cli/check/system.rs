@@ -136,6 +136,19 @@ impl Description {
     }
 }
 
+/// DPUs listed in full up to this many, else the first of them and how many more.
+const LISTED_DPUS: usize = 8;
+
+/// `items` separated by commas, the first [`LISTED_DPUS`] of them and how many more when there are more.
+fn first_few(items: impl ExactSizeIterator<Item = impl fmt::Display>) -> String {
+    let count = items.len();
+    let listed: Vec<String> = items.take(LISTED_DPUS).map(|item| item.to_string()).collect();
+    match count - listed.len() {
+        0 => listed.join(", "),
+        more => format!("{} and {more} more", listed.join(", ")),
+    }
+}
+
 /// Says "not reported by the runtime" for what it does not report.
 fn reported<T: fmt::Display>(value: &Option<T>) -> String {
     value.as_ref().map_or_else(|| "not reported by the runtime".to_owned(), ToString::to_string)
@@ -157,15 +170,12 @@ impl fmt::Display for Description {
         )?;
         write!(f, "DPUs: {} in {} rank{}", self.dpus, self.ranks, if self.ranks == 1 { "" } else { "s" })?;
         match &self.machine {
-            Some(machine) => {
-                let disabled: Vec<String> = machine.disabled.iter().map(u32::to_string).collect();
-                writeln!(
-                    f,
-                    ", of a simulated machine of {machine} with {} disabled (DPUs {})",
-                    disabled.len(),
-                    disabled.join(", ")
-                )?;
-            }
+            Some(machine) => writeln!(
+                f,
+                ", of a simulated machine of {machine} with {} disabled (DPUs {})",
+                machine.disabled.len(),
+                first_few(machine.disabled.iter())
+            )?,
             None => writeln!(f, "; disabled DPUs: not reported by the runtime")?,
         }
         let wram = self.machine.as_ref().map(|machine| format!("{} KiB", machine.wram_size >> 10));
@@ -187,6 +197,12 @@ mod tests {
             assert!(machine.nr_enabled_dpus() >= dpus, "{dpus}: {machine:?}");
             assert!(machine.nr_enabled_dpus() < dpus + SIM_DPUS_PER_RANK - 1, "{dpus}: more ranks than needed");
         }
+    }
+
+    #[test]
+    fn long_lists_of_dpus_are_cut_short() {
+        assert_eq!(first_few([0, 5, 10].iter()), "0, 5, 10");
+        assert_eq!(first_few(simulated_machine(Some(300)).disabled.iter()), "0, 5, 10, 15, 16, 21, 26, 31 and 92 more");
     }
 
     #[test]
