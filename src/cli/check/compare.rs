@@ -150,9 +150,8 @@ mod tests {
             "{message}"
         );
         let negative_zero = dense(1, 3, vec![1.0f32, -0.0, 3.0]);
-        assert!(
-            matches!(compare_dense(&negative_zero, &expected), Err(Difference::Values { element, .. }) if element == "Y[0][1]")
-        );
+        let difference = compare_dense(&negative_zero, &expected);
+        assert!(matches!(difference, Err(Difference::Values { element, .. }) if element == "Y[0][1]"));
     }
 
     #[test]

@@ -21,7 +21,8 @@ pub fn simulated_machine(dpus: Option<u32>) -> Topology {
         .with_disabled((0..ranks).map(|rank| rank * SIM_DPUS_PER_RANK + rank % SIM_DPUS_PER_RANK))
 }
 
-/// How the check's DPU sets are allocated: every set of a run has the same DPUs.
+/// How the check's DPU sets are allocated: every set of a run has as many DPUs (on the simulator, the same
+/// ones).
 #[derive(Clone, Debug)]
 pub struct Dpus {
     backend: BackendKind,
