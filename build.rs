@@ -15,6 +15,8 @@ fn main() {
     println!("cargo:rerun-if-changed=dpu");
     for (name, nr_tasklets) in KERNELS {
         build(name, &format!("dpu/{name}.c"), nr_tasklets, None);
+        // What `pimgnn check` reports as the kernel's tasklets.
+        println!("cargo:rustc-env=PIMGNN_TASKLETS_{}={nr_tasklets}", name.to_uppercase());
     }
     for family in SPMM_FAMILIES {
         for ty in SPMM_TYPES {

@@ -22,6 +22,14 @@ enum Command {
     Train(cli::train::TrainArgs),
     /// Says which backends this machine has, why one is missing, and the simulator's settings.
     Info,
+    /// Runs every DPU kernel on small seeded inputs and compares each result with the CPU's, bit for bit (the
+    /// first command to run on a new UPMEM server).
+    ///
+    /// Prints the backend and the DPUs, then runs the CSR and COO SpMM kernels in f32, i32, i16 and i8 (rows cut
+    /// between DPUs and between tasklets, empty rows, features wider than one DMA, 2D tiles and feature groups,
+    /// and f32 sums that round) and the reduction, and prints a table of the runs. Exits non-zero if any run
+    /// differs from the CPU, naming the kernel and its first differing element.
+    Check(cli::check::CheckArgs),
     /// Benchmarks.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -46,6 +54,7 @@ fn main() -> anyhow::Result<()> {
         Command::Infer(args) => cli::infer::run(&args),
         Command::Train(args) => cli::train::run(&args),
         Command::Info => cli::info::run(),
+        Command::Check(args) => cli::check::run(&args),
         Command::Bench(BenchCommand::Infer(args)) => cli::bench::run(&args),
         Command::Bench(BenchCommand::Spmm(args)) => cli::bench_spmm::run(args),
         Command::Bench(BenchCommand::Train(args)) => cli::bench_train::run(&args),

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod bench_spmm;
 pub mod bench_train;
+pub mod check;
 mod comparison;
 pub mod infer;
 pub mod info;

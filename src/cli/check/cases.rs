@@ -1,0 +1,278 @@
+//! The kernel runs of `pimgnn check`: every SpMM kernel (CSR and COO, each value type) under each
+//! [`Scenario`], and the reduction, each compared with the CPU.
+
+use std::time::{Duration, Instant};
+
+use pimgnn::gnn::{Dtype, DEFAULT_TASKLETS};
+use pimgnn::pim::abi::{FEATURE_CHUNK, MAX_TASKLETS};
+use pimgnn::pim::PimSpmm;
+use pimgnn::plan::{Format, Plan, XDelivery};
+use pimgnn::{cpu, Csr, Dense, Element, SpmmEngine};
+use rand::Rng as _;
+use upmem::{LoadedSet, MRAM_HEAP};
+
+use super::compare::{compare, compare_dense};
+use super::inputs::{self, CheckValue, MatrixShape, Values};
+use super::report::{Failure, Label, Outcome};
+use super::system::Dpus;
+
+/// Features of every SpMM call: more than two of the kernels' chunks (one X read per chunk of
+/// [`FEATURE_CHUNK`]) and, padded for any value type or split over two feature groups, a multiple of none.
+const FEATURES: usize = 2 * FEATURE_CHUNK + 13;
+
+/// Most nonzeros of the hub row under [`Scenario::InOrder`], where one tasklet sums it whole: a DPU multiplies
+/// and adds `f32` in software, and the simulator's timing model predicts 0.64 s on hardware for the CSR `f32`
+/// kernel with this hub on one tasklet (16 tasklets over a hub of any length take some 40 ms).
+const IN_ORDER_MAX_HUB: usize = 500;
+
+/// 64-bit integers per DPU of the reduction: more than one 2 KiB block per tasklet, the last block partial.
+const REDUCE_ELEMENTS: usize = 5_000;
+/// Tasklets of the reduction kernel, as `build.rs` builds it.
+const REDUCE_TASKLETS: &str = env!("PIMGNN_TASKLETS_REDUCE");
+
+/// What an SpMM run covers beyond its kernel and value type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scenario {
+    /// Row blocks (one per DPU) and tasklets cut inside rows (the hub row among them), whose partial sums the
+    /// kernel merges after its barrier and the host across DPUs; each DPU gets only the X rows its nonzeros
+    /// reference.
+    CutRows,
+    /// 2D tiles (two column blocks) over two feature groups, whole X slices, every tasklet the kernels have.
+    Tiles,
+    /// Whole rows on one tasklet, X broadcast: values that round, summed in the order the CPU sums them.
+    InOrder,
+}
+
+impl Scenario {
+    /// Every scenario, in the order the table lists them.
+    pub const ALL: [Scenario; 3] = [Scenario::CutRows, Scenario::Tiles, Scenario::InOrder];
+
+    /// The scenario's name in the table.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::CutRows => "cut rows",
+            Scenario::Tiles => "2D tiles",
+            Scenario::InOrder => "in order",
+        }
+    }
+
+    /// What the scenario covers and what it is compared with, for the legend under the table.
+    pub fn covers(self) -> &'static str {
+        match self {
+            Scenario::CutRows => {
+                "rows cut between DPUs (the hub row) and between tasklets (partial sums merged on the DPU and on \
+                 the host), empty rows, X rows sent as referenced; values whose sums are exact in any order, \
+                 compared bit for bit with pimgnn's CPU SpMM"
+            }
+            Scenario::Tiles => {
+                "2 column blocks x 2 feature groups (idle DPUs when the set has more), whole X slices, 24 \
+                 tasklets; values exact in any order, compared bit for bit with pimgnn's CPU SpMM"
+            }
+            Scenario::InOrder => {
+                "whole rows on 1 tasklet per DPU, X broadcast: f32 values that round, so the DPU's float \
+                 arithmetic (software on hardware) must match the host's (Element::mul_add: each product rounded, \
+                 then each sum) bit for bit in the rows' stored order"
+            }
+        }
+    }
+
+    /// The shape of the scenario's matrix on `dpus` DPUs.
+    fn shape(self, dpus: u32) -> MatrixShape {
+        let shape = MatrixShape::for_dpus(dpus as usize);
+        match self {
+            Scenario::CutRows | Scenario::Tiles => shape,
+            Scenario::InOrder => shape.with_hub_at_most(IN_ORDER_MAX_HUB),
+        }
+    }
+
+    /// The values the scenario draws.
+    fn values(self) -> Values {
+        match self {
+            Scenario::CutRows | Scenario::Tiles => Values::Exact,
+            Scenario::InOrder => Values::Rounded,
+        }
+    }
+
+    /// The plan of `format` the scenario runs on `dpus` DPUs.
+    fn plan(self, format: Format, dpus: u32) -> Plan {
+        let one_dimensional = |row_blocks, tasklets| Plan {
+            format,
+            row_blocks,
+            split_rows: true,
+            col_blocks: 1,
+            feature_groups: 1,
+            x: XDelivery::Referenced,
+            tasklets,
+        };
+        match self {
+            Scenario::CutRows => one_dimensional(dpus, DEFAULT_TASKLETS),
+            Scenario::Tiles => {
+                let col_blocks = if dpus >= 2 { 2 } else { 1 };
+                let feature_groups = if dpus >= 4 { 2 } else { 1 };
+                Plan {
+                    row_blocks: (dpus / (col_blocks * feature_groups)).max(1),
+                    col_blocks,
+                    feature_groups,
+                    x: XDelivery::Whole,
+                    ..one_dimensional(dpus, MAX_TASKLETS as u32)
+                }
+            }
+            Scenario::InOrder => Plan { split_rows: false, x: XDelivery::Whole, ..one_dimensional(dpus, 1) },
+        }
+    }
+
+    /// What the scenario's result must equal: pimgnn's CPU SpMM, or for [`Scenario::InOrder`] each row's
+    /// products summed in stored order with [`Element::mul_add`] (the CPU SpMM's order, but its AVX-512 `f32`
+    /// kernel fuses each multiply and add, which the DPU kernels do not).
+    fn expected<T: CheckValue>(self, a: &Csr<T>, x: &Dense<T>) -> pimgnn::Result<Dense<T::Acc>> {
+        match self {
+            Scenario::CutRows | Scenario::Tiles => cpu::spmm(a, x),
+            Scenario::InOrder => Ok(in_stored_order(a, x)),
+        }
+    }
+}
+
+/// `Y = A X`, each output the sum of its row's products in the order the row stores its nonzeros, from zero,
+/// with [`Element::mul_add`].
+fn in_stored_order<T: Element>(a: &Csr<T>, x: &Dense<T>) -> Dense<T::Acc> {
+    let mut y = Dense::zeros(a.nrows(), x.cols());
+    for row in 0..a.nrows() {
+        let (columns, values) = a.row(row);
+        let out = y.row_mut(row);
+        for (&column, &value) in columns.iter().zip(values) {
+            for (sum, &feature) in out.iter_mut().zip(x.row(column as usize)) {
+                *sum = T::mul_add(*sum, value, feature);
+            }
+        }
+    }
+    y
+}
+
+/// An SpMM run: kernel family, value type and scenario.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpmmCase {
+    /// The kernel family.
+    pub format: Format,
+    /// The value type.
+    pub dtype: Dtype,
+    /// What it covers.
+    pub scenario: Scenario,
+}
+
+/// Every SpMM run of a check: each family and value type under each scenario.
+pub fn spmm_cases() -> Vec<SpmmCase> {
+    let mut cases = Vec::new();
+    for format in [Format::Csr, Format::Coo] {
+        for dtype in [Dtype::F32, Dtype::I32, Dtype::I16, Dtype::I8] {
+            cases.extend(Scenario::ALL.map(|scenario| SpmmCase { format, dtype, scenario }));
+        }
+    }
+    cases
+}
+
+impl SpmmCase {
+    /// The kernel's name, as `build.rs` builds it.
+    pub fn kernel(&self) -> String {
+        format!("spmm_{}_{}", self.format, self.dtype)
+    }
+
+    /// Runs the case on `dpus` DPUs (allocated from `sets`) with inputs drawn from `seed`.
+    pub fn run(&self, sets: &Dpus, dpus: u32, seed: u64) -> Outcome {
+        match self.dtype {
+            Dtype::F32 => self.run_typed::<f32>(sets, dpus, seed),
+            Dtype::I32 => self.run_typed::<i32>(sets, dpus, seed),
+            Dtype::I16 => self.run_typed::<i16>(sets, dpus, seed),
+            Dtype::I8 => self.run_typed::<i8>(sets, dpus, seed),
+        }
+    }
+
+    fn run_typed<T: CheckValue>(&self, sets: &Dpus, dpus: u32, seed: u64) -> Outcome {
+        let mut rng = inputs::rng(seed);
+        let values = self.scenario.values();
+        let a = inputs::matrix::<T>(self.scenario.shape(dpus), values, &mut rng);
+        let x = inputs::dense::<T>(a.ncols(), FEATURES, values, &mut rng);
+        let plan = self.scenario.plan(self.format, dpus);
+        let used = plan.dpus_used() as u32;
+        let label = Label {
+            kernel: self.kernel(),
+            dtype: T::NAME,
+            case: self.scenario.name(),
+            dpus: if used == dpus { dpus.to_string() } else { format!("{used} of {dpus}") },
+            tasklets: plan.tasklets.to_string(),
+            shape: format!("A {} x {}, {} nonzeros; X {} x {FEATURES}", a.nrows(), a.ncols(), a.nnz(), x.rows()),
+            detail: format!("plan {plan}"),
+        };
+        let expected = match self.scenario.expected(&a, &x) {
+            Ok(expected) => expected,
+            Err(error) => return Outcome::failed(label, format!("the CPU reference: {error}"), Duration::ZERO),
+        };
+        let started = Instant::now();
+        let result = sets.allocate().map_err(pimgnn::Error::from).and_then(|set| {
+            let mut engine = PimSpmm::new(set, a, plan)?;
+            engine.spmm(&x)
+        });
+        let wall = started.elapsed();
+        match result {
+            Ok(y) => Outcome { label, verdict: compare_dense(&y, &expected).map_err(Failure::Differs), wall },
+            Err(error) => Outcome::failed(label, error.to_string(), wall),
+        }
+    }
+}
+
+/// The reduction (`dpu/reduce.c`) on `set`, loaded with it: each DPU sums its own [`REDUCE_ELEMENTS`] random
+/// 64-bit integers (wrapping), compared with the CPU's sum DPU by DPU.
+pub fn run_reduce(set: &mut LoadedSet, seed: u64) -> Outcome {
+    let mut rng = inputs::rng(seed);
+    let inputs: Vec<Vec<u64>> =
+        (0..set.nr_dpus()).map(|_| (0..REDUCE_ELEMENTS).map(|_| rng.next_u64()).collect()).collect();
+    let expected: Vec<u64> = inputs.iter().map(|dpu| dpu.iter().fold(0u64, |sum, &v| sum.wrapping_add(v))).collect();
+    let label = Label {
+        kernel: "reduce".into(),
+        dtype: "u64",
+        case: "sum",
+        dpus: set.nr_dpus().to_string(),
+        tasklets: REDUCE_TASKLETS.into(),
+        shape: format!("{REDUCE_ELEMENTS} per DPU"),
+        detail: "each DPU's sum of its own integers, streamed through WRAM in 2 KiB DMA blocks".into(),
+    };
+    let started = Instant::now();
+    let result = (|| -> upmem::Result<Vec<u64>> {
+        set.broadcast("nr_elements", 0, &[REDUCE_ELEMENTS as u32])?;
+        set.push(MRAM_HEAP, 0, &inputs)?;
+        set.launch()?;
+        Ok(set.gather::<u64>("sum", 0, 1)?.into_iter().map(|sum| sum[0]).collect())
+    })();
+    let wall = started.elapsed();
+    match result {
+        Ok(sums) => Outcome {
+            label,
+            verdict: compare(&sums, &expected, |dpu| format!("sum of DPU {dpu}")).map_err(Failure::Differs),
+            wall,
+        },
+        Err(error) => Outcome::failed(label, error.to_string(), wall),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every plan fits the DPUs it is given, from one DPU to a full server.
+    #[test]
+    fn every_plan_fits_its_dpus() {
+        for dpus in [1, 2, 3, 4, 9, 2560] {
+            for scenario in Scenario::ALL {
+                let plan = scenario.plan(Format::Csr, dpus);
+                assert!(plan.check(dpus as usize).is_ok(), "{dpus} DPUs: {plan}");
+            }
+        }
+    }
+
+    #[test]
+    fn in_stored_order_sums_each_row_from_its_first_nonzero() {
+        // Row 0: 1e8 * 1 + 1 * 1 - 1e8 * 1 = 0 in this order (1e8 + 1 rounds to 1e8), 1 in exact arithmetic.
+        let a = Csr::new(2, 2, vec![0, 3, 3], vec![0, 1, 0], vec![1e8f32, 1.0, -1e8]).unwrap();
+        let x = Dense::from_vec(2, 1, vec![1.0f32, 1.0]).unwrap();
+        assert_eq!(in_stored_order(&a, &x).as_slice(), [0.0, 0.0]);
+    }
+}

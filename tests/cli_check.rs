@@ -1,0 +1,129 @@
+//! `pimgnn check` end to end on the simulator: every kernel the build script built runs and matches the CPU,
+//! on a simulated machine with disabled DPUs; bad input is refused saying why; no run leaves a simulator
+//! worker process behind.
+
+use std::os::unix::process::CommandExt as _;
+use std::process::{Command, Output, Stdio};
+
+/// Runs `pimgnn args` in a process group of its own, and checks that no process of that group (a simulator
+/// worker it started) outlives it.
+fn pimgnn(args: &[&str]) -> Output {
+    pimgnn_with(args, &[])
+}
+
+/// As [`pimgnn`], with the environment variables `env` set.
+fn pimgnn_with(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pimgnn"));
+    command.args(args).env_remove("UPMEM_BACKEND").env("RUST_BACKTRACE", "0").envs(env.iter().copied());
+    let child = command.process_group(0).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let group = child.id();
+    let output = child.wait_with_output().unwrap();
+    println!("{}", String::from_utf8_lossy(&output.stdout));
+    eprintln!("{}", String::from_utf8_lossy(&output.stderr));
+    let left = processes_in_group(group);
+    assert!(left.is_empty(), "pimgnn {args:?} left processes behind: {left:?}");
+    output
+}
+
+/// The processes whose process group is `group`, as "pid command".
+fn processes_in_group(group: u32) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        // A process may end between listing /proc and reading its stat.
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        // "pid (command) state ppid pgrp ...": the command may hold spaces and parentheses.
+        let Some((head, rest)) = stat.rsplit_once(')') else { continue };
+        if rest.split_whitespace().nth(2) == Some(group.to_string().as_str()) {
+            found.push(head.replace(" (", " "));
+        }
+    }
+    found
+}
+
+/// The kernels the build script built for the simulator: every `.dpusim` in the kernel directory.
+fn built_kernels() -> Vec<String> {
+    let mut kernels: Vec<String> = std::fs::read_dir(env!("UPMEM_KERNEL_DIR"))
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.strip_suffix(".dpusim").map(str::to_owned))
+        .collect();
+    kernels.sort();
+    kernels
+}
+
+/// The table's rows: the cells of every line that starts with a kernel the build script built.
+fn rows(stdout: &str) -> Vec<Vec<String>> {
+    let kernels = built_kernels();
+    stdout
+        .lines()
+        .map(|line| line.trim_matches('│').split('┆').map(|cell| cell.trim().to_owned()).collect::<Vec<_>>())
+        .filter(|cells| kernels.contains(&cells[0]))
+        .collect()
+}
+
+#[test]
+fn every_kernel_matches_the_cpu_on_a_simulated_machine_with_disabled_dpus() {
+    let output = pimgnn(&["check", "--backend", "sim"]);
+    assert!(output.status.success(), "the check failed");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("backend: simulator (asked for with --backend sim)"), "{stdout}");
+    assert!(stdout.contains("DPUs: 9 in 3 ranks, of a simulated machine of 3 ranks of 4 DPUs with 3 disabled"));
+    assert!(stdout.contains("inputs: seed 1"));
+
+    let rows = rows(&stdout);
+    let kernels = built_kernels();
+    assert!(kernels.len() >= 9, "the build script built {kernels:?}");
+    for kernel in &kernels {
+        let runs: Vec<&Vec<String>> = rows.iter().filter(|cells| cells[0] == *kernel).collect();
+        let expected = if kernel.starts_with("spmm_") { 3 } else { 1 };
+        assert_eq!(runs.len(), expected, "{kernel}: {runs:?}");
+        assert!(runs.iter().all(|cells| cells[6] == "ok"), "{kernel}: {runs:?}");
+    }
+    assert!(stdout.contains(&format!("all {} kernel runs match the CPU", rows.len())), "{stdout}");
+}
+
+/// Without --backend (and UPMEM_BACKEND) on a machine without UPMEM hardware, the check says that is why it runs
+/// on the simulator.
+#[test]
+fn the_dpus_and_the_seed_are_the_ones_asked_for() {
+    let auto = !upmem::hardware_present();
+    let mut args = vec!["check", "--dpus", "4", "--seed", "2"];
+    if !auto {
+        args.extend(["--backend", "sim"]);
+    }
+    let output = pimgnn(&args);
+    assert!(output.status.success(), "the check failed");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let reason = "backend: simulator (auto: no UPMEM hardware: the kernel driver exposes no DPU rank on this machine)";
+    assert!(!auto || stdout.contains(reason), "{stdout}");
+    assert!(stdout.contains("DPUs: 4 in 2 ranks, of a simulated machine of 2 ranks of 4 DPUs with 2 disabled"));
+    assert!(stdout.contains("inputs: seed 2"));
+    let rows = rows(&stdout);
+    assert!(rows.iter().all(|cells| cells[3] == "4"), "{rows:?}");
+}
+
+/// Asserts that `args` fail before running anything, saying `reason`, without a panic.
+#[track_caller]
+fn assert_refused(args: &[&str], reason: &str) {
+    assert_refused_with(args, &[], reason);
+}
+
+/// As [`assert_refused`], with the environment variables `env` set.
+#[track_caller]
+fn assert_refused_with(args: &[&str], env: &[(&str, &str)], reason: &str) {
+    let output = pimgnn_with(args, env);
+    assert!(!output.status.success(), "{args:?} was accepted");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(reason), "{args:?}: `{stderr}` does not say `{reason}`");
+    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+    assert!(output.stdout.is_empty(), "{args:?} ran before failing");
+}
+
+#[test]
+fn bad_input_is_refused_saying_why() {
+    assert_refused(&["check", "--dpus", "0"], "invalid value '0' for '--dpus <DPUS>'");
+    assert_refused(&["check", "--dpus", "2561"], "2561 is not in 1..=2560");
+    assert_refused(&["check", "--backend", "cpu"], "the CPU backend runs no DPU kernel, so there is nothing to check");
+    assert_refused(&["check", "--backend", "gpu"], "`gpu` is not one of auto, sim, hw");
+    let missing = [("UPMEM_LIBDPU", "/nonexistent/libdpu.so")];
+    assert_refused_with(&["check", "--backend", "hw"], &missing, "cannot load libdpu (tried /nonexistent/libdpu.so)");
+}
