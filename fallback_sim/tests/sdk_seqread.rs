@@ -551,3 +551,160 @@ fn dma_past_the_end_of_mram_goes_on_at_offset_0_with_a_warning_and_seqread_reads
         assert_eq!(read_u32s(&machine, 0, "seq_values", 2), expected, "strict {strict}");
     }
 }
+
+/// What the SDK's mram_write_unaligned (mram_unaligned.c.obj) writes into `target` (MRAM bytes from the target
+/// array's start) from `wram` (the pattern's bytes) for `nb` bytes from pattern + `from` to target + `dest`.
+/// Both arrays are 8-aligned, so offsets and addresses agree mod 8.
+fn sdk_write_unaligned(target: &mut [u8], wram: &[u8], from: usize, dest: usize, nb: u32) {
+    let word = |at: usize| at & !7;
+    if (dest as u32 | nb) & 7 == 0 {
+        // `or; and; jz`: one sdma of nb as a run-time size.
+        let length = engine_length(nb) as usize;
+        target[dest..dest + length].copy_from_slice(&wram[word(from)..word(from) + length]);
+        return;
+    }
+    assert_eq!(from & 7, dest & 7, "the model is for addresses that agree mod 8 (else fault 8)");
+    let (mut source, mut left) = (from, nb as usize);
+    if dest & 7 != 0 {
+        // The head's loop: bytes up to the word's end or the count's.
+        for at in dest..word(dest) + 8 {
+            if left == 0 {
+                break;
+            }
+            target[at] = wram[source];
+            source += 1;
+            left -= 1;
+        }
+        if left == 0 {
+            return;
+        }
+    }
+    // `and r4, r2, 0xf8`: the middle's size in 8 bits.
+    let middle_at = word(dest + 7);
+    let middle = left & 0xF8;
+    target[middle_at..middle_at + middle].copy_from_slice(&wram[source..source + middle]);
+    source += middle;
+    if left > middle {
+        // `and r2, r2, 7`: the tail's bytes, at the end of what the middle wrote.
+        let tail = left & 7;
+        target[middle_at + middle..middle_at + middle + tail].copy_from_slice(&wram[source..source + tail]);
+    }
+}
+
+#[test]
+fn mram_read_unaligned_is_one_ldma_whose_length_field_wraps() {
+    let program = dma_kernel(1);
+    let mut machine = loaded(&program, false);
+    // (offset, length, WRAM skew): ordinary reads, 0 bytes at an aligned and an unaligned address, and more than
+    // 2,040 bytes at an unaligned one (documented as valid up to 2,048).
+    for (offset, length, skew) in [(3, 100, 0), (8, 17, 8), (0, 0, 0), (5, 0, 0), (4, 2045, 0), (1, 2048, 8), (7, 2041, 0)] {
+        let what = format!("mram_read_unaligned of {length} bytes from source + {offset} to buffer + {skew}");
+        assert_eq!(dma_operation(&mut machine, MODE_READ_UNALIGNED, offset, length, skew), None, "{what}");
+        // `and r3, r0, ~7; and r0, r0, 7; add r2, r2, r0; add r2, r2, 7; lsr_add r2, -1, r2, 3; lsl_add; ldma`
+        let moved = engine_length((length + offset % 8 + 7) & !7);
+        assert_eq!(symbol_bytes(&machine, "buffer", BUFFER_BYTES), buffer_after_read(offset, skew, moved), "{what}");
+        assert_eq!(read_u32(&machine, 0, "returned"), skew + offset % 8, "the returned pointer, {what}");
+    }
+    let mut machine = loaded(&program, true);
+    for (offset, length, moved) in [(0, 0, 2048), (4, 2045, 8)] {
+        let fault = dma_operation(&mut machine, MODE_READ_UNALIGNED, offset, length, 0).unwrap();
+        let phrase = "the SDK's routine reads it with one ldma, whose length field holds 8 to 2048 bytes (strict mode)";
+        assert!(fault.message.contains(&format!("mram_read_unaligned of {length} bytes")) && fault.message.contains(phrase), "{fault}");
+        assert_eq!(fault.value, u64::from(length), "moving {moved} bytes: {fault}");
+    }
+}
+
+#[test]
+fn mram_write_unaligned_writes_what_the_sdk_routine_writes() {
+    let program = dma_kernel(1);
+    let mut machine = loaded(&program, false);
+    // (offset, length, WRAM skew): the head only, the middle and tail, both ends, 0 bytes at an aligned address
+    // (2,048 written), an aligned size from an unaligned WRAM address (no fault 8: the engine aligns it down),
+    // and middles of 256 bytes or more, of which only the size's low 8 bits count.
+    let cases = [
+        (4, 2, 4),
+        (0, 12, 0),
+        (3, 100, 3),
+        (5, 0, 5),
+        (0, 0, 0),
+        (16, 24, 4),
+        (2, 255, 2),
+        (4, 300, 4),
+        (3, 600, 3),
+        (1, 2047, 1),
+        (8, 2048, 0),
+    ];
+    for (offset, length, skew) in cases {
+        let what = format!("mram_write_unaligned of {length} bytes from pattern + {skew} to target + {offset}");
+        assert_eq!(dma_operation(&mut machine, MODE_WRITE_UNALIGNED, offset, length, skew), None, "{what}");
+        let mut expected = vec![TARGET_FILL; MRAM_BYTES];
+        sdk_write_unaligned(&mut expected, &pattern(), skew as usize, offset as usize, length);
+        let target = symbol_bytes(&machine, "target", MRAM_BYTES);
+        assert_eq!(target, expected, "{what}");
+    }
+    // Where a DPU writes other bytes than asked, strict mode faults.
+    let mut machine = loaded(&program, true);
+    for (offset, length, skew, phrase) in [
+        (0, 0, 0, "one sdma, whose length field holds 8 to 2048 bytes (strict mode)"),
+        (4, 300, 4, "the SDK's routine keeps the size of the aligned middle in 8 bits (strict mode)"),
+    ] {
+        let fault = dma_operation(&mut machine, MODE_WRITE_UNALIGNED, offset, length, skew).unwrap();
+        assert!(fault.message.contains(&format!("mram_write_unaligned of {length} bytes")) && fault.message.contains(phrase), "{fault}");
+    }
+    for (offset, length, skew) in [(4, 2, 4), (2, 255, 2), (3, 100, 3), (8, 2048, 0)] {
+        assert_eq!(dma_operation(&mut machine, MODE_WRITE_UNALIGNED, offset, length, skew), None, "strict mode, {offset} {length}");
+    }
+}
+
+#[test]
+fn partial_words_are_patched_under_a_lock_of_their_address() {
+    // Tasklets write neighbouring bytes of the same words and update ints and bytes of shared words, with a
+    // shuffled interleaving that switches tasklets at every DMA: an unlocked read-modify-write loses updates.
+    for nr_tasklets in [4, 16] {
+        let mut machine = machine_with(Topology::new(1, 1), |config| {
+            config.schedule = upmem_sim::Schedule::Shuffle { seed: 3 };
+        });
+        machine.load(&[0], &dma_kernel(nr_tasklets)).unwrap();
+        assert_eq!(dma_operation(&mut machine, MODE_SHARED_WORDS, 0, 0, 0), None);
+        let written = (ROUNDS * nr_tasklets) as usize;
+        let target = symbol_bytes(&machine, "target", MRAM_BYTES);
+        assert_eq!(target[..written], pattern()[..written], "every tasklet's bytes, {nr_tasklets} tasklets");
+        assert!(target[written..].iter().all(|&byte| byte == TARGET_FILL), "nothing else");
+        let counters = read_u32s(&machine, 0, "counters", 4);
+        assert_eq!(counters, vec![ROUNDS * nr_tasklets / 4; 4], "mram_update_int_atomic, {nr_tasklets} tasklets");
+        let flags = symbol_bytes(&machine, "flags", nr_tasklets as usize);
+        let expected: Vec<u8> = (1..=nr_tasklets as u8).collect();
+        assert_eq!(flags, expected, "mram_write_byte_atomic, {nr_tasklets} tasklets");
+    }
+}
+
+/// The instructions of `mode`'s routine: what tasklet 0 executes outside the kernel's code, beyond MODE_NONE's.
+fn routine_instructions(machine: &mut Machine, mode: u32, offset: u32, length: u32, skew: u32) -> u64 {
+    let sdk = |machine: &mut Machine, mode| {
+        assert_eq!(dma_operation(machine, mode, offset, length, skew), None);
+        machine.stats(0).unwrap().instructions_of(InstructionClass::SdkRoutine)
+    };
+    sdk(machine, mode) - sdk(machine, MODE_NONE)
+}
+
+/// Instructions of a path through a routine's disassembly, given as ranges of instruction indices.
+fn path(ranges: &[(u32, u32)]) -> u64 {
+    ranges.iter().map(|&(first, last)| u64::from(last - first + 1)).sum()
+}
+
+#[test]
+fn unaligned_routines_charge_the_instructions_of_the_sdk_routines_paths() {
+    let mut machine = loaded(&dma_kernel(1), false);
+    // mram_read_unaligned: straight through (0-9).
+    assert_eq!(routine_instructions(&mut machine, MODE_READ_UNALIGNED, 3, 20, 0), path(&[(0, 9)]));
+    // mram_write_unaligned, aligned: the test (0-2), the sdma and return (44-49).
+    assert_eq!(routine_instructions(&mut machine, MODE_WRITE_UNALIGNED, 8, 16, 0), path(&[(0, 2), (44, 49)]));
+    // A head of 2 bytes that ends the write: the tests (0-5, 7), lock and ldma (8-30), the loop's entry (31), a
+    // byte that loops (32-42), one that ends the count (32-43), sdma and unlock (52-69), return (80-81).
+    let head = path(&[(0, 5), (7, 7), (8, 30), (31, 31), (32, 42), (32, 43), (52, 69), (80, 81)]);
+    assert_eq!(routine_instructions(&mut machine, MODE_WRITE_UNALIGNED, 4, 2, 4), head);
+    // 12 bytes at an aligned address: the tests (0-5, 7), a middle of 8 (70-79), a tail of 4: lock and ldma
+    // (84-106), the loop's entry (107-108), 4 bytes (109-113), sdma, unlock and return (114-131).
+    let tail = path(&[(0, 5), (7, 7), (70, 79), (84, 106), (107, 108), (109, 113), (109, 113), (109, 113), (109, 113), (114, 131)]);
+    assert_eq!(routine_instructions(&mut machine, MODE_WRITE_UNALIGNED, 0, 12, 0), tail);
+}
