@@ -299,11 +299,16 @@ fn the_seqread_caches_of_the_spmm_kernels_are_aligned_to_their_size() {
             let kernel = pimgnn::kernel(&name);
             let binary = kernel.simulator_binary().unwrap_or_else(|| panic!("{name} was built for the simulator"));
             let program = upmem_sim::Program::from_file(binary).unwrap();
-            let caches: &[&str] = if family == "csr" { &["row_ptr_cache", "nonzero_cache"] } else { &["nonzero_cache"] };
+            let caches: &[&str] =
+                if family == "csr" { &["row_ptr_cache", "nonzero_cache"] } else { &["nonzero_cache"] };
             for cache in caches {
                 let symbol = program.symbol(cache, 0).unwrap_or_else(|| panic!("{name} has {cache}"));
                 assert_eq!(symbol.address as usize % SEQREAD_BYTES, 0, "{name}: {cache} at {:#x}", symbol.address);
-                assert_eq!(symbol.size as usize, MAX_TASKLETS * 2 * SEQREAD_BYTES, "{name}: {cache} is a cache per tasklet");
+                assert_eq!(
+                    symbol.size as usize,
+                    MAX_TASKLETS * 2 * SEQREAD_BYTES,
+                    "{name}: {cache} is a cache per tasklet"
+                );
             }
         }
     }

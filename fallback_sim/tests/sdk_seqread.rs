@@ -244,7 +244,8 @@ fn data_address(machine: &Machine) -> u32 {
 /// the cache size), or None after an increment of the cache size or more, until the next seek.
 fn documented(start: u32, steps: &[Step], size: u32) -> Vec<Option<u32>> {
     let data = data_bytes();
-    let element = |offset: u32| Some(u32::from_le_bytes(data[offset as usize..offset as usize + 4].try_into().unwrap()));
+    let element =
+        |offset: u32| Some(u32::from_le_bytes(data[offset as usize..offset as usize + 4].try_into().unwrap()));
     let mut offset = Some(start);
     let mut elements = vec![element(start)];
     for &step in steps {
@@ -304,7 +305,10 @@ fn a_reader_with_a_misaligned_cache_returns_what_a_dpu_returns() {
                     .filter(|(element, value)| element.is_some_and(|element| element != **value))
                     .count();
                 assert!(wrong > 0, "seqread{size}, skew {skew}: a misaligned cache gives wrong elements on a DPU");
-                assert!(seen.positions.iter().any(|&position| position < skew as i32), "seqread{size}: before the cache");
+                assert!(
+                    seen.positions.iter().any(|&position| position < skew as i32),
+                    "seqread{size}: before the cache"
+                );
                 let data = data_address(&machine);
                 assert_ne!(seen.tells[0] - data, start, "seqread{size}, skew {skew}: tell is off by the skew");
             }
@@ -325,7 +329,10 @@ fn a_misaligned_cache_is_warned_about_naming_the_kernel_the_cache_and_its_alignm
     }
     let stderr = stderr_of(NAME);
     let kernel = program.path().file_name().unwrap().to_string_lossy().into_owned();
-    let warning = stderr.lines().find(|line| line.contains("seqread128_init")).unwrap_or_else(|| panic!("no warning in:\n{stderr}"));
+    let warning = stderr
+        .lines()
+        .find(|line| line.contains("seqread128_init"))
+        .unwrap_or_else(|| panic!("no warning in:\n{stderr}"));
     assert!(warning.starts_with(&format!("upmem-sim: warning: kernel {kernel}, DPU 0, tasklet 0: ")), "{warning}");
     assert!(warning.contains("8 bytes past a 128-byte boundary"), "the alignment it needs: {warning}");
     let mut machine = loaded(&program, false);
@@ -359,7 +366,11 @@ fn a_misaligned_cache_faults_in_strict_mode_naming_the_cache_and_its_alignment()
         prepare(&machine, 8, 12, &[Step::Get(4)]);
         let fault = launch_for_fault(&mut machine).unwrap_or_else(|| panic!("seqread{size}: no fault"));
         let cache = read_u32(&machine, 0, "area_address") + 8;
-        assert_eq!((fault.kind, fault.address, fault.value), (FaultKind::Dma, u64::from(cache), u64::from(size)), "{fault}");
+        assert_eq!(
+            (fault.kind, fault.address, fault.value),
+            (FaultKind::Dma, u64::from(cache), u64::from(size)),
+            "{fault}"
+        );
         let phrase = format!("seqread{size}_init: the cache at WRAM {cache:#x} is 8 bytes past a {size}-byte boundary");
         assert!(fault.message.contains(&phrase), "{phrase:?} in {fault}");
         prepare(&machine, 0, 12, &[Step::Get(4)]);
@@ -445,6 +456,20 @@ fn dma_operation(machine: &mut Machine, mode: u32, offset: u32, length: u32, wra
     launch_for_fault(machine)
 }
 
+/// Compares two memory images, reporting the first difference rather than both images.
+fn assert_same_bytes(actual: &[u8], expected: &[u8], what: &str) {
+    assert_eq!(actual.len(), expected.len(), "{what}: lengths");
+    let differing: Vec<usize> = (0..actual.len()).filter(|&at| actual[at] != expected[at]).collect();
+    if let Some(&first) = differing.first() {
+        panic!(
+            "{what}: {} bytes differ, the first at {first}: {:#04x} instead of {:#04x}",
+            differing.len(),
+            actual[first],
+            expected[first]
+        );
+    }
+}
+
 fn symbol_bytes(machine: &Machine, symbol: &str, length: usize) -> Vec<u8> {
     let mut bytes = vec![0; length];
     machine.read_symbol(0, symbol, 0, &mut bytes).unwrap();
@@ -471,11 +496,17 @@ fn mram_read_and_mram_write_move_what_the_length_field_says_for_run_time_sizes()
     }
     let program = dma_kernel(1);
     let mut machine = loaded(&program, false);
-    for (offset, size, skew) in [(0, 8, 0), (16, 12, 0), (8, 0, 0), (24, 7, 8), (4, 4096, 4), (0, 2056, 0), (40, 2048, 0)] {
+    for (offset, size, skew) in
+        [(0, 8, 0), (16, 12, 0), (8, 0, 0), (24, 7, 8), (4, 4096, 4), (0, 2056, 0), (40, 2048, 0)]
+    {
         let what = format!("mram_read of {size} bytes from source + {offset} to buffer + {skew}");
         assert_eq!(dma_operation(&mut machine, MODE_READ, offset, size, skew), None, "{what}");
         let moved = engine_length(size);
-        assert_eq!(symbol_bytes(&machine, "buffer", BUFFER_BYTES), buffer_after_read(offset, skew, moved), "{what}");
+        assert_same_bytes(
+            &symbol_bytes(&machine, "buffer", BUFFER_BYTES),
+            &buffer_after_read(offset, skew, moved),
+            &what,
+        );
         assert_eq!(machine.stats(0).unwrap().total().dma_read_bytes, u64::from(moved), "{what}");
 
         let what = format!("mram_write of {size} bytes from pattern + {skew} to target + {offset}");
@@ -483,7 +514,7 @@ fn mram_read_and_mram_write_move_what_the_length_field_says_for_run_time_sizes()
         let mut target = vec![TARGET_FILL; MRAM_BYTES];
         let (at, from) = ((offset & !7) as usize, (skew & !7) as usize);
         target[at..at + moved as usize].copy_from_slice(&pattern()[from..from + moved as usize]);
-        assert_eq!(symbol_bytes(&machine, "target", MRAM_BYTES), target, "{what}");
+        assert_same_bytes(&symbol_bytes(&machine, "target", MRAM_BYTES), &target, &what);
     }
     // Strict mode: sizes outside the rules fault, naming what a DPU would have moved.
     let mut machine = loaded(&program, true);
@@ -505,7 +536,10 @@ fn constant_dma_sizes_outside_the_rules_do_not_compile() {
         ("mram_read(DPU_MRAM_HEAP_POINTER, buffer, 0)", "mram_read: nb_of_bytes must not be null"),
         ("mram_read(DPU_MRAM_HEAP_POINTER, buffer, 12)", "mram_read: nb_of_bytes must be a multiple of 8"),
         ("mram_write(buffer, DPU_MRAM_HEAP_POINTER, 4096)", "mram_write: nb_of_bytes must not be higher than 2048"),
-        ("mram_write(buffer, DPU_MRAM_HEAP_POINTER, sizeof(buffer) - 4)", "mram_write: nb_of_bytes must be a multiple of 8"),
+        (
+            "mram_write(buffer, DPU_MRAM_HEAP_POINTER, sizeof(buffer) - 4)",
+            "mram_write: nb_of_bytes must be a multiple of 8",
+        ),
         ("mram_read(DPU_MRAM_HEAP_POINTER, buffer, sizeof(buffer))", ""),
     ] {
         let source = dir.path().join("constant_size.c");
@@ -524,7 +558,8 @@ fn constant_dma_sizes_outside_the_rules_do_not_compile() {
 
 #[test]
 fn dma_past_the_end_of_mram_goes_on_at_offset_0_with_a_warning_and_seqread_reads_ahead_there_silently() {
-    const NAME: &str = "dma_past_the_end_of_mram_goes_on_at_offset_0_with_a_warning_and_seqread_reads_ahead_there_silently";
+    const NAME: &str =
+        "dma_past_the_end_of_mram_goes_on_at_offset_0_with_a_warning_and_seqread_reads_ahead_there_silently";
     let program = dma_kernel(1);
     if is_child() {
         let mut machine = loaded(&program, false);
@@ -597,19 +632,28 @@ fn mram_read_unaligned_is_one_ldma_whose_length_field_wraps() {
     let mut machine = loaded(&program, false);
     // (offset, length, WRAM skew): ordinary reads, 0 bytes at an aligned and an unaligned address, and more than
     // 2,040 bytes at an unaligned one (documented as valid up to 2,048).
-    for (offset, length, skew) in [(3, 100, 0), (8, 17, 8), (0, 0, 0), (5, 0, 0), (4, 2045, 0), (1, 2048, 8), (7, 2041, 0)] {
+    for (offset, length, skew) in
+        [(3, 100, 0), (8, 17, 8), (0, 0, 0), (5, 0, 0), (4, 2045, 0), (1, 2048, 8), (7, 2041, 0)]
+    {
         let what = format!("mram_read_unaligned of {length} bytes from source + {offset} to buffer + {skew}");
         assert_eq!(dma_operation(&mut machine, MODE_READ_UNALIGNED, offset, length, skew), None, "{what}");
         // `and r3, r0, ~7; and r0, r0, 7; add r2, r2, r0; add r2, r2, 7; lsr_add r2, -1, r2, 3; lsl_add; ldma`
         let moved = engine_length((length + offset % 8 + 7) & !7);
-        assert_eq!(symbol_bytes(&machine, "buffer", BUFFER_BYTES), buffer_after_read(offset, skew, moved), "{what}");
+        assert_same_bytes(
+            &symbol_bytes(&machine, "buffer", BUFFER_BYTES),
+            &buffer_after_read(offset, skew, moved),
+            &what,
+        );
         assert_eq!(read_u32(&machine, 0, "returned"), skew + offset % 8, "the returned pointer, {what}");
     }
     let mut machine = loaded(&program, true);
     for (offset, length, moved) in [(0, 0, 2048), (4, 2045, 8)] {
         let fault = dma_operation(&mut machine, MODE_READ_UNALIGNED, offset, length, 0).unwrap();
         let phrase = "the SDK's routine reads it with one ldma, whose length field holds 8 to 2048 bytes (strict mode)";
-        assert!(fault.message.contains(&format!("mram_read_unaligned of {length} bytes")) && fault.message.contains(phrase), "{fault}");
+        assert!(
+            fault.message.contains(&format!("mram_read_unaligned of {length} bytes")) && fault.message.contains(phrase),
+            "{fault}"
+        );
         assert_eq!(fault.value, u64::from(length), "moving {moved} bytes: {fault}");
     }
 }
@@ -639,8 +683,7 @@ fn mram_write_unaligned_writes_what_the_sdk_routine_writes() {
         assert_eq!(dma_operation(&mut machine, MODE_WRITE_UNALIGNED, offset, length, skew), None, "{what}");
         let mut expected = vec![TARGET_FILL; MRAM_BYTES];
         sdk_write_unaligned(&mut expected, &pattern(), skew as usize, offset as usize, length);
-        let target = symbol_bytes(&machine, "target", MRAM_BYTES);
-        assert_eq!(target, expected, "{what}");
+        assert_same_bytes(&symbol_bytes(&machine, "target", MRAM_BYTES), &expected, &what);
     }
     // Where a DPU writes other bytes than asked, strict mode faults.
     let mut machine = loaded(&program, true);
@@ -649,10 +692,18 @@ fn mram_write_unaligned_writes_what_the_sdk_routine_writes() {
         (4, 300, 4, "the SDK's routine keeps the size of the aligned middle in 8 bits (strict mode)"),
     ] {
         let fault = dma_operation(&mut machine, MODE_WRITE_UNALIGNED, offset, length, skew).unwrap();
-        assert!(fault.message.contains(&format!("mram_write_unaligned of {length} bytes")) && fault.message.contains(phrase), "{fault}");
+        assert!(
+            fault.message.contains(&format!("mram_write_unaligned of {length} bytes"))
+                && fault.message.contains(phrase),
+            "{fault}"
+        );
     }
     for (offset, length, skew) in [(4, 2, 4), (2, 255, 2), (3, 100, 3), (8, 2048, 0)] {
-        assert_eq!(dma_operation(&mut machine, MODE_WRITE_UNALIGNED, offset, length, skew), None, "strict mode, {offset} {length}");
+        assert_eq!(
+            dma_operation(&mut machine, MODE_WRITE_UNALIGNED, offset, length, skew),
+            None,
+            "strict mode, {offset} {length}"
+        );
     }
 }
 
@@ -668,7 +719,7 @@ fn partial_words_are_patched_under_a_lock_of_their_address() {
         assert_eq!(dma_operation(&mut machine, MODE_SHARED_WORDS, 0, 0, 0), None);
         let written = (ROUNDS * nr_tasklets) as usize;
         let target = symbol_bytes(&machine, "target", MRAM_BYTES);
-        assert_eq!(target[..written], pattern()[..written], "every tasklet's bytes, {nr_tasklets} tasklets");
+        assert_same_bytes(&target[..written], &pattern()[..written], &format!("every byte, {nr_tasklets} tasklets"));
         assert!(target[written..].iter().all(|&byte| byte == TARGET_FILL), "nothing else");
         let counters = read_u32s(&machine, 0, "counters", 4);
         assert_eq!(counters, vec![ROUNDS * nr_tasklets / 4; 4], "mram_update_int_atomic, {nr_tasklets} tasklets");
@@ -705,6 +756,17 @@ fn unaligned_routines_charge_the_instructions_of_the_sdk_routines_paths() {
     assert_eq!(routine_instructions(&mut machine, MODE_WRITE_UNALIGNED, 4, 2, 4), head);
     // 12 bytes at an aligned address: the tests (0-5, 7), a middle of 8 (70-79), a tail of 4: lock and ldma
     // (84-106), the loop's entry (107-108), 4 bytes (109-113), sdma, unlock and return (114-131).
-    let tail = path(&[(0, 5), (7, 7), (70, 79), (84, 106), (107, 108), (109, 113), (109, 113), (109, 113), (109, 113), (114, 131)]);
+    let tail = path(&[
+        (0, 5),
+        (7, 7),
+        (70, 79),
+        (84, 106),
+        (107, 108),
+        (109, 113),
+        (109, 113),
+        (109, 113),
+        (109, 113),
+        (114, 131),
+    ]);
     assert_eq!(routine_instructions(&mut machine, MODE_WRITE_UNALIGNED, 0, 12, 0), tail);
 }

@@ -41,12 +41,14 @@ static inline void mram_write(const void *from, __mram_ptr void *to, unsigned in
         _Static_assert(__DPUSIM_IF_CONSTANT(size, (size) != 0), #function ": nb_of_bytes must not be null");          \
         _Static_assert(__DPUSIM_IF_CONSTANT(size, (size) <= 2048),                                                    \
                        #function ": nb_of_bytes must not be higher than 2048");                                       \
-        _Static_assert(__DPUSIM_IF_CONSTANT(size, (size) % 8 == 0), #function ": nb_of_bytes must be a multiple of 8"); \
+        _Static_assert(__DPUSIM_IF_CONSTANT(size, (size) % 8 == 0),                                                   \
+                       #function ": nb_of_bytes must be a multiple of 8");                                            \
         int checked;                                                                                                  \
     }))
 
 /* The functions above, behind the compile-time check (the macros do not expand again inside themselves). */
-#define mram_read(from, to, nb_of_bytes) (__DPUSIM_CHECK_DMA_SIZE(mram_read, nb_of_bytes), mram_read(from, to, nb_of_bytes))
+#define mram_read(from, to, nb_of_bytes)                                                                             \
+    (__DPUSIM_CHECK_DMA_SIZE(mram_read, nb_of_bytes), mram_read(from, to, nb_of_bytes))
 #define mram_write(from, to, nb_of_bytes)                                                                            \
     (__DPUSIM_CHECK_DMA_SIZE(mram_write, nb_of_bytes), mram_write(from, to, nb_of_bytes))
 

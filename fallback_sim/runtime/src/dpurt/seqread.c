@@ -71,8 +71,9 @@ static void *seek(const char *routine, uint32_t mram, seqreader_t *reader, uint3
     return (void *)(reader->wram_cache + (mram & (size - 1)));
 }
 
-DPUSIM_MESSAGE(MISALIGNED_CACHE_FAULT, "%s: the cache at WRAM %#x is %u bytes past a %u-byte boundary: a DPU refills it "
-                                      "at its byte %u and returns pointers before it (strict mode)");
+DPUSIM_MESSAGE(MISALIGNED_CACHE_FAULT,
+               "%s: the cache at WRAM %#x is %u bytes past a %u-byte boundary: a DPU refills it at its byte %u and "
+               "returns pointers before it (strict mode)");
 DPUSIM_MESSAGE(MISALIGNED_CACHE_WARNING,
                "%s: the cache at WRAM %#x is %u bytes past a %u-byte boundary: a DPU refills it at its byte %u and "
                "returns pointers up to %u bytes before it (wrong elements), and so does the simulator");

@@ -1,6 +1,6 @@
 /*
  * A kernel for misuse tests: host-visible symbols of known sizes in WRAM and MRAM, a busy loop of `spin`
- * iterations, and a fault chosen by the host: 1 = DMA of 4096 bytes (over 2048), 2 = halt(), 3 = division by zero,
+ * iterations, and a fault chosen by the host: 1 = DMA into WRAM past its end, 2 = halt(), 3 = division by zero,
  * 4 = failed assert.
  */
 #include <stdint.h>
@@ -29,7 +29,7 @@ int main(void) {
     volatile uint32_t d = divisor;
     switch (fault_kind) {
     case 1:
-        mram_read(m, buffer, 4096);
+        mram_read(m, (void *)((uintptr_t)w + (64u << 10)), sizeof(buffer));
         result += (uint32_t)buffer[0];
         break;
     case 2:
