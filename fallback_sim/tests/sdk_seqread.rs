@@ -602,14 +602,10 @@ fn sdk_write_unaligned(target: &mut [u8], wram: &[u8], from: usize, dest: usize,
     let (mut source, mut left) = (from, nb as usize);
     if dest & 7 != 0 {
         // The head's loop: bytes up to the word's end or the count's.
-        for at in dest..word(dest) + 8 {
-            if left == 0 {
-                break;
-            }
-            target[at] = wram[source];
-            source += 1;
-            left -= 1;
-        }
+        let head = left.min(word(dest) + 8 - dest);
+        target[dest..dest + head].copy_from_slice(&wram[source..source + head]);
+        source += head;
+        left -= head;
         if left == 0 {
             return;
         }

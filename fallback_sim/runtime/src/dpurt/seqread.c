@@ -44,7 +44,7 @@
 #define ALLOC_INSTRUCTIONS 15u       /* mem_alloc charges mem_alloc_nolock's */
 #define SEEK_LOAD_INSTRUCTIONS 10u   /* seek, page reloaded */
 #define SEEK_KEEP_INSTRUCTIONS 6u    /* seek, page kept */
-#define INIT_EXTRA_INSTRUCTIONS 1u   /* init: seek's path, with 3 stores and a move in place of seek's 2 loads */
+#define INIT_EXTRA_INSTRUCTIONS 1u   /* init: seek's path with 2 stores, a move and an add for its 2 loads and sub */
 #define GET_STAY_INSTRUCTIONS 2u     /* the add with its branch, the return */
 #define GET_REFILL_INSTRUCTIONS 8u
 #define TELL_INSTRUCTIONS 4u

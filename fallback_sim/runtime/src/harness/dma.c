@@ -24,10 +24,6 @@ static bool in_wram(uintptr_t address, uint32_t size) {
     return address >= DPUSIM_STACK_BASE && address + size <= stacks_end;
 }
 
-static bool in_mram(uintptr_t address, uint32_t size) {
-    return address >= DPUSIM_MRAM_BASE && address + size <= DPUSIM_MRAM_BASE + control->mram_size;
-}
-
 /*
  * MRAM addresses as the DMA engine reads them: DPU pointers are 32 bits and the engine uses only the address
  * bits inside the MRAM, so an MRAM address is truncated to 32 bits and taken modulo the MRAM size. Kernels rely

@@ -25,12 +25,10 @@ int main(void) {
         acc = acc * 1664525u + 1013904223u;
     }
     result = acc;
-    __dma_aligned uint64_t buffer[4];
     volatile uint32_t d = divisor;
     switch (fault_kind) {
     case 1:
-        mram_read(m, (void *)((uintptr_t)w + (64u << 10)), sizeof(buffer));
-        result += (uint32_t)buffer[0];
+        mram_read(m, (void *)((uintptr_t)w + (64u << 10)), 8);
         break;
     case 2:
         halt();
