@@ -432,6 +432,7 @@ const MODE_READ_UNALIGNED: u32 = 3;
 const MODE_WRITE_UNALIGNED: u32 = 4;
 const MODE_SHARED_WORDS: u32 = 5;
 const MODE_SEQREAD_AT_END: u32 = 6;
+const MODE_SEQREAD_SENTINEL: u32 = 7;
 const MRAM_BYTES: usize = 8192;
 const BUFFER_BYTES: usize = 2048 + 32;
 const ROUNDS: u32 = 16;
@@ -765,4 +766,18 @@ fn unaligned_routines_charge_the_instructions_of_the_sdk_routines_paths() {
         (114, 131),
     ]);
     assert_eq!(routine_instructions(&mut machine, MODE_WRITE_UNALIGNED, 0, 12, 0), tail);
+}
+
+#[test]
+fn a_reader_initialised_within_a_page_of_the_sentinel_reads_nothing() {
+    // sdk_dma.c's reader (the default SEQREAD_CACHE_SIZE, 256) at 8 bytes past `1 << 26`: init's sentinel test
+    // (`add r3, r1, 0xfc000000; jltu r3, 256`) takes the page as loaded, so no ldma, and the pointer is
+    // cache + 8, at the guard bytes the kernel put there.
+    let mut machine = loaded(&dma_kernel(1), false);
+    assert_eq!(dma_operation(&mut machine, MODE_SEQREAD_SENTINEL, 0, 0, 0), None);
+    let (reader, pointer, page) = SdkReader::init(256, 0, NO_PAGE + 8);
+    assert_eq!((pointer, page, reader.instructions), (8, None, 7), "the model");
+    assert_eq!(read_u32(&machine, 0, "returned"), 8, "the pointer, from the cache");
+    assert_eq!(read_u32s(&machine, 0, "seq_values", 1), [0xEEEE_EEEE], "the cache's guard bytes");
+    assert_eq!(machine.stats(0).unwrap().total().dma_read_ops, 0, "no DMA");
 }

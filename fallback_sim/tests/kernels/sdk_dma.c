@@ -17,6 +17,9 @@
  *                         mram_update_int_atomic(&counters[r % 4], increment) and mram_write_byte_atomic(&flags[t])
  *                         with t + 1
  *   MODE_SEQREAD_AT_END   a reader at 8 bytes before the end of MRAM: seq_values[] = its two 4-byte elements
+ *   MODE_SEQREAD_SENTINEL a reader at the plain MRAM offset `1 << 26` plus 8 (the SDK's "no page" sentinel plus 8),
+ *                         its cache filled with GUARD_BYTE first: returned = the pointer minus the cache,
+ *                         seq_values[0] = the 4 bytes there
  */
 #include <stdint.h>
 #include <string.h>
@@ -43,6 +46,7 @@ enum dma_mode {
     MODE_WRITE_UNALIGNED = 4,
     MODE_SHARED_WORDS = 5,
     MODE_SEQREAD_AT_END = 6,
+    MODE_SEQREAD_SENTINEL = 7,
 };
 
 __host uint32_t mode;
@@ -87,6 +91,16 @@ static void read_at_mram_end(void)
     memcpy(&seq_values[1], element, sizeof(uint32_t));
 }
 
+static void read_at_the_sentinel(void)
+{
+    seqreader_t reader;
+    uint8_t *cache = (uint8_t *)seqread_alloc();
+    memset(cache, GUARD_BYTE, 2 * SEQREAD_CACHE_SIZE);
+    const uint8_t *element = seqread_init((seqreader_buffer_t)cache, (__mram_ptr void *)((1u << 26) + 8), &reader);
+    returned = (int32_t)(element - cache);
+    memcpy(&seq_values[0], element, sizeof(uint32_t));
+}
+
 int main(void)
 {
     uint32_t tasklet = me();
@@ -120,6 +134,9 @@ int main(void)
         break;
     case MODE_SEQREAD_AT_END:
         read_at_mram_end();
+        break;
+    case MODE_SEQREAD_SENTINEL:
+        read_at_the_sentinel();
         break;
     default:
         break;
