@@ -15,8 +15,8 @@
 #error "SEQREAD_CACHE_SIZE must be SPMM_SEQREAD"
 #endif
 
-/* seqread cache (2 x SEQREAD_CACHE_SIZE) for the nonzeros. */
-static __dma_aligned uint8_t nonzero_cache[NR_TASKLETS][2 * SEQREAD_CACHE_SIZE];
+/* seqread cache (2 x SEQREAD_CACHE_SIZE) for the nonzeros, aligned as seqread needs (SPMM_SEQREAD_ALIGNED). */
+static SPMM_SEQREAD_ALIGNED uint8_t nonzero_cache[NR_TASKLETS][2 * SEQREAD_CACHE_SIZE];
 
 static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width) {
     seqreader_t nonzeros;

@@ -13,9 +13,11 @@
 #error "SEQREAD_CACHE_SIZE must be SPMM_SEQREAD"
 #endif
 
-/* seqread caches (2 x SEQREAD_CACHE_SIZE each): row pointers and nonzeros. */
-static __dma_aligned uint8_t row_ptr_cache[NR_TASKLETS][2 * SEQREAD_CACHE_SIZE];
-static __dma_aligned uint8_t nonzero_cache[NR_TASKLETS][2 * SEQREAD_CACHE_SIZE];
+/* seqread caches (2 x SEQREAD_CACHE_SIZE each): row pointers and nonzeros. Aligned to SEQREAD_CACHE_SIZE, as
+ * seqread_alloc's are: the SDK's readers tell when to refill from the low bits of the pointer's WRAM address, so
+ * a cache 8-byte aligned only would give wrong elements (SPMM_SEQREAD_ALIGNED, spmm_kernel.h). */
+static SPMM_SEQREAD_ALIGNED uint8_t row_ptr_cache[NR_TASKLETS][2 * SEQREAD_CACHE_SIZE];
+static SPMM_SEQREAD_ALIGNED uint8_t nonzero_cache[NR_TASKLETS][2 * SEQREAD_CACHE_SIZE];
 
 static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width) {
     seqreader_t row_ptrs, nonzeros;

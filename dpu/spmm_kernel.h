@@ -82,6 +82,12 @@ typedef uint32_t spmm_acc;
 _Static_assert(SPMM_UNIT * sizeof(spmm_feature) == 8, "a unit is 8 bytes of X");
 _Static_assert(SPMM_FEATURE_CHUNK % SPMM_UNIT == 0, "a chunk is whole units");
 
+/* A seqread cache's alignment: SEQREAD_CACHE_SIZE. The SDK's seqread_get refills when adding the increment to
+ * the pointer carries out of the log2(SEQREAD_CACHE_SIZE) low bits of its WRAM address (the SDK 2025.1's compiled
+ * runtime, seqread128.c.obj: `add r0, r0, r1, nc7`), so a cache that is not aligned to its size is refilled too
+ * early and yields pointers before it. A 2 x SEQREAD_CACHE_SIZE row of a cache array stays aligned. */
+#define SPMM_SEQREAD_ALIGNED __aligned(SEQREAD_CACHE_SIZE)
+
 __host struct spmm_matrix_args matrix;
 __host struct spmm_call_args call;
 

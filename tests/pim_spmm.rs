@@ -3,6 +3,7 @@
 //! with the simulator switching tasklets at every DMA (races show up) and in strict mode.
 
 use pimgnn::cost::{self, HardwareModel, Target};
+use pimgnn::pim::abi::{MAX_TASKLETS, SEQREAD_BYTES};
 use pimgnn::pim::{PimElement, PimSpmm};
 use pimgnn::plan::{Format, Plan, XDelivery};
 use pimgnn::{cpu, Csr, Dense, Element, Error, SpmmEngine};
@@ -285,4 +286,30 @@ fn a_failing_step_fails_the_streamed_call() {
     let ok = |_: std::ops::Range<usize>, _: &mut [f32], _: &mut [&mut [f32]]| Ok(());
     let mut short = [Dense::zeros(a.nrows(), 1), Dense::zeros(a.nrows() - 1, 1)];
     assert!(matches!(engine.spmm_streamed(&x, &mut short, &ok), Err(Error::Shape { .. })));
+}
+
+/// The kernels' seqread caches are aligned to their size as the linker places them: the SDK's readers refill
+/// when the pointer's WRAM address carries out of its log2(SEQREAD_CACHE_SIZE) low bits, so a cache aligned to
+/// 8 bytes only gives wrong nonzeros on a DPU (and faults on the simulator in strict mode).
+#[test]
+fn the_seqread_caches_of_the_spmm_kernels_are_aligned_to_their_size() {
+    for family in ["csr", "coo"] {
+        for ty in ["f32", "i32", "i16", "i8"] {
+            let name = format!("spmm_{family}_{ty}");
+            let kernel = pimgnn::kernel(&name);
+            let binary = kernel.simulator_binary().unwrap_or_else(|| panic!("{name} was built for the simulator"));
+            let program = upmem_sim::Program::from_file(binary).unwrap();
+            let caches: &[&str] =
+                if family == "csr" { &["row_ptr_cache", "nonzero_cache"] } else { &["nonzero_cache"] };
+            for cache in caches {
+                let symbol = program.symbol(cache, 0).unwrap_or_else(|| panic!("{name} has {cache}"));
+                assert_eq!(symbol.address as usize % SEQREAD_BYTES, 0, "{name}: {cache} at {:#x}", symbol.address);
+                assert_eq!(
+                    symbol.size as usize,
+                    MAX_TASKLETS * 2 * SEQREAD_BYTES,
+                    "{name}: {cache} is a cache per tasklet"
+                );
+            }
+        }
+    }
 }

@@ -126,8 +126,9 @@ pub struct SimConfig {
     /// A DPU still running after this long is stopped and put in fault ([`crate::FaultKind::Timeout`]).
     /// `None` waits forever.
     pub hang_limit: Option<Duration>,
-    /// Fault on what the documentation forbids but the hardware tolerates (unaligned or 0-byte DMA, unlocking
-    /// a free mutex, bad handshake ids).
+    /// Fault on what the documentation forbids but the hardware tolerates (unaligned DMA, DMA sizes outside
+    /// 8..=2048 or not a multiple of 8, DMA crossing the end of MRAM, a misaligned seqread cache, unlocking a
+    /// free mutex, bad handshake ids).
     pub strict: bool,
     /// How each DPU's tasklets are interleaved (default: [`Schedule::Modelled`], or what the
     /// `UPMEM_SIM_SCHEDULE` environment variable says when [`SimConfig::new`] runs).

@@ -8,8 +8,9 @@ use crate::layout::{FaultRecord, NO_TASKLET};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FaultKind {
-    /// `mram_read`/`mram_write` misuse: size not a multiple of 8 in 8..=2048, or a range outside MRAM/WRAM
-    /// (or, in strict mode, an unaligned address or a 0-byte transfer).
+    /// DMA misuse: a WRAM range outside WRAM (or, in strict mode, an unaligned address, a size outside 8..=2048
+    /// or not a multiple of 8, an MRAM address outside the MRAM window or a transfer crossing its end, a seqread
+    /// cache not aligned to its size, or an unaligned-DMA routine moving other bytes than asked).
     Dma,
     /// A load or store outside the DPU's memories.
     Memory,

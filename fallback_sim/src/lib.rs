@@ -23,14 +23,16 @@
 //!
 //! # Faults
 //!
-//! What a DPU would reject, the simulator rejects, and says why ([`Fault`]): DMA misuse (size not a multiple
-//! of 8 in 8..=2048, ranges outside MRAM or WRAM), heap overflow, more than 24 tasklets, WRAM or MRAM
-//! overflow, deadlock (every live tasklet blocked, one of them on a mutex, which a DPU spins on for ever; tasklets
-//! that all stopped at barriers, semaphores or handshakes end a DPU as finished ones do, with a warning, and
-//! fault only in strict mode), `assert`, `halt`, printf overflow, division by zero and any
+//! What a DPU would reject, the simulator rejects, and says why ([`Fault`]): DMA into or out of a range outside
+//! WRAM, heap overflow, more than 24 tasklets, WRAM or MRAM overflow, deadlock (every live tasklet blocked, one
+//! of them on a mutex, which a DPU spins on for ever; tasklets that all stopped at barriers, semaphores or
+//! handshakes end a DPU as finished ones do, with a warning, and fault only in strict mode), `assert`, `halt`,
+//! printf overflow, division by zero and any
 //! signal, and a hang past [`SimConfig::hang_limit`]. The faulting DPU is in fault, the host process keeps
 //! running, a worker that took a signal is replaced, and the next launch works. [`SimConfig::strict`] also
-//! faults on what the documentation forbids but the hardware tolerates (unaligned and 0-byte DMA, ...).
+//! faults on what the documentation forbids but the hardware tolerates (unaligned DMA, DMA sizes outside 8..=2048
+//! or not a multiple of 8, DMA crossing the end of MRAM, a seqread cache not aligned to its size, ...), which
+//! by default is done as a DPU does it, with a warning.
 //!
 //! # Timing model
 //!

@@ -124,51 +124,51 @@ fn dma_read_heap_word(machine: &Machine, dpu: u32) {
 }
 
 #[test]
-fn dma_of_a_bad_size_or_outside_the_memories_faults() {
-    let mram_end = MRAM_BASE + MRAM_SIZE;
-    // (mode, phrase of the message, faulting address or None, size): faults in every mode.
-    let cases: [(u32, &str, Option<u64>, u64); 4] = [
-        (2, "mram_read of 4096 bytes: the size must be between 8 and 2048", None, 4096),
-        (4, "mram_read of 16 bytes at MRAM address 0xbfffff8: outside MRAM", Some(mram_end - 8), 16),
-        (6, "mram_write of 4096 bytes: the size must be between 8 and 2048", None, 4096),
-        (11, "mram_read of 8 bytes at WRAM address", None, 8),
-    ];
+fn dma_outside_wram_faults() {
     for strict in [false, true] {
         let mut machine = loaded("fault_dma", NR_TASKLETS, |config| config.strict = strict);
-        for (mode, phrase, address, size) in cases {
-            let fault = launch_with_faulty_dpu(&mut machine, dma_mode(mode), dma_mode(0), dma_read_heap_word);
-            assert_fault(&fault, FaultKind::Dma, Some(0), phrase);
-            assert_eq!(fault.value, size, "the DMA size, mode {mode}, strict {strict}: {fault}");
-            if let Some(address) = address {
-                assert_eq!(fault.address, address, "the MRAM address, mode {mode}, strict {strict}: {fault}");
-            }
-            if mode == 11 {
-                assert!(fault.message.contains("outside WRAM"), "{fault}");
-                assert!(fault.address >= WRAM_BASE + WRAM_SIZE, "the WRAM address is past WRAM: {fault}");
-            }
-            relaunch_behaving(&mut machine, dma_mode(0), dma_read_heap_word);
-        }
+        let fault = launch_with_faulty_dpu(&mut machine, dma_mode(11), dma_mode(0), dma_read_heap_word);
+        assert_fault(&fault, FaultKind::Dma, Some(0), "mram_read of 8 bytes at WRAM address");
+        assert_eq!(fault.value, 8, "the DMA size, strict {strict}: {fault}");
+        assert!(fault.message.contains("outside WRAM"), "{fault}");
+        assert!(fault.address >= WRAM_BASE + WRAM_SIZE, "the WRAM address is past WRAM: {fault}");
+        relaunch_behaving(&mut machine, dma_mode(0), dma_read_heap_word);
     }
 }
 
 #[test]
 fn dma_sizes_and_addresses_are_read_as_the_engine_reads_them_by_default_and_fault_in_strict_mode() {
     let mram_end = MRAM_BASE + MRAM_SIZE;
-    // Default mode: 12 bytes move 8 (the length field counts 8-byte blocks), and the address just past MRAM's
-    // end is MRAM offset 0 (the engine takes addresses modulo the MRAM size).
+    // Default mode: 12 bytes move 8 and 4096 or 0 bytes move 2048 (the length field counts 8-byte blocks
+    // minus one, modulo 256), the address just past MRAM's end is MRAM offset 0 (the engine takes addresses
+    // modulo the MRAM size), and a transfer crossing the end goes on at offset 0.
     let mut machine = loaded("fault_dma", NR_TASKLETS, |_| {});
-    relaunch_behaving(&mut machine, dma_mode(1), dma_read_heap_word);
-    for mode in [3, 5, 7] {
+    for mode in [1, 2, 12] {
+        relaunch_behaving(&mut machine, dma_mode(mode), dma_read_heap_word);
+    }
+    for mode in [3, 5, 6, 7] {
         relaunch_behaving(&mut machine, dma_mode(mode), |machine, dpu| {
             assert_eq!(read_u32(machine, dpu, "done"), 1, "DPU {dpu} finished, mode {mode}");
         });
     }
+    relaunch_behaving(&mut machine, dma_mode(4), |machine, dpu| {
+        let mut words = [0u8; 16];
+        machine.read(dpu, MemoryKind::Mram, MRAM_SIZE - 8, &mut words[..8]).unwrap();
+        machine.read(dpu, MemoryKind::Mram, 0, &mut words[8..]).unwrap();
+        let last_then_first = [&words[..8], &words[8..]].map(|word| u64::from_le_bytes(word.try_into().unwrap()));
+        let read = [read_u64(machine, dpu, "result"), read_u64(machine, dpu, "second")];
+        assert_eq!(read, last_then_first, "16 bytes from MRAM's last word: it, then offset 0, DPU {dpu}");
+    });
     // (mode, phrase, faulting address or None, size)
-    let cases: [(u32, &str, Option<u64>, u64); 4] = [
+    let cases: [(u32, &str, Option<u64>, u64); 8] = [
         (1, "mram_read of 12 bytes: not a multiple of 8 (a DPU moves 8 bytes; strict mode)", None, 12),
+        (2, "mram_read of 4096 bytes: not between 8 and 2048 (a DPU moves 2048 bytes; strict mode)", None, 4096),
         (3, "mram_read of 8 bytes at MRAM address 0xc000000, outside the MRAM window", Some(mram_end), 8),
+        (4, "mram_read of 16 bytes at MRAM address 0xbfffff8: crosses the end of MRAM", Some(mram_end - 8), 16),
         (5, "mram_write of 12 bytes: not a multiple of 8 (a DPU moves 8 bytes; strict mode)", None, 12),
+        (6, "mram_write of 4096 bytes: not between 8 and 2048 (a DPU moves 2048 bytes; strict mode)", None, 4096),
         (7, "mram_write of 8 bytes at MRAM address 0xc000000, outside the MRAM window", Some(mram_end), 8),
+        (12, "mram_read of 0 bytes: not between 8 and 2048 (a DPU moves 2048 bytes; strict mode)", None, 0),
     ];
     let mut machine = loaded("fault_dma", NR_TASKLETS, |config| config.strict = true);
     for (mode, phrase, address, size) in cases {
@@ -220,27 +220,6 @@ fn unaligned_dma_is_aligned_down_by_default_and_faults_in_strict_mode() {
         }
         relaunch_behaving(&mut machine, dma_mode(0), dma_read_heap_word);
     }
-}
-
-#[test]
-fn zero_byte_dma_is_a_no_op_by_default_and_faults_in_strict_mode() {
-    // A fresh machine: the WRAM buffer the kernel reports the first word of was never written.
-    let mut machine = loaded("fault_dma", NR_TASKLETS, |_| {});
-    for dpu in DPUS {
-        dma_mode(12)(&machine, dpu);
-    }
-    machine.launch(&DPUS).unwrap_or_else(|error| panic!("0-byte read: {error}"));
-    for dpu in DPUS {
-        assert_eq!(read_u32(&machine, dpu, "done"), 1, "DPU {dpu}");
-        assert_eq!(read_u64(&machine, dpu, "result"), 0, "a 0-byte read leaves the buffer alone, DPU {dpu}");
-        let stats = machine.stats(dpu).unwrap();
-        assert_eq!((stats.total().dma_read_ops, stats.dma_cycles), (0, 0), "a no-op costs nothing, DPU {dpu}");
-    }
-
-    let mut machine = loaded("fault_dma", NR_TASKLETS, |config| config.strict = true);
-    let fault = launch_with_faulty_dpu(&mut machine, dma_mode(12), dma_mode(0), dma_read_heap_word);
-    assert_fault(&fault, FaultKind::Dma, Some(0), "mram_read of 0 bytes (strict mode)");
-    relaunch_behaving(&mut machine, dma_mode(0), dma_read_heap_word);
 }
 
 // ---- Memory, heap, arithmetic ------------------------------------------------------------------------------------

@@ -226,6 +226,8 @@ fn mram_unaligned_read_and_write_at_any_offset() {
         .iter()
         .flat_map(|&offset| LENGTHS.iter().map(move |&length| (offset, length)))
         .filter(|&(offset, length)| (offset + length) as usize <= BYTES)
+        // 0 bytes at an aligned address move 2,048 bytes on a DPU (tests/sdk_seqread.rs).
+        .filter(|&(offset, length)| length > 0 || offset % 8 != 0)
         .collect();
 
     for nr_tasklets in TASKLET_COUNTS {

@@ -10,7 +10,11 @@
  * include, as in the SDK, and is then usable as a number (`uint8_t cache[SEQREAD_CACHE_SIZE]`). The seqread_*
  * macros name the real functions seqread<SIZE>_{alloc,init,get,seek,tell}; any other size fails to compile.
  * An element read at the returned pointer may be up to SEQREAD_CACHE_SIZE bytes long; the increment passed to
- * seqread_get must be smaller than SEQREAD_CACHE_SIZE. MRAM addresses need not be aligned.
+ * seqread_get must be smaller than SEQREAD_CACHE_SIZE. MRAM addresses need not be aligned, but the cache must be
+ * aligned to SEQREAD_CACHE_SIZE, as seqread_alloc's is: the SDK's readers decide when to refill from the low
+ * bits of the pointer's WRAM address, so a misaligned cache gives wrong elements on a DPU (the simulator does the
+ * same and warns, or faults in strict mode). A cache of one's own: `__attribute__((aligned(SEQREAD_CACHE_SIZE)))
+ * uint8_t cache[2 * SEQREAD_CACHE_SIZE]`.
  */
 #ifndef DPUSIM_SEQREAD_H
 #define DPUSIM_SEQREAD_H
@@ -23,8 +27,8 @@
 typedef uintptr_t seqreader_buffer_t;
 
 typedef struct {
-    uintptr_t wram_cache; /* the cache (2 * SEQREAD_CACHE_SIZE bytes) */
-    uintptr_t mram_addr;  /* the 8-aligned MRAM address the cache holds */
+    seqreader_buffer_t wram_cache; /* the cache (2 * SEQREAD_CACHE_SIZE bytes) */
+    uintptr_t mram_addr;           /* the SEQREAD_CACHE_SIZE-aligned MRAM address the cache holds */
 } seqreader_t;
 
 #ifndef SEQREAD_CACHE_SIZE

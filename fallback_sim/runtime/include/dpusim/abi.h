@@ -102,9 +102,37 @@ uint32_t __dpusim_wram_size(void);
 /* Is strict mode on (fault on what the documentation forbids but the hardware tolerates)? */
 bool __dpusim_strict(void);
 
-/* DMA between MRAM and WRAM, with the DPU's checks and the timing model. */
+/* DMA between MRAM and WRAM as mram_read/mram_write issue it, with the DPU's checks and the timing model: `size`
+ * is the kernel's, which the ldma/sdma length field reads as __dpusim_dma_length says. */
 void __dpusim_mram_read(const void *mram, void *wram, uint32_t size);
 void __dpusim_mram_write(const void *wram, void *mram, uint32_t size);
+
+/* The bytes one ldma/sdma moves when the SDK's compiler issues it for a run-time size: ((size >> 3) - 1) goes
+ * into the instruction's 8-bit length field, which counts 8-byte blocks minus one, so the engine moves the size
+ * rounded down to a multiple of 8, modulo 2,048, with 2,048 for 0 to 7 bytes (see dma.c). */
+static inline uint32_t __dpusim_dma_length(uint32_t size)
+{
+    return ((((size >> 3) - 1u) & 0xFFu) + 1u) * 8u;
+}
+
+/* One ldma (or sdma, with DPUSIM_DMA_TO_MRAM) that a runtime routine issues itself, named `routine` in messages:
+ * `length` is what its length field makes the engine move (8 to 2,048 bytes, a multiple of 8). The addresses
+ * are checked and read as for mram_read/mram_write. DPUSIM_DMA_READ_AHEAD: the routine reads ahead of what the
+ * kernel asked for (seqread's second page), so bytes past the end of MRAM are read as the engine reads them
+ * (from offset 0) without a warning or, in strict mode, a fault. */
+#define DPUSIM_DMA_TO_MRAM 1u
+#define DPUSIM_DMA_READ_AHEAD 2u
+void __dpusim_dma(const char *routine, uint32_t flags, const void *mram, void *wram, uint32_t length);
+
+/* Defines `name`, a string constant of the runtime's C kept out of the DPU's WRAM window (where the runtime's other
+ * read-only data goes, as on a DPU): the text of a message that the SDK's runtime does not have, such as a warning
+ * or a fault's explanation, must not take WRAM from the kernel. */
+#define DPUSIM_MESSAGE(name, text) static const char name[] __attribute__((section(".dpusim.messages"))) = text
+
+/* Prints "kernel K, DPU d, tasklet t: <message>" to standard error once per worker process for each (kind, key),
+ * kind being a string constant compared by address: what a DPU does with something that is most likely a bug. */
+__attribute__((format(printf, 3, 4))) void __dpusim_warn_once(const char *kind, uint64_t key, const char *format,
+                                                              ...);
 
 /* Synchronisation. Keys are arbitrary pointer values: equal values are the same lock (NULL included). */
 void __dpusim_mutex_lock(const void *key);

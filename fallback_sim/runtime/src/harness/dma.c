@@ -1,11 +1,12 @@
 /*
  * The DPU's DMA engine (mram_read/mram_write) and its log (printf).
  *
- * DMA follows the hardware: a transfer moves 8 to 2,048 bytes, both ranges lie in the DPU's memories, and the
- * engine ignores the low three bits of both addresses. A 0-byte transfer does nothing; a size above 2,048 faults.
- * What the documentation forbids but the hardware does something definite with is done as the hardware does it,
- * with a warning for sizes that are not a multiple of 8; strict mode faults on all of it: unaligned addresses,
- * 0-byte transfers, sizes that are not a multiple of 8, and MRAM addresses outside the MRAM window.
+ * DMA follows the hardware: a transfer moves 8 to 2,048 bytes, whatever size it was given, the engine ignores the
+ * low three bits of both addresses and the MRAM address bits above the MRAM's, and the WRAM range must lie in
+ * WRAM. What the documentation forbids but the hardware does something definite with is done as the hardware
+ * does it, with a warning for sizes outside the rules and for transfers crossing the end of MRAM; strict mode
+ * faults on all of it: unaligned addresses, sizes that are 0, above 2,048 or not a multiple of 8, MRAM addresses
+ * outside the MRAM window and transfers crossing its end.
  * Native tasklet stacks count as WRAM, since on a DPU the stacks are in WRAM.
  */
 #include <string.h>
@@ -21,10 +22,6 @@ static bool in_wram(uintptr_t address, uint32_t size) {
     uintptr_t stacks_end = DPUSIM_STACK_BASE + (uintptr_t)DPUSIM_MAX_TASKLETS *
                                                    (DPUSIM_STACK_GUARD + DPUSIM_NATIVE_STACK_SIZE);
     return address >= DPUSIM_STACK_BASE && address + size <= stacks_end;
-}
-
-static bool in_mram(uintptr_t address, uint32_t size) {
-    return address >= DPUSIM_MRAM_BASE && address + size <= DPUSIM_MRAM_BASE + control->mram_size;
 }
 
 /*
@@ -49,64 +46,82 @@ static uintptr_t mram_as_engine_reads(const char *operation, uintptr_t address, 
 }
 
 /*
- * The number of bytes the DMA engine moves for a size that is not a multiple of 8. The SDK's mram_read and
- * mram_write are __builtin_dpu_ldma/__builtin_dpu_sdma, lowered to one ldma/sdma instruction whose 8-bit length
- * field counts 8-byte blocks minus one: the size goes through `lsr 3` and `add -1` into bits 24..31 of the
- * WRAM address register, and the instruction's immediate is added to it (dpu-rt/src/misc/accessMramFromDpu.c:
- * `lsr r3, r1, 3; add r3, r3, -1; lsl_add r2, r2, r3, 24; ldma r2, r0, 0`, and `ldma r2, r0, 255` for 2,048
- * bytes; the LDMArri encoding in backends/commons/src/dpu_instruction_encoder.h has the 8-bit immDma field).
- * So the engine moves ((((size >> 3) - 1) mod 256) + 1) * 8 bytes: the size rounded down to a multiple of 8,
- * and 2,048 bytes for sizes 1 to 7, whose block count wraps from -1 to 255.
+ * The number of bytes the DMA engine moves for a size that mram_read or mram_write gets at run time. The SDK's
+ * mram_read and mram_write are __builtin_dpu_ldma/__builtin_dpu_sdma (syslib/mram.h of the SDK 2025.1), lowered
+ * to one ldma/sdma instruction whose 8-bit length field counts 8-byte blocks minus one: the engine moves
+ * (1 + ((immediate + (ra >> 24)) & 0xff)) * 8 bytes (the ISA's ldma/sdma), and for a run-time size the compiler
+ * puts (size >> 3) - 1 into bits 24..31 of the WRAM address register with an immediate of 0 (the SDK 2025.1's
+ * compiled runtime, librt_v1A.a, mram_unaligned.c.obj, disassembled: mram_write_unaligned's aligned path is
+ * `move r3, -1; lsr_add r2, r3, r2, 3; lsl_add r0, r0, r2, 24; sdma r0, r1, 0`). No instruction checks the size
+ * first: clang's __builtin_assume in mram.h tells the compiler the size is 8..2048 and a multiple of 8.
+ * So the engine moves __dpusim_dma_length(size) bytes: the size rounded down to a multiple of 8, modulo 2,048,
+ * and 2,048 bytes for sizes 0 to 7 (the block count wraps from -1 to 255). A constant size outside the rules is
+ * a compile-time error (mram.h).
  */
-static uint32_t engine_length(uint32_t size) { return ((((size >> 3) - 1) & 0xFFu) + 1) * 8; }
-
 static uint32_t length_as_engine_reads(const char *operation, uintptr_t mram, uint32_t size) {
-    uint32_t length = engine_length(size);
+    uint32_t length = __dpusim_dma_length(size);
+    if (length == size)
+        return size;
+    const char *reason = size % 8 != 0 ? "not a multiple of 8" : "not between 8 and 2048";
     if (__dpusim_strict())
-        __dpusim_fault(DPUSIM_FAULT_DMA, mram, size,
-                       "%s of %u bytes: not a multiple of 8 (a DPU moves %u bytes; strict mode)", operation, size,
-                       length);
+        __dpusim_fault(DPUSIM_FAULT_DMA, mram, size, "%s of %u bytes: %s (a DPU moves %u bytes; strict mode)",
+                       operation, size, reason, length);
     warning_once(operation, size, __dpusim_tasklet_id,
-                 "%s of %u bytes, not a multiple of 8: a DPU moves %u bytes, and so does the simulator", operation,
-                 size, length);
+                 "%s of %u bytes, %s: a DPU moves %u bytes, and so does the simulator", operation, size, reason,
+                 length);
     return length;
 }
 
 /*
- * Checks one transfer, reads its MRAM address and size as the engine does (see above) and aligns both addresses
- * down as the hardware does. Returns the number of bytes to move, 0 for a no-op.
+ * The bytes of a transfer before the end of MRAM; the rest are at MRAM offset 0 on. The ldma/sdma MRAM address is
+ * 32 bits (`@m = rb & 0xfffffff8`, the ISA) and the engine keeps only the bits inside the MRAM (see
+ * mram_as_engine_reads), so the byte after the last one of MRAM is that of offset 0: the engine raises no fault
+ * (the ISA gives ldma/sdma none) and goes on there. The runtime's own read-ahead (seqread's second page) does so
+ * silently; a kernel's transfer that crosses the end is most likely a bug: a warning, or a fault in strict mode.
  */
-static uint32_t check_dma(const char *operation, uintptr_t *mram, uintptr_t *wram, uint32_t size) {
-    if (size == 0) {
-        if (__dpusim_strict())
-            __dpusim_fault(DPUSIM_FAULT_DMA, *mram, 0, "%s of 0 bytes (strict mode)", operation);
-        return 0;
-    }
-    if (size > DPUSIM_DMA_MAX)
-        __dpusim_fault(DPUSIM_FAULT_DMA, *mram, size, "%s of %u bytes: the size must be between 8 and %u",
-                       operation, size, DPUSIM_DMA_MAX);
-    *mram = mram_as_engine_reads(operation, *mram, size);
-    if (size % 8 != 0)
-        size = length_as_engine_reads(operation, *mram, size);
+static const char CROSSING_MRAM_END[] = "crossing the end of MRAM";
+
+static uint32_t length_before_mram_end(const char *operation, uint32_t flags, uintptr_t mram, uint32_t length) {
+    uintptr_t mram_end = DPUSIM_MRAM_BASE + control->mram_size;
+    if (mram + length <= mram_end)
+        return length;
+    uint32_t before = (uint32_t)(mram_end - mram);
+    if (flags & DPUSIM_DMA_READ_AHEAD)
+        return before;
+    if (__dpusim_strict())
+        __dpusim_fault(DPUSIM_FAULT_DMA, mram, length,
+                       "%s of %u bytes at MRAM address %#lx: crosses the end of MRAM at %#lx (a DPU goes on at MRAM "
+                       "offset 0; strict mode)",
+                       operation, length, (unsigned long)mram, (unsigned long)mram_end);
+    warning_once(CROSSING_MRAM_END, (uintptr_t)operation, __dpusim_tasklet_id,
+                 "%s of %u bytes at MRAM address %#lx crosses the end of MRAM at %#lx: a DPU goes on at MRAM offset "
+                 "0, and so does the simulator",
+                 operation, length, (unsigned long)mram, (unsigned long)mram_end);
+    return before;
+}
+
+/*
+ * Checks one transfer of `length` bytes (what the engine moves: 8..2048, a multiple of 8) and reads its addresses
+ * as the engine does (see above): both aligned down to 8, the MRAM one taken modulo the MRAM size. Returns the
+ * bytes before the end of MRAM (the rest wrap to offset 0).
+ */
+static uint32_t check_transfer(const char *operation, uint32_t flags, uintptr_t *mram, uintptr_t *wram,
+                               uint32_t length) {
+    *mram = mram_as_engine_reads(operation, *mram, length);
     if ((*mram | *wram) % 8 != 0) {
         if (__dpusim_strict())
-            __dpusim_fault(DPUSIM_FAULT_DMA, (*mram % 8 != 0) ? *mram : *wram, size,
+            __dpusim_fault(DPUSIM_FAULT_DMA, (*mram % 8 != 0) ? *mram : *wram, length,
                            "%s with unaligned address (MRAM %#lx, WRAM %#lx; strict mode)", operation,
                            (unsigned long)*mram, (unsigned long)*wram);
         *mram &= ~(uintptr_t)7;
         *wram &= ~(uintptr_t)7;
     }
-    if (!in_mram(*mram, size))
-        __dpusim_fault(DPUSIM_FAULT_DMA, *mram, size,
-                       "%s of %u bytes at MRAM address %#lx: outside MRAM [%#x, %#lx)", operation, size,
-                       (unsigned long)*mram, DPUSIM_MRAM_BASE,
-                       (unsigned long)(DPUSIM_MRAM_BASE + control->mram_size));
-    if (!in_wram(*wram, size))
-        __dpusim_fault(DPUSIM_FAULT_DMA, *wram, size,
-                       "%s of %u bytes at WRAM address %#lx: outside WRAM [%#x, %#lx)", operation, size,
+    if (!in_wram(*wram, length))
+        __dpusim_fault(DPUSIM_FAULT_DMA, *wram, length,
+                       "%s of %u bytes at WRAM address %#lx: outside WRAM [%#x, %#lx)", operation, length,
                        (unsigned long)*wram, DPUSIM_WRAM_BASE,
                        (unsigned long)(DPUSIM_WRAM_BASE + control->wram_size));
-    return size;
+    return length_before_mram_end(operation, flags, *mram, length);
 }
 
 /*
@@ -131,36 +146,46 @@ static void prefetch_mram(uintptr_t address, uint32_t size, bool for_write) {
 }
 
 /*
- * Reads MRAM through the worker's shared mapping, so MRAM nothing wrote is committed as zeroed pages when a
- * kernel reads it (host reads skip such pages, Machine::read). Asking the file which pages it holds would cost a
- * system call per transfer.
+ * One transfer of the engine. Reads MRAM through the worker's shared mapping, so MRAM nothing wrote is committed
+ * as zeroed pages when a kernel reads it (host reads skip such pages, Machine::read). Asking the file which pages
+ * it holds would cost a system call per transfer.
  */
-void __dpusim_mram_read(const void *mram, void *wram, uint32_t requested) {
-    uintptr_t from = (uintptr_t)mram, to = (uintptr_t)wram;
-    uint32_t size = check_dma("mram_read", &from, &to, requested);
-    if (size == 0)
-        return;
-    prefetch_mram(from, size, false);
-    clock_dma_issue(DPUSIM_DMA_READ_ALPHA, size);
-    memcpy((void *)to, (const void *)from, size);
+static void transfer(const char *operation, uint32_t flags, uintptr_t mram, uintptr_t wram, uint32_t length) {
+    uint32_t before_end = check_transfer(operation, flags, &mram, &wram, length);
+    bool to_mram = flags & DPUSIM_DMA_TO_MRAM;
+    prefetch_mram(mram, before_end, to_mram);
+    clock_dma_issue(to_mram ? DPUSIM_DMA_WRITE_ALPHA : DPUSIM_DMA_READ_ALPHA, length);
+    uintptr_t wrapped_mram = DPUSIM_MRAM_BASE, wrapped_wram = wram + before_end;
+    if (to_mram) {
+        memcpy((void *)mram, (const void *)wram, before_end);
+        memcpy((void *)wrapped_mram, (const void *)wrapped_wram, length - before_end);
+    } else {
+        memcpy((void *)wram, (const void *)mram, before_end);
+        memcpy((void *)wrapped_wram, (const void *)wrapped_mram, length - before_end);
+    }
     struct dpusim_tasklet_stats *stats = &run.record->tasklets[__dpusim_tasklet_id];
-    stats->dma_read_ops++;
-    stats->dma_read_bytes += size;
+    if (to_mram) {
+        stats->dma_write_ops++;
+        stats->dma_write_bytes += length;
+    } else {
+        stats->dma_read_ops++;
+        stats->dma_read_bytes += length;
+    }
     clock_wait_turn();
 }
 
-void __dpusim_mram_write(const void *wram, void *mram, uint32_t requested) {
-    uintptr_t to = (uintptr_t)mram, from = (uintptr_t)wram;
-    uint32_t size = check_dma("mram_write", &to, &from, requested);
-    if (size == 0)
-        return;
-    prefetch_mram(to, size, true);
-    clock_dma_issue(DPUSIM_DMA_WRITE_ALPHA, size);
-    memcpy((void *)to, (const void *)from, size);
-    struct dpusim_tasklet_stats *stats = &run.record->tasklets[__dpusim_tasklet_id];
-    stats->dma_write_ops++;
-    stats->dma_write_bytes += size;
-    clock_wait_turn();
+void __dpusim_mram_read(const void *mram, void *wram, uint32_t size) {
+    uint32_t length = length_as_engine_reads("mram_read", (uintptr_t)mram, size);
+    transfer("mram_read", 0, (uintptr_t)mram, (uintptr_t)wram, length);
+}
+
+void __dpusim_mram_write(const void *wram, void *mram, uint32_t size) {
+    uint32_t length = length_as_engine_reads("mram_write", (uintptr_t)mram, size);
+    transfer("mram_write", DPUSIM_DMA_TO_MRAM, (uintptr_t)mram, (uintptr_t)wram, length);
+}
+
+void __dpusim_dma(const char *routine, uint32_t flags, const void *mram, void *wram, uint32_t length) {
+    transfer(routine, flags, (uintptr_t)mram, (uintptr_t)wram, length);
 }
 
 /* The log is a ring of log_capacity bytes: the host reads the last log_capacity bytes written. */

@@ -48,12 +48,26 @@ static void print_warning(void *argument) {
             run.dpu, warning->tasklet, message);
 }
 
-void warning_once(const char *kind, uint64_t key, uint32_t tasklet, const char *format, ...) {
+static void warn(const char *kind, uint64_t key, uint32_t tasklet, const char *format, va_list arguments) {
     if (!first_time(kind, key))
         return;
     struct warning warning = {.tasklet = tasklet, .format = format};
-    va_start(warning.arguments, format);
+    va_copy(warning.arguments, arguments);
     /* Not on the tasklet's stack, whose use is being measured. */
     __dpusim_on_service_stack(print_warning, &warning);
     va_end(warning.arguments);
+}
+
+void warning_once(const char *kind, uint64_t key, uint32_t tasklet, const char *format, ...) {
+    va_list arguments;
+    va_start(arguments, format);
+    warn(kind, key, tasklet, format, arguments);
+    va_end(arguments);
+}
+
+void __dpusim_warn_once(const char *kind, uint64_t key, const char *format, ...) {
+    va_list arguments;
+    va_start(arguments, format);
+    warn(kind, key, __dpusim_tasklet_id, format, arguments);
+    va_end(arguments);
 }

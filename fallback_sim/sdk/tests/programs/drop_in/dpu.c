@@ -8,7 +8,8 @@
  *     __dma_aligned on a parameter (with clang, which the test uses when installed);
  *   - MRAM addresses as the DMA engine reads them: a plain offset with no MRAM base, `64 MiB - 8`, and a
  *     pointer plus a wrapped 32-bit difference;
- *   - a 1-byte mram_write (2,048 bytes on a DPU) and a 12-byte one (8 bytes);
+ *   - a 1-byte mram_write (2,048 bytes on a DPU) and a 12-byte one (8 bytes), their sizes known at run time only
+ *     (as constants, the SDK's mram.h rejects them at compile time);
  *   - tasklet 3 putting 4 KiB of locals on its 1 KiB stack (a warning, as on hardware nothing stops it).
  */
 #include <stdint.h>
@@ -66,6 +67,7 @@ __host uint64_t end_word;
 __host uint64_t wrapped_word;
 __host uint64_t deep_stack_sum;
 __host uint32_t odd_write_size;
+__host uint32_t twelve_write_size;
 /* Set by the host for the strict-mode run: only tasklet 3 (the stack overflow) does its part. */
 __host uint32_t stack_only;
 
@@ -111,7 +113,7 @@ static void check_odd_dma_sizes(uint64_t *buffer)
     __mram_ptr uint8_t *heap = DPU_MRAM_HEAP_POINTER;
     /* 1 byte (from the host), as a real program's precedence bug computes it. */
     mram_write(buffer, heap + ODD_WRITE_AT, odd_write_size);
-    mram_write(buffer, heap + TWELVE_WRITE_AT, 12);
+    mram_write(buffer, heap + TWELVE_WRITE_AT, twelve_write_size);
 }
 
 static uint64_t __attribute__((noinline)) deep_stack(uint32_t seed_value)

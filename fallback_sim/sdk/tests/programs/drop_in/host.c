@@ -120,8 +120,9 @@ static void prepare(struct dpu_set_t set, uint32_t heap, uint32_t stack_only)
             markers[i] = MARKER;
         DPU_ASSERT(dpu_copy_to(dpu, DPU_MRAM_HEAP_POINTER_NAME, ODD_WRITE_AT, markers, sizeof(markers)));
         DPU_ASSERT(dpu_copy_to(dpu, DPU_MRAM_HEAP_POINTER_NAME, TWELVE_WRITE_AT, markers, 2 * sizeof(uint64_t)));
-        uint32_t odd_write_size = 1;
+        uint32_t odd_write_size = 1, twelve_write_size = 12;
         DPU_ASSERT(dpu_copy_to(dpu, "odd_write_size", 0, &odd_write_size, sizeof(odd_write_size)));
+        DPU_ASSERT(dpu_copy_to(dpu, "twelve_write_size", 0, &twelve_write_size, sizeof(twelve_write_size)));
         DPU_ASSERT(dpu_copy_to(dpu, "stack_only", 0, &stack_only, sizeof(stack_only)));
     }
 }

@@ -1,6 +1,6 @@
 /*
  * A kernel for misuse tests: host-visible symbols of known sizes in WRAM and MRAM, a busy loop of `spin`
- * iterations, and a fault chosen by the host: 1 = DMA of 4096 bytes (over 2048), 2 = halt(), 3 = division by zero,
+ * iterations, and a fault chosen by the host: 1 = DMA into WRAM past its end, 2 = halt(), 3 = division by zero,
  * 4 = failed assert.
  */
 #include <stdint.h>
@@ -25,12 +25,10 @@ int main(void) {
         acc = acc * 1664525u + 1013904223u;
     }
     result = acc;
-    __dma_aligned uint64_t buffer[4];
     volatile uint32_t d = divisor;
     switch (fault_kind) {
     case 1:
-        mram_read(m, buffer, 4096);
-        result += (uint32_t)buffer[0];
+        mram_read(m, (void *)((uintptr_t)w + (64u << 10)), 8);
         break;
     case 2:
         halt();

@@ -117,7 +117,7 @@ static void check_faults(struct dpu_set_t set) {
         const char *name;
         const char *reason;
     } faults[] = {
-        {1, "DMA of 4096 bytes", "DMA"},
+        {1, "DMA into WRAM past its end", "DMA"},
         {2, "halt()", "halt"},
 #if defined(__x86_64__) || defined(__i386__)
         {3, "division by zero", "division by zero"},
