@@ -5,12 +5,14 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+use crate::chip::ChipVersion;
 use crate::error::{Result, SimError};
 use crate::layout::{
     DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE, MAX_WORKERS, MRAM_WINDOW, SCHEDULE_FAST, SCHEDULE_MODELLED, SCHEDULE_SHUFFLE,
 };
 
-/// Ranks, DPUs per rank and the disabled DPUs of a simulated server, with each DPU's memory sizes.
+/// Ranks, DPUs per rank and the disabled DPUs of a simulated server, with each DPU's memory sizes and chip
+/// version.
 ///
 /// DPUs are numbered rank by rank: DPU `d` is member `d % dpus_per_rank` of rank `d / dpus_per_rank`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,6 +27,8 @@ pub struct Topology {
     pub wram_size: u64,
     /// MRAM per DPU in bytes (64 MiB).
     pub mram_size: u64,
+    /// The DPUs' chip version, which bounds a program's tasklets (24 on v1A, 16 on v1B).
+    pub chip: ChipVersion,
 }
 
 /// "`r` ranks of `d` DPUs", as the logs and `pimgnn info` say it.
@@ -51,6 +55,7 @@ impl Topology {
             disabled: BTreeSet::new(),
             wram_size: DEFAULT_WRAM_SIZE,
             mram_size: DEFAULT_MRAM_SIZE,
+            chip: ChipVersion::default(),
         }
     }
 
@@ -64,6 +69,12 @@ impl Topology {
     pub fn server_ranks_for(nr_dpus: u32) -> Self {
         let server = Self::full_server();
         Self::new(nr_dpus.div_ceil(server.dpus_per_rank).clamp(1, server.nr_ranks), server.dpus_per_rank)
+    }
+
+    /// The same topology with DPUs of this chip version.
+    pub fn with_chip(mut self, chip: ChipVersion) -> Self {
+        self.chip = chip;
+        self
     }
 
     /// The same topology with these DPUs disabled.

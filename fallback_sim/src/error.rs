@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::chip::ChipVersion;
 use crate::fault::Fault;
 
 /// Everything that can go wrong in the simulator core. Each variant names the input and the limit involved.
@@ -67,15 +68,15 @@ pub enum SimError {
         /// What is wrong with it.
         reason: String,
     },
-    /// The program was built with more tasklets than a DPU has threads.
-    #[error("{path} uses {nr_tasklets} tasklets, but a DPU has {max} hardware threads")]
+    /// The program was built with more tasklets than the DPUs have threads.
+    #[error("{path} uses {nr_tasklets} tasklets, but a {chip} DPU has {} hardware threads", chip.hardware_threads())]
     TooManyTasklets {
         /// The program.
         path: PathBuf,
         /// Its NR_TASKLETS.
         nr_tasklets: u32,
-        /// The hardware's limit.
-        max: u32,
+        /// The DPUs' chip version, whose thread count is the limit.
+        chip: ChipVersion,
     },
     /// The program's WRAM (globals and nominal stacks) does not fit.
     #[error("{path} needs {needed} bytes of WRAM (globals and tasklet stacks) but a DPU has {available}")]

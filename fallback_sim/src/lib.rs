@@ -129,6 +129,7 @@ compile_error!("upmem-sim runs on Linux (x86-64 and aarch64): it needs memfd, MA
 
 mod block_costs;
 mod builder;
+mod chip;
 mod config;
 mod control;
 mod disassembly;
@@ -147,6 +148,7 @@ pub mod transfer_model;
 mod worker;
 
 pub use builder::{BuildError, KernelBuilder};
+pub use chip::{parse_chip_id, ChipVersion, ParseChipVersionError};
 pub use config::{ParseScheduleError, Schedule, SimConfig, Topology};
 pub use error::{Result, SimError};
 pub use fault::{Fault, FaultKind};

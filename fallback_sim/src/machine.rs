@@ -209,6 +209,7 @@ impl Machine {
     pub fn load(&mut self, dpus: &[u32], program: &Arc<Program>) -> Result<()> {
         let topology = self.topology();
         program.check_fits(topology.wram_size, topology.mram_size)?;
+        program.check_threads(topology.chip)?;
         for &dpu in dpus {
             self.check_idle(dpu)?;
         }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use object::{Object, ObjectSection, ObjectSymbol};
 
+use crate::chip::ChipVersion;
 use crate::error::{Result, SimError};
 use crate::layout::{KernelInfo, ABI_VERSION, KERNEL_MAGIC, MAX_TASKLETS, MRAM_BASE, MRAM_WINDOW, WRAM_BASE};
 
@@ -151,8 +152,10 @@ impl Program {
                 info.abi_version
             )));
         }
-        if info.nr_tasklets == 0 || info.nr_tasklets as usize > MAX_TASKLETS {
-            return Err(SimError::TooManyTasklets { path, nr_tasklets: info.nr_tasklets, max: MAX_TASKLETS as u32 });
+        // A chip with the most threads bounds every program; the DPUs' own chip is checked at load.
+        let widest = ChipVersion::V1A;
+        if info.nr_tasklets == 0 || info.nr_tasklets > widest.hardware_threads() {
+            return Err(SimError::TooManyTasklets { path, nr_tasklets: info.nr_tasklets, chip: widest });
         }
         Ok(Program {
             path,
@@ -232,6 +235,15 @@ impl Program {
                 needed: self.mram_used,
                 available: mram_size,
             });
+        }
+        Ok(())
+    }
+
+    /// Checks that DPUs of this chip version have a thread for each of the program's tasklets (libdpu's
+    /// `dpu_load` refuses such a program with `DPU_ERR_TOO_MANY_TASKLETS`).
+    pub(crate) fn check_threads(&self, chip: ChipVersion) -> Result<()> {
+        if self.nr_tasklets > chip.hardware_threads() {
+            return Err(SimError::TooManyTasklets { path: self.path.clone(), nr_tasklets: self.nr_tasklets, chip });
         }
         Ok(())
     }

@@ -82,11 +82,66 @@ pub type dpu_member_id_t = u8;
 pub type dpu_thread_t = u8;
 pub type dpu_mem_max_addr_t = u32;
 pub type dpu_mem_max_size_t = u32;
+pub type iram_size_t = u16;
 pub type wram_addr_t = u32;
 pub type wram_size_t = u32;
 pub type mram_addr_t = u32;
 pub type mram_size_t = u32;
 pub type dpuword_t = u32;
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct dpu_bit_config {
+    pub cpu2dpu: u16,
+    pub dpu2cpu: u16,
+    pub nibble_swap: u8,
+    pub stutter: u8,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of dpu_bit_config"][::std::mem::size_of::<dpu_bit_config>() - 6usize];
+    ["Alignment of dpu_bit_config"][::std::mem::align_of::<dpu_bit_config>() - 2usize];
+    [
+        "Offset of field: dpu_bit_config::cpu2dpu",
+    ][::std::mem::offset_of!(dpu_bit_config, cpu2dpu) - 0usize];
+    [
+        "Offset of field: dpu_bit_config::dpu2cpu",
+    ][::std::mem::offset_of!(dpu_bit_config, dpu2cpu) - 2usize];
+    [
+        "Offset of field: dpu_bit_config::nibble_swap",
+    ][::std::mem::offset_of!(dpu_bit_config, nibble_swap) - 4usize];
+    [
+        "Offset of field: dpu_bit_config::stutter",
+    ][::std::mem::offset_of!(dpu_bit_config, stutter) - 5usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct dpu_carousel_config {
+    pub cmd_duration: u8,
+    pub cmd_sampling: u8,
+    pub res_duration: u8,
+    pub res_sampling: u8,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    [
+        "Size of dpu_carousel_config",
+    ][::std::mem::size_of::<dpu_carousel_config>() - 4usize];
+    [
+        "Alignment of dpu_carousel_config",
+    ][::std::mem::align_of::<dpu_carousel_config>() - 1usize];
+    [
+        "Offset of field: dpu_carousel_config::cmd_duration",
+    ][::std::mem::offset_of!(dpu_carousel_config, cmd_duration) - 0usize];
+    [
+        "Offset of field: dpu_carousel_config::cmd_sampling",
+    ][::std::mem::offset_of!(dpu_carousel_config, cmd_sampling) - 1usize];
+    [
+        "Offset of field: dpu_carousel_config::res_duration",
+    ][::std::mem::offset_of!(dpu_carousel_config, res_duration) - 2usize];
+    [
+        "Offset of field: dpu_carousel_config::res_sampling",
+    ][::std::mem::offset_of!(dpu_carousel_config, res_sampling) - 3usize];
+};
 #[repr(C)]
 #[derive(Debug)]
 pub struct dpu_rank_t {
@@ -444,128 +499,199 @@ impl ::std::fmt::Debug for dpu_set_dpu_iterator_t {
         )
     }
 }
+pub const vD: _dpu_chip_id_e = 0;
+pub const vD_cas: _dpu_chip_id_e = 1;
+pub const vD_fun: _dpu_chip_id_e = 2;
+pub const vD_asic1: _dpu_chip_id_e = 3;
+pub const vD_asic8: _dpu_chip_id_e = 4;
+pub const vD_fpga1: _dpu_chip_id_e = 5;
+pub const vD_fpga8: _dpu_chip_id_e = 6;
+pub const vD_asic4: _dpu_chip_id_e = 7;
+pub const vD_fpga4: _dpu_chip_id_e = 8;
+pub const vD_fun_v1_4: _dpu_chip_id_e = 66;
+pub const vD_asic1_v1_4: _dpu_chip_id_e = 67;
+pub const vD_asic8_v1_4: _dpu_chip_id_e = 68;
+pub const vD_fpga1_v1_4: _dpu_chip_id_e = 69;
+pub const vD_fpga8_v1_4: _dpu_chip_id_e = 70;
+pub const vD_asic4_v1_4: _dpu_chip_id_e = 71;
+pub const vD_fpga4_v1_4: _dpu_chip_id_e = 72;
+pub type _dpu_chip_id_e = ::std::os::raw::c_uint;
+pub use self::_dpu_chip_id_e as dpu_chip_id_e;
 #[repr(C)]
-#[derive(Debug, Default, Copy, Clone)]
+#[derive(Debug, Copy, Clone)]
 pub struct dpu_hw_description_t {
     pub signature: dpu_hw_description_t__bindgen_ty_1,
-    pub topology: dpu_hw_description_t__bindgen_ty_2,
-    pub memories: dpu_hw_description_t__bindgen_ty_3,
-    pub timings: dpu_hw_description_t__bindgen_ty_4,
+    pub timings: dpu_hw_description_t__bindgen_ty_2,
+    pub topology: dpu_hw_description_t__bindgen_ty_3,
+    pub memories: dpu_hw_description_t__bindgen_ty_4,
     pub dpu: dpu_hw_description_t__bindgen_ty_5,
 }
 #[repr(C)]
-#[derive(Debug, Default, Copy, Clone)]
+#[derive(Debug, Copy, Clone)]
 pub struct dpu_hw_description_t__bindgen_ty_1 {
-    pub chip_id: u8,
+    pub chip_id: dpu_chip_id_e,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
         "Size of dpu_hw_description_t__bindgen_ty_1",
-    ][::std::mem::size_of::<dpu_hw_description_t__bindgen_ty_1>() - 1usize];
+    ][::std::mem::size_of::<dpu_hw_description_t__bindgen_ty_1>() - 4usize];
     [
         "Alignment of dpu_hw_description_t__bindgen_ty_1",
-    ][::std::mem::align_of::<dpu_hw_description_t__bindgen_ty_1>() - 1usize];
+    ][::std::mem::align_of::<dpu_hw_description_t__bindgen_ty_1>() - 4usize];
     [
         "Offset of field: dpu_hw_description_t__bindgen_ty_1::chip_id",
     ][::std::mem::offset_of!(dpu_hw_description_t__bindgen_ty_1, chip_id) - 0usize];
 };
+impl Default for dpu_hw_description_t__bindgen_ty_1 {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
 pub struct dpu_hw_description_t__bindgen_ty_2 {
-    pub nr_of_control_interfaces: u8,
-    pub nr_of_dpus_per_control_interface: u8,
-}
-#[allow(clippy::unnecessary_operation, clippy::identity_op)]
-const _: () = {
-    [
-        "Size of dpu_hw_description_t__bindgen_ty_2",
-    ][::std::mem::size_of::<dpu_hw_description_t__bindgen_ty_2>() - 2usize];
-    [
-        "Alignment of dpu_hw_description_t__bindgen_ty_2",
-    ][::std::mem::align_of::<dpu_hw_description_t__bindgen_ty_2>() - 1usize];
-    [
-        "Offset of field: dpu_hw_description_t__bindgen_ty_2::nr_of_control_interfaces",
-    ][::std::mem::offset_of!(
-        dpu_hw_description_t__bindgen_ty_2, nr_of_control_interfaces
-    ) - 0usize];
-    [
-        "Offset of field: dpu_hw_description_t__bindgen_ty_2::nr_of_dpus_per_control_interface",
-    ][::std::mem::offset_of!(
-        dpu_hw_description_t__bindgen_ty_2, nr_of_dpus_per_control_interface
-    ) - 1usize];
-};
-#[repr(C)]
-#[derive(Debug, Default, Copy, Clone)]
-pub struct dpu_hw_description_t__bindgen_ty_3 {
-    pub mram_size: u32,
-    pub wram_size: u32,
-    pub iram_size: u32,
-}
-#[allow(clippy::unnecessary_operation, clippy::identity_op)]
-const _: () = {
-    [
-        "Size of dpu_hw_description_t__bindgen_ty_3",
-    ][::std::mem::size_of::<dpu_hw_description_t__bindgen_ty_3>() - 12usize];
-    [
-        "Alignment of dpu_hw_description_t__bindgen_ty_3",
-    ][::std::mem::align_of::<dpu_hw_description_t__bindgen_ty_3>() - 4usize];
-    [
-        "Offset of field: dpu_hw_description_t__bindgen_ty_3::mram_size",
-    ][::std::mem::offset_of!(dpu_hw_description_t__bindgen_ty_3, mram_size) - 0usize];
-    [
-        "Offset of field: dpu_hw_description_t__bindgen_ty_3::wram_size",
-    ][::std::mem::offset_of!(dpu_hw_description_t__bindgen_ty_3, wram_size) - 4usize];
-    [
-        "Offset of field: dpu_hw_description_t__bindgen_ty_3::iram_size",
-    ][::std::mem::offset_of!(dpu_hw_description_t__bindgen_ty_3, iram_size) - 8usize];
-};
-#[repr(C)]
-#[derive(Debug, Default, Copy, Clone)]
-pub struct dpu_hw_description_t__bindgen_ty_4 {
+    pub carousel: dpu_carousel_config,
     pub fck_frequency_in_mhz: u32,
+    pub reset_wait_duration: u8,
+    pub std_temperature: u8,
     pub clock_division: u8,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
+        "Size of dpu_hw_description_t__bindgen_ty_2",
+    ][::std::mem::size_of::<dpu_hw_description_t__bindgen_ty_2>() - 12usize];
+    [
+        "Alignment of dpu_hw_description_t__bindgen_ty_2",
+    ][::std::mem::align_of::<dpu_hw_description_t__bindgen_ty_2>() - 4usize];
+    [
+        "Offset of field: dpu_hw_description_t__bindgen_ty_2::carousel",
+    ][::std::mem::offset_of!(dpu_hw_description_t__bindgen_ty_2, carousel) - 0usize];
+    [
+        "Offset of field: dpu_hw_description_t__bindgen_ty_2::fck_frequency_in_mhz",
+    ][::std::mem::offset_of!(dpu_hw_description_t__bindgen_ty_2, fck_frequency_in_mhz)
+        - 4usize];
+    [
+        "Offset of field: dpu_hw_description_t__bindgen_ty_2::reset_wait_duration",
+    ][::std::mem::offset_of!(dpu_hw_description_t__bindgen_ty_2, reset_wait_duration)
+        - 8usize];
+    [
+        "Offset of field: dpu_hw_description_t__bindgen_ty_2::std_temperature",
+    ][::std::mem::offset_of!(dpu_hw_description_t__bindgen_ty_2, std_temperature)
+        - 9usize];
+    [
+        "Offset of field: dpu_hw_description_t__bindgen_ty_2::clock_division",
+    ][::std::mem::offset_of!(dpu_hw_description_t__bindgen_ty_2, clock_division)
+        - 10usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct dpu_hw_description_t__bindgen_ty_3 {
+    pub nr_of_control_interfaces: u8,
+    pub nr_of_dpus_per_control_interface: u8,
+    pub ci_mask: u8,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    [
+        "Size of dpu_hw_description_t__bindgen_ty_3",
+    ][::std::mem::size_of::<dpu_hw_description_t__bindgen_ty_3>() - 3usize];
+    [
+        "Alignment of dpu_hw_description_t__bindgen_ty_3",
+    ][::std::mem::align_of::<dpu_hw_description_t__bindgen_ty_3>() - 1usize];
+    [
+        "Offset of field: dpu_hw_description_t__bindgen_ty_3::nr_of_control_interfaces",
+    ][::std::mem::offset_of!(
+        dpu_hw_description_t__bindgen_ty_3, nr_of_control_interfaces
+    ) - 0usize];
+    [
+        "Offset of field: dpu_hw_description_t__bindgen_ty_3::nr_of_dpus_per_control_interface",
+    ][::std::mem::offset_of!(
+        dpu_hw_description_t__bindgen_ty_3, nr_of_dpus_per_control_interface
+    ) - 1usize];
+    [
+        "Offset of field: dpu_hw_description_t__bindgen_ty_3::ci_mask",
+    ][::std::mem::offset_of!(dpu_hw_description_t__bindgen_ty_3, ci_mask) - 2usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct dpu_hw_description_t__bindgen_ty_4 {
+    pub mram_size: mram_size_t,
+    pub wram_size: wram_size_t,
+    pub iram_size: iram_size_t,
+    pub ci_pc_lsb_nr_phys_bits: u8,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    [
         "Size of dpu_hw_description_t__bindgen_ty_4",
-    ][::std::mem::size_of::<dpu_hw_description_t__bindgen_ty_4>() - 8usize];
+    ][::std::mem::size_of::<dpu_hw_description_t__bindgen_ty_4>() - 12usize];
     [
         "Alignment of dpu_hw_description_t__bindgen_ty_4",
     ][::std::mem::align_of::<dpu_hw_description_t__bindgen_ty_4>() - 4usize];
     [
-        "Offset of field: dpu_hw_description_t__bindgen_ty_4::fck_frequency_in_mhz",
-    ][::std::mem::offset_of!(dpu_hw_description_t__bindgen_ty_4, fck_frequency_in_mhz)
-        - 0usize];
+        "Offset of field: dpu_hw_description_t__bindgen_ty_4::mram_size",
+    ][::std::mem::offset_of!(dpu_hw_description_t__bindgen_ty_4, mram_size) - 0usize];
     [
-        "Offset of field: dpu_hw_description_t__bindgen_ty_4::clock_division",
-    ][::std::mem::offset_of!(dpu_hw_description_t__bindgen_ty_4, clock_division)
-        - 4usize];
+        "Offset of field: dpu_hw_description_t__bindgen_ty_4::wram_size",
+    ][::std::mem::offset_of!(dpu_hw_description_t__bindgen_ty_4, wram_size) - 4usize];
+    [
+        "Offset of field: dpu_hw_description_t__bindgen_ty_4::iram_size",
+    ][::std::mem::offset_of!(dpu_hw_description_t__bindgen_ty_4, iram_size) - 8usize];
+    [
+        "Offset of field: dpu_hw_description_t__bindgen_ty_4::ci_pc_lsb_nr_phys_bits",
+    ][::std::mem::offset_of!(dpu_hw_description_t__bindgen_ty_4, ci_pc_lsb_nr_phys_bits)
+        - 10usize];
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
 pub struct dpu_hw_description_t__bindgen_ty_5 {
+    pub pcb_transformation: dpu_bit_config,
     pub nr_of_threads: u8,
+    pub nr_of_atomic_bits: u32,
+    pub nr_of_notify_bits: u32,
+    pub nr_of_work_registers_per_thread: u8,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
         "Size of dpu_hw_description_t__bindgen_ty_5",
-    ][::std::mem::size_of::<dpu_hw_description_t__bindgen_ty_5>() - 1usize];
+    ][::std::mem::size_of::<dpu_hw_description_t__bindgen_ty_5>() - 20usize];
     [
         "Alignment of dpu_hw_description_t__bindgen_ty_5",
-    ][::std::mem::align_of::<dpu_hw_description_t__bindgen_ty_5>() - 1usize];
+    ][::std::mem::align_of::<dpu_hw_description_t__bindgen_ty_5>() - 4usize];
+    [
+        "Offset of field: dpu_hw_description_t__bindgen_ty_5::pcb_transformation",
+    ][::std::mem::offset_of!(dpu_hw_description_t__bindgen_ty_5, pcb_transformation)
+        - 0usize];
     [
         "Offset of field: dpu_hw_description_t__bindgen_ty_5::nr_of_threads",
     ][::std::mem::offset_of!(dpu_hw_description_t__bindgen_ty_5, nr_of_threads)
-        - 0usize];
+        - 6usize];
+    [
+        "Offset of field: dpu_hw_description_t__bindgen_ty_5::nr_of_atomic_bits",
+    ][::std::mem::offset_of!(dpu_hw_description_t__bindgen_ty_5, nr_of_atomic_bits)
+        - 8usize];
+    [
+        "Offset of field: dpu_hw_description_t__bindgen_ty_5::nr_of_notify_bits",
+    ][::std::mem::offset_of!(dpu_hw_description_t__bindgen_ty_5, nr_of_notify_bits)
+        - 12usize];
+    [
+        "Offset of field: dpu_hw_description_t__bindgen_ty_5::nr_of_work_registers_per_thread",
+    ][::std::mem::offset_of!(
+        dpu_hw_description_t__bindgen_ty_5, nr_of_work_registers_per_thread
+    ) - 16usize];
 };
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
         "Size of dpu_hw_description_t",
-    ][::std::mem::size_of::<dpu_hw_description_t>() - 28usize];
+    ][::std::mem::size_of::<dpu_hw_description_t>() - 52usize];
     [
         "Alignment of dpu_hw_description_t",
     ][::std::mem::align_of::<dpu_hw_description_t>() - 4usize];
@@ -573,38 +699,151 @@ const _: () = {
         "Offset of field: dpu_hw_description_t::signature",
     ][::std::mem::offset_of!(dpu_hw_description_t, signature) - 0usize];
     [
+        "Offset of field: dpu_hw_description_t::timings",
+    ][::std::mem::offset_of!(dpu_hw_description_t, timings) - 4usize];
+    [
         "Offset of field: dpu_hw_description_t::topology",
-    ][::std::mem::offset_of!(dpu_hw_description_t, topology) - 1usize];
+    ][::std::mem::offset_of!(dpu_hw_description_t, topology) - 16usize];
     [
         "Offset of field: dpu_hw_description_t::memories",
-    ][::std::mem::offset_of!(dpu_hw_description_t, memories) - 4usize];
-    [
-        "Offset of field: dpu_hw_description_t::timings",
-    ][::std::mem::offset_of!(dpu_hw_description_t, timings) - 16usize];
+    ][::std::mem::offset_of!(dpu_hw_description_t, memories) - 20usize];
     [
         "Offset of field: dpu_hw_description_t::dpu",
-    ][::std::mem::offset_of!(dpu_hw_description_t, dpu) - 24usize];
+    ][::std::mem::offset_of!(dpu_hw_description_t, dpu) - 32usize];
 };
+impl Default for dpu_hw_description_t {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct _dpu_description_t {
-    pub type_: dpu_type_t,
     pub hw: dpu_hw_description_t,
+    pub type_: dpu_type_t,
+    pub configuration: _dpu_description_t__bindgen_ty_1,
+    pub refcount: u32,
+    pub _internals: _dpu_description_t__bindgen_ty_2,
+}
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct _dpu_description_t__bindgen_ty_1 {
+    pub mram_access_by_dpu_only: bool,
+    pub api_must_switch_mram_mux: bool,
+    pub init_mram_mux: bool,
+    pub do_iram_repair: bool,
+    pub do_wram_repair: bool,
+    pub ignore_vpd: bool,
+    pub enable_cycle_accurate_behavior: bool,
+    pub disable_api_safe_checks: bool,
+    pub disable_reset_on_alloc: bool,
+    pub ila_control_refresh: bool,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    [
+        "Size of _dpu_description_t__bindgen_ty_1",
+    ][::std::mem::size_of::<_dpu_description_t__bindgen_ty_1>() - 10usize];
+    [
+        "Alignment of _dpu_description_t__bindgen_ty_1",
+    ][::std::mem::align_of::<_dpu_description_t__bindgen_ty_1>() - 1usize];
+    [
+        "Offset of field: _dpu_description_t__bindgen_ty_1::mram_access_by_dpu_only",
+    ][::std::mem::offset_of!(_dpu_description_t__bindgen_ty_1, mram_access_by_dpu_only)
+        - 0usize];
+    [
+        "Offset of field: _dpu_description_t__bindgen_ty_1::api_must_switch_mram_mux",
+    ][::std::mem::offset_of!(_dpu_description_t__bindgen_ty_1, api_must_switch_mram_mux)
+        - 1usize];
+    [
+        "Offset of field: _dpu_description_t__bindgen_ty_1::init_mram_mux",
+    ][::std::mem::offset_of!(_dpu_description_t__bindgen_ty_1, init_mram_mux) - 2usize];
+    [
+        "Offset of field: _dpu_description_t__bindgen_ty_1::do_iram_repair",
+    ][::std::mem::offset_of!(_dpu_description_t__bindgen_ty_1, do_iram_repair) - 3usize];
+    [
+        "Offset of field: _dpu_description_t__bindgen_ty_1::do_wram_repair",
+    ][::std::mem::offset_of!(_dpu_description_t__bindgen_ty_1, do_wram_repair) - 4usize];
+    [
+        "Offset of field: _dpu_description_t__bindgen_ty_1::ignore_vpd",
+    ][::std::mem::offset_of!(_dpu_description_t__bindgen_ty_1, ignore_vpd) - 5usize];
+    [
+        "Offset of field: _dpu_description_t__bindgen_ty_1::enable_cycle_accurate_behavior",
+    ][::std::mem::offset_of!(
+        _dpu_description_t__bindgen_ty_1, enable_cycle_accurate_behavior
+    ) - 6usize];
+    [
+        "Offset of field: _dpu_description_t__bindgen_ty_1::disable_api_safe_checks",
+    ][::std::mem::offset_of!(_dpu_description_t__bindgen_ty_1, disable_api_safe_checks)
+        - 7usize];
+    [
+        "Offset of field: _dpu_description_t__bindgen_ty_1::disable_reset_on_alloc",
+    ][::std::mem::offset_of!(_dpu_description_t__bindgen_ty_1, disable_reset_on_alloc)
+        - 8usize];
+    [
+        "Offset of field: _dpu_description_t__bindgen_ty_1::ila_control_refresh",
+    ][::std::mem::offset_of!(_dpu_description_t__bindgen_ty_1, ila_control_refresh)
+        - 9usize];
+};
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct _dpu_description_t__bindgen_ty_2 {
+    pub data: *mut ::std::os::raw::c_void,
+    pub free: ::std::option::Option<
+        unsafe extern "C" fn(data: *mut ::std::os::raw::c_void),
+    >,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    [
+        "Size of _dpu_description_t__bindgen_ty_2",
+    ][::std::mem::size_of::<_dpu_description_t__bindgen_ty_2>() - 16usize];
+    [
+        "Alignment of _dpu_description_t__bindgen_ty_2",
+    ][::std::mem::align_of::<_dpu_description_t__bindgen_ty_2>() - 8usize];
+    [
+        "Offset of field: _dpu_description_t__bindgen_ty_2::data",
+    ][::std::mem::offset_of!(_dpu_description_t__bindgen_ty_2, data) - 0usize];
+    [
+        "Offset of field: _dpu_description_t__bindgen_ty_2::free",
+    ][::std::mem::offset_of!(_dpu_description_t__bindgen_ty_2, free) - 8usize];
+};
+impl Default for _dpu_description_t__bindgen_ty_2 {
+    fn default() -> Self {
+        let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
         "Size of _dpu_description_t",
-    ][::std::mem::size_of::<_dpu_description_t>() - 32usize];
+    ][::std::mem::size_of::<_dpu_description_t>() - 88usize];
     [
         "Alignment of _dpu_description_t",
-    ][::std::mem::align_of::<_dpu_description_t>() - 4usize];
-    [
-        "Offset of field: _dpu_description_t::type_",
-    ][::std::mem::offset_of!(_dpu_description_t, type_) - 0usize];
+    ][::std::mem::align_of::<_dpu_description_t>() - 8usize];
     [
         "Offset of field: _dpu_description_t::hw",
-    ][::std::mem::offset_of!(_dpu_description_t, hw) - 4usize];
+    ][::std::mem::offset_of!(_dpu_description_t, hw) - 0usize];
+    [
+        "Offset of field: _dpu_description_t::type_",
+    ][::std::mem::offset_of!(_dpu_description_t, type_) - 52usize];
+    [
+        "Offset of field: _dpu_description_t::configuration",
+    ][::std::mem::offset_of!(_dpu_description_t, configuration) - 56usize];
+    [
+        "Offset of field: _dpu_description_t::refcount",
+    ][::std::mem::offset_of!(_dpu_description_t, refcount) - 68usize];
+    [
+        "Offset of field: _dpu_description_t::_internals",
+    ][::std::mem::offset_of!(_dpu_description_t, _internals) - 72usize];
 };
 impl Default for _dpu_description_t {
     fn default() -> Self {

@@ -1,79 +1,15 @@
 //! The low-level API (`dpu_management.h`, `dpu_memory.h`): ranks and DPUs as objects, their descriptions,
 //! and direct MRAM/WRAM access by DPU.
 
-use upmem_sim::{MemoryKind, CLOCK_HZ, MAX_TASKLETS};
+use upmem_sim::{ChipVersion, MemoryKind, CLOCK_HZ};
 
 use crate::error::{code, DpuError};
 use crate::guard;
 use crate::server::{existing, server, Dpu, Rank, Server};
 use crate::types::{dpu_error_t, dpu_set_t, SetParts, DPU_SET_DPU, DPU_SET_RANKS};
 
-/// `struct dpu_hw_description_t` (`dpu_hw_description.h`, upmem-sim's layout): the same nested members as the
-/// header, so that C reads every field where Rust wrote it.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-#[allow(missing_docs)]
-pub struct HwDescription {
-    pub signature: HwSignature,
-    pub topology: HwTopology,
-    pub memories: HwMemories,
-    pub timings: HwTimings,
-    pub dpu: HwDpu,
-}
-
-/// `dpu_hw_description_t.signature`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-#[allow(missing_docs)]
-pub struct HwSignature {
-    pub chip_id: u8,
-}
-
-/// `dpu_hw_description_t.topology`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-#[allow(missing_docs)]
-pub struct HwTopology {
-    pub nr_of_control_interfaces: u8,
-    pub nr_of_dpus_per_control_interface: u8,
-}
-
-/// `dpu_hw_description_t.memories`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-#[allow(missing_docs)]
-pub struct HwMemories {
-    pub mram_size: u32,
-    pub wram_size: u32,
-    pub iram_size: u32,
-}
-
-/// `dpu_hw_description_t.timings`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-#[allow(missing_docs)]
-pub struct HwTimings {
-    pub fck_frequency_in_mhz: u32,
-    pub clock_division: u8,
-}
-
-/// `dpu_hw_description_t.dpu`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-#[allow(missing_docs)]
-pub struct HwDpu {
-    pub nr_of_threads: u8,
-}
-
-/// `struct _dpu_description_t`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Description {
-    /// `dpu_type_t`: FUNCTIONAL_SIMULATOR.
-    pub kind: u32,
-    /// The hardware's characteristics.
-    pub hw: HwDescription,
-}
+/// `struct _dpu_description_t` (`dpu_description.h`, the SDK's layout), as upmem-sys declares it.
+pub type Description = upmem_sys::_dpu_description_t;
 
 /// Control interfaces (slices) of a rank and DPUs per slice: 8 slices when the rank size allows, as on DIMMs.
 pub fn slices(dpus_per_rank: u32) -> (u32, u32) {
@@ -84,29 +20,35 @@ pub fn slices(dpus_per_rank: u32) -> (u32, u32) {
     }
 }
 
-impl Description {
-    /// The description of a rank of the server.
-    pub fn of(server_profile: &crate::profile::Profile) -> Self {
-        let (nr_slices, per_slice) = slices(server_profile.dpus_per_rank);
-        Description {
-            kind: 0,
-            hw: HwDescription {
-                signature: HwSignature { chip_id: 0x12 },
-                topology: HwTopology {
-                    nr_of_control_interfaces: nr_slices as u8,
-                    nr_of_dpus_per_control_interface: per_slice as u8,
-                },
-                memories: HwMemories {
-                    mram_size: server_profile.mram_size as u32,
-                    wram_size: server_profile.wram_size as u32,
-                    iram_size: 4096 * 8,
-                },
-                timings: HwTimings { fck_frequency_in_mhz: (2 * CLOCK_HZ / 1_000_000) as u32, clock_division: 2 },
-                dpu: HwDpu { nr_of_threads: MAX_TASKLETS as u8 },
-            },
-        }
-    }
+/// The description of a rank of a server made for `server_profile`: its chip (the profile's `chipId`) and
+/// thread count, its slices, memory sizes and clock. The SDK's hardware backend fills the same members from the
+/// driver; the link-training ones (carousel, bit permutation) stay zero, as a simulated rank has no link.
+pub fn description(server_profile: &crate::profile::Profile) -> Description {
+    let (nr_slices, per_slice) = slices(server_profile.dpus_per_rank);
+    let chip = ChipVersion::from_chip_id(server_profile.chip_id);
+    let mut description = Description { type_: upmem_sys::FUNCTIONAL_SIMULATOR, ..Default::default() };
+    let hw = &mut description.hw;
+    hw.signature.chip_id = server_profile.chip_id;
+    hw.topology.nr_of_control_interfaces = nr_slices as u8;
+    hw.topology.nr_of_dpus_per_control_interface = per_slice as u8;
+    hw.topology.ci_mask = ((1u16 << nr_slices) - 1) as u8;
+    hw.memories.mram_size = server_profile.mram_size as u32;
+    hw.memories.wram_size = server_profile.wram_size as u32;
+    hw.memories.iram_size = chip.iram_instructions() as u16;
+    hw.timings.fck_frequency_in_mhz = (2 * CLOCK_HZ / 1_000_000) as u32;
+    hw.timings.clock_division = 2;
+    hw.dpu.nr_of_threads = chip.hardware_threads() as u8;
+    hw.dpu.nr_of_atomic_bits = ATOMIC_BITS;
+    hw.dpu.nr_of_notify_bits = NOTIFY_BITS;
+    hw.dpu.nr_of_work_registers_per_thread = WORK_REGISTERS;
+    description
 }
+
+/// Atomic bits, notify bits and work registers per DPU, as the SDK's `dpu_characteristics.h` and the 2020
+/// SDK's chip description give them.
+const ATOMIC_BITS: u32 = 256;
+const NOTIFY_BITS: u32 = 40;
+const WORK_REGISTERS: u8 = 24;
 
 /// Runs `read` on the server with the DPU behind `dpu` (None when it is not ours).
 fn with_dpu<T>(dpu: *mut Dpu, read: impl FnOnce(&Server, &Dpu) -> T) -> Option<T> {
@@ -374,21 +316,20 @@ pub unsafe extern "C" fn dpu_copy_from_wram_for_dpu(
 
 #[cfg(test)]
 mod tests {
-    use std::mem::{offset_of, size_of};
-
     use super::*;
 
-    /// The offsets gcc gives the members of `dpu_hw_description.h` and `dpu_description.h` (LP64).
     #[test]
-    fn description_layout_matches_the_headers() {
-        assert_eq!(offset_of!(HwDescription, signature), 0);
-        assert_eq!(offset_of!(HwDescription, topology), 1);
-        assert_eq!(offset_of!(HwDescription, memories), 4);
-        assert_eq!(offset_of!(HwDescription, timings), 16);
-        assert_eq!(offset_of!(HwDescription, dpu), 24);
-        assert_eq!(offset_of!(HwTimings, clock_division), 4);
-        assert_eq!(size_of::<HwDescription>(), 28);
-        assert_eq!(offset_of!(Description, hw), 4);
-        assert_eq!(size_of::<Description>(), 32);
+    fn a_rank_describes_its_chip_and_threads() {
+        let v1b = crate::profile::Profile::parse("chipId=0x42").unwrap();
+        let v1b = description(&v1b);
+        assert_eq!(v1b.hw.signature.chip_id, 0x42);
+        assert_eq!(v1b.hw.dpu.nr_of_threads, 16);
+        assert_eq!(v1b.hw.memories.iram_size, 3968);
+        let v1a = description(&crate::profile::Profile::default());
+        assert_eq!(v1a.hw.dpu.nr_of_threads, 24);
+        assert_eq!(v1a.hw.memories.iram_size, 4096);
+        assert_eq!(v1a.hw.topology.nr_of_control_interfaces, 8);
+        assert_eq!(v1a.hw.topology.ci_mask, 0xff);
+        assert_eq!(v1a.type_, upmem_sys::FUNCTIONAL_SIMULATOR);
     }
 }

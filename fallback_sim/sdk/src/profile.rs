@@ -2,7 +2,9 @@
 //! of `dpu_alloc` and `$UPMEM_PROFILE`, as libdpu reads them.
 //!
 //! The simulator reads `backend` (`simulator`; any other backend has no device here), the SDK's simulator size
-//! keys `mramSize` and `wramSize`, `disableResetOnAlloc`, `sgXferEnable` and `sgXferMaxBlocksPerDpu`, and its
+//! keys `mramSize` and `wramSize`, `chipId` (the DPUs' chip id of `dpu_chip_id.h`: above 8 is a v1B chip with 16
+//! threads, as the SDK's `dpu_v1B_mode` sets `chipId=0x42`), `disableResetOnAlloc`, `sgXferEnable` and
+//! `sgXferMaxBlocksPerDpu`, and its
 //! own `nrRanks`, `nrDpusPerRank`, `disabledDpus` (a `:`-separated list of DPU indices), `simWorkers`,
 //! `simStrict` and `simSchedule` (`fast`, `modelled` or `shuffle:SEED`: how tasklets are interleaved, see
 //! [`upmem_sim::Schedule`]; without it, `$UPMEM_SIM_SCHEDULE` or the modelled default). Other keys of libdpu
@@ -11,7 +13,7 @@
 use std::collections::BTreeSet;
 use std::ffi::CStr;
 
-use upmem_sim::Schedule;
+use upmem_sim::{ChipVersion, Schedule};
 
 use crate::error::{code, DpuError, Result};
 
@@ -28,6 +30,8 @@ pub struct Profile {
     pub mram_size: u64,
     /// WRAM per DPU.
     pub wram_size: u64,
+    /// The DPUs' chip id (`dpu_chip_id.h`), which says their version.
+    pub chip_id: u32,
     /// Worker processes (default: one per core).
     pub workers: Option<usize>,
     /// The simulator's strict mode.
@@ -50,6 +54,7 @@ impl Default for Profile {
             disabled: BTreeSet::new(),
             mram_size: 64 << 20,
             wram_size: 64 << 10,
+            chip_id: ChipVersion::V1A.chip_id(),
             workers: None,
             strict: false,
             schedule: None,
@@ -63,7 +68,9 @@ impl Default for Profile {
 impl Profile {
     /// The topology-defining part: a server made for one profile serves another only if these agree.
     pub fn same_machine(&self, other: &Profile) -> bool {
-        let key = |p: &Profile| (p.nr_ranks, p.dpus_per_rank, p.disabled.clone(), p.mram_size, p.wram_size, p.workers);
+        let key = |p: &Profile| {
+            (p.nr_ranks, p.dpus_per_rank, p.disabled.clone(), p.mram_size, p.wram_size, p.chip_id, p.workers)
+        };
         key(self) == key(other) && (self.strict, self.schedule) == (other.strict, other.schedule)
     }
 
@@ -118,6 +125,7 @@ impl Profile {
                 }
                 "mramSize" => profile.mram_size = number("mramSize")?,
                 "wramSize" => profile.wram_size = number("wramSize")?,
+                "chipId" => profile.chip_id = number("chipId")? as u32,
                 "simWorkers" => profile.workers = Some(number("simWorkers")? as usize),
                 "simStrict" => profile.strict = flag()?,
                 "simSchedule" => {

@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
-use upmem_sim::{DpuState, Machine, Program, SimConfig, Topology};
+use upmem_sim::{ChipVersion, DpuState, Machine, Program, SimConfig, Topology};
 
 use crate::error::{code, DpuError, Result};
-use crate::management::Description;
+use crate::management::{description, Description};
 use crate::profile::Profile;
 use crate::types::{dpu_set_t, SetParts, DPU_SET_DPU, DPU_SET_RANKS};
 
@@ -108,6 +108,7 @@ impl Server {
         topology.disabled = profile.disabled.clone();
         topology.mram_size = profile.mram_size;
         topology.wram_size = profile.wram_size;
+        topology.chip = ChipVersion::from_chip_id(profile.chip_id);
         let mut config = SimConfig::new(topology);
         if let Some(workers) = profile.workers {
             config.workers = workers;
@@ -125,7 +126,7 @@ impl Server {
                 nr_dpus: profile.dpus_per_rank,
                 allocated: false,
                 transfer_matrix: [std::ptr::null_mut(); MAX_DPUS_PER_RANK],
-                description: Description::of(&profile),
+                description: description(&profile),
                 sg_xfer_enable: false,
                 sg_max_blocks_per_dpu: u32::MAX,
             })

@@ -51,6 +51,24 @@ typedef uint32_t dpuword_t;
 /* Symbol whose address is the start of the MRAM heap; its size is the rest of MRAM. */
 #define DPU_MRAM_HEAP_POINTER_NAME "__sys_used_mram_end"
 
+/* ---- Link configuration (members of dpu_hw_description_t) ----------------------------------------------- */
+
+/* How the DIMM's wiring permutes data bits in each direction. */
+struct dpu_bit_config {
+    uint16_t cpu2dpu;
+    uint16_t dpu2cpu;
+    uint8_t nibble_swap;
+    uint8_t stutter;
+};
+
+/* Timing of the commands between a control interface and its DPUs. */
+struct dpu_carousel_config {
+    uint8_t cmd_duration;
+    uint8_t cmd_sampling;
+    uint8_t res_duration;
+    uint8_t res_sampling;
+};
+
 /* ---- Opaque handles ------------------------------------------------------------------------------------- */
 
 /* A rank of DPUs and a DPU, owned by the library. */

@@ -164,6 +164,35 @@ static void check_layouts(void)
     EXPECT_MEMBER(get_block_t, args_size, size_t, 16, 8);
     EXPECT_TYPE((get_block_func_t)0, bool (*)(struct sg_block_info *, uint32_t, uint32_t, void *));
 
+    /* struct dpu_hw_description_t: 52 bytes; the members the hardware backend reads (chip id, threads, sizes)
+     * must be where the SDK's libdpu writes them. */
+    EXPECT_EQ(sizeof(struct dpu_hw_description_t), 52);
+    EXPECT_MEMBER(struct dpu_hw_description_t, signature.chip_id, dpu_chip_id_e, 0, 4);
+    EXPECT_MEMBER(struct dpu_hw_description_t, timings.carousel, struct dpu_carousel_config, 4, 4);
+    EXPECT_MEMBER(struct dpu_hw_description_t, timings.fck_frequency_in_mhz, uint32_t, 8, 4);
+    EXPECT_MEMBER(struct dpu_hw_description_t, timings.clock_division, uint8_t, 14, 1);
+    EXPECT_MEMBER(struct dpu_hw_description_t, topology.nr_of_control_interfaces, uint8_t, 16, 1);
+    EXPECT_MEMBER(struct dpu_hw_description_t, topology.nr_of_dpus_per_control_interface, uint8_t, 17, 1);
+    EXPECT_MEMBER(struct dpu_hw_description_t, topology.ci_mask, uint8_t, 18, 1);
+    EXPECT_MEMBER(struct dpu_hw_description_t, memories.mram_size, mram_size_t, 20, 4);
+    EXPECT_MEMBER(struct dpu_hw_description_t, memories.wram_size, wram_size_t, 24, 4);
+    EXPECT_MEMBER(struct dpu_hw_description_t, memories.iram_size, iram_size_t, 28, 2);
+    EXPECT_MEMBER(struct dpu_hw_description_t, dpu.pcb_transformation, struct dpu_bit_config, 32, 6);
+    EXPECT_MEMBER(struct dpu_hw_description_t, dpu.nr_of_threads, uint8_t, 38, 1);
+    EXPECT_MEMBER(struct dpu_hw_description_t, dpu.nr_of_atomic_bits, uint32_t, 40, 4);
+    EXPECT_MEMBER(struct dpu_hw_description_t, dpu.nr_of_notify_bits, uint32_t, 44, 4);
+    EXPECT_MEMBER(struct dpu_hw_description_t, dpu.nr_of_work_registers_per_thread, uint8_t, 48, 1);
+
+    /* struct _dpu_description_t: 88 bytes; hw @0, type @52, configuration (10 bools) @56, refcount @68,
+     * _internals { data, free } @72 */
+    EXPECT_EQ(sizeof(struct _dpu_description_t), 88);
+    EXPECT_MEMBER(struct _dpu_description_t, hw, struct dpu_hw_description_t, 0, 52);
+    EXPECT_MEMBER(struct _dpu_description_t, type, dpu_type_t, 52, 4);
+    EXPECT_MEMBER(struct _dpu_description_t, configuration.ila_control_refresh, bool, 65, 1);
+    EXPECT_MEMBER(struct _dpu_description_t, refcount, uint32_t, 68, 4);
+    EXPECT_MEMBER(struct _dpu_description_t, _internals.data, void *, 72, 8);
+    EXPECT_MEMBER(struct _dpu_description_t, _internals.free, void (*)(void *), 80, 8);
+
     /* Scalar typedefs */
     EXPECT_TYPEDEF(dpu_rank_id_t, uint16_t);
     EXPECT_TYPEDEF(dpu_id_t, uint32_t);
