@@ -42,6 +42,7 @@
 //! | `DPU_MRAM_HEAP_POINTER_NAME` | [`MRAM_HEAP`] |
 //! | `DPU_FOREACH(set, dpu, i)` / `DPU_RANK_FOREACH` | [`DpuSet::dpus`] / [`DpuSet::ranks`] |
 //! | `dpu_get_nr_dpus` / `dpu_get_nr_ranks` | [`DpuSet::nr_dpus`] / [`DpuSet::nr_ranks`] |
+//! | `dpu_get_description(rank)->hw.signature.chip_id`, `hw.dpu.nr_of_threads` | [`DpuSet::chip`], [`DpuSet::hardware_threads`] |
 //! | `dpu_get_symbol` | [`LoadedSet::symbol`] |
 //! | `dpu_broadcast_to` / `dpu_copy_to` | [`LoadedSet::broadcast`] / [`LoadedSet::copy_to`] |
 //! | `dpu_prepare_xfer` + `dpu_push_xfer(TO_DPU)` | [`LoadedSet::push`] |
@@ -109,7 +110,7 @@ pub use kernel::Kernel;
 pub use set::{AsyncScope, Dpu, DpuSet, DpuSetBuilder, FaultInfo, Launch, LoadedSet, Symbol};
 pub use set_stats::SetStats;
 pub use timeline::{Timeline, TransferModel};
-pub use upmem_sim::{DpuStats, InstructionClass, Schedule, SimConfig, TaskletStats, Topology};
+pub use upmem_sim::{ChipVersion, DpuStats, InstructionClass, Schedule, SimConfig, TaskletStats, Topology};
 
 /// The symbol of the MRAM heap, what `DPU_MRAM_HEAP_POINTER` points at on the DPU (`DPU_MRAM_HEAP_POINTER_NAME`):
 /// it spans the MRAM after the program's variables.

@@ -7,7 +7,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use upmem_sim::SimConfig;
+use upmem_sim::{ChipVersion, SimConfig};
 pub use upmem_sim::Symbol;
 #[cfg(feature = "simulator")]
 use upmem_sim::Topology;
@@ -195,6 +195,28 @@ impl DpuSet {
     /// DPUs in the set.
     pub fn nr_dpus(&self) -> usize {
         dispatch!(&self.engine, e => e.nr_dpus())
+    }
+
+    /// The chip version of the set's DPUs: what the ranks report on hardware (`dpu_get_description`), the
+    /// simulated machine's on the simulator ([`Topology::chip`](upmem_sim::Topology)).
+    pub fn chip(&self) -> ChipVersion {
+        match &self.engine {
+            #[cfg(feature = "simulator")]
+            Engine::Simulator(engine) => engine.machine().topology().chip,
+            #[cfg(feature = "hardware")]
+            Engine::Hardware(engine) => engine.silicon().chip,
+        }
+    }
+
+    /// Hardware threads of each DPU: the most tasklets a program loaded in this set may have (24 on v1A chips,
+    /// 16 on v1B ones).
+    pub fn hardware_threads(&self) -> u32 {
+        match &self.engine {
+            #[cfg(feature = "simulator")]
+            Engine::Simulator(engine) => engine.machine().topology().chip.hardware_threads(),
+            #[cfg(feature = "hardware")]
+            Engine::Hardware(engine) => engine.silicon().hardware_threads,
+        }
     }
 
     /// Ranks in the set.

@@ -1,10 +1,13 @@
 //! The runtime's test suite, written once and run on every backend: the simulator directly, and the hardware
 //! backend pointed at the simulator's libdpu-compatible library (everything but the DPU silicon).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::simulator_libdpu;
 use upmem::{BackendKind, DpuSet, DpuSetBuilder, Error, Kernel, LoadedSet};
 
 /// The two ways of running the suite.
@@ -12,16 +15,6 @@ use upmem::{BackendKind, DpuSet, DpuSetBuilder, Error, Kernel, LoadedSet};
 enum Backend {
     Simulator,
     HardwareOverSimulatorLibdpu,
-}
-
-/// The simulator's libdpu, built by cargo as a dev-dependency (`upmem-sim-sdk`, crate `dpu`).
-fn simulator_libdpu() -> PathBuf {
-    let deps = std::env::current_exe().expect("test path").parent().expect("deps directory").to_path_buf();
-    let candidates = [deps.join("libdpu.so"), deps.parent().expect("profile directory").join("libdpu.so")];
-    candidates
-        .into_iter()
-        .find(|path| path.exists())
-        .unwrap_or_else(|| panic!("libdpu.so of upmem-sim-sdk not found next to {}", deps.display()))
 }
 
 /// Builds a test kernel once per test run (builds are serialised, so no test sees a binary being replaced).

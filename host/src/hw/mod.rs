@@ -6,6 +6,7 @@
 //! Every allocation names `backend=hw` in its profile unless the caller's profile names a backend ([`profile`]),
 //! so a set asked of the hardware never runs on the SDK's own simulator.
 
+mod chip;
 mod elf;
 mod library;
 mod profile;
@@ -17,6 +18,7 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
+use upmem_sim::ChipVersion;
 use upmem_sys::{
     dpu_error_t, dpu_set_t, DPU_ASYNCHRONOUS, DPU_ERR_ALLOCATION, DPU_ERR_ASYNC_JOBS, DPU_ERR_DPU_FAULT, DPU_OK,
     DPU_SYNCHRONOUS, DPU_XFER_ASYNC, DPU_XFER_DEFAULT, DPU_XFER_FROM_DPU, DPU_XFER_TO_DPU,
@@ -27,6 +29,7 @@ use crate::driver::RankInventory;
 use crate::error::{Error, Result};
 use crate::set::{Amount, FaultInfo, Symbol};
 use crate::Kernel;
+use chip::Silicon;
 pub(crate) use library::library;
 use library::Library;
 use waiter::LaunchWaiter;
@@ -76,6 +79,8 @@ pub(crate) struct HwEngine {
     program: *mut upmem_sys::dpu_program_t,
     /// The thread waiting for the asynchronous launch being polled, if one is.
     waiter: Option<LaunchWaiter>,
+    /// What the DPUs are (chip version, threads).
+    silicon: Silicon,
 }
 
 // SAFETY: libdpu's sets may be used from any thread (the SDK serialises per rank); the engine is only used
@@ -97,8 +102,15 @@ impl HwEngine {
     pub fn allocate(libdpu: Option<&Path>, amount: Amount, profile: &str) -> Result<Self> {
         let lib = library(libdpu)?;
         let set = Self::allocate_set(&lib, amount, &profile::for_hardware(profile))?;
-        let mut engine =
-            HwEngine { lib, set, dpus: Vec::new(), ranks: Vec::new(), program: std::ptr::null_mut(), waiter: None };
+        let mut engine = HwEngine {
+            lib,
+            set,
+            dpus: Vec::new(),
+            ranks: Vec::new(),
+            program: std::ptr::null_mut(),
+            waiter: None,
+            silicon: Silicon { chip: ChipVersion::default(), hardware_threads: ChipVersion::default().hardware_threads() },
+        };
         engine.enumerate()?;
         Ok(engine)
     }
@@ -134,12 +146,15 @@ impl HwEngine {
     }
 
     /// Lists the set's ranks and DPUs with libdpu's iterators (what DPU_RANK_FOREACH/DPU_FOREACH do).
+    /// Also reads each rank's chip.
     fn enumerate(&mut self) -> Result<()> {
         let lib = Arc::clone(&self.lib);
         let mut set = self.set;
         let mut rank_iterator = call!(lib, dpu_set_rank_iterator_from(&mut set));
+        let mut chips = Vec::new();
         while rank_iterator.has_next {
             let mut rank = rank_iterator.next;
+            chips.push(chip::of_rank(&lib, rank)?);
             let start = self.dpus.len();
             let mut dpu_iterator = call!(lib, dpu_set_dpu_iterator_from(&mut rank));
             while dpu_iterator.has_next {
@@ -149,7 +164,14 @@ impl HwEngine {
             self.ranks.push(start..self.dpus.len());
             call!(lib, dpu_set_rank_iterator_next(&mut rank_iterator));
         }
+        if let Some(silicon) = chip::of_ranks(chips) {
+            self.silicon = silicon;
+        }
         Ok(())
+    }
+
+    pub fn silicon(&self) -> Silicon {
+        self.silicon
     }
 
     pub fn nr_dpus(&self) -> usize {
