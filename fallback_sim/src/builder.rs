@@ -274,10 +274,14 @@ impl KernelBuilder {
 
         let is_clang = is_clang(&self.compiler_command());
         let (tasklet_defines, kernel_args) = self.kernel_arguments(&include, is_clang);
-        let source_objects: Vec<(PathBuf, PathBuf)> = (self.sources.iter().enumerate())
+        let source_objects: Vec<(PathBuf, PathBuf)> = self
+            .sources
+            .iter()
+            .enumerate()
             .map(|(index, source)| (source.clone(), dir.join(format!("kernel{index}-{}.o", stem(source)))))
             .collect();
-        let mut jobs: Vec<(PathBuf, PathBuf, Vec<OsString>)> = (source_objects.iter())
+        let mut jobs: Vec<(PathBuf, PathBuf, Vec<OsString>)> = source_objects
+            .iter()
             .map(|(source, object)| (source.clone(), object.clone(), kernel_args.clone()))
             .collect();
         let mut runtime_args = tasklet_defines;

@@ -80,13 +80,11 @@ impl<'a> Layouts<'a> {
                 Abi::Simulated => Layout { size: *size, align: *size },
                 Abi::Dpu => Layout { size: DPU_POINTER, align: DPU_POINTER },
             }),
-            CType::Typedef { name, target, alignment } => {
-                let layout = match (abi, dpu_typedef(name)) {
-                    (Abi::Dpu, Some(size)) => Layout { size, align: size },
-                    _ => self.layout(self.target(ty, *target)?, abi)?,
-                };
-                Ok(with_alignment(layout, *alignment))
-            }
+            CType::Typedef { name, target, alignment } => match (abi, dpu_typedef(name)) {
+                // The SDK's definition replaces the host's, attributes and all.
+                (Abi::Dpu, Some(size)) => Ok(Layout { size, align: size }),
+                _ => Ok(with_alignment(self.layout(self.target(ty, *target)?, abi)?, *alignment)),
+            },
             CType::Record(record) => Ok(self.placement(ty, record, abi)?.layout),
             CType::Enum { size, .. } => Ok(Layout { size: *size, align: *size }),
             CType::Array { element, counts } => {
@@ -355,6 +353,20 @@ mod tests {
         assert_eq!(layouts.layout(flags, Abi::Dpu), Ok(Layout { size: 12, align: 4 }));
         let difference = layouts.first_difference(flags).unwrap().unwrap();
         assert_eq!(difference.path, "p");
+    }
+
+    #[test]
+    fn a_typedef_the_sdk_defines_takes_the_sdks_layout_whatever_the_hosts_attributes() {
+        let mut b = Builder::new();
+        let long_long = b.base("long long int", 8);
+        let long_double = b.base("long double", 16);
+        // glibc's max_align_t is a 32-byte, 16-aligned struct; the SDK's is an unsigned long.
+        let host = b.record("host_max_align", 32, &[("ll", long_long, 0, None), ("ld", long_double, 128, None)]);
+        let max_align =
+            b.types.push(CType::Typedef { name: "max_align_t".into(), target: Some(host), alignment: Some(16) });
+        let layouts = Layouts::new(&b.types);
+        assert_eq!(layouts.layout(max_align, Abi::Simulated), Ok(Layout { size: 32, align: 16 }));
+        assert_eq!(layouts.layout(max_align, Abi::Dpu), Ok(Layout { size: 8, align: 8 }));
     }
 
     #[test]
