@@ -111,7 +111,10 @@ pub enum SimError {
         available: u32,
     },
     /// Strict mode: variables the host reaches by name have another layout on a DPU (its build warned of them).
-    #[error("{path}: strict mode does not load a program whose shared variables a DPU lays out differently: {}", differences.join("; "))]
+    #[error(
+        "{path}: strict mode does not load a program whose shared variables a DPU lays out differently: {}",
+        differences.join("; ")
+    )]
     LayoutMismatch {
         /// The program.
         path: PathBuf,
