@@ -123,7 +123,8 @@ const ROUTINES: &[SdkRoutine] = &[
     routine("__fixsfsi", 27, &["__mulsi3"]),  // fixsfsi.c
     routine("__fixunsdfdi", 34, &["__adddf3", "__fixunsdfsi", "__floatunsidf", "__ledf2", "__muldf3"]),  // fixunsdfdi.c
     routine("__fixunsdfsi", 24, &[]),  // fixunsdfsi.c
-    routine("__fixunssfdi", 38, &["__adddf3", "__extendsfdf2", "__fixunsdfsi", "__floatunsidf", "__lesf2", "__muldf3"]),  // fixunssfdi.c
+    // fixunssfdi.c
+    routine("__fixunssfdi", 38, &["__adddf3", "__extendsfdf2", "__fixunsdfsi", "__floatunsidf", "__lesf2", "__muldf3"]),
     routine("__fixunssfsi", 18, &[]),  // fixunssfsi.c
     routine("__floatdidf", 20, &["__adddf3", "__floatsidf", "__muldf3"]),  // floatdidf.c
     routine("__floatdisf", 78, &[]),  // floatdisf.c
@@ -204,7 +205,8 @@ const ROUTINES: &[SdkRoutine] = &[
     routine("buddy_alloc", 7, &["safe_buddy_alloc"]),  // buddy_alloc.c
     routine("buddy_free", 7, &["safe_buddy_free"]),  // buddy_alloc.c
     routine("buddy_init", 32, &["mem_alloc", "memset"]),  // buddy_alloc.c
-    routine("buddy_realloc", 49, &["buddy_search_for_pointer", "memcpy", "safe_buddy_alloc", "safe_buddy_free"]),  // buddy_realloc.c
+    // buddy_realloc.c
+    routine("buddy_realloc", 49, &["buddy_search_for_pointer", "memcpy", "safe_buddy_alloc", "safe_buddy_free"]),
     routine("buddy_reset", 17, &["memset"]),  // buddy_alloc.c
     routine("buddy_search_for_pointer", 46, &[]),  // buddy_alloc.c
     routine("check_stack", 7, &[]),  // defs.c
@@ -234,11 +236,17 @@ const ROUTINES: &[SdkRoutine] = &[
     routine("output_fifo_reserve", 4, &[]),  // wramfifo.c
     routine("perfcounter_config", 10, &[]),  // perfcounter.c
     routine("perfcounter_get", 6, &[]),  // perfcounter.c
-    routine("printf", 179, &["__close_print_sequence", "__finalized_print_sequence", "__open_print_sequence", "__write_byte_and_flush_if_needed"]),  // stdio.c
+    // stdio.c
+    routine("printf", 179, &["__close_print_sequence", "__finalized_print_sequence", "__open_print_sequence",
+        "__write_byte_and_flush_if_needed"]),
     routine("process_inputs_all_tasklets", 91, &["__mulsi3", "barrier_wait", "memcpy"]),  // wramfifo.c
     routine("process_inputs_each_tasklet", 135, &["__mulsi3", "memcpy"]),  // wramfifo.c
-    routine("putchar", 18, &["__close_print_sequence", "__finalized_print_sequence", "__open_print_sequence", "__write_byte_and_flush_if_needed"]),  // stdio.c
-    routine("puts", 28, &["__close_print_sequence", "__finalized_print_sequence", "__open_print_sequence", "__write_byte_and_flush_if_needed"]),  // stdio.c
+    // stdio.c
+    routine("putchar", 18, &["__close_print_sequence", "__finalized_print_sequence", "__open_print_sequence",
+        "__write_byte_and_flush_if_needed"]),
+    // stdio.c
+    routine("puts", 28, &["__close_print_sequence", "__finalized_print_sequence", "__open_print_sequence",
+        "__write_byte_and_flush_if_needed"]),
     routine("safe_buddy_alloc", 114, &[]),  // buddy_alloc.c
     routine("safe_buddy_free", 77, &[]),  // buddy_alloc.c
     routine("sem_give", 16, &[]),  // sem.c
