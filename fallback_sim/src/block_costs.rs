@@ -109,7 +109,7 @@ pub(crate) fn c_table(sites: &[BlockCost]) -> String {
 
 /// `\t\t\t5: R_X86_64_PLT32\t__sanitizer_cov_trace_pc-0x4` (or `R_AARCH64_CALL26`): the relocation of a call to
 /// the instrumentation, which follows the call.
-fn is_call_to_trace_pc(line: &str) -> bool {
+pub(crate) fn is_call_to_trace_pc(line: &str) -> bool {
     let Some((_, relocation)) = line.trim_start().split_once(": ") else { return false };
     let mut fields = relocation.split_whitespace();
     let (Some(kind), Some(target)) = (fields.next(), fields.next()) else { return false };
@@ -117,7 +117,7 @@ fn is_call_to_trace_pc(line: &str) -> bool {
 }
 
 /// Alignment padding between blocks and functions, which the CPU never executes on the way.
-fn is_padding(mnemonic: &str) -> bool {
+pub(crate) fn is_padding(mnemonic: &str) -> bool {
     mnemonic.starts_with("nop") || matches!(mnemonic, "xchg" | "cs" | "data16" | "int3" | "udf")
 }
 

@@ -13,6 +13,9 @@
 //! 4. `dpu_kernel.o` is linked with the worker harness and the table by the linker script `dpusim.ld`, which
 //!    puts the kernel's WRAM sections in the 64 KiB window at 0x00100000 and its MRAM sections at the DPU's
 //!    MRAM window 0x08000000. The executable's own code and the C library live above 0x10000000.
+//! 5. The build checks ([`crate::build_checks`]) read the binary's DWARF (kernel sources are compiled with `-g`)
+//!    for the DPU layout of `__host` and MRAM variables, and estimate the program's IRAM; what they find is a
+//!    warning and is recorded in the binary's `.dpusim.checks` section, for strict mode at load.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -21,7 +24,8 @@ use std::{env, fs, thread};
 
 use object::{Object, ObjectSymbol};
 
-use crate::block_costs;
+use crate::block_costs::{self, BlockCost};
+use crate::build_checks::{self, BuildWarning, IramEstimate, KernelBuild};
 use crate::layout::{DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE};
 use crate::program::Program;
 use crate::runtime;
@@ -65,6 +69,9 @@ const CAST_WARNINGS_OFF: [&str; 2] = ["-Wno-pointer-to-int-cast", "-Wno-int-to-p
 const DPU_LIKE_CODE: [&str; 3] = ["-fno-tree-vectorize", "-fno-tree-slp-vectorize", "-fno-unroll-loops"];
 
 const GCC_ONLY_WARNINGS_OFF: [&str; 2] = ["-Wno-parentheses", "-Wno-unused-value"];
+/// Debug information, which the build checks read the kernel's types and functions from. It changes no
+/// generated code (and the SDK's compiler adds it too unless told `-g0`).
+const DEBUG_INFO: &str = "-g";
 
 /// Why a kernel could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -117,7 +124,26 @@ impl BuildError {
     }
 }
 
+/// A kernel built by [`KernelBuilder::build_kernel`]: its binary and what the build checks found.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct BuiltKernel {
+    /// The simulated DPU binary.
+    pub path: PathBuf,
+    /// The program's estimated size in DPU instructions.
+    pub iram: IramEstimate,
+    /// What would not work on a DPU as it does on the simulator (empty when the checks found nothing).
+    pub warnings: Vec<BuildWarning>,
+}
+
 /// Compiles DPU C sources into a simulated DPU binary, from a build script or a command line.
+///
+/// Each build checks the kernel for what works on the simulator but not on a DPU: `__host` and MRAM variables
+/// whose types have another layout on a DPU (a pointer or a `size_t` is 4 bytes there), and a program too
+/// large for a DPU's IRAM ([`IramEstimate`]). What it finds is a [`BuildWarning`]: [`KernelBuilder::build`]
+/// prints them (`cargo:warning` lines with [`KernelBuilder::cargo_metadata`], else the `log` crate's warnings),
+/// [`KernelBuilder::build_kernel`] returns them, and strict mode ([`SimConfig::strict`](crate::SimConfig::strict))
+/// refuses such a program when it is loaded.
 ///
 /// ```no_run
 /// let binary = upmem_sim::KernelBuilder::new()
@@ -210,8 +236,23 @@ impl KernelBuilder {
         self.compiler.clone().or_else(|| env::var_os("CC").map(PathBuf::from)).unwrap_or_else(default_compiler)
     }
 
-    /// Builds the binary at `output` and checks that it is a loadable DPU program. Returns `output`.
+    /// Builds the binary at `output` and checks that it is a loadable DPU program; prints the build checks'
+    /// warnings. Returns `output`.
     pub fn build(&self, output: impl AsRef<Path>) -> Result<PathBuf, BuildError> {
+        let built = self.build_kernel(output)?;
+        for warning in &built.warnings {
+            if self.cargo_metadata {
+                println!("cargo:warning={warning}");
+            } else {
+                log::warn!("{warning}");
+            }
+        }
+        Ok(built.path)
+    }
+
+    /// Builds the binary at `output` and checks that it is a loadable DPU program; returns it with what the
+    /// build checks found.
+    pub fn build_kernel(&self, output: impl AsRef<Path>) -> Result<BuiltKernel, BuildError> {
         let output = output.as_ref();
         if self.sources.is_empty() {
             return Err(BuildError::NoSources);
@@ -237,11 +278,16 @@ impl KernelBuilder {
 
         let is_clang = is_clang(&self.compiler_command());
         let (tasklet_defines, kernel_args) = self.kernel_arguments(&include, is_clang);
-        let mut jobs: Vec<(PathBuf, PathBuf, Vec<OsString>)> = Vec::new();
-        for (index, source) in self.sources.iter().enumerate() {
-            let object = dir.join(format!("kernel{index}-{}.o", stem(source)));
-            jobs.push((source.clone(), object, kernel_args.clone()));
-        }
+        let source_objects: Vec<(PathBuf, PathBuf)> = self
+            .sources
+            .iter()
+            .enumerate()
+            .map(|(index, source)| (source.clone(), dir.join(format!("kernel{index}-{}.o", stem(source)))))
+            .collect();
+        let mut jobs: Vec<(PathBuf, PathBuf, Vec<OsString>)> = source_objects
+            .iter()
+            .map(|(source, object)| (source.clone(), object.clone(), kernel_args.clone()))
+            .collect();
         let mut runtime_args = tasklet_defines;
         runtime_args.extend(["-O2", "-std=gnu11", "-Wall", "-I"].map(OsString::from));
         runtime_args.push(include.clone().into());
@@ -289,7 +335,9 @@ impl KernelBuilder {
         }
         hide.arg(&kernel_object);
         run("hiding the kernel's symbols", &mut hide, "objcopy from GNU binutils (set OBJCOPY)")?;
-        let costs_object = self.build_block_costs(&kernel_object, &dir, &harness_args)?;
+        let disassembly = disassemble(&kernel_object)?;
+        let sites = block_costs::from_disassembly(&disassembly);
+        let costs_object = self.compile_block_costs(&sites, &dir, &harness_args)?;
 
         if let Some(parent) = output.parent().filter(|parent| !parent.as_os_str().is_empty()) {
             fs::create_dir_all(parent).map_err(|error| BuildError::io(parent, error))?;
@@ -306,24 +354,23 @@ impl KernelBuilder {
             .args(["-pthread", "-lm", "-o"])
             .arg(output);
         run("linking the simulated DPU binary", &mut link, "a C compiler (set CC)")?;
+        let build = KernelBuild { binary: output, sources: &source_objects, sites: &sites, disassembly: &disassembly };
+        let findings = build_checks::check(&build)?;
+        record_checks(output, &findings.recorded().to_text(), &dir)?;
         Program::from_file(output)?.check_fits(DEFAULT_WRAM_SIZE, DEFAULT_MRAM_SIZE)?;
-        Ok(output.to_path_buf())
+        Ok(BuiltKernel { path: output.to_path_buf(), iram: findings.iram, warnings: findings.warnings })
     }
 
-    /// Disassembles the kernel object's code, writes its block-cost table as C and compiles it with the
-    /// harness's flags. Returns the table's object.
-    fn build_block_costs(
+    /// Writes the block-cost table of `sites` as C and compiles it with the harness's flags. Returns the
+    /// table's object.
+    fn compile_block_costs(
         &self,
-        kernel_object: &Path,
+        sites: &[BlockCost],
         dir: &Path,
         harness_args: &[OsString],
     ) -> Result<PathBuf, BuildError> {
-        let objdump = env::var_os("OBJDUMP").unwrap_or_else(|| "objdump".into());
-        let mut disassemble = Command::new(objdump);
-        disassemble.args(["-d", "-r", "--no-show-raw-insn", "-j", ".text"]).arg(kernel_object);
-        let disassembly = run("disassembling the kernel", &mut disassemble, "objdump from GNU binutils (set OBJDUMP)")?;
         let source = dir.join("block_costs.c");
-        let table = block_costs::c_table(&block_costs::from_disassembly(&disassembly));
+        let table = block_costs::c_table(sites);
         fs::write(&source, table).map_err(|error| BuildError::io(&source, error))?;
         let object = dir.join("block_costs.o");
         let mut compile = Command::new(self.compiler_command());
@@ -369,8 +416,10 @@ impl KernelBuilder {
             kernel.extend(GCC_ONLY_WARNINGS_OFF.map(OsString::from));
         }
         // After the user's flags, so that they win: code shaped as the DPU's compiler shapes it (see
-        // DPU_LIKE_CODE), whose instructions the block costs count.
+        // DPU_LIKE_CODE), whose instructions the block costs count, and the debug information the build checks
+        // read.
         kernel.extend(DPU_LIKE_CODE.map(OsString::from));
+        kernel.push(DEBUG_INFO.into());
         kernel.push(INSTRUMENTATION_FLAG.into());
         kernel.push(HOOK_NEVER_TAIL_CALLED.into());
         if is_clang {
@@ -412,6 +461,26 @@ impl KernelBuilder {
             Err(BuildError::NoMain(sources.join(", ")))
         }
     }
+}
+
+/// `objdump -d -r` of the kernel object's `.text`.
+fn disassemble(kernel_object: &Path) -> Result<String, BuildError> {
+    let objdump = env::var_os("OBJDUMP").unwrap_or_else(|| "objdump".into());
+    let mut disassemble = Command::new(objdump);
+    disassemble.args(["-d", "-r", "--no-show-raw-insn", "-j", ".text"]).arg(kernel_object);
+    run("disassembling the kernel", &mut disassemble, "objdump from GNU binutils (set OBJDUMP)")
+}
+
+/// Adds what the build checks found to the binary, as a section that is not loaded (so no address moves).
+fn record_checks(binary: &Path, checks: &str, dir: &Path) -> Result<(), BuildError> {
+    let contents = dir.join("build_checks.txt");
+    fs::write(&contents, checks).map_err(|error| BuildError::io(&contents, error))?;
+    let objcopy = env::var_os("OBJCOPY").unwrap_or_else(|| "objcopy".into());
+    let mut add = Command::new(objcopy);
+    add.arg(format!("--add-section={}={}", build_checks::SECTION, contents.display()))
+        .arg(format!("--set-section-flags={}=readonly", build_checks::SECTION))
+        .arg(binary);
+    run("recording the build checks", &mut add, "objcopy from GNU binutils (set OBJCOPY)").map(drop)
 }
 
 /// `clang` when it is on `PATH`, else `cc`.

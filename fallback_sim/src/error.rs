@@ -98,6 +98,30 @@ pub enum SimError {
         /// MRAM size.
         available: u64,
     },
+    /// Strict mode: the program is estimated larger than a DPU's IRAM (its build warned of it).
+    #[error(
+        "{path} is estimated at {estimated} DPU instructions, more than the {available} a DPU's IRAM holds; \
+         strict mode does not load it"
+    )]
+    IramOverflow {
+        /// The program.
+        path: PathBuf,
+        /// Its estimated size in DPU instructions.
+        estimated: u32,
+        /// IRAM's size in instructions.
+        available: u32,
+    },
+    /// Strict mode: variables the host reaches by name have another layout on a DPU (its build warned of them).
+    #[error(
+        "{path}: strict mode does not load a program whose shared variables a DPU lays out differently: {}",
+        differences.join("; ")
+    )]
+    LayoutMismatch {
+        /// The program.
+        path: PathBuf,
+        /// Each difference, as the build warned of it.
+        differences: Vec<String>,
+    },
     /// One or more DPUs faulted during a launch.
     #[error("{count} DPU(s) in fault; first: {first}")]
     DpuFault {

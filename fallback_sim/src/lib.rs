@@ -13,6 +13,23 @@
 //!    [`Machine::launch`] (or [`Machine::launch_async`] then [`Machine::wait`]), read results back, and read
 //!    [`Machine::fault`], [`Machine::log`] and [`Machine::stats`].
 //!
+//! # Build checks
+//!
+//! A kernel that works here but not on a DPU is caught when it is built, where a declaration shows it:
+//!
+//! - **Shared layouts.** A simulated kernel is LP64: pointers, `size_t` and `uintptr_t` are 8 bytes, where a DPU
+//!   has 4 (and `long` 8, 8-aligned, as here). The builder compiles kernels with `-g`, reads the binary's DWARF,
+//!   and lays every `__host` and MRAM variable's type out again for a DPU (typedefs as the SDK's own headers
+//!   define them); a difference names the variable, both sizes and the first member that differs.
+//! - **IRAM.** A DPU holds [`IRAM_INSTRUCTIONS`]; the builder estimates the program's size ([`IramEstimate`]):
+//!   its own code from the block costs below, each compiler-runtime multiply, divide or floating-point operation
+//!   a `call`, plus the SDK runtime routines it links, sized from the SDK 2025.1's compiled runtime.
+//!
+//! Each finding is a [`BuildWarning`] ([`KernelBuilder::build`] prints them, [`KernelBuilder::build_kernel`]
+//! returns them) and is recorded in the binary ([`Program::iram_estimate`], [`Program::layout_differences`]),
+//! so that [`SimConfig::strict`] refuses the program in [`Machine::load`] ([`SimError::IramOverflow`],
+//! [`SimError::LayoutMismatch`]).
+//!
 //! # How DPUs run
 //!
 //! Worker processes (one per host core by default) are started from the simulated binary. To run DPU `d`, a
@@ -128,6 +145,7 @@
 compile_error!("upmem-sim runs on Linux (x86-64 and aarch64): it needs memfd, MAP_FIXED windows and Linux signals");
 
 mod block_costs;
+mod build_checks;
 mod builder;
 mod chip;
 mod config;
@@ -147,13 +165,15 @@ mod stats;
 pub mod transfer_model;
 mod worker;
 
-pub use builder::{BuildError, KernelBuilder};
+pub use build_checks::{BuildWarning, IramEstimate, LayoutDifference, MemberChange, MemberDifference, SourceLocation};
+pub use builder::{BuildError, BuiltKernel, KernelBuilder};
 pub use chip::{parse_chip_id, ChipVersion, ParseChipVersionError};
 pub use config::{ParseScheduleError, Schedule, SimConfig, Topology};
 pub use error::{Result, SimError};
 pub use fault::{Fault, FaultKind};
 pub use layout::{
-    CLOCK_HZ, DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE, DMA_MAX, MAX_TASKLETS, MRAM_BASE, MRAM_WINDOW, WRAM_BASE,
+    CLOCK_HZ, DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE, DMA_MAX, IRAM_INSTRUCTIONS, MAX_TASKLETS, MRAM_BASE, MRAM_WINDOW,
+    WRAM_BASE,
 };
 pub use machine::{DpuState, Machine};
 pub use op_costs::InstructionClass;

@@ -205,11 +205,16 @@ impl Machine {
     // ---- Programs ----------------------------------------------------------------------------------------
 
     /// Loads `program` into `dpus`: their WRAM is reset to the program's initial image (globals initialised,
-    /// the rest zero) and its `__mram` variables are written; the rest of MRAM is kept, as on hardware.
+    /// the rest zero) and its `__mram` variables are written; the rest of MRAM is kept, as on hardware. In
+    /// strict mode, a program its build found too large for a DPU's IRAM ([`SimError::IramOverflow`]) or with
+    /// `__host`/MRAM variables laid out differently on a DPU ([`SimError::LayoutMismatch`]) is refused.
     pub fn load(&mut self, dpus: &[u32], program: &Arc<Program>) -> Result<()> {
         let topology = self.topology();
         program.check_fits(topology.wram_size, topology.mram_size)?;
         program.check_threads(topology.chip)?;
+        if self.config.strict {
+            program.check_strict()?;
+        }
         for &dpu in dpus {
             self.check_idle(dpu)?;
         }

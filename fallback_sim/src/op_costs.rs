@@ -189,14 +189,25 @@ pub(crate) fn add_instruction(
     operands: &str,
     narrow: Option<OperandWidth>,
 ) {
-    let class = match (classify(isa, mnemonic, operands), narrow) {
-        (InstructionClass::Mul32, Some(OperandWidth::Bits8)) => InstructionClass::Mul8,
-        (InstructionClass::Mul32, Some(OperandWidth::Bits16)) => InstructionClass::Mul16,
-        (class, _) => class,
-    };
+    let class = operation_class(isa, mnemonic, operands, narrow);
     block[class.index()] += class.dpu_instructions();
     if isa == Isa::X86_64 {
         block[InstructionClass::LoadStore.index()] += x86_memory_accesses(mnemonic, operands);
+    }
+}
+
+/// The class of one disassembled host instruction's operation (not counting an x86-64 memory operand's loads
+/// and stores): a 32-bit multiply of `narrow` operands is the DPU's byte multiplies.
+pub(crate) fn operation_class(
+    isa: Isa,
+    mnemonic: &str,
+    operands: &str,
+    narrow: Option<OperandWidth>,
+) -> InstructionClass {
+    match (classify(isa, mnemonic, operands), narrow) {
+        (InstructionClass::Mul32, Some(OperandWidth::Bits8)) => InstructionClass::Mul8,
+        (InstructionClass::Mul32, Some(OperandWidth::Bits16)) => InstructionClass::Mul16,
+        (class, _) => class,
     }
 }
 
@@ -337,7 +348,7 @@ fn x86_narrow_multiply(operands: &str) -> InstructionClass {
 }
 
 /// `%rax`, `%r8`, but not `%r8d`: a 64-bit general-purpose register operand.
-fn is_x86_64bit_register(operand: &str) -> bool {
+pub(crate) fn is_x86_64bit_register(operand: &str) -> bool {
     let Some(name) = operand.trim().strip_prefix("%r") else { return false };
     let numbered = name
         .strip_prefix(|c: char| c.is_ascii_digit())

@@ -8,9 +8,12 @@ use std::path::{Path, PathBuf};
 
 use object::{Object, ObjectSection, ObjectSymbol};
 
+use crate::build_checks::{self, RecordedChecks};
 use crate::chip::ChipVersion;
 use crate::error::{Result, SimError};
-use crate::layout::{KernelInfo, ABI_VERSION, KERNEL_MAGIC, MAX_TASKLETS, MRAM_BASE, MRAM_WINDOW, WRAM_BASE};
+use crate::layout::{
+    KernelInfo, ABI_VERSION, IRAM_INSTRUCTIONS, KERNEL_MAGIC, MAX_TASKLETS, MRAM_BASE, MRAM_WINDOW, WRAM_BASE,
+};
 
 /// ELF machine number of real DPU binaries.
 const EM_DPU: u16 = 245;
@@ -71,6 +74,7 @@ pub struct Program {
     nr_tasklets: u32,
     stack_sizes: Vec<u32>,
     static_wram: u64,
+    checks: RecordedChecks,
 }
 
 impl Program {
@@ -112,6 +116,9 @@ impl Program {
             return Err(invalid(format!("WRAM linked at {wram_address:#x}, expected {WRAM_BASE:#x}")));
         }
         let (_, mram_image, _) = section_data(".dpu_mram")?.unwrap_or((MRAM_BASE, Vec::new(), 0));
+        let checks = section_data(build_checks::SECTION)?
+            .map(|(_, text, _)| RecordedChecks::parse(&String::from_utf8_lossy(&text)))
+            .unwrap_or_default();
 
         let mut symbols = HashMap::new();
         let mut info_address = None;
@@ -167,6 +174,7 @@ impl Program {
             nr_tasklets: info.nr_tasklets,
             stack_sizes: info.stack_sizes[..info.nr_tasklets as usize].to_vec(),
             static_wram,
+            checks,
         })
     }
 
@@ -218,6 +226,32 @@ impl Program {
     /// All DPU symbols (WRAM and MRAM) by name.
     pub fn symbols(&self) -> impl Iterator<Item = (&str, &Symbol)> {
         self.symbols.iter().map(|(name, symbol)| (name.as_str(), symbol))
+    }
+
+    /// The program's size in DPU instructions as estimated when it was built (`None` for a binary built before
+    /// the estimate existed).
+    pub fn iram_estimate(&self) -> Option<u32> {
+        self.checks.iram_instructions
+    }
+
+    /// The `__host` and MRAM variables whose layout differs on a DPU, as the build warned of them.
+    pub fn layout_differences(&self) -> &[String] {
+        &self.checks.layout_differences
+    }
+
+    /// What strict mode refuses to load, because a DPU would not run it as the simulator does: a program too
+    /// large for IRAM, or with variables the host reaches by name laid out differently on a DPU.
+    pub(crate) fn check_strict(&self) -> Result<()> {
+        if let Some(estimated) = self.iram_estimate().filter(|&instructions| instructions > IRAM_INSTRUCTIONS) {
+            return Err(SimError::IramOverflow { path: self.path.clone(), estimated, available: IRAM_INSTRUCTIONS });
+        }
+        if !self.checks.layout_differences.is_empty() {
+            return Err(SimError::LayoutMismatch {
+                path: self.path.clone(),
+                differences: self.checks.layout_differences.clone(),
+            });
+        }
+        Ok(())
     }
 
     /// Checks that the program fits DPUs with these memory sizes.

@@ -14,6 +14,7 @@ pub mod code {
     pub const ALLOCATION: dpu_error_t = 4;
     pub const INVALID_DPU_SET: dpu_error_t = 5;
     pub const INVALID_WRAM_ACCESS: dpu_error_t = 8;
+    pub const INVALID_IRAM_ACCESS: dpu_error_t = 9;
     pub const INVALID_MRAM_ACCESS: dpu_error_t = 10;
     pub const INVALID_SYMBOL_ACCESS: dpu_error_t = 11;
     pub const INVALID_PARALLEL_MEMORY_TRANSFER: dpu_error_t = 14;
@@ -117,6 +118,12 @@ impl From<SimError> for DpuError {
             SimError::HardwareBinary(_) | SimError::InvalidProgram { .. } => code::ELF_INVALID_FILE,
             SimError::TooManyTasklets { .. } => code::TOO_MANY_TASKLETS,
             SimError::WramOverflow { .. } | SimError::MramOverflow { .. } => code::ELF_INVALID_FILE,
+            // libdpu 2025.1's ELF loader copies a program's text with dpu_copy_to_iram_for_rank (or _for_dpu),
+            // which returns DPU_ERR_INVALID_IRAM_ACCESS for a range past the end of IRAM (disassembled).
+            SimError::IramOverflow { .. } => code::INVALID_IRAM_ACCESS,
+            // A DPU would load it: no SDK code says "laid out differently"; the program is not a valid one for
+            // the host that shares these variables, which is what "invalid ELF file" says of a program.
+            SimError::LayoutMismatch { .. } => code::ELF_INVALID_FILE,
             SimError::DpuFault { .. } => code::DPU_FAULT,
             SimError::InvalidConfig(_) => code::INVALID_PROFILE,
             SimError::Os { error, .. } if error.kind() == std::io::ErrorKind::NotFound => code::ELF_NO_SUCH_FILE,

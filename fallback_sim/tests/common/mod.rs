@@ -48,7 +48,7 @@ pub fn build_source(source: &Path, nr_tasklets: u32, defines: &[(&str, &str)]) -
 }
 
 /// A hash of every runtime file (headers, runtime, harness, linker script) and of the builder's sources (its
-/// flags and block costs), so that cached kernels are rebuilt when either changes.
+/// flags, block costs and build checks), so that cached kernels are rebuilt when either changes.
 fn runtime_fingerprint() -> u64 {
     fn visit(dir: &Path, hasher: &mut DefaultHasher) {
         let mut entries: Vec<PathBuf> =
@@ -71,6 +71,8 @@ fn runtime_fingerprint() -> u64 {
             let path = crate_dir.join("src").join(builder_source);
             std::fs::read(&path).expect("builder source").hash(&mut hasher);
         }
+        // The build checks, whose findings a binary records.
+        visit(&crate_dir.join("src/build_checks"), &mut hasher);
         hasher.finish()
     })
 }

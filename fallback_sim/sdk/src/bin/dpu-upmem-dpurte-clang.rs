@@ -7,6 +7,10 @@
 //! the simulator has one chip), `--target=*`, `-flto[=*]` / `-fno-lto` (the kernel's objects are combined and
 //! their symbols hidden, which link-time optimisation would undo), and the dependency-file options `-M`, `-MM`,
 //! `-MD`, `-MMD`, `-MP`, `-MF FILE`, `-MT TARGET`, `-MQ TARGET`. `--help` and `--version` print what they say.
+//!
+//! What the build checks find (a `__host` or MRAM variable laid out differently on a DPU, a program too large for
+//! a DPU's IRAM) is printed to standard error as a compiler prints a warning, `file:line: warning: ...`; the
+//! build still succeeds, as the program runs on the simulator.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -101,5 +105,12 @@ fn run(arguments: Vec<String>) -> Result<(), String> {
     if !has_source {
         return Err(format!("no source files\n{USAGE}"));
     }
-    builder.build(&output).map(drop).map_err(|error| error.to_string())
+    let built = builder.build_kernel(&output).map_err(|error| error.to_string())?;
+    for warning in &built.warnings {
+        match warning.location() {
+            Some(location) => eprintln!("{location}: warning: {}", warning.message()),
+            None => eprintln!("dpu-upmem-dpurte-clang: warning: {}", warning.message()),
+        }
+    }
+    Ok(())
 }
