@@ -13,7 +13,8 @@
 
 #include <stdint.h>
 
-/* Tasklets the kernels are built with; the host gives work to 1..SPMM_MAX_TASKLETS of them. */
+/* The most tasklets the kernels are built with (a v1A DPU's threads; a v1B build has 16), the size of the work
+ * table; the host gives work to 1..NR_TASKLETS of them. */
 #define SPMM_MAX_TASKLETS 24
 /* Features per pass over a tasklet's nonzeros: one X DMA reads at most this many features of one row, one
  * Y DMA writes this many accumulators (64 x 4 B = 256 B, far below the 2,048-byte DMA limit). */

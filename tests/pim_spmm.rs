@@ -297,7 +297,9 @@ fn the_seqread_caches_of_the_spmm_kernels_are_aligned_to_their_size() {
         for ty in ["f32", "i32", "i16", "i8"] {
             let name = format!("spmm_{family}_{ty}");
             let kernel = pimgnn::kernel(&name);
-            let binary = kernel.simulator_binary().unwrap_or_else(|| panic!("{name} was built for the simulator"));
+            let binary = kernel
+                .simulator_binary(upmem::ChipVersion::V1A)
+                .unwrap_or_else(|| panic!("{name} was built for the simulator"));
             let program = upmem_sim::Program::from_file(binary).unwrap();
             let caches: &[&str] =
                 if family == "csr" { &["row_ptr_cache", "nonzero_cache"] } else { &["nonzero_cache"] };

@@ -26,6 +26,7 @@ use object::{Object, ObjectSymbol};
 
 use crate::block_costs::{self, BlockCost};
 use crate::build_checks::{self, BuildWarning, IramEstimate, KernelBuild};
+use crate::chip::ChipVersion;
 use crate::layout::{DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE};
 use crate::program::Program;
 use crate::runtime;
@@ -162,6 +163,7 @@ pub struct KernelBuilder {
     compiler: Option<PathBuf>,
     work_dir: Option<PathBuf>,
     cargo_metadata: bool,
+    chip: ChipVersion,
 }
 
 impl KernelBuilder {
@@ -212,6 +214,19 @@ impl KernelBuilder {
         self
     }
 
+    /// The chip the kernel is built for (default v1A), as the SDK compiler's `-mcpu=`: it bounds `NR_TASKLETS`
+    /// (24 on v1A, 16 on v1B) and the program's size, and the sources see its macro (`__dpu_v1A__` or
+    /// `__dpu_v1B__`).
+    pub fn chip(&mut self, chip: ChipVersion) -> &mut Self {
+        self.chip = chip;
+        self
+    }
+
+    /// The chip the kernel is built for.
+    pub fn target_chip(&self) -> ChipVersion {
+        self.chip
+    }
+
     /// Prints `cargo:rerun-if-changed` for every source and `cargo:rerun-if-env-changed=CC` (for build.rs).
     pub fn cargo_metadata(&mut self, enabled: bool) -> &mut Self {
         self.cargo_metadata = enabled;
@@ -219,13 +234,15 @@ impl KernelBuilder {
     }
 
     /// The same kernel as arguments of the UPMEM SDK's own `dpu-upmem-dpurte-clang` (defines, include
-    /// directories, flags and sources; no `-o`), to build it for real DPUs as well.
+    /// directories, flags and sources, and the chip as `-mcpu=`, which the SDK's wrapper's own `-mcpu=` before
+    /// them yields to; no `-o`), to build it for real DPUs as well.
     pub fn sdk_arguments(&self) -> Vec<OsString> {
+        let chip = OsString::from(format!("-mcpu={}", self.chip.name()));
         let defines = self.defines.iter().map(|(name, value)| define_argument(name, value.as_deref()));
         let includes = self.include_dirs.iter().flat_map(|dir| [OsString::from("-I"), dir.into()]);
         let flags = self.flags.iter().map(OsString::from);
         let sources = self.sources.iter().map(OsString::from);
-        defines.chain(includes).chain(flags).chain(sources).collect()
+        std::iter::once(chip).chain(defines).chain(includes).chain(flags).chain(sources).collect()
     }
 
     fn defined(&self, name: &str) -> bool {
@@ -354,10 +371,19 @@ impl KernelBuilder {
             .args(["-pthread", "-lm", "-o"])
             .arg(output);
         run("linking the simulated DPU binary", &mut link, "a C compiler (set CC)")?;
-        let build = KernelBuild { binary: output, sources: &source_objects, sites: &sites, disassembly: &disassembly };
+        let build = KernelBuild {
+            binary: output,
+            sources: &source_objects,
+            sites: &sites,
+            disassembly: &disassembly,
+            chip: self.chip,
+        };
         let findings = build_checks::check(&build)?;
         record_checks(output, &findings.recorded().to_text(), &dir)?;
-        Program::from_file(output)?.check_fits(DEFAULT_WRAM_SIZE, DEFAULT_MRAM_SIZE)?;
+        let program = Program::from_file(output)?;
+        program.check_fits(DEFAULT_WRAM_SIZE, DEFAULT_MRAM_SIZE)?;
+        // What the SDK's linker script asserts: NR_TASKLETS within the chip's threads.
+        program.check_threads(self.chip)?;
         Ok(BuiltKernel { path: output.to_path_buf(), iram: findings.iram, warnings: findings.warnings })
     }
 
@@ -382,6 +408,7 @@ impl KernelBuilder {
     /// The tasklet/stack defines (shared with the runtime) and the full argument list for kernel sources.
     fn kernel_arguments(&self, include: &Path, is_clang: bool) -> (Vec<OsString>, Vec<OsString>) {
         let mut tasklet_defines: Vec<OsString> = KERNEL_FLAGS.map(OsString::from).to_vec();
+        tasklet_defines.push(format!("-D{}", self.chip.target_macro()).into());
         if !self.defined("NR_TASKLETS") {
             tasklet_defines.push("-DNR_TASKLETS=1".into());
         }

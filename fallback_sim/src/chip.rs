@@ -36,8 +36,10 @@ impl ChipVersion {
         }
     }
 
-    /// IRAM of one DPU in instructions: the largest program it holds (the linker's `DPU_IRAM_SIZE`, from
-    /// `DPUCharacteristics.h` of UPMEM's clang driver, is this many 8-byte instruction slots).
+    /// IRAM of one DPU in instructions: the largest program it holds. A v1A DPU holds 24 KiB of 48-bit
+    /// instructions, which the SDK's linker sees as 8-byte slots: the SDK 2025.1's v1A programs define
+    /// `DPU_IRAM_SIZE` = 0x8000 for its script's IRAM region (from `DPUCharacteristics.h` of UPMEM's clang
+    /// driver, which gives v1B 3,968 slots).
     pub const fn iram_instructions(self) -> u32 {
         match self {
             ChipVersion::V1A => 4096,

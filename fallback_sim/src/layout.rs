@@ -15,10 +15,6 @@ pub const MRAM_WINDOW: u64 = 64 << 20;
 pub const DEFAULT_WRAM_SIZE: u64 = 64 << 10;
 /// MRAM of a UPMEM DPU: 64 MiB.
 pub const DEFAULT_MRAM_SIZE: u64 = 64 << 20;
-/// Instructions a DPU's IRAM holds (v1A): 24 KiB of 48-bit instructions, which the SDK's linker sees as 8-byte
-/// slots (the SDK 2025.1's v1A programs define `DPU_IRAM_SIZE` = 0x8000 for its script's IRAM region; v1B has
-/// 3,968).
-pub const IRAM_INSTRUCTIONS: u32 = 4096;
 /// Hardware threads of a DPU (v1A).
 pub const MAX_TASKLETS: usize = 24;
 /// The largest single DMA transfer.

@@ -21,7 +21,7 @@
 //!   has 4 (and `long` 8, 8-aligned, as here). The builder compiles kernels with `-g`, reads the binary's DWARF,
 //!   and lays every `__host` and MRAM variable's type out again for a DPU (typedefs as the SDK's own headers
 //!   define them); a difference names the variable, both sizes and the first member that differs.
-//! - **IRAM.** A DPU holds [`IRAM_INSTRUCTIONS`]; the builder estimates the program's size ([`IramEstimate`]):
+//! - **IRAM.** A DPU holds [`ChipVersion::iram_instructions`]; the builder estimates the program's size ([`IramEstimate`]):
 //!   its own code from the block costs below, each compiler-runtime multiply, divide or floating-point operation
 //!   a `call`, plus the SDK runtime routines it links, sized from the SDK 2025.1's compiled runtime.
 //!
@@ -172,8 +172,7 @@ pub use config::{ParseScheduleError, Schedule, SimConfig, Topology};
 pub use error::{Result, SimError};
 pub use fault::{Fault, FaultKind};
 pub use layout::{
-    CLOCK_HZ, DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE, DMA_MAX, IRAM_INSTRUCTIONS, MAX_TASKLETS, MRAM_BASE, MRAM_WINDOW,
-    WRAM_BASE,
+    CLOCK_HZ, DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE, DMA_MAX, MAX_TASKLETS, MRAM_BASE, MRAM_WINDOW, WRAM_BASE,
 };
 pub use machine::{DpuState, Machine};
 pub use op_costs::InstructionClass;

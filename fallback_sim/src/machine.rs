@@ -213,7 +213,7 @@ impl Machine {
         program.check_fits(topology.wram_size, topology.mram_size)?;
         program.check_threads(topology.chip)?;
         if self.config.strict {
-            program.check_strict()?;
+            program.check_strict(topology.chip)?;
         }
         for &dpu in dpus {
             self.check_idle(dpu)?;

@@ -11,9 +11,7 @@ use object::{Object, ObjectSection, ObjectSymbol};
 use crate::build_checks::{self, RecordedChecks};
 use crate::chip::ChipVersion;
 use crate::error::{Result, SimError};
-use crate::layout::{
-    KernelInfo, ABI_VERSION, IRAM_INSTRUCTIONS, KERNEL_MAGIC, MAX_TASKLETS, MRAM_BASE, MRAM_WINDOW, WRAM_BASE,
-};
+use crate::layout::{KernelInfo, ABI_VERSION, KERNEL_MAGIC, MAX_TASKLETS, MRAM_BASE, MRAM_WINDOW, WRAM_BASE};
 
 /// ELF machine number of real DPU binaries.
 const EM_DPU: u16 = 245;
@@ -240,10 +238,12 @@ impl Program {
     }
 
     /// What strict mode refuses to load, because a DPU would not run it as the simulator does: a program too
-    /// large for IRAM, or with variables the host reaches by name laid out differently on a DPU.
-    pub(crate) fn check_strict(&self) -> Result<()> {
-        if let Some(estimated) = self.iram_estimate().filter(|&instructions| instructions > IRAM_INSTRUCTIONS) {
-            return Err(SimError::IramOverflow { path: self.path.clone(), estimated, available: IRAM_INSTRUCTIONS });
+    /// large for the IRAM of `chip`'s DPUs, or with variables the host reaches by name laid out differently on a
+    /// DPU.
+    pub(crate) fn check_strict(&self, chip: ChipVersion) -> Result<()> {
+        let available = chip.iram_instructions();
+        if let Some(estimated) = self.iram_estimate().filter(|&instructions| instructions > available) {
+            return Err(SimError::IramOverflow { path: self.path.clone(), estimated, available });
         }
         if !self.checks.layout_differences.is_empty() {
             return Err(SimError::LayoutMismatch {

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use common::{kernel_source, machine_with, read_u32, write_u32};
 use upmem_sim::{
-    BuildWarning, BuiltKernel, KernelBuilder, LayoutDifference, MemberChange, MemberDifference, Program, SimError,
-    Topology, IRAM_INSTRUCTIONS,
+    BuildWarning, BuiltKernel, ChipVersion, KernelBuilder, LayoutDifference, MemberChange, MemberDifference, Program,
+    SimError, Topology,
 };
 
 /// Builds `tests/kernels/<name>.c` as the tests' kernels are built, returning what the build checks found.
@@ -97,7 +97,7 @@ fn strict_mode_refuses_a_program_whose_shared_layouts_differ_on_a_dpu() {
 #[test]
 fn a_program_too_large_for_iram_is_warned_of_runs_by_default_and_is_refused_in_strict_mode() {
     let (built, program) = build_checked("build_check_iram_overflow", 1);
-    assert!(built.iram.instructions() > IRAM_INSTRUCTIONS, "{:?}", built.iram);
+    assert!(built.iram.instructions() > ChipVersion::V1A.iram_instructions(), "{:?}", built.iram);
     assert!(
         matches!(built.warnings.as_slice(), [BuildWarning::IramOverflow { estimate, .. }] if *estimate == built.iram),
         "{:#?}",
@@ -114,7 +114,7 @@ fn a_program_too_large_for_iram_is_warned_of_runs_by_default_and_is_refused_in_s
 
     match strict_machine().load(&[0], &program) {
         Err(SimError::IramOverflow { estimated, available, .. }) => {
-            assert_eq!((estimated, available), (built.iram.instructions(), IRAM_INSTRUCTIONS));
+            assert_eq!((estimated, available), (built.iram.instructions(), ChipVersion::V1A.iram_instructions()));
         }
         other => panic!("strict mode loaded a program too large for IRAM: {other:?}"),
     }
@@ -152,7 +152,7 @@ fn every_test_kernel_fits_a_dpus_iram() {
         let defines: &[(&str, &str)] = if name == "arithmetic" { &[("TYPE", "double"), ("OP", "/")] } else { &[] };
         let program = common::build(&name, nr_tasklets, defines);
         let estimate = program.iram_estimate().expect("an estimate");
-        assert!(estimate <= IRAM_INSTRUCTIONS, "{name} is estimated at {estimate} DPU instructions");
+        assert!(estimate <= ChipVersion::V1A.iram_instructions(), "{name} is estimated at {estimate} DPU instructions");
         checked += 1;
     }
     assert!(checked >= 30, "only {checked} test kernels found in {}", dir.display());

@@ -31,25 +31,31 @@ pub fn kernel(name: &str, builder: &KernelBuilder) -> Result<Kernel> {
     kernel_into(name, builder, &dir)
 }
 
-/// Builds `builder`'s kernel as `name` into `dir`: `name.dpusim` for the simulator (feature `simulator`), and
-/// `name.dpu` when the SDK compiler is found.
+/// Builds `builder`'s kernel as `name` into `dir` for the builder's chip
+/// ([`KernelBuilder::chip`](upmem_sim::KernelBuilder::chip), default v1A): for the simulator (feature
+/// `simulator`), and for real DPUs when the SDK compiler is found, into the files
+/// [`Kernel::file_name`] names (`name.dpusim` and `name.dpu` for v1A). Build once per chip for a kernel that
+/// must run on both: a set loads the binary of its DPUs' chip.
 pub fn kernel_into(name: &str, builder: &KernelBuilder, dir: &Path) -> Result<Kernel> {
     let in_build_script = env::var_os("OUT_DIR").is_some();
+    let chip = builder.target_chip();
     let simulated = if cfg!(feature = "simulator") {
         let mut simulator = builder.clone();
         simulator.cargo_metadata(in_build_script);
-        Some(simulator.build(dir.join(format!("{name}.dpusim")))?)
+        Some(simulator.build(dir.join(Kernel::file_name(name, chip, true)))?)
     } else {
         None
     };
     let hardware = match sdk_compiler(in_build_script) {
-        Some(compiler) => Some(build_for_hardware(name, builder, &compiler, &dir.join(format!("{name}.dpu")))?),
+        Some(compiler) => {
+            Some(build_for_hardware(name, builder, &compiler, &dir.join(Kernel::file_name(name, chip, false)))?)
+        }
         None => None,
     };
     if simulated.is_none() && hardware.is_none() {
         return Err(Error::NoKernelCompiler(name.to_owned()));
     }
-    Ok(Kernel::new(name, simulated, hardware))
+    Ok(Kernel::in_dir(name, dir).with_binaries(chip, simulated, hardware))
 }
 
 /// Builds `builder`'s kernel with the SDK's `compiler` into `output`, creating its directory (which the

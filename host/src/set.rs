@@ -7,10 +7,10 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use upmem_sim::{ChipVersion, SimConfig};
 pub use upmem_sim::Symbol;
 #[cfg(feature = "simulator")]
 use upmem_sim::Topology;
+use upmem_sim::{ChipVersion, SimConfig};
 
 use crate::backend::{self, BackendKind};
 use crate::copy::{as_bytes, as_bytes_mut, DpuCopy};
@@ -216,6 +216,16 @@ impl DpuSet {
             Engine::Simulator(engine) => engine.machine().topology().chip.hardware_threads(),
             #[cfg(feature = "hardware")]
             Engine::Hardware(engine) => engine.silicon().hardware_threads,
+        }
+    }
+
+    /// The version of the UPMEM SDK whose libdpu drives a hardware set, when it says (`None` on the simulator).
+    pub fn sdk_version(&self) -> Option<&str> {
+        match &self.engine {
+            #[cfg(feature = "simulator")]
+            Engine::Simulator(_) => None,
+            #[cfg(feature = "hardware")]
+            Engine::Hardware(engine) => engine.sdk_version(),
         }
     }
 

@@ -64,10 +64,11 @@ impl SimEngine {
     }
 
     pub fn load(&mut self, kernel: &Kernel) -> Result<()> {
-        let path = kernel.simulator_binary().ok_or_else(|| Error::KernelUnavailable {
+        let chip = self.machine.topology().chip;
+        let path = kernel.simulator_binary(chip).ok_or_else(|| Error::KernelUnavailable {
             kernel: kernel.name().to_owned(),
             backend: BackendKind::Simulator,
-            reason: "it was not built for the simulator".into(),
+            reason: format!("it was not built for the simulator's {chip} DPUs"),
         })?;
         let program = Arc::new(Program::from_file(path)?);
         self.machine.load(&self.dpus, &program)?;

@@ -78,7 +78,7 @@ fn allocation_counts_dpus_and_ranks(backend: Backend) {
 fn whole_ranks_and_binaries_from_memory(backend: Backend) {
     let set = backend.builder().ranks(2).allocate().unwrap();
     assert_eq!((set.nr_ranks(), set.nr_dpus()), (2, 128));
-    let binary = std::fs::read(kernel("echo").simulator_binary().unwrap()).unwrap();
+    let binary = std::fs::read(kernel("echo").simulator_binary(upmem::ChipVersion::V1A).unwrap()).unwrap();
     let mut set = set.load_from_memory(&binary).unwrap();
     set.broadcast("input", 0, &[3u32; 8]).unwrap();
     set.launch().unwrap();

@@ -121,6 +121,13 @@ impl<T: PimElement> PimSpmm<T> {
     pub fn with_model(set: DpuSet, a: Csr<T>, plan: Plan, model: HardwareModel) -> Result<Self> {
         let started = Instant::now();
         plan.check(set.nr_dpus())?;
+        let threads = set.hardware_threads();
+        if plan.tasklets > threads {
+            return Err(Error::invalid(
+                format!("plan {plan}"),
+                format!("{} tasklets: the set's {} DPUs run at most {threads}", plan.tasklets, set.chip()),
+            ));
+        }
         let kernel = crate::kernel(&format!("spmm_{}_{}", plan.format, T::NAME));
         let mut set = set.load(&kernel)?;
         let heap_bytes = set.symbol(MRAM_HEAP)?.size as usize;

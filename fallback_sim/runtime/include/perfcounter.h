@@ -38,7 +38,11 @@ typedef enum _perfcounter_config_t {
 /* Configures the counter (and zeroes it when reset is true); returns its value before the call. */
 static inline perfcounter_t perfcounter_config(perfcounter_config_t config, bool reset)
 {
-    return __dpusim_perfcounter_config((uint32_t)config, reset);
+#ifdef __dpu_v1B__
+    return __dpusim_perfcounter_config((uint32_t)config, reset, true);
+#else
+    return __dpusim_perfcounter_config((uint32_t)config, reset, false);
+#endif
 }
 #else
 #define perfcounter_config(config, reset_value)                                                                       \
@@ -47,11 +51,27 @@ static inline perfcounter_t perfcounter_config(perfcounter_config_t config, bool
     } while (0)
 #endif
 
-/* The simulator models a v1A DPU. */
+#ifdef __dpu_v1B__
+/* Both of a v1B DPU's counters. */
+typedef struct {
+    perfcounter_t cycles;
+    perfcounter_t instr;
+} perfcounter_pair_t;
+
+/* Reads the cycle and the instruction counter (and zeroes both when should_reset is true). */
+static inline perfcounter_pair_t perfcounter_get_both(bool should_reset)
+{
+    perfcounter_pair_t both;
+    __dpusim_perfcounter_get_both(should_reset, &both.cycles, &both.instr);
+    return both;
+}
+#else
+/* As in the SDK: only a v1B build (-mcpu=v1B, __dpu_v1B__) has it. */
 #define perfcounter_get_both(should_reset)                                                                            \
     do {                                                                                                              \
         _Static_assert(0, "[DPU_ERROR]: call to perfcounter_get_both is only available on v1B.");                     \
     } while (0)
+#endif
 
 static inline perfcounter_t perfcounter_get(void)
 {

@@ -24,20 +24,22 @@ use crate::op_costs::{self, InstructionClass, Isa};
 
 use super::sdk_routines::{self, BOOTSTRAP};
 use super::IramEstimate;
+use crate::chip::ChipVersion;
 
 /// Estimates a program's IRAM: `sites` are its blocks, `disassembly` the kernel object's code (for the
 /// arithmetic routines its instructions need) and `functions` the names its sources call, define or inline
-/// (those the SDK's runtime has are linked).
+/// (those the SDK's runtime has are linked), for DPUs of `chip`.
 pub(crate) fn estimate<'a>(
     sites: &[BlockCost],
     disassembly: &str,
     functions: impl IntoIterator<Item = &'a str>,
+    chip: ChipVersion,
 ) -> IramEstimate {
     let mut needed = arithmetic_routines(disassembly);
     needed.insert(BOOTSTRAP);
     let named = functions.into_iter().filter_map(sdk_routines::find).map(|routine| routine.name);
     needed.extend(named);
-    IramEstimate { kernel_instructions: kernel_instructions(sites), runtime_routines: linked(needed) }
+    IramEstimate { kernel_instructions: kernel_instructions(sites), runtime_routines: linked(needed), chip }
 }
 
 /// The DPU instructions of the kernel's own code.
@@ -252,7 +254,7 @@ mod tests {
 
     #[test]
     fn routines_bring_what_they_call_once() {
-        let estimate = estimate(&[], "", ["printf", "mem_alloc", "__dpusim_mram_read", "main"]);
+        let estimate = estimate(&[], "", ["printf", "mem_alloc", "__dpusim_mram_read", "main"], ChipVersion::V1A);
         let names: Vec<&str> = estimate.runtime_routines.iter().map(|&(name, _)| name).collect();
         assert!(names.contains(&"__bootstrap") && names.contains(&"mem_alloc_nolock") && names.contains(&"memset"));
         assert!(!names.contains(&"main") && !names.contains(&"__dpusim_mram_read"));

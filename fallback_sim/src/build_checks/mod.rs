@@ -4,7 +4,7 @@
 //!   as well), whose type holds a pointer, a `size_t`, a `uintptr_t`, ... is larger in a simulated kernel (LP64)
 //!   than on a DPU, so the bytes the host writes land elsewhere on one of them. The kernel's DWARF gives the
 //!   host compiler's layout ([`debug_info`]); [`dpu_abi`] lays the same types out for a DPU.
-//! - **IRAM.** A DPU holds 4,096 instructions ([`IRAM_INSTRUCTIONS`]); a larger program does not load. [`iram`]
+//! - **IRAM.** A DPU holds 4,096 instructions (3,968 on v1B: [`ChipVersion::iram_instructions`]); a larger program does not load. [`iram`]
 //!   estimates the program's size.
 //!
 //! What is found is a build warning ([`BuildWarning`]), and is recorded in the binary (section
@@ -24,7 +24,7 @@ use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 
 use crate::block_costs::BlockCost;
 use crate::builder::BuildError;
-use crate::layout::IRAM_INSTRUCTIONS;
+use crate::chip::ChipVersion;
 use dpu_abi::{Abi, Layouts, Unmodelled};
 
 /// The section of a simulated DPU binary that holds what its build checks found.
@@ -54,6 +54,8 @@ pub struct IramEstimate {
     pub kernel_instructions: u32,
     /// Each SDK routine the program links, with its size in the SDK 2025.1's runtime.
     pub runtime_routines: Vec<(&'static str, u32)>,
+    /// The chip the program is built for, whose IRAM bounds it.
+    pub chip: ChipVersion,
 }
 
 impl IramEstimate {
@@ -67,9 +69,9 @@ impl IramEstimate {
         self.kernel_instructions + self.runtime_instructions()
     }
 
-    /// Whether the program fits a DPU's IRAM.
+    /// Whether the program fits the IRAM of its chip's DPUs.
     pub fn fits(&self) -> bool {
-        self.instructions() <= IRAM_INSTRUCTIONS
+        self.instructions() <= self.chip.iram_instructions()
     }
 }
 
@@ -198,11 +200,13 @@ impl BuildWarning {
             }
             BuildWarning::IramOverflow { program, estimate } => format!(
                 "{} is estimated at {} DPU instructions ({} of kernel code, {} of the SDK's runtime), more than \
-                 the {IRAM_INSTRUCTIONS} a DPU's IRAM holds: the SDK's compiler would not link it",
+                 the {} a {} DPU's IRAM holds: the SDK's compiler would not link it",
                 program.display(),
                 estimate.instructions(),
                 estimate.kernel_instructions,
-                estimate.runtime_instructions()
+                estimate.runtime_instructions(),
+                estimate.chip.iram_instructions(),
+                estimate.chip
             ),
         }
     }
@@ -249,6 +253,8 @@ pub(crate) struct KernelBuild<'a> {
     pub sites: &'a [BlockCost],
     /// The disassembly of the kernel object's code.
     pub disassembly: &'a str,
+    /// The chip the kernel is built for.
+    pub chip: ChipVersion,
 }
 
 /// Runs the checks on a built kernel.
@@ -273,7 +279,7 @@ pub(crate) fn check(build: &KernelBuild<'_>) -> Result<Findings, BuildError> {
         }
         Err(error) => warnings.push(BuildWarning::DebugInfoUnreadable(error.to_string())),
     }
-    let iram = iram::estimate(build.sites, build.disassembly, functions.iter().map(String::as_str));
+    let iram = iram::estimate(build.sites, build.disassembly, functions.iter().map(String::as_str), build.chip);
     if !iram.fits() {
         warnings.push(BuildWarning::IramOverflow { program: build.binary.to_path_buf(), estimate: iram.clone() });
     }

@@ -29,6 +29,8 @@ pub(crate) struct Library {
     pub dpu: LibDpu,
     /// upmem-sim's extensions, when this libdpu is the simulator's.
     pub sim: Option<LibDpuSim>,
+    /// The SDK it belongs to, when known (upmem-sim's says which SDK it is compatible with).
+    pub sdk_version: Option<String>,
 }
 
 static LIBRARIES: Mutex<Option<HashMap<PathBuf, Arc<Library>>>> = Mutex::new(None);
@@ -96,12 +98,15 @@ fn load(candidate: &Path) -> Result<Result<Library, LoadAttempt>> {
     let file = loaded_file(&dpu).unwrap_or_else(|| candidate.to_path_buf());
     // SAFETY: as above; the same library, loaded again, is only looked up for upmem-sim's symbols.
     let sim = unsafe { LibDpuSim::new(&file) }.ok().filter(|sim| sim.dpu_sim_fault_reason.is_ok());
-    if sim.is_some() {
+    let sdk_version = if sim.is_some() {
         log::debug!("loaded libdpu from {}: upmem-sim's, SDK {} compatible", file.display(), version::SUPPORTED);
+        Some(format!("{} (upmem-sim's libdpu)", version::SUPPORTED))
     } else {
-        check_version(&file, SdkVersion::of_library(&file), version::ignore_requested())?;
-    }
-    Ok(Ok(Library { dpu, sim }))
+        let found = SdkVersion::of_library(&file);
+        check_version(&file, found.clone(), version::ignore_requested())?;
+        found.map(|found| found.version)
+    };
+    Ok(Ok(Library { dpu, sim, sdk_version }))
 }
 
 /// Accepts the SDK version `found` of `file` (or an unknown one, with a warning); another version is

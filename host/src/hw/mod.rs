@@ -109,7 +109,10 @@ impl HwEngine {
             ranks: Vec::new(),
             program: std::ptr::null_mut(),
             waiter: None,
-            silicon: Silicon { chip: ChipVersion::default(), hardware_threads: ChipVersion::default().hardware_threads() },
+            silicon: Silicon {
+                chip: ChipVersion::default(),
+                hardware_threads: ChipVersion::default().hardware_threads(),
+            },
         };
         engine.enumerate()?;
         Ok(engine)
@@ -174,6 +177,10 @@ impl HwEngine {
         self.silicon
     }
 
+    pub fn sdk_version(&self) -> Option<&str> {
+        self.lib.sdk_version.as_deref()
+    }
+
     pub fn nr_dpus(&self) -> usize {
         self.dpus.len()
     }
@@ -187,10 +194,11 @@ impl HwEngine {
     }
 
     pub fn load(&mut self, kernel: &Kernel) -> Result<()> {
+        let chip = self.silicon.chip;
         let (binary, which) = if self.lib.sim.is_some() {
-            (kernel.simulator_binary(), "the simulator (this libdpu is upmem-sim's)")
+            (kernel.simulator_binary(chip), format!("the simulator's {chip} DPUs (this libdpu is upmem-sim's)"))
         } else {
-            (kernel.hardware_binary(), "DPUs (install the UPMEM SDK and rebuild)")
+            (kernel.hardware_binary(chip), format!("{chip} DPUs (install the UPMEM SDK and rebuild)"))
         };
         let binary = binary.ok_or_else(|| Error::KernelUnavailable {
             kernel: kernel.name().to_owned(),

@@ -93,11 +93,14 @@ pub struct Silicon {
     pub sdk_version: Option<String>,
 }
 
-/// The chip version, hardware tasklet limit and SDK version of `set`'s DPUs, as far as the `upmem` crate
-/// reports them. It reports none of them yet (libdpu has the first two in `dpu_get_description`, which
-/// `upmem` does not wrap), so each is `None`: this is the one place to fill them in when it does.
-pub fn silicon(_set: &DpuSet) -> Silicon {
-    Silicon::default()
+/// The chip version, hardware tasklet limit and SDK version of `set`'s DPUs, as the `upmem` crate reports them
+/// (the ranks' descriptions on hardware).
+pub fn silicon(set: &DpuSet) -> Silicon {
+    Silicon {
+        chip_version: Some(set.chip().to_string()),
+        tasklet_limit: Some(set.hardware_threads()),
+        sdk_version: set.sdk_version().map(str::to_owned),
+    }
 }
 
 /// What a check run prints about its DPUs.
@@ -164,10 +167,10 @@ impl fmt::Display for Description {
         }
         writeln!(
             f,
-            "chip version: {}; hardware tasklets per DPU: {} (the SpMM kernels are built for {})",
+            "chip version: {}; hardware tasklets per DPU: {} (the kernels are built for each chip, the SpMM \
+             ones with as many tasklets as it has threads)",
             reported(&self.silicon.chip_version),
             reported(&self.silicon.tasklet_limit),
-            pimgnn::pim::abi::MAX_TASKLETS
         )?;
         write!(f, "DPUs: {} in {} rank{}", self.dpus, self.ranks, if self.ranks == 1 { "" } else { "s" })?;
         match &self.machine {

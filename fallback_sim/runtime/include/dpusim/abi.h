@@ -152,8 +152,10 @@ int __dpusim_handshake_wait_for(uint32_t notifier, uint8_t *entries);
 
 /* The DPU's one performance counter: modelled cycles or the DPU's executed instructions since the last reset, read
  * as the v1A `time` instruction reads it (a multiple of 16 below 2^36). */
-uint64_t __dpusim_perfcounter_config(uint32_t config, bool reset);
+uint64_t __dpusim_perfcounter_config(uint32_t config, bool reset, bool v1b);
 uint64_t __dpusim_perfcounter_get(void);
+/* v1B's perfcounter_get_both: the cycle and instruction counts, as `time` reads them. */
+void __dpusim_perfcounter_get_both(bool reset, uint64_t *cycles, uint64_t *instructions);
 
 /* Calls function(argument) on a stack of the harness: runtime work that a DPU does not do on the tasklet's stack
  * (formatting printf messages) does not count as the tasklet's stack use. */

@@ -59,6 +59,7 @@ struct run_state {
     int64_t budget;
     int64_t budget_armed;
     uint64_t perfcounter_base;
+    uint64_t perfcounter_instructions_base; /* v1B's instruction counter (perfcounter_get_both) */
     uint32_t perfcounter_mode;
     uint64_t perfcounter_frozen;
     char *log;                /* this DPU's log ring */

@@ -11,6 +11,12 @@
  *
  * The cycle counter is the DPU's clock, which the running tasklet reads at its own time; the instruction counter
  * counts every tasklet's instructions. Each launch starts it counting cycles from 0.
+ *
+ * A v1B build (__dpu_v1B__) runs the v1B runtime's routines (librt_v1B.a, perfcounter.c.obj): perfcounter_config
+ * has no fault 9 and passes every configuration to `time_cfg`, COUNT_DISABLE_BOTH (6) stopping the counter and
+ * COUNT_ENABLE_BOTH (7) counting cycles; perfcounter_get_both reads the cycle and the instruction counter (each
+ * as `time` reads it) through two `time_cfg` selections and zeroes both when asked. The simulator keeps the
+ * instruction count beside the cycle count rather than modelling v1B's second counter register.
  */
 #include "internal.h"
 #include "sdk_costs.h"
@@ -33,6 +39,7 @@ static uint64_t counter_value(void) {
 
 void perfcounter_reset(void) {
     run.perfcounter_base = 0;
+    run.perfcounter_instructions_base = 0;
     run.perfcounter_mode = COUNT_CYCLES;
 }
 
@@ -44,9 +51,9 @@ uint64_t __dpusim_perfcounter_get(void) {
 /* The v1A runtime's check: configurations 6 and 7 (the v1B-only COUNT_DISABLE_BOTH, COUNT_ENABLE_BOTH). */
 static bool only_on_v1b(uint32_t config) { return (config & ~1u) == 6; }
 
-uint64_t __dpusim_perfcounter_config(uint32_t config, bool reset) {
-    clock_charge(COST_PERFCOUNTER_CONFIG_CHECK);
-    if (only_on_v1b(config))
+uint64_t __dpusim_perfcounter_config(uint32_t config, bool reset, bool v1b) {
+    clock_charge(v1b ? COST_PERFCOUNTER_CALL : COST_PERFCOUNTER_CONFIG_CHECK);
+    if (!v1b && only_on_v1b(config))
         __dpusim_fault(DPUSIM_FAULT_ABORT, 0, config,
                        "runtime fault 9 (perfcounter counter incompatibility): perfcounter_config(%u) asks for a "
                        "v1B-only configuration (COUNT_DISABLE_BOTH or COUNT_ENABLE_BOTH) on a v1A DPU",
@@ -55,6 +62,8 @@ uint64_t __dpusim_perfcounter_config(uint32_t config, bool reset) {
     uint64_t value = counter_value();
     uint64_t kept = reset ? 0 : value;
     uint32_t mode = config & 3u;
+    if (v1b && only_on_v1b(config))
+        mode = config == 6 ? COUNT_NOTHING : COUNT_CYCLES;
     if (mode == COUNT_SAME)
         mode = run.perfcounter_mode;
     if (mode == COUNT_NOTHING) {
@@ -64,4 +73,16 @@ uint64_t __dpusim_perfcounter_config(uint32_t config, bool reset) {
     }
     run.perfcounter_mode = mode;
     return as_time_reads(value);
+}
+
+void __dpusim_perfcounter_get_both(bool reset, uint64_t *cycles, uint64_t *instructions) {
+    clock_charge(COST_PERFCOUNTER_GET_BOTH);
+    clock_settle();
+    uint64_t now_cycles = run.running->time, now_instructions = clock_dpu_instructions();
+    *cycles = as_time_reads(now_cycles - run.perfcounter_base);
+    *instructions = as_time_reads(now_instructions - run.perfcounter_instructions_base);
+    if (reset) {
+        run.perfcounter_base = now_cycles;
+        run.perfcounter_instructions_base = now_instructions;
+    }
 }

@@ -110,5 +110,10 @@
 #define COST_PERFCOUNTER_GET 7u
 #define COST_PERFCOUNTER_CONFIG_CHECK 3u
 #define COST_PERFCOUNTER_CONFIG_TAIL 7u
+/* perfcounter.c (v1B): perfcounter_config is call then the v1A tail, with no check; perfcounter_get_both is call
+ * and 20 instructions (or; two moves; time_cfg x3 around two `time`s; two move.u/lslx/lsl_add/lsl conversions;
+ * two sd; time_cfg; jump r23). */
+#define COST_PERFCOUNTER_CALL 1u
+#define COST_PERFCOUNTER_GET_BOTH 21u
 
 #endif

@@ -3,8 +3,10 @@
 //!
 //! Accepted: `-DNAME[=VALUE]` / `-D NAME`, `-UNAME`, `-I DIR` / `-IDIR`, `-isystem DIR`, `-include FILE`, `-O*`,
 //! `-g*`, `-W*`, `-w`, `-std=*`, `-pedantic[-errors]`, `-f*`, `-pg` (defines `DPU_PROFILING`), `-o FILE`
-//! (default `a.out`), and C sources. Ignored, as they mean nothing for a simulated DPU binary: `-m*` (`-mcpu=`:
-//! the simulator has one chip), `--target=*`, `-flto[=*]` / `-fno-lto` (the kernel's objects are combined and
+//! (default `a.out`), `-mcpu=v1A|v1B` and C sources. The chip is that of `-mcpu=`, else of `$DPU_ARCH_VERSION`,
+//! else v1B when the driver's first rank reports a chip id above 8, else v1A, as the SDK's wrapper chooses it: it
+//! bounds NR_TASKLETS (24 on v1A, 16 on v1B) and defines `__dpu_v1A__` or `__dpu_v1B__`. Ignored, as they mean
+//! nothing for a simulated DPU binary: other `-m*` options, `--target=*`, `-flto[=*]` / `-fno-lto` (the kernel's objects are combined and
 //! their symbols hidden, which link-time optimisation would undo), and the dependency-file options `-M`, `-MM`,
 //! `-MD`, `-MMD`, `-MP`, `-MF FILE`, `-MT TARGET`, `-MQ TARGET`. `--help` and `--version` print what they say.
 //!
@@ -15,7 +17,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use upmem_sim::KernelBuilder;
+use upmem_sim::{ChipVersion, KernelBuilder};
 
 const USAGE: &str = "usage: dpu-upmem-dpurte-clang [-DNAME[=VALUE]] [-IDIR] [-O2] [-g] [-W...] [-o OUTPUT] SOURCE.c...
 Builds UPMEM DPU C sources into a program for the upmem-sim simulator (not for DPU hardware).";
@@ -32,6 +34,7 @@ fn main() -> ExitCode {
 
 fn run(arguments: Vec<String>) -> Result<(), String> {
     let mut builder = KernelBuilder::new();
+    builder.chip(ChipVersion::compiler_target().map_err(|error| format!("${}: {error}", ChipVersion::ARCH_ENV_VAR))?);
     let mut output = PathBuf::from("a.out");
     let mut has_source = false;
     let mut arguments = arguments.into_iter();
@@ -93,6 +96,9 @@ fn run(arguments: Vec<String>) -> Result<(), String> {
             }
             _ if argument.starts_with("-I") => {
                 builder.include(value_of("-I", &argument[2..])?);
+            }
+            _ if argument.starts_with("-mcpu=") => {
+                builder.chip(argument["-mcpu=".len()..].parse().map_err(|error| format!("{argument}: {error}"))?);
             }
             _ if argument.starts_with("-m") || argument.starts_with("--target=") => {}
             _ if argument.starts_with('-') => return Err(format!("unknown option {argument}\n{USAGE}")),
