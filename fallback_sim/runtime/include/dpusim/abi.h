@@ -93,7 +93,8 @@ enum dpusim_fault_kind {
 __attribute__((noreturn, format(printf, 4, 5))) void
 __dpusim_fault(uint32_t kind, uint64_t address, uint64_t value, const char *format, ...);
 
-/* The first byte of the mem_alloc heap: static WRAM, then the nominal stacks of every tasklet. */
+/* The end of the nominal stacks of every tasklet, which follow the static WRAM. The mem_alloc heap starts 8 bytes
+ * per tasklet later (the SDK's software-cache buffer, see alloc.c). */
 void *__dpusim_heap_start(void);
 
 /* The DPU's WRAM size in bytes, as configured (64 KiB unless the profile says otherwise). */
