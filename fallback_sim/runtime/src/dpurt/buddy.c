@@ -356,21 +356,36 @@ static bool pointer_in_heap(const void *pointer, uint32_t *cost)
     return true;
 }
 
+/* What differs between buddy_search_for_pointer and its copy inlined in safe_buddy_free: the error path, and
+ * the inlined loop's extra instruction under level 4 and two more at the root. */
+struct search_costs {
+    uint32_t error;
+    uint32_t low_level_extra;
+    uint32_t root_extra;
+};
+
+static const struct search_costs SEARCH_CALLED = {4u, 0u, 0u};
+static const struct search_costs SEARCH_IN_FREE = {3u, 1u, 2u};
+
 /* Finds the allocated block holding pointer, from the last level up: the first level whose bit is clear.
  * Returns its index in that level, or -1 (errno EINVAL) when the pointer is not in an allocated block. */
 static int32_t search_for_pointer(const void *pointer, struct block_position *found, uint32_t *cost,
-                                  uint32_t error_cost)
+                                  const struct search_costs *costs)
 {
     if (!pointer_in_heap(pointer, cost)) {
-        *cost += error_cost;
+        *cost += costs->error;
         errno = EINVAL;
         return -1;
     }
     uint32_t index = (uint32_t)((int32_t)((const uint8_t *)pointer - heap_start) >> MIN_BLOCK_SHIFT);
     for (int32_t level = (int32_t)number_of_levels - 1;; level--) {
         *cost += SEARCH_BITS + search_offsets_cost(level) + SEARCH_MASKS;
+        if (level < 4) {
+            *cost += costs->low_level_extra;
+        }
         *found = position_of(level, index);
         if (level == 0) {
+            *cost += costs->root_extra;
             return (int32_t)index;
         }
         uint32_t loaded = blocks[found->word];
@@ -379,7 +394,7 @@ static int32_t search_for_pointer(const void *pointer, struct block_position *fo
             return (int32_t)index;
         }
         if ((loaded & found->buddy_bit) == 0) {
-            *cost += SEARCH_NOT_ALLOCATED + error_cost;
+            *cost += SEARCH_NOT_ALLOCATED + costs->error;
             errno = EINVAL;
             return -1;
         }
@@ -388,17 +403,11 @@ static int32_t search_for_pointer(const void *pointer, struct block_position *fo
     }
 }
 
-/* safe_buddy_free's fusion: while the block and its buddy are both free, mark their parent free. */
+/* safe_buddy_free's fusion: while the block and its buddy are both free, mark their parent free. A merge is 22
+ * instructions whichever way its blocks branch (the tests, the parent's bits, offsets and word, the store). */
 #define FUSE_BUDDY_BUSY 2u
 #define FUSE_BLOCK_BUSY 3u
-#define FUSE_TEST 2u
-#define FUSE_BUDDY_LOW 6u
-#define FUSE_BUDDY_HIGH 6u
-#define FUSE_OFFSET_SHIFTED 5u
-#define FUSE_OFFSET_UNSHIFTED 3u
-#define FUSE_WORD_OWN 2u
-#define FUSE_WORD_SHARED 2u
-#define FUSE_STORE 9u
+#define FUSE_MERGE 22u
 #define FUSE_TOP 1u
 
 static void fuse(struct block_position block, uint32_t index, uint32_t *cost)
@@ -415,25 +424,21 @@ static void fuse(struct block_position block, uint32_t index, uint32_t *cost)
         }
         index >>= 1;
         level--;
-        *cost += FUSE_TEST + FUSE_BUDDY_LOW;
-        *cost += level < 4 ? FUSE_OFFSET_SHIFTED : FUSE_OFFSET_UNSHIFTED;
-        *cost += level >= 5 ? FUSE_WORD_OWN : FUSE_WORD_SHARED;
         block = position_of(level, index);
         loaded = blocks[block.word] | block.bit;
         blocks[block.word] = loaded;
-        *cost += FUSE_STORE;
+        *cost += FUSE_MERGE;
     }
     *cost += FUSE_TOP;
 }
 
-#define FREE_ERROR 2u
 #define FREE_MARK 5u
 #define FREE_AT_ROOT 1u
 
 static void safe_buddy_free(void *pointer, uint32_t *cost)
 {
     struct block_position block;
-    int32_t index = search_for_pointer(pointer, &block, cost, FREE_ERROR);
+    int32_t index = search_for_pointer(pointer, &block, cost, &SEARCH_IN_FREE);
     if (index < 0) {
         return;
     }
@@ -472,12 +477,12 @@ void buddy_free(void *pointer)
 #define REALLOC_FREE 4u
 #define REALLOC_SEARCH 7u
 #define REALLOC_NOT_FOUND 4u
-#define REALLOC_SIZES 3u
-#define REALLOC_KEPT 3u
+#define REALLOC_SIZES 5u
+#define REALLOC_NOT_HALF 2u
+#define REALLOC_KEPT 1u
 #define REALLOC_MOVE 10u
 #define REALLOC_RETURN 5u
 #define SEARCH_RETURN 5u
-#define SEARCH_ERROR 3u
 
 void *buddy_realloc(void *pointer, size_t size)
 {
@@ -492,7 +497,7 @@ void *buddy_realloc(void *pointer, size_t size)
     } else {
         struct block_position block;
         cost += REALLOC_SEARCH;
-        int32_t index = search_for_pointer(pointer, &block, &cost, SEARCH_ERROR);
+        int32_t index = search_for_pointer(pointer, &block, &cost, &SEARCH_CALLED);
         if (index < 0) {
             cost += REALLOC_NOT_FOUND;
             result = NULL;
@@ -500,6 +505,9 @@ void *buddy_realloc(void *pointer, size_t size)
             cost += SEARCH_RETURN + REALLOC_SIZES;
             uint32_t old_size = shift_left(1, REALLOC_SIZE_SHIFT - (uint32_t)index);
             uint32_t new_size = (uint32_t)size;
+            if (old_size >> 1 < new_size) {
+                cost += REALLOC_NOT_HALF;
+            }
             if (old_size >> 1 < new_size && old_size >= new_size) {
                 cost += REALLOC_KEPT;
             } else {
