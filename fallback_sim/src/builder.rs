@@ -61,6 +61,13 @@ const CAST_WARNINGS_OFF: [&str; 2] = ["-Wno-pointer-to-int-cast", "-Wno-int-to-p
 const DPU_LIKE_CODE: [&str; 3] = ["-fno-tree-vectorize", "-fno-tree-slp-vectorize", "-fno-unroll-loops"];
 
 const GCC_ONLY_WARNINGS_OFF: [&str; 2] = ["-Wno-parentheses", "-Wno-unused-value"];
+/// Every `memcpy` of a kernel calls the runtime's, the SDK's forward copy. The DPU's compiler inlines a
+/// constant-size copy only when it takes at most four stores (`MaxStoresPerMemcpy = 4` in UPMEM's LLVM DPU
+/// backend, DPUTargetLowering.cpp) and otherwise calls `memcpy` or its word loop `__memcpy_wram_4align`, which
+/// copies the same bytes forward; the host compiler inlines constant-size copies of hundreds of bytes as loads
+/// followed by stores, which is memmove, so an overlapping copy (an LZ back-reference of constant length) would
+/// give the host's bytes, not the DPU's.
+const DPU_MEMCPY: &str = "-fno-builtin-memcpy";
 
 /// Why a kernel could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -367,6 +374,7 @@ impl KernelBuilder {
         // After the user's flags, so that they win: code shaped as the DPU's compiler shapes it (see
         // DPU_LIKE_CODE), whose instructions the block costs count.
         kernel.extend(DPU_LIKE_CODE.map(OsString::from));
+        kernel.push(DPU_MEMCPY.into());
         kernel.push(INSTRUMENTATION_FLAG.into());
         if is_clang {
             kernel.push(CLANG_INSTRUMENT_EVERY_BLOCK.into());

@@ -35,7 +35,7 @@
 
 uint32_t __sys_heap_pointer;
 
-static uint32_t heap_start(void)
+static uint32_t heap_reset_address(void)
 {
     uintptr_t after_stacks = (uintptr_t)__dpusim_heap_start();
     return (uint32_t)(after_stacks + SOFTWARE_CACHE_PER_TASKLET * __dpusim_kernel_info.nr_tasklets);
@@ -44,7 +44,7 @@ static uint32_t heap_start(void)
 void *mem_alloc(size_t size)
 {
     if (__sys_heap_pointer == 0) {
-        __sys_heap_pointer = heap_start();
+        __sys_heap_pointer = heap_reset_address();
     }
     if (size == 0) {
         __dpusim_charge(MEM_ALLOC_ZERO_INSTRUCTIONS);
@@ -67,6 +67,6 @@ void *mem_alloc(size_t size)
 void *mem_reset(void)
 {
     __dpusim_charge(MEM_RESET_INSTRUCTIONS);
-    __sys_heap_pointer = heap_start();
+    __sys_heap_pointer = heap_reset_address();
     return (void *)(uintptr_t)__sys_heap_pointer;
 }

@@ -48,17 +48,19 @@ void *memcpy(void *destination, const void *source, size_t size);
 #define PAIRS 0xAAAAAAAAu     /* the upper bit of each pair of buddies */
 #define REALLOC_SIZE_SHIFT 12u
 
-/* The levels' masks in the shared first word. */
-static const uint32_t shared_word_masks[SHARED_WORD_LEVELS] = {
-    0x40000000u, 0x30000000u, 0x0F000000u, 0x00FF0000u, 0x0000FFFFu,
-};
-
-static uint8_t init_done;
-static uint32_t *blocks;
-static uint8_t *heap_start;
-static uint32_t size_of_heap;
-static uint8_t max_power;
-static uint8_t number_of_levels;
+/* The allocator's state, under the SDK's names (host code can read them by name, as on a DPU). */
+static uint8_t __buddy_init_done;
+static uint32_t *__buddy_blocks;
+static uint8_t *__buddy_heap_start;
+static uint32_t __BUDDY_SIZE_OF_HEAP__;
+static uint8_t __BUDDY_MAX_POWER__;
+static uint8_t __BUDDY_NUMBER_OF_LEVELS__;
+#define init_done __buddy_init_done
+#define blocks __buddy_blocks
+#define heap_start __buddy_heap_start
+#define size_of_heap __BUDDY_SIZE_OF_HEAP__
+#define max_power __BUDDY_MAX_POWER__
+#define number_of_levels __BUDDY_NUMBER_OF_LEVELS__
 
 /* The DPU's shifts use the low five bits of the amount. */
 static uint32_t shift_left(uint32_t value, uint32_t amount) { return value << (amount & 31u); }
@@ -67,6 +69,14 @@ static uint32_t count_leading_zeros(uint32_t value) { return value == 0 ? 32 : (
 
 /* Where level's bits sit in the shared first word (0 for levels from 4). */
 static uint32_t shared_word_offset(int32_t level) { return level < 4 ? 32u - shift_left(2, (uint32_t)level) : 0; }
+
+/* The bits of a level under 5 in the shared first word: 2^level bits from shared_word_offset (the SDK's switch
+ * table: 0x40000000, 0x30000000, 0x0F000000, 0x00FF0000, 0x0000FFFF). */
+static uint32_t shared_word_mask(int32_t level)
+{
+    uint32_t bits = shift_left(1, (uint32_t)level);
+    return (bits == 32 ? 0xFFFFFFFFu : (1u << bits) - 1u) << shared_word_offset(level);
+}
 
 /* The bitmap word of block index in level. */
 static uint32_t word_of(int32_t level, uint32_t index)
@@ -218,7 +228,7 @@ static bool take_in_level(int32_t current, uint32_t *index, uint32_t *cost)
     if (current < (int32_t)SHARED_WORD_LEVELS) {
         *cost += ALLOC_SHARED_WORD;
         word = 0;
-        mask = shared_word_masks[current];
+        mask = shared_word_mask(current);
     } else {
         *cost += ALLOC_OWN_WORDS_TEST;
         if ((int32_t)level_blocks <= 31) {

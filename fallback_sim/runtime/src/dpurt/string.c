@@ -654,11 +654,14 @@ WEAK char *strrev(char *string)
 }
 
 /* ---- strerror.c.obj: the messages of the DPU's errno numbers; a number past the table sets errno to EINVAL
- * and gives "Unknown error". */
+ * and gives "Unknown error". On a DPU the table is in WRAM only when a program calls strerror; here the runtime
+ * is always linked, so it lives outside the WRAM window (the kernel reads it through the returned pointer). */
 #define STRERROR_KNOWN 4u
 #define STRERROR_UNKNOWN 5u
 
-static const char *const error_messages[] = {
+#define LONGEST_MESSAGE 56
+
+static const char error_messages[][LONGEST_MESSAGE] __attribute__((section(".dpusim.host.rodata"))) = {
     "Success",
     "Argument list too long",
     "Permission denied",
@@ -741,17 +744,20 @@ static const char *const error_messages[] = {
     "Text file busy",
     "Operation would block",
     "Cross-device link",
+    "Unknown error",
 };
+
+#define KNOWN_ERRORS (sizeof(error_messages) / sizeof(error_messages[0]) - 1)
 
 WEAK char *strerror(int errnum)
 {
-    if ((uint32_t)errnum < sizeof(error_messages) / sizeof(error_messages[0])) {
+    if ((uint32_t)errnum < KNOWN_ERRORS) {
         __dpusim_charge(STRERROR_KNOWN);
         return (char *)(uintptr_t)error_messages[errnum];
     }
     __dpusim_charge(STRERROR_UNKNOWN);
     errno = EINVAL;
-    return (char *)(uintptr_t)"Unknown error";
+    return (char *)(uintptr_t)error_messages[KNOWN_ERRORS];
 }
 
 /* ---- strspn.c.obj, strcspn.c.obj, strpbrk.c.obj */
