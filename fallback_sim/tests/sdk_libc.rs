@@ -137,6 +137,10 @@ fn a_constant_length_memcpy_is_the_sdk_call_not_the_host_compilers_inline_copy()
     assert!(expected[1..22].iter().all(|&byte| byte == pattern()[0]), "the first byte repeated");
     let (buffer, _) = run_copy(&mut machine, &Copy { mode: 1, destination: 1, source: 0, length: 21 });
     assert_eq!(buffer, expected, "memcpy(buffer + 1, buffer, 21) with a constant length");
+    let mut expected = pattern();
+    sdk_memcpy(&mut expected, base, 3, 0, 21);
+    let (buffer, _) = run_copy(&mut machine, &Copy { mode: 1, destination: 3, source: 0, length: 21 });
+    assert_eq!(buffer, expected, "memcpy(buffer + 3, buffer, 21) with a constant length");
 }
 
 #[test]

@@ -4,8 +4,9 @@
  *
  * Host inputs: mode, destination and source (offsets in buffer), length, value.
  *   mode 0: memcpy(buffer + destination, buffer + source, length)    (length from the host: a call)
- *   mode 1: memcpy(buffer + 1, buffer, 21)                            (a constant length, as an LZ back-reference
- *                                                                      of 21 bytes at distance 1 is written)
+ *   mode 1: memcpy(buffer + destination, buffer, 21)                  (a constant length and a distance from the
+ *                                                                      host, as an LZ decoder copies a 21-byte
+ *                                                                      back-reference)
  *   mode 2: memmove(buffer + destination, buffer + source, length)
  *   mode 3: memset(buffer + destination, value, length)
  * DPU outputs: buffer after the call; instructions = the DPU instructions counted across the call (the
@@ -39,7 +40,7 @@ int main(void)
         memcpy(buffer + destination, buffer + source, length);
         break;
     case 1:
-        memcpy(buffer + 1, buffer, 21);
+        memcpy(buffer + destination, buffer, 21);
         break;
     case 2:
         memmove(buffer + destination, buffer + source, length);
