@@ -29,7 +29,7 @@ fn read_i32s(machine: &Machine, symbol: &str, count: usize) -> Vec<i32> {
 fn sdk_memcpy(memory: &mut [u8], base: u32, destination: usize, source: usize, length: usize) -> u64 {
     let address = |offset: usize| base as usize + offset;
     let end = destination + length;
-    let word_up = |offset: usize| (address(offset) + 3) / 4 * 4 - base as usize;
+    let word_up = |offset: usize| address(offset).div_ceil(4) * 4 - base as usize;
     let word_down = |offset: usize| address(offset) / 4 * 4 - base as usize;
     let mut instructions = 10;
     let mut head_end = word_up(destination);
