@@ -366,36 +366,33 @@ static bool pointer_in_heap(const void *pointer, uint32_t *cost)
     return true;
 }
 
-/* What differs between buddy_search_for_pointer and its copy inlined in safe_buddy_free: the error path, and
- * the inlined loop's extra instruction under level 4 and two more at the root. */
-struct search_costs {
-    uint32_t error;
-    uint32_t low_level_extra;
-    uint32_t root_extra;
-};
-
-static const struct search_costs SEARCH_CALLED = {4u, 0u, 0u};
-static const struct search_costs SEARCH_IN_FREE = {3u, 1u, 2u};
+/* What differs between buddy_search_for_pointer (called by buddy_realloc) and its copy inlined in
+ * safe_buddy_free: the error path, and the inlined loop's extra instruction under level 4 and two more at the
+ * root. */
+#define SEARCH_ERROR_CALLED 4u
+#define SEARCH_ERROR_IN_FREE 3u
+#define SEARCH_IN_FREE_LOW_LEVEL 1u
+#define SEARCH_IN_FREE_ROOT 2u
 
 /* Finds the allocated block holding pointer, from the last level up: the first level whose bit is clear.
  * Returns its index in that level, or -1 (errno EINVAL) when the pointer is not in an allocated block. */
-static int32_t search_for_pointer(const void *pointer, struct block_position *found, uint32_t *cost,
-                                  const struct search_costs *costs)
+static int32_t search_for_pointer(const void *pointer, struct block_position *found, uint32_t *cost, bool in_free)
 {
+    uint32_t error_cost = in_free ? SEARCH_ERROR_IN_FREE : SEARCH_ERROR_CALLED;
     if (!pointer_in_heap(pointer, cost)) {
-        *cost += costs->error;
+        *cost += error_cost;
         errno = EINVAL;
         return -1;
     }
     uint32_t index = (uint32_t)((int32_t)((const uint8_t *)pointer - heap_start) >> MIN_BLOCK_SHIFT);
     for (int32_t level = (int32_t)number_of_levels - 1;; level--) {
         *cost += SEARCH_BITS + search_offsets_cost(level) + SEARCH_MASKS;
-        if (level < 4) {
-            *cost += costs->low_level_extra;
+        if (level < 4 && in_free) {
+            *cost += SEARCH_IN_FREE_LOW_LEVEL;
         }
         *found = position_of(level, index);
         if (level == 0) {
-            *cost += costs->root_extra;
+            *cost += in_free ? SEARCH_IN_FREE_ROOT : 0;
             return (int32_t)index;
         }
         uint32_t loaded = blocks[found->word];
@@ -404,7 +401,7 @@ static int32_t search_for_pointer(const void *pointer, struct block_position *fo
             return (int32_t)index;
         }
         if ((loaded & found->buddy_bit) == 0) {
-            *cost += SEARCH_NOT_ALLOCATED + costs->error;
+            *cost += SEARCH_NOT_ALLOCATED + error_cost;
             errno = EINVAL;
             return -1;
         }
@@ -448,7 +445,7 @@ static void fuse(struct block_position block, uint32_t index, uint32_t *cost)
 static void safe_buddy_free(void *pointer, uint32_t *cost)
 {
     struct block_position block;
-    int32_t index = search_for_pointer(pointer, &block, cost, &SEARCH_IN_FREE);
+    int32_t index = search_for_pointer(pointer, &block, cost, true);
     if (index < 0) {
         return;
     }
@@ -507,7 +504,7 @@ void *buddy_realloc(void *pointer, size_t size)
     } else {
         struct block_position block;
         cost += REALLOC_SEARCH;
-        int32_t index = search_for_pointer(pointer, &block, &cost, &SEARCH_CALLED);
+        int32_t index = search_for_pointer(pointer, &block, &cost, false);
         if (index < 0) {
             cost += REALLOC_NOT_FOUND;
             result = NULL;
