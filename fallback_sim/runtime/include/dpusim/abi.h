@@ -117,6 +117,9 @@ void __dpusim_barrier_wait(void *barrier);
 void __dpusim_sem_take(void *semaphore);
 void __dpusim_sem_give(void *semaphore);
 void __dpusim_handshake_notify(void);
+/* handshake_wait_for's results are the DPU libc's error numbers (errno.h of the SDK 2025.1), not the host's. */
+#define DPUSIM_DPU_EALREADY 7
+#define DPUSIM_DPU_EINVAL 28
 int __dpusim_handshake_wait_for(uint32_t notifier);
 
 /* The DPU's one performance counter: modelled cycles or the DPU's executed instructions since the last reset. */

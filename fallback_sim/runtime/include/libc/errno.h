@@ -17,7 +17,7 @@ extern int __errno[];
 #define EADDRNOTAVAIL 4
 #define EAFNOSUPPORT 5
 #define EAGAIN 6
-#define EALREADY 7
+#define EALREADY 7 /* DPUSIM_DPU_EALREADY */
 #define EBADF 8
 #define EBADMSG 9
 #define EBUSY 10
@@ -38,7 +38,7 @@ extern int __errno[];
 #define EILSEQ 25
 #define EINPROGRESS 26
 #define EINTR 27
-#define EINVAL 28
+#define EINVAL 28 /* DPUSIM_DPU_EINVAL */
 #define EIO 29
 #define EISCONN 30
 #define EISDIR 31

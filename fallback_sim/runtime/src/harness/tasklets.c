@@ -343,12 +343,12 @@ int __dpusim_handshake_wait_for(uint32_t notifier) {
             __dpusim_fault(DPUSIM_FAULT_SYNC_MISUSE, 0, notifier,
                            "handshake_wait_for(%u) with %u tasklets from tasklet %u", notifier, run.nr_tasklets,
                            __dpusim_tasklet_id);
-        return EINVAL;
+        return DPUSIM_DPU_EINVAL;
     }
     clock_charge(COST_WAIT_ARRIVE);
     clock_wait_turn();
     if (first_waiter(WAIT_HANDSHAKE_WAIT, tasklet_key(notifier)) != DPUSIM_NO_TASKLET)
-        return EALREADY;
+        return DPUSIM_DPU_EALREADY;
     struct tasklet *other = &run.tasklets[notifier];
     if (other->state == TASKLET_BLOCKED && other->wait == WAIT_HANDSHAKE_NOTIFY) {
         wake(notifier, COST_WAIT_RESUME, COST_NOTIFY_RESUMED_TAIL);
