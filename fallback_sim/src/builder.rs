@@ -73,6 +73,13 @@ const GCC_ONLY_WARNINGS_OFF: [&str; 2] = ["-Wno-parentheses", "-Wno-unused-value
 /// Debug information, which the build checks read the kernel's types and functions from. It changes no
 /// generated code (and the SDK's compiler adds it too unless told `-g0`).
 const DEBUG_INFO: &str = "-g";
+/// Every `memcpy` of a kernel calls the runtime's, the SDK's forward copy. The DPU's compiler inlines a
+/// constant-size copy only when it takes at most four stores (`MaxStoresPerMemcpy = 4` in UPMEM's LLVM DPU
+/// backend, DPUTargetLowering.cpp) and otherwise calls `memcpy` or its word loop `__memcpy_wram_4align`, which
+/// copies the same bytes forward; the host compiler inlines constant-size copies of hundreds of bytes as loads
+/// followed by stores, which is memmove, so an overlapping copy (an LZ back-reference of constant length) would
+/// give the host's bytes, not the DPU's.
+const DPU_MEMCPY: &str = "-fno-builtin-memcpy";
 
 /// Why a kernel could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -447,6 +454,7 @@ impl KernelBuilder {
         // read.
         kernel.extend(DPU_LIKE_CODE.map(OsString::from));
         kernel.push(DEBUG_INFO.into());
+        kernel.push(DPU_MEMCPY.into());
         kernel.push(INSTRUMENTATION_FLAG.into());
         kernel.push(HOOK_NEVER_TAIL_CALLED.into());
         if is_clang {

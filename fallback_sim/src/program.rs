@@ -17,6 +17,8 @@ use crate::layout::{KernelInfo, ABI_VERSION, KERNEL_MAGIC, MAX_TASKLETS, MRAM_BA
 const EM_DPU: u16 = 245;
 /// The symbol that marks the start of the MRAM heap (`DPU_MRAM_HEAP_POINTER_NAME`).
 pub const MRAM_HEAP_SYMBOL: &str = "__sys_used_mram_end";
+/// WRAM the SDK's linker script reserves per tasklet between the stacks and the heap (`__sw_cache_buffer`).
+const SOFTWARE_CACHE_PER_TASKLET: u64 = 8;
 
 /// Which DPU memory a symbol lives in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -191,9 +193,12 @@ impl Program {
         &self.stack_sizes
     }
 
-    /// WRAM taken by globals (rodata, data, `__host`, bss) and the tasklets' nominal stacks: where the heap starts.
+    /// WRAM taken by globals (rodata, data, `__host`, bss), the tasklets' nominal stacks and the SDK's 8-byte
+    /// software-cache buffer per tasklet (`.data.sw_cache` of the SDK's linker script, before
+    /// `__sys_heap_pointer_reset`): where the heap starts.
     pub fn wram_used(&self) -> u64 {
-        self.static_wram.next_multiple_of(8) + self.stack_sizes.iter().map(|&size| u64::from(size)).sum::<u64>()
+        let stacks = self.stack_sizes.iter().map(|&size| u64::from(size)).sum::<u64>();
+        self.static_wram.next_multiple_of(8) + stacks + SOFTWARE_CACHE_PER_TASKLET * u64::from(self.nr_tasklets)
     }
 
     /// MRAM taken by `__mram` and `__mram_noinit` variables: the MRAM heap's offset.

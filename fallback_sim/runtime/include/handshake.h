@@ -9,8 +9,9 @@
 #ifndef DPUSIM_HANDSHAKE_H
 #define DPUSIM_HANDSHAKE_H
 
-#include <errno.h>
 #include <stdint.h>
+
+#include <libc/errno.h>
 
 #include <dpusim/abi.h>
 
@@ -27,7 +28,10 @@ static inline void handshake_notify(void)
 
 static inline int handshake_wait_for(sysname_t notifier)
 {
-    return __dpusim_handshake_wait_for(notifier, __handshake_array);
+    int result = __dpusim_handshake_wait_for(notifier, __handshake_array);
+    if (result == EALREADY)
+        errno = EALREADY;
+    return result;
 }
 
 #endif /* DPUSIM_HANDSHAKE_H */

@@ -93,7 +93,8 @@ enum dpusim_fault_kind {
 __attribute__((noreturn, format(printf, 4, 5))) void
 __dpusim_fault(uint32_t kind, uint64_t address, uint64_t value, const char *format, ...);
 
-/* The first byte of the mem_alloc heap: static WRAM, then the nominal stacks of every tasklet. */
+/* The end of the nominal stacks of every tasklet, which follow the static WRAM. The mem_alloc heap starts 8 bytes
+ * per tasklet later (the SDK's software-cache buffer, see alloc.c). */
 void *__dpusim_heap_start(void);
 
 /* The DPU's WRAM size in bytes, as configured (64 KiB unless the profile says otherwise). */
@@ -149,6 +150,9 @@ void __dpusim_sem_give(void *semaphore);
 /* handshake: `entries` is the SDK's 24-byte __handshake_array in WRAM (entry n: who waits for tasklet n). */
 void __dpusim_handshake_notify(uint8_t *entries);
 int __dpusim_handshake_wait_for(uint32_t notifier, uint8_t *entries);
+/* handshake_wait_for's results are the DPU libc's error numbers (errno.h of the SDK 2025.1), not the host's. */
+#define DPUSIM_DPU_EALREADY 7
+#define DPUSIM_DPU_EINVAL 28
 
 /* The DPU's one performance counter: modelled cycles or the DPU's executed instructions since the last reset, read
  * as the v1A `time` instruction reads it (a multiple of 16 below 2^36). */

@@ -1,7 +1,7 @@
 /*
  * stdlib.h for DPU kernels: what the SDK's DPU libc declares (dpu-rt/src/stdlib/stdlib.h) and nothing else, so
  * that a kernel may define names the host's <stdlib.h> would claim (its own `uint32_t rand()`, `malloc`, ...).
- * abort() and exit(status != 0) put the DPU in fault; exit(0) ends the calling tasklet.
+ * abort() puts the DPU in fault (runtime fault 4); exit(status) ends the calling tasklet whatever the status.
  * This directory is on the include path of kernel sources only; the runtime and the harness get the host's.
  */
 #ifndef DPUSIM_LIBC_STDLIB_H
@@ -22,9 +22,21 @@ static inline char *getenv(const char *name)
     return NULL;
 }
 
-int abs(int x);
-long int labs(long int x);
-long long int llabs(long long int x);
+/* Inline, as the SDK's header has them: a kernel's own code, with the DPU's division. */
+static inline int abs(int x)
+{
+    return (x < 0) ? -x : x;
+}
+
+static inline long int labs(long int x)
+{
+    return (x < 0) ? -x : x;
+}
+
+static inline long long int llabs(long long int x)
+{
+    return (x < 0) ? -x : x;
+}
 
 typedef struct {
     int quot;
@@ -41,9 +53,23 @@ typedef struct {
     long long int rem;
 } lldiv_t;
 
-div_t div(int numer, int denom);
-ldiv_t ldiv(long int numer, long int denom);
-lldiv_t lldiv(long long int numer, long long int denom);
+static inline div_t div(int numer, int denom)
+{
+    div_t result = {numer / denom, numer % denom};
+    return result;
+}
+
+static inline ldiv_t ldiv(long int numer, long int denom)
+{
+    ldiv_t result = {numer / denom, numer % denom};
+    return result;
+}
+
+static inline lldiv_t lldiv(long long int numer, long long int denom)
+{
+    lldiv_t result = {numer / denom, numer % denom};
+    return result;
+}
 
 int atoi(const char *nptr);
 long atol(const char *nptr);

@@ -13,7 +13,6 @@
  * A waiting tasklet runs `stop`; on a DPU a stopped tasklet is like a finished one (the DPU is done when every
  * tasklet has stopped). A mutex waiter instead spins on `acquire`, which never ends while nobody releases.
  */
-#include <errno.h>
 #include <stdint.h>
 
 #include "internal.h"
@@ -327,11 +326,11 @@ int __dpusim_handshake_wait_for(uint32_t notifier, uint8_t *entries) {
         return 0;
     }
     if (named != entry) {
-        /* Another tasklet already waits for this notifier: the SDK sets errno and returns EALREADY. */
+        /* Another tasklet already waits for this notifier: the SDK returns EALREADY and sets the tasklet's errno
+         * (handshake.h does, as the DPU's errno is the kernel's). */
         clock_charge(COST_WAIT_ALREADY);
         clock_wait_turn();
-        errno = EALREADY;
-        return EALREADY;
+        return DPUSIM_DPU_EALREADY;
     }
     resume_from_entry("handshake_wait_for", entry, named, COST_WAIT_RESUME);
     entries[entry] = NO_WAITER;
