@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{build, machine_with, read_u32s, read_u64, write_u32};
+use common::{build, machine_with, read_u32s, write_u32};
 use upmem_sim::{FaultKind, Machine, SimError, Topology, WRAM_BASE};
 
 const WRAM_SIZE: u64 = 64 << 10;
@@ -87,7 +87,7 @@ struct Copy {
     length: usize,
 }
 
-/// Runs one copy of sdk_libc_memcpy; returns the buffer after it and the instructions counted across it.
+/// Runs one copy of sdk_libc_memcpy; returns the buffer after it and the launch's instructions.
 fn run_copy(machine: &mut Machine, copy: &Copy) -> (Vec<u8>, u64) {
     machine.write_symbol(0, "buffer", 0, &pattern()).unwrap();
     write_u32(machine, 0, "mode", copy.mode);
@@ -97,7 +97,7 @@ fn run_copy(machine: &mut Machine, copy: &Copy) -> (Vec<u8>, u64) {
     machine.launch(&[0]).unwrap();
     let mut buffer = vec![0; BUFFER_BYTES];
     machine.read_symbol(0, "buffer", 0, &mut buffer).unwrap();
-    (buffer, read_u64(machine, 0, "instructions"))
+    (buffer, machine.stats(0).unwrap().instructions)
 }
 
 #[test]

@@ -12,7 +12,17 @@ pub fn run() -> anyhow::Result<()> {
     let machine = RankInventory::of_this_machine();
     if machine.has_device() {
         match DpuSet::builder().backend(BackendKind::Hardware).dpus(1).allocate() {
-            Ok(_) => println!("UPMEM hardware: available; {machine}"),
+            Ok(set) => {
+                println!("UPMEM hardware: available; {machine}");
+                println!(
+                    "           {}; {} DPUs, {} hardware tasklets each (--tasklets 1 to {})",
+                    set.sdk_version()
+                        .map_or_else(|| "UPMEM SDK of unknown version".to_owned(), |v| format!("UPMEM SDK {v}")),
+                    set.chip(),
+                    set.hardware_threads(),
+                    set.hardware_threads().min(pimgnn::pim::abi::MAX_TASKLETS as u32)
+                );
+            }
             Err(error) => println!("UPMEM hardware: present but unusable: {error}"),
         }
     } else {
@@ -29,7 +39,9 @@ pub fn run() -> anyhow::Result<()> {
             defaults.hang_limit.map_or("none".to_owned(), |limit| format!("{} s", limit.as_secs())),
         );
         println!(
-            "           WRAM {} KiB and MRAM {} MiB per DPU",
+            "           {} DPUs ({} hardware tasklets each), WRAM {} KiB and MRAM {} MiB per DPU",
+            defaults.topology.chip,
+            defaults.topology.chip.hardware_threads(),
             defaults.topology.wram_size >> 10,
             defaults.topology.mram_size >> 20
         );

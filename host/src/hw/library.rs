@@ -160,7 +160,10 @@ fn loaded_file(dpu: &LibDpu) -> Option<PathBuf> {
 /// A failed candidate, with the libraries it needs that do not load (when it is a file that exists).
 fn failed_attempt(candidate: &Path, error: &str) -> LoadAttempt {
     let missing = if candidate.is_file() { missing_dependencies(candidate) } else { Vec::new() };
-    LoadAttempt { candidate: candidate.to_path_buf(), error: error.to_owned(), missing }
+    // The loader's message starts with the path, which the attempt prints already.
+    let prefix = format!("{}: ", candidate.display());
+    let error = error.strip_prefix(&prefix).unwrap_or(error).to_owned();
+    LoadAttempt { candidate: candidate.to_path_buf(), error, missing }
 }
 
 /// The libraries `library` needs (`DT_NEEDED`) that the loader cannot load, each with the directory of
