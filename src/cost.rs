@@ -26,7 +26,10 @@
 //!   (`EmitMul16WithCustomInserter`); PrIM did not measure them. Each nonzero costs 80 instructions besides
 //!   its products: its record's walk, loop and DMA set-up (24), its X row's address `column * width`, a
 //!   32-bit multiply on a DPU (30), and the product loop's entry and exit and the sequential reader's advance
-//!   (26, counted in the kernels' disassembly).
+//!   (26, counted in the kernels' disassembly). Each row costs 55 instructions besides its sums (its walk and
+//!   store set-up, 40, and 15 of the call of the DPU libc's `memset` that the compiler makes of clearing its
+//!   sums: memset.c.obj of the SDK 2025.1's compiled runtime) and 5 per feature (2 of the store and merge loops,
+//!   3 of memset's word loop).
 //! - **Kernel time** is the slowest DPU's `max(compute cycles, DMA cycles)`: with 11 or more tasklets the DMA
 //!   latency hides behind other tasklets' compute, whichever engine is busier bounds the time.
 //! - **Host work** (building per-DPU X buffers, merging partial Y tiles) is memory-bound at
@@ -37,7 +40,7 @@
 //! here is checked (`tests/pim_cost.rs`): the model's DMA cycles match the simulator's exact DMA count for the
 //! same kernel run within 3%, and its kernel cycles (compute and DMA) match the simulator's modelled cycles,
 //! which count the kernel's instructions with the DPU's software arithmetic and the DPU compiler's narrow
-//! multiplies, within 10% for every element type (0.92x to 1.02x on the test graph at 16 and 64 features for
+//! multiplies, within 10% for every element type (0.94x to 1.03x on the test graph at 16 and 64 features for
 //! f32, i32, i16 and i8). On the simulator the timing tables show the
 //! simulator's kernel time (`PimReport` also gives the model's). The model is deliberately simple and its
 //! parameters are public, so a measured server can replace them.
@@ -78,7 +81,7 @@ pub struct HardwareModel {
     pub float_mac_cycles: f64,
     /// Instructions per nonzero and feature chunk besides the products (record walk, loop, DMA setup).
     pub nonzero_instructions: f64,
-    /// Instructions per row and feature chunk besides the sums (row walk, clearing, store setup).
+    /// Instructions per row and feature chunk besides the sums (row walk, store setup, the call clearing them).
     pub row_instructions: f64,
     /// Host -> DPU parallel push bandwidth of one rank, bytes per second.
     pub push_bytes_per_second: f64,
@@ -100,6 +103,14 @@ const FEATURE_INSTRUCTIONS: f64 = 4.0;
 /// Instructions of one iteration of the kernels' feature loop, which takes 8 bytes of X: advance the index,
 /// compare, branch.
 const FEATURE_LOOP_INSTRUCTIONS: f64 = 4.0;
+/// Instructions per row and feature besides clearing its sum: its share of the store and merge loops.
+const ROW_FEATURE_INSTRUCTIONS: f64 = 2.0;
+/// The compiler turns the kernels' clearing of a row's sums into a call of the DPU libc's `memset`, which takes
+/// 3 instructions per 4-byte word and 15 around them for a word-aligned area of whole words (the SDK 2025.1's
+/// compiled runtime, memset.c.obj: entry, the aligned start, the word loop's set-up, the loop, its exit, the
+/// no-tail jump and the return). A sum is one word.
+const MEMSET_WORD_INSTRUCTIONS: f64 = 3.0;
+const MEMSET_FIXED_INSTRUCTIONS: f64 = 15.0;
 
 impl Default for HardwareModel {
     fn default() -> Self {
@@ -115,7 +126,7 @@ impl Default for HardwareModel {
             i8_mac_cycles: 1.0 + FEATURE_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS / 8.0,
             float_mac_cycles: 179.0 + 66.0 + FEATURE_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS / 2.0,
             nonzero_instructions: 24.0 + 30.0 + 26.0,
-            row_instructions: 40.0,
+            row_instructions: 40.0 + MEMSET_FIXED_INSTRUCTIONS,
             push_bytes_per_second: 6.68e9,
             gather_bytes_per_second: 4.74e9,
             broadcast_bytes_per_second: 16.88e9,
@@ -266,8 +277,8 @@ impl HardwareModel {
                 cycles.dma += refills(rows * 4.0);
             }
             cycles.dma += rows * (self.dma_write_alpha + self.dma_cycles_per_byte * width * 4.0);
-            cycles.compute +=
-                nz * (width * mac + self.nonzero_instructions) + rows * (self.row_instructions + 2.0 * width);
+            cycles.compute += nz * (width * mac + self.nonzero_instructions)
+                + rows * (self.row_instructions + (ROW_FEATURE_INSTRUCTIONS + MEMSET_WORD_INSTRUCTIONS) * width);
         }
         cycles.compute /= (tasklets / self.pipeline_tasklets).min(1.0);
         cycles

@@ -134,6 +134,12 @@
 //! cycle-accurate: host instructions stand in for DPU instructions (with the costs above), and the pipeline's
 //! finer rules (register file bank conflicts) are not modelled.
 //!
+//! # The SDK's runtime
+//!
+//! Every DPU runtime routine the simulator reimplements (synchronisation, DMA, sequential readers, allocators,
+//! the DPU libc) follows the SDK 2025.1's compiled runtime, case by case: [`sdk_runtime`] has the table of what
+//! the SDK does, where it was read and the test that checks it.
+//!
 //! # Who checks what
 //!
 //! The machine checks DPU indices, that DPUs are enabled, loaded and idle, and bounds of every host access.
@@ -162,6 +168,8 @@ mod overlay;
 mod program;
 mod runtime;
 mod stats;
+#[doc = include_str!("../docs/sdk-runtime.md")]
+pub mod sdk_runtime {}
 pub mod transfer_model;
 mod worker;
 
