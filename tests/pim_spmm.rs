@@ -244,6 +244,24 @@ fn more_dpus_and_tasklets_than_work() {
     }
 }
 
+/// On v1B DPUs (16 hardware threads) the engine loads the kernels' v1B builds and runs plans of up to 16 tasklets,
+/// cutting rows between all of them, and refuses a plan of more, naming the chip.
+#[test]
+fn v1b_dpus_run_up_to_16_tasklets() {
+    let v1b_set = || {
+        let mut config = SimConfig::new(Topology::new(1, 4).with_chip(upmem::ChipVersion::V1B));
+        config.strict = true;
+        DpuSet::builder().backend(BackendKind::Simulator).simulator(config).allocate().unwrap()
+    };
+    let a = random_graph::<i16>(300, 6, &[5], 400, 11);
+    for format in [Format::Csr, Format::Coo] {
+        check(v1b_set(), &a, plan(format, 4, 1, 1, XDelivery::Referenced, 16), &[70]);
+        let error = PimSpmm::new(v1b_set(), a.clone(), plan(format, 4, 1, 1, XDelivery::Referenced, 17)).err();
+        let error = error.expect("a plan of 17 tasklets ran on v1B DPUs").to_string();
+        assert!(error.contains("17 tasklets: the set's v1B DPUs run at most 16"), "{error}");
+    }
+}
+
 /// A streamed call hands every row of Y once, by ranges, to its step, with the values `spmm` gives and the same
 /// rows of each output: under every plan (rows shared between row blocks included), on a graph large enough for
 /// several ranges.
