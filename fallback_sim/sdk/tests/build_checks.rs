@@ -60,7 +60,7 @@ fn a_program_too_large_for_iram_is_a_warning_and_strict_dpu_load_refuses_it() {
     assert!(
         stderr.lines().any(|line| line.starts_with("dpu-upmem-dpurte-clang: warning: ")
             && line.contains("DPU instructions")
-            && line.contains("more than the 4096 a DPU's IRAM holds")),
+            && line.contains("more than the 4096 a v1A DPU's IRAM holds")),
         "{stderr}"
     );
     assert_eq!(load_status("backend=simulator,simStrict=true", &binary), INVALID_IRAM_ACCESS);
@@ -77,4 +77,31 @@ fn shared_layouts_that_differ_on_a_dpu_are_warnings_and_strict_dpu_load_refuses_
     assert_eq!(stderr.lines().filter(|line| line.contains(": warning: ")).count(), 3, "{stderr}");
     assert_eq!(load_status("backend=simulator,simStrict=true", &binary), ELF_INVALID_FILE);
     assert_eq!(load_status("backend=simulator", &binary), 0);
+}
+
+/// The chip `-mcpu=` or `$DPU_ARCH_VERSION` names bounds NR_TASKLETS as the SDK's linker script does: 24 tasklets
+/// build for v1A and are refused for v1B, 16 build for both.
+#[test]
+fn the_target_chip_bounds_the_tasklets() {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/kernels/empty.c");
+    let dir = tempfile::tempdir().unwrap();
+    let build = |tasklets: u32, chip_flag: Option<&str>, arch: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_dpu-upmem-dpurte-clang"));
+        command.arg(format!("-DNR_TASKLETS={tasklets}")).arg("-DSTACK_SIZE_DEFAULT=256").arg("-o");
+        command.arg(dir.path().join(format!("empty-{tasklets}.dpusim"))).args(chip_flag).arg(&source);
+        match arch {
+            Some(version) => command.env("DPU_ARCH_VERSION", version),
+            None => command.env_remove("DPU_ARCH_VERSION"),
+        };
+        command.output().expect("running dpu-upmem-dpurte-clang")
+    };
+    assert!(build(24, Some("-mcpu=v1A"), None).status.success());
+    for refused in [build(24, Some("-mcpu=v1B"), None), build(24, None, Some("v1B"))] {
+        assert!(!refused.status.success());
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(stderr.contains("uses 24 tasklets, but a v1B DPU has 16 hardware threads"), "{stderr}");
+    }
+    assert!(build(16, Some("-mcpu=v1B"), None).status.success());
+    let bad = build(16, Some("-mcpu=v2"), None);
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("expected v1A or v1B"));
 }
