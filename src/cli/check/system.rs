@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use upmem::{BackendKind, DpuSet, LoadedSet, SimConfig, Topology, MRAM_HEAP};
+use upmem::{BackendKind, ChipVersion, DpuSet, LoadedSet, SimConfig, Topology, MRAM_HEAP};
 
 /// DPUs per rank of the simulated machine: a small rank, so that the few DPUs of a check span several ranks.
 const SIM_DPUS_PER_RANK: u32 = 4;
@@ -82,14 +82,14 @@ fn flag(kind: BackendKind) -> &'static str {
     }
 }
 
-/// What the runtime tells of the DPUs' chips and software. Fields it does not report are `None`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// What the runtime tells of the DPUs' chips and software.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Silicon {
-    /// The chip version (such as v1A).
-    pub chip_version: Option<String>,
+    /// The chip version.
+    pub chip_version: ChipVersion,
     /// Tasklets a DPU runs in hardware.
-    pub tasklet_limit: Option<u32>,
-    /// The UPMEM SDK version, on hardware.
+    pub tasklet_limit: u32,
+    /// The UPMEM SDK version, on hardware, when its libdpu says.
     pub sdk_version: Option<String>,
 }
 
@@ -97,8 +97,8 @@ pub struct Silicon {
 /// (the ranks' descriptions on hardware).
 pub fn silicon(set: &DpuSet) -> Silicon {
     Silicon {
-        chip_version: Some(set.chip().to_string()),
-        tasklet_limit: Some(set.hardware_threads()),
+        chip_version: set.chip(),
+        tasklet_limit: set.hardware_threads(),
         sdk_version: set.sdk_version().map(str::to_owned),
     }
 }
@@ -169,8 +169,7 @@ impl fmt::Display for Description {
             f,
             "chip version: {}; hardware tasklets per DPU: {} (the kernels are built for each chip, the SpMM \
              ones with as many tasklets as it has threads)",
-            reported(&self.silicon.chip_version),
-            reported(&self.silicon.tasklet_limit),
+            self.silicon.chip_version, self.silicon.tasklet_limit,
         )?;
         write!(f, "DPUs: {} in {} rank{}", self.dpus, self.ranks, if self.ranks == 1 { "" } else { "s" })?;
         match &self.machine {
@@ -224,10 +223,11 @@ mod tests {
             dpus: 2556,
             machine: None,
             mram_bytes: 64 << 20,
-            silicon: Silicon::default(),
+            silicon: Silicon { chip_version: ChipVersion::V1B, tasklet_limit: 16, sdk_version: None },
         };
         let text = description.to_string();
         assert!(text.contains("UPMEM SDK: not reported by the runtime"), "{text}");
+        assert!(text.contains("chip version: v1B; hardware tasklets per DPU: 16"), "{text}");
         assert!(text.contains("DPUs: 2556 in 40 ranks; disabled DPUs: not reported"), "{text}");
         assert!(text.contains("MRAM 64 MiB, WRAM not reported by the runtime"), "{text}");
     }
