@@ -65,6 +65,16 @@ pub enum Error {
         /// How much there is.
         limit: u64,
     },
+    /// A value that should be a number is a NaN or an infinity (in a compared result, say).
+    #[error("{what}: value {index} is {value}, not a finite number")]
+    NotFinite {
+        /// The values, and which side of a comparison.
+        what: String,
+        /// Where the first such value is.
+        index: usize,
+        /// The value found.
+        value: f32,
+    },
     /// The UPMEM runtime failed (allocation, load, transfer, launch, DPU fault).
     #[error(transparent)]
     Upmem(#[from] upmem::Error),

@@ -8,6 +8,7 @@
 //! training (aggregation forward and backward through the same engines) in [`train`].
 
 pub mod bench;
+pub mod compare;
 pub mod cost;
 pub mod cpu;
 mod error;
