@@ -261,6 +261,14 @@ fn misuse() {
     }
 }
 
+/// A long-running process that allocates 64 DPUs, loads (from the file and from memory), transfers, launches,
+/// reads back and frees, cycle after cycle: its allocated memory, file descriptors and threads stay flat after a
+/// warm-up. `SOAK_CYCLES` sets the cycles (default 300); the figures are in the summary line.
+#[test]
+fn soak() {
+    assert_summary(&build_and_run("soak"), "soak");
+}
+
 /// Unchanged SDK programs: DPU libc headers, definition macros without their semicolon, built_ins.h,
 /// SEQREAD_CACHE_SIZE, the SDK clang's flags, MRAM addresses and DMA sizes as the engine reads them, and a
 /// stack overflow, each checked by the host program; the odd DMA size and the overflow are warned about. The
