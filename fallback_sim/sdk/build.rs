@@ -1,4 +1,5 @@
-//! Embeds the host headers (`include/dpu/`) so that `dpu-pkg-config` can write them where C programs find them.
+//! Embeds the host headers (`include/dpu/`: the C headers, and the C++ API's `dpu.hpp` and `dpu`) so that
+//! `dpu-pkg-config` can write them where host programs find them.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -12,7 +13,7 @@ fn main() {
     let mut headers: Vec<PathBuf> = fs::read_dir(&dir)
         .unwrap_or_else(|error| panic!("reading {}: {error}", dir.display()))
         .map(|entry| entry.expect("directory entry").path())
-        .filter(|path| path.extension().is_some_and(|extension| extension == "h"))
+        .filter(|path| path.is_file())
         .collect();
     headers.sort();
     let mut table = String::from("&[\n");

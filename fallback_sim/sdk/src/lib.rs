@@ -1,13 +1,15 @@
 //! The UPMEM SDK, emulated over the upmem-sim simulator, so that unchanged UPMEM programs and makefiles build
 //! and run without hardware:
 //!
-//! - `libdpu`: the SDK 2025.1 host API (`dpu.h`), built as `libdpu.so` and `libdpu.a`;
+//! - `libdpu`: the SDK 2025.1 host API (`dpu.h`), built as `libdpu.so` and `libdpu.a`, and the SDK's C++ API
+//!   over it (`dpu.hpp`, included as `<dpu>`: `dpu::DpuSet`, an inline header);
 //! - `dpu-upmem-dpurte-clang`: builds DPU C sources into simulated DPU binaries, taking the SDK compiler's flags;
 //! - `dpu-pkg-config`: answers `--cflags --libs dpu` with these headers and this library;
 //! - `fallback_sim/upmem_env.sh`: puts them on `PATH`, like the SDK's `upmem_env.sh`.
 //!
-//!  The headers are in `include/dpu/` (`dpu.h` and the headers it names,
-//! the low-level `dpu_log.h`, `dpu_management.h`, `dpu_memory.h`, and our extension `dpu_sim.h`).
+//! The headers are in `include/dpu/` (`dpu.h` and the headers it names, the low-level `dpu_log.h`,
+//! `dpu_log_internals.h`, `dpu_management.h`, `dpu_memory.h`, the C++ API's `dpu.hpp` and `dpu`, and our extension
+//! `dpu_sim.h`).
 //!
 //! The process has one simulated server, made at the first allocation from the profile (see [`profile`]);
 //! by default 40 ranks of 64 DPUs (2,560 DPUs), whose memories cost only what is written. Every call checks

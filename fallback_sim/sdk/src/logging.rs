@@ -1,7 +1,7 @@
 //! Logs, error strings and the simulator's explanations: `dpu_log_read`, `dpulog_read_for_dpu`,
-//! `dpu_error_to_string`, and `dpu_sim.h`'s `dpu_sim_fault_reason` and `dpu_sim_stats`.
+//! `dpulog_read_for_dpu_`, `dpu_error_to_string`, and `dpu_sim.h`'s `dpu_sim_fault_reason` and `dpu_sim_stats`.
 
-use std::ffi::{c_char, CString};
+use std::ffi::{c_char, c_int, c_void, CString};
 
 use crate::error::{code, describe, DpuError, Result};
 use crate::server::{existing, server};
@@ -46,6 +46,44 @@ pub unsafe extern "C" fn dpulog_read_for_dpu(dpu: *mut dpu_t, stream: *mut libc:
     guard(|| {
         let dpu = existing(&mut server())?.dpu_of(dpu)?;
         print_log(dpu, stream)
+    })
+}
+
+/// `dpu_log_print_fct_t` (`dpu_log_internals.h`): how `dpulog_read_for_dpu_` hands the log to its caller.
+#[allow(non_camel_case_types)]
+pub type dpu_log_print_fct_t =
+    Option<unsafe extern "C" fn(arg: *mut c_void, format: *const c_char, ...) -> dpu_error_t>;
+
+/// `dpulog_read_for_dpu_` (`dpu_log_internals.h`, used by the SDK's C++ API): passes what the DPU printed
+/// during its last launch to `print_fct`, as one `"%.*s"` call with the text (none when it printed nothing); a
+/// failure `print_fct` returns is returned.
+///
+/// # Safety
+/// `print_fct` is null or a function that accepts a `printf` format and its arguments, and `arg` is what it
+/// expects as its first argument.
+#[no_mangle]
+pub unsafe extern "C" fn dpulog_read_for_dpu_(
+    dpu: *mut dpu_t,
+    print_fct: dpu_log_print_fct_t,
+    arg: *mut c_void,
+) -> dpu_error_t {
+    guard(|| {
+        let print_fct = print_fct.ok_or(DpuError(code::INVALID_BUFFER_SIZE))?;
+        let text = {
+            let mut guard = server();
+            let server = existing(&mut guard)?;
+            let id = server.dpu_of(dpu)?;
+            server.machine.log(id)?
+        };
+        // The lock is released: the printer may call the API.
+        for part in text.chunks(c_int::MAX as usize) {
+            // SAFETY: the caller's printer, given a format whose one conversion takes the part's length and bytes.
+            let status = unsafe { print_fct(arg, c"%.*s".as_ptr(), part.len() as c_int, part.as_ptr()) };
+            if status != code::OK {
+                return Err(DpuError(status));
+            }
+        }
+        Ok(())
     })
 }
 

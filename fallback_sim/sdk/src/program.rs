@@ -39,12 +39,19 @@ fn load_entry(
     let server = existing(&mut guard)?;
     let dpus = server.dpus_of(set)?;
     let entry = find(server)?;
-    // SAFETY: the entry is boxed in the server's program table, which never drops entries.
+    // SAFETY: the entry is boxed in the server's program table, which drops entries only in
+    // `forget_unused_programs`, called below once the entry is no longer read.
     let program = Arc::clone(unsafe { &(*entry).program });
-    server.machine.load(&dpus, &program)?;
+    let loaded = server.machine.load(&dpus, &program);
+    drop(program);
+    // The programs these DPUs ran before, or this one if the load failed, may be unused now.
+    server.forget_unused_programs();
+    loaded?;
     if !out.is_null() {
+        // A program from memory loaded into no DPU (an empty set) is already gone: no handle for it.
+        let handle = if server.program_entry(entry).is_some() { entry } else { std::ptr::null_mut() };
         // SAFETY: a non-null `program` argument points to writable storage (libdpu's contract).
-        unsafe { out.write(entry) };
+        unsafe { out.write(handle) };
     }
     Ok(())
 }

@@ -57,6 +57,9 @@ pub struct Dpu {
 /// A loaded program and the handle C sees as `struct dpu_program_t *`.
 pub struct ProgramEntry {
     pub program: Arc<Program>,
+    /// The current version of a file, kept for the next `dpu_load` of that file even while no DPU runs it. A
+    /// program from memory, or an older version of a rebuilt file, is kept only while a DPU runs it.
+    reusable: bool,
 }
 
 /// The simulated server and what the C API has done with it.
@@ -69,7 +72,8 @@ pub struct Server {
     /// Address ranges of the rank arrays `dpu_free` released, so that a stale set is refused before its array
     /// is read (the memory may have gone back to the allocator). Forgotten when an allocation reuses them.
     freed_arrays: Vec<std::ops::Range<usize>>,
-    /// Programs by path, so that reloading the same binary reuses it (and its worker processes).
+    /// Programs by path and modification time, so that reloading the same binary reuses its parse (and, while
+    /// a DPU runs it, its worker processes); see [`Server::forget_unused_programs`] for how long they stay.
     programs: HashMap<(PathBuf, Option<SystemTime>), Box<ProgramEntry>>,
     pub profile: Profile,
     /// DPUs launched asynchronously whose outcome `dpu_sync` has not reported yet.
@@ -399,11 +403,12 @@ impl Server {
         }
         let array = self.allocations.swap_remove(position);
         self.freed_arrays.push(array_range(&array));
+        self.forget_unused_programs();
         Ok(())
     }
 
-    /// The program at `path`, parsed once per version of the file. Entries are never dropped while the server
-    /// lives, so every `struct dpu_program_t *` handed out stays valid (a rebuilt file is a new entry).
+    /// The program at `path`, parsed once per version of the file: the current version stays in the table
+    /// (a rebuilt file is a new entry, and the older one goes once no DPU runs it).
     pub fn program(&mut self, path: &Path) -> Result<*mut ProgramEntry> {
         let modified = std::fs::metadata(path).and_then(|metadata| metadata.modified()).ok();
         let key = (std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()), modified);
@@ -420,16 +425,33 @@ impl Server {
                 code
             }
         })?);
-        let entry = self.programs.entry(key).insert_entry(Box::new(ProgramEntry { program }));
+        for (other, entry) in &mut self.programs {
+            if other.0 == key.0 {
+                entry.reusable = false;
+            }
+        }
+        let reusable = modified.is_some();
+        let entry = self.programs.entry(key).insert_entry(Box::new(ProgramEntry { program, reusable }));
         Ok(&mut **entry.into_mut())
     }
 
-    /// A program loaded from memory (not cached: every call is a new program).
+    /// A program loaded from memory: every call is a new program, kept while a DPU runs it.
     pub fn program_from_bytes(&mut self, bytes: &[u8]) -> Result<*mut ProgramEntry> {
         let program = Arc::new(Program::from_bytes(bytes)?);
         let key = (program.path().to_path_buf(), None);
-        let entry = self.programs.entry(key).insert_entry(Box::new(ProgramEntry { program }));
+        let entry = self.programs.entry(key).insert_entry(Box::new(ProgramEntry { program, reusable: false }));
         Ok(&mut **entry.into_mut())
+    }
+
+    /// Drops the programs no DPU runs any more, except the current version of each file: as libdpu frees a
+    /// program when the last DPU running it is freed or loaded with another, so that a process that loads
+    /// programs from memory (or rebuilds and reloads a file) over and over does not keep every one of them (and
+    /// the temporary file a program from memory runs from). A `struct dpu_program_t *` of a dropped program is
+    /// refused from then on ([`Server::program_entry`]), where libdpu's would dangle.
+    pub fn forget_unused_programs(&mut self) {
+        // The machine holds a program for each DPU that has it loaded (and its worker pool one more); between API
+        // calls nothing else does, so a count of one is the table's own.
+        self.programs.retain(|_, entry| entry.reusable || Arc::strong_count(&entry.program) > 1);
     }
 
     /// Checks that a `struct dpu_program_t *` from C is one of ours.

@@ -38,7 +38,11 @@ unsafe fn allocate(
         server.profile.sg_xfer_enable = profile.sg_xfer_enable;
         server.profile.sg_max_blocks_per_dpu = profile.sg_max_blocks_per_dpu;
         server.profile.disable_reset_on_alloc = profile.disable_reset_on_alloc;
+        let first_set = !server.in_use();
         let allocated = server.allocate(nr_dpus, nr_ranks)?;
+        if first_set {
+            server.timeline.restart();
+        }
         // SAFETY: guaranteed by the caller.
         unsafe { write_out(set, allocated) }
     })

@@ -1,6 +1,7 @@
-//! `dpu_sim_timeline`: every transfer and launch of the program, in order, with its wall time here and its
-//! predicted time on a UPMEM server (the model of `upmem_sim::transfer_model`).
+//! `dpu_sim_timeline`: the transfers and launches of the program's current allocations, in order, with their
+//! wall time here and their predicted time on a UPMEM server (the model of `upmem_sim::transfer_model`).
 
+use std::collections::VecDeque;
 use std::ops::Range;
 use std::time::Instant;
 
@@ -18,19 +19,72 @@ use crate::types::{
 /// `NOT_PREDICTED` of `dpu_sim.h` (bindgen reads its 64-bit literal as a C int).
 const NOT_PREDICTED: u64 = u64::MAX;
 
+/// Events a timeline keeps (40 bytes each: 2.5 MiB): the most recent ones, so that a process that holds its
+/// DPUs for ever and transfers all the time does not grow.
+pub(crate) const TIMELINE_CAPACITY: usize = 1 << 16;
+
 /// The program's events and the model that predicts them.
+///
+/// It starts anew at `dpu_sim_timeline_clear` and at each allocation made while no set is allocated (see
+/// [`Timeline::restart`]).
 #[derive(Default)]
 pub struct Timeline {
-    events: Vec<dpu_sim_event>,
+    events: EventRing,
     model: TransferModel,
     /// Asynchronous launches not predicted yet: their DPUs may still be running.
     pending: Vec<PendingLaunch>,
 }
 
-/// An asynchronous launch's event and its DPUs (machine ids).
+/// An asynchronous launch's event (its sequence number in the [`EventRing`]) and its DPUs (machine ids).
 struct PendingLaunch {
-    event: usize,
+    event: u64,
     dpus: Vec<u32>,
+}
+
+/// The last [`TIMELINE_CAPACITY`] events, oldest first, each with a sequence number that stays its own while
+/// older events are dropped.
+#[derive(Default)]
+struct EventRing {
+    events: VecDeque<dpu_sim_event>,
+    /// Events dropped from the front since the ring was last cleared: the sequence number of `events[0]`.
+    dropped: u64,
+}
+
+impl EventRing {
+    /// Adds an event, dropping the oldest when full; returns its sequence number.
+    fn push(&mut self, event: dpu_sim_event) -> u64 {
+        if self.events.len() == TIMELINE_CAPACITY {
+            self.events.pop_front();
+            self.dropped += 1;
+        }
+        self.events.push_back(event);
+        self.dropped + self.events.len() as u64 - 1
+    }
+
+    /// The event with sequence number `sequence`, if it is still kept.
+    fn get_mut(&mut self, sequence: u64) -> Option<&mut dpu_sim_event> {
+        let index = usize::try_from(sequence.checked_sub(self.dropped)?).ok()?;
+        self.events.get_mut(index)
+    }
+
+    fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    fn clear(&mut self) {
+        self.events.clear();
+        self.dropped = 0;
+    }
+}
+
+impl Timeline {
+    /// Starts a new timeline: the events and the launches waiting for a prediction are forgotten. Called at
+    /// `dpu_sim_timeline_clear`, and by an allocation while no set is allocated, so that a process that
+    /// allocates and frees DPUs over and over holds the events of its current allocations only.
+    pub(crate) fn restart(&mut self) {
+        self.events.clear();
+        self.pending.clear();
+    }
 }
 
 fn c_operation(operation: Operation) -> u32 {
@@ -86,16 +140,16 @@ impl Server {
     /// predicted by [`Server::predict_finished_launches`] once they are.
     pub(crate) fn record_launch(&mut self, dpus: &[u32], started: Instant, finished: bool) -> Result<()> {
         let predicted = if finished { self.launch_prediction(dpus)? } else { NOT_PREDICTED };
-        if !finished {
-            self.timeline.pending.push(PendingLaunch { event: self.timeline.events.len(), dpus: dpus.to_vec() });
-        }
-        self.timeline.events.push(dpu_sim_event {
+        let event = self.timeline.events.push(dpu_sim_event {
             operation: DPU_SIM_OP_LAUNCH,
             nr_dpus: dpus.len() as u32,
             bytes_per_dpu: 0,
             wall_ns: nanoseconds(started.elapsed()),
             predicted_ns: predicted,
         });
+        if !finished {
+            self.timeline.pending.push(PendingLaunch { event, dpus: dpus.to_vec() });
+        }
         Ok(())
     }
 
@@ -113,7 +167,11 @@ impl Server {
             if running {
                 still_running.push(launch);
             } else {
-                self.timeline.events[launch.event].predicted_ns = self.launch_prediction(&launch.dpus)?;
+                let predicted = self.launch_prediction(&launch.dpus)?;
+                // A launch whose event the ring dropped meanwhile has nothing left to predict.
+                if let Some(event) = self.timeline.events.get_mut(launch.event) {
+                    event.predicted_ns = predicted;
+                }
             }
         }
         self.timeline.pending = still_running;
@@ -149,9 +207,15 @@ pub unsafe extern "C" fn dpu_sim_timeline(
         }
         let recorded = &server.timeline.events;
         let copied = recorded.len().min(capacity);
-        // SAFETY: the caller guarantees room for `capacity` >= `copied` events and a writable count.
+        let (front, back) = recorded.events.as_slices();
+        let from_front = front.len().min(copied);
+        // SAFETY: the caller guarantees room for `capacity` >= `copied` events (so `events` is non-null when
+        // `copied` > 0) and a writable count; the ring's two parts hold its events oldest first.
         unsafe {
-            std::ptr::copy_nonoverlapping(recorded.as_ptr(), events, copied);
+            if copied > 0 {
+                std::ptr::copy_nonoverlapping(front.as_ptr(), events, from_front);
+                std::ptr::copy_nonoverlapping(back.as_ptr(), events.add(from_front), copied - from_front);
+            }
             nr_events.write(recorded.len());
         }
         Ok(())
@@ -163,9 +227,36 @@ pub unsafe extern "C" fn dpu_sim_timeline(
 pub extern "C" fn dpu_sim_timeline_clear() -> dpu_error_t {
     guard(|| {
         let mut guard = server();
-        let timeline = &mut existing(&mut guard)?.timeline;
-        timeline.events.clear();
-        timeline.pending.clear();
+        existing(&mut guard)?.timeline.restart();
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(bytes_per_dpu: u64) -> dpu_sim_event {
+        dpu_sim_event { operation: DPU_SIM_OP_PUSH, nr_dpus: 1, bytes_per_dpu, wall_ns: 0, predicted_ns: 0 }
+    }
+
+    /// A full ring drops its oldest events and keeps each kept event's sequence number: a launch's event can
+    /// be predicted later while it is kept, and is skipped once dropped.
+    #[test]
+    fn a_full_ring_keeps_the_most_recent_events() {
+        let mut ring = EventRing::default();
+        let first = ring.push(event(0));
+        let extra = 10;
+        for bytes in 1..TIMELINE_CAPACITY as u64 + extra {
+            ring.push(event(bytes));
+        }
+        assert_eq!(ring.len(), TIMELINE_CAPACITY);
+        assert_eq!(ring.events.front().map(|event| event.bytes_per_dpu), Some(extra));
+        assert!(ring.get_mut(first).is_none(), "the first event was dropped");
+        let kept = TIMELINE_CAPACITY as u64 + 5;
+        assert_eq!(ring.get_mut(kept).map(|event| event.bytes_per_dpu), Some(kept));
+        ring.clear();
+        assert_eq!(ring.push(event(1)), 0, "a cleared ring numbers from 0 again");
+        assert_eq!(ring.len(), 1);
+    }
 }

@@ -2,12 +2,16 @@
 //!
 //! - `tests/abi/abi_check.c` (layouts, values, signatures and macros typed in from the SDK 2025.1 measurements) must build with
 //!   `-Wall -Wextra -Werror` and report no failure;
-//! - a C++ translation unit including the headers programs use must compile warning-free, when a C++ compiler is
-//!   installed (a machine with only a C compiler skips it with a notice; in CI it fails).
+//! - a C++ translation unit including the headers programs use (the C++ API, `<dpu>`, among them) must compile
+//!   warning-free, when a C++ compiler is installed (a machine with only a C compiler skips it with a notice; in CI
+//!   it fails).
 
-use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+mod common;
+
+use common::{cxx_compiler, tool_missing};
 
 fn include_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("include/dpu")
@@ -48,6 +52,7 @@ fn abi_check_c() {
 
 /// Every public header a C++ program includes, used the way programs use them.
 const CPP_SOURCE: &str = r#"
+#include <dpu>
 #include <dpu.h>
 #include <dpu_log.h>
 #include <dpu_management.h>
@@ -95,19 +100,6 @@ int run(const char *binary) {
 }
 "#;
 
-/// The C++ compiler: `$CXX`, else `c++`, else `g++`, else `clang++`; None if there is none.
-fn cxx_compiler() -> Option<String> {
-    let candidates = std::env::var("CXX").into_iter().chain(["c++", "g++", "clang++"].map(String::from));
-    for candidate in candidates {
-        match Command::new(&candidate).arg("--version").output() {
-            Ok(output) if output.status.success() => return Some(candidate),
-            Err(error) if error.kind() != ErrorKind::NotFound => panic!("running {candidate} --version: {error}"),
-            _ => {}
-        }
-    }
-    None
-}
-
 #[test]
 fn headers_compile_as_cpp() {
     let Some(compiler) = cxx_compiler() else {
@@ -128,12 +120,4 @@ fn headers_compile_as_cpp() {
             .unwrap_or_else(|error| panic!("running {compiler}: {error}"));
         assert!(output.status.success(), "{compiler} {standard} rejects the headers: {}", show(&output));
     }
-}
-
-/// A tool this test needs is missing: in CI (`CI` set, as CI services and `.ci/run` do) that fails the test;
-/// elsewhere the test is skipped with a notice saying what is missing and how to get it.
-fn tool_missing(notice: &str) {
-    let in_ci = std::env::var("CI").is_ok_and(|value| !value.is_empty() && value != "false" && value != "0");
-    assert!(!in_ci, "{notice} (CI is set, so a missing tool is a failure)");
-    eprintln!("NOTICE: skipped: {notice}");
 }

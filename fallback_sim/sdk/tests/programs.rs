@@ -13,6 +13,10 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::{cxx_compiler, tool_missing};
+
 /// How long `make`, and then `./bin/host`, may take.
 const DEADLINE: Duration = Duration::from_secs(120);
 /// Lines of output shown when a step fails.
@@ -114,12 +118,13 @@ fn check(outcome: &Outcome, program: &str, step: &str) {
 
 /// Builds and runs `tests/programs/<name>` and returns the host program's standard output.
 fn build_and_run(name: &str) -> String {
-    build_and_run_with_errors(name, None).stdout
+    build_and_run_with(name, &[]).stdout
 }
 
-/// Builds and runs `tests/programs/<name>` (with `CC=compiler` when given: the C compiler of the host program
-/// and, through `dpu-upmem-dpurte-clang`, of the kernel) and returns what the host program printed.
-fn build_and_run_with_errors(name: &str, compiler: Option<&str>) -> Outcome {
+/// Builds and runs `tests/programs/<name>` with `variables` set for `make` and the program (`CC=gcc`, say: the
+/// C compiler of the host program and, through `dpu-upmem-dpurte-clang`, of the kernel) and returns what the
+/// host program printed.
+fn build_and_run_with(name: &str, variables: &[(&str, &str)]) -> Outcome {
     let work = tempfile::Builder::new().prefix(&format!("upmem-sdk-{name}-")).tempdir().expect("temporary directory");
     let dir = work.path().join(name);
     copy_sources(&programs_dir().join(name), &dir);
@@ -140,9 +145,7 @@ fn build_and_run_with_errors(name: &str, compiler: Option<&str>) -> Outcome {
             .env_remove("UPMEM_PROFILE_BASE")
             .env_remove("MAKEFLAGS")
             .env_remove("MFLAGS");
-        if let Some(compiler) = compiler {
-            command.env("CC", compiler);
-        }
+        command.envs(variables.iter().copied());
     };
 
     let mut make = Command::new("make");
@@ -261,13 +264,34 @@ fn misuse() {
     }
 }
 
+/// A host program in C++ (the SDK's `<dpu>` API), built by the C++ compiler (`$CXX`, `c++`, `g++` or
+/// `clang++`); without one it is skipped with a notice, and in CI that fails.
+#[test]
+fn cpp_host() {
+    let Some(compiler) = cxx_compiler() else {
+        tool_missing(
+            "no C++ compiler (c++, g++ or clang++) found for the C++ host program (Debian: apt-get install g++)",
+        );
+        return;
+    };
+    assert_summary(&build_and_run_with("cpp_host", &[("CXX", &compiler)]).stdout, "cpp_host");
+}
+
+/// A long-running process that allocates 64 DPUs, loads (from the file and from memory), transfers, launches,
+/// reads back and frees, cycle after cycle: its allocated memory, file descriptors and threads stay flat after a
+/// warm-up. `SOAK_CYCLES` sets the cycles (default 300); the figures are in the summary line.
+#[test]
+fn soak() {
+    assert_summary(&build_and_run("soak"), "soak");
+}
+
 /// Unchanged SDK programs: DPU libc headers, definition macros without their semicolon, built_ins.h,
 /// SEQREAD_CACHE_SIZE, the SDK clang's flags, MRAM addresses and DMA sizes as the engine reads them, and a
 /// stack overflow, each checked by the host program; the odd DMA size and the overflow are warned about. The
 /// kernel is built with clang, as by the SDK (it puts `__dma_aligned` on a parameter, which only clang accepts).
 #[test]
 fn drop_in() {
-    let outcome = build_and_run_with_errors("drop_in", Some("clang"));
+    let outcome = build_and_run_with("drop_in", &[("CC", "clang")]);
     assert_summary(&outcome.stdout, "drop_in");
     assert!(!outcome.stderr.contains("tasklet 2: used "), "the warning's own printing counts as stack use");
     for warning in [
@@ -284,6 +308,6 @@ fn drop_in() {
 /// (`-Wparentheses`, `-Wunused-value` in a macro) do not fail its `-Werror` build.
 #[test]
 fn drop_in_with_gcc() {
-    let outcome = build_and_run_with_errors("drop_in", Some("gcc"));
+    let outcome = build_and_run_with("drop_in", &[("CC", "gcc")]);
     assert_summary(&outcome.stdout, "drop_in");
 }

@@ -142,7 +142,10 @@ struct dpu_sim_event {
 };
 
 /* Copies up to `capacity` events of the program's timeline, oldest first, into `events` and sets `*nr_events`
- * to how many there are (possibly more than `capacity`). */
+ * to how many there are (possibly more than `capacity`). The timeline starts anew at dpu_sim_timeline_clear
+ * and at each dpu_alloc (or dpu_alloc_ranks) made while no set is allocated, so a process that allocates and
+ * frees DPUs over and over holds only its current allocations' events; it keeps the most recent 65,536 of
+ * them. */
 dpu_error_t dpu_sim_timeline(struct dpu_sim_event *events, size_t capacity, size_t *nr_events);
 
 /* Starts a new timeline. */

@@ -3,7 +3,8 @@
 //! (`` `dpu-pkg-config --cflags --libs dpu` ``) build against the simulator.
 //!
 //! The headers are written next to this executable (`upmem-sim-sdk/include/dpu/`); `libdpu.so` is expected
-//! beside the executable too, where `cargo build` puts both (or in `deps/`, where a test build leaves it). Programs get an rpath to it, so they run as they are.
+//! beside the executable too, where `cargo build` puts both, or in `deps/`, where a test build leaves it (the
+//! newer of the two when both are there). Programs get an rpath to it, so they run as they are.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -28,8 +29,16 @@ fn run(arguments: &[String]) -> Result<String, String> {
     let here = env::current_exe().map_err(|error| format!("cannot find this executable: {error}"))?;
     let bin = here.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
     let include = bin.join("upmem-sim-sdk/include/dpu");
-    // `cargo build` puts libdpu.so beside this command; a build for tests leaves it in `deps/`.
-    let libdir = [bin.clone(), bin.join("deps")].into_iter().find(|dir| dir.join("libdpu.so").exists());
+    // `cargo build` puts libdpu.so beside this command (and in `deps/`); a build for tests leaves it in `deps/`
+    // only, so the one beside the command may be an older build: the newest wins.
+    let libdir = [bin.clone(), bin.join("deps")]
+        .into_iter()
+        .filter_map(|dir| {
+            let modified = fs::metadata(dir.join("libdpu.so")).and_then(|metadata| metadata.modified()).ok()?;
+            Some((modified, dir))
+        })
+        .max_by_key(|(modified, _)| *modified)
+        .map(|(_, dir)| dir);
     let mut parts = Vec::new();
     let mut module = None;
     for argument in arguments {

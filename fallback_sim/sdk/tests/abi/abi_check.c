@@ -22,6 +22,7 @@
 #include <dpu_elf.h>
 #include <dpu_loader.h>
 #include <dpu_log.h>
+#include <dpu_log_internals.h>
 #include <dpu_management.h>
 #include <dpu_memory.h>
 #include <dpu_program.h>
@@ -369,8 +370,10 @@ static void check_signatures(void)
     EXPECT_FN(dpu_set_dpu_iterator_from, struct dpu_set_dpu_iterator_t, struct dpu_set_t *);
     EXPECT_FN(dpu_set_dpu_iterator_next, void, struct dpu_set_dpu_iterator_t *);
 
-    /* dpu_log.h, dpu_memory.h (2025 signatures: 4 arguments; WRAM in 32-bit words), dpu_management.h */
+    /* dpu_log.h, dpu_log_internals.h, dpu_memory.h (2025 signatures: 4 arguments; WRAM in 32-bit words),
+     * dpu_management.h */
     EXPECT_FN(dpulog_read_for_dpu, dpu_error_t, struct dpu_t *, FILE *);
+    EXPECT_FN(dpulog_read_for_dpu_, dpu_error_t, struct dpu_t *, dpu_log_print_fct_t, void *);
     EXPECT_FN(dpu_copy_to_mram, dpu_error_t, struct dpu_t *, mram_addr_t, const uint8_t *, mram_size_t);
     EXPECT_FN(dpu_copy_from_mram, dpu_error_t, struct dpu_t *, uint8_t *, mram_addr_t, mram_size_t);
     EXPECT_FN(dpu_copy_to_wram_for_dpu, dpu_error_t, struct dpu_t *, wram_addr_t, const dpuword_t *, wram_size_t);
