@@ -166,14 +166,15 @@ pub fn add_scaled_to(y: &mut [f32], scale: f32, x: &[f32]) -> Result<()> {
     Ok(())
 }
 
-/// `max(0, y)`, element-wise, in place.
+/// `max(0, y)`, element-wise, in place; a NaN stays NaN, as in PyTorch's `relu`.
 pub fn relu(y: &mut Dense<f32>) {
     relu_in_place(y.as_mut_slice());
 }
 
-/// `max(0, v)` for every value, in place.
+/// `max(0, v)` for every value, in place; a NaN stays NaN, as in PyTorch's `relu` (`f32::max` would make it 0,
+/// hiding a broken input from every later check).
 pub fn relu_in_place(values: &mut [f32]) {
-    values.par_iter_mut().for_each(|v| *v = v.max(0.0));
+    values.par_iter_mut().filter(|v| **v < 0.0).for_each(|v| *v = 0.0);
 }
 
 #[cfg(test)]
@@ -208,6 +209,15 @@ mod tests {
             let bits = |m: &Dense<f32>| m.as_slice().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
             assert!(bits(&whole) == bits(&by_rows), "{inputs} -> {outputs}: the products by rows differ");
         }
+    }
+
+    #[test]
+    fn relu_zeroes_negatives_and_keeps_nan() {
+        let mut values = [-2.0, -0.0, 0.0, 3.0, f32::NAN, f32::NEG_INFINITY, f32::INFINITY];
+        relu_in_place(&mut values);
+        assert_eq!(values[..4], [0.0, 0.0, 0.0, 3.0]);
+        assert!(values[4].is_nan(), "{values:?}");
+        assert_eq!(values[5..], [0.0, f32::INFINITY]);
     }
 
     #[test]
