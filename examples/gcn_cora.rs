@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::Parser;
+use pimgnn::compare;
 use pimgnn::gnn::{accuracy, inputs, Aggregator, Backend, Dtype, EngineOptions, Model};
 use pimgnn::io::npy;
 
@@ -45,8 +46,7 @@ fn main() -> anyhow::Result<()> {
     let logits = &inference.logits;
 
     let expected = npy::read_dense_f32(&root.join("models/cora_gcn_logits.npy"))?;
-    let difference =
-        logits.as_slice().iter().zip(expected.as_slice()).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+    let difference = compare::max_abs_difference("logits, against PyG's", logits, &expected)?;
     println!("backend {}, aggregation in {}", aggregator.backend(), aggregator.dtype());
     println!("test accuracy {:.4} (PyG: 0.8090)", accuracy(logits, &labels, &test_mask)?);
     println!("largest difference from PyG's logits: {difference:.2e}");

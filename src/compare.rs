@@ -12,7 +12,8 @@
 //! let reference = Dense::from_vec(1, 3, vec![1.0, 2.5, 3.0])?;
 //! assert_eq!(compare::max_abs_difference("logits", &ours, &reference)?, 0.5);
 //! let broken = Dense::from_vec(1, 3, vec![1.0, f32::NAN, 3.0])?;
-//! assert!(compare::max_abs_difference("logits", &broken, &reference).is_err());
+//! let error = compare::max_abs_difference("logits", &broken, &reference).unwrap_err();
+//! assert_eq!(error.to_string(), "logits (result): value 1 is NaN, not a finite number");
 //! # Ok::<(), pimgnn::Error>(())
 //! ```
 
@@ -59,20 +60,22 @@ impl Compared for Dense<f32> {
 /// an infinity; `what` names the compared values in the error.
 pub fn max_abs_difference<C: Compared + ?Sized>(what: &str, ours: &C, reference: &C) -> Result<f32> {
     let (ours, reference) = finite_pair(what, ours, reference)?;
-    Ok(ours.iter().zip(reference).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max))
+    Ok(largest_magnitude(ours.iter().zip(reference).map(|(a, b)| a - b)))
 }
 
 /// The largest `|ours - reference|` over the largest `|reference|` (the error relative to the reference's
-/// scale, so that one small reference value does not dominate); 0 when both are all zeros.
+/// scale, so that one small reference value does not dominate); 0 when both are all zeros, infinite when only
+/// the reference is.
 ///
 /// Fails as [`max_abs_difference`] does.
 pub fn max_relative_difference<C: Compared + ?Sized>(what: &str, ours: &C, reference: &C) -> Result<f32> {
-    let scale = finite_pair(what, ours, reference)?.1.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-    let largest = max_abs_difference(what, ours, reference)?;
-    Ok(if largest == 0.0 { 0.0 } else { largest / scale })
+    let (ours, reference) = finite_pair(what, ours, reference)?;
+    let largest = largest_magnitude(ours.iter().zip(reference).map(|(a, b)| a - b));
+    Ok(if largest == 0.0 { 0.0 } else { largest / largest_magnitude(reference.iter().copied()) })
 }
 
-/// `‖ours - reference‖ / ‖reference‖` in the Euclidean norm, accumulated in `f64`; 0 when both are all zeros.
+/// `‖ours - reference‖ / ‖reference‖` in the Euclidean norm, accumulated in `f64`; 0 when both are all zeros,
+/// infinite when only the reference is.
 ///
 /// Fails as [`max_abs_difference`] does.
 pub fn norm_relative_difference<C: Compared + ?Sized>(what: &str, ours: &C, reference: &C) -> Result<f64> {
@@ -80,6 +83,11 @@ pub fn norm_relative_difference<C: Compared + ?Sized>(what: &str, ours: &C, refe
     let norm = |values: &mut dyn Iterator<Item = f64>| values.map(|x| x * x).sum::<f64>().sqrt();
     let difference = norm(&mut ours.iter().zip(reference).map(|(a, b)| f64::from(*a) - f64::from(*b)));
     Ok(if difference == 0.0 { 0.0 } else { difference / norm(&mut reference.iter().map(|&b| f64::from(b))) })
+}
+
+/// The largest `|value|`, 0 for none; only ever given finite values, which `f32::max` compares exactly.
+fn largest_magnitude(values: impl Iterator<Item = f32>) -> f32 {
+    values.fold(0.0, |largest, value| largest.max(value.abs()))
 }
 
 /// Both sides' values, once their shapes are known to match and every value to be finite.
@@ -110,6 +118,8 @@ mod tests {
         let zeros = vec![0.0; 3];
         assert_eq!(max_relative_difference("v", &zeros, &zeros).unwrap(), 0.0);
         assert_eq!(norm_relative_difference("v", &zeros, &zeros).unwrap(), 0.0);
+        assert_eq!(max_relative_difference("v", &ours, &zeros).unwrap(), f32::INFINITY);
+        assert_eq!(norm_relative_difference("v", &ours, &zeros).unwrap(), f64::INFINITY);
     }
 
     #[test]
@@ -126,7 +136,8 @@ mod tests {
             }
             let error = max_relative_difference("logits", &reference, &ours).unwrap_err();
             assert!(matches!(&error, Error::NotFinite { what, index: 2, .. } if what == "logits (reference)"));
-            assert!(norm_relative_difference("logits", &ours, &reference).is_err());
+            let error = norm_relative_difference("logits", &ours, &reference).unwrap_err();
+            assert!(matches!(&error, Error::NotFinite { what, index: 2, .. } if what == "logits (result)"));
         }
     }
 

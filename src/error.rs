@@ -65,7 +65,7 @@ pub enum Error {
         /// How much there is.
         limit: u64,
     },
-    /// A value that should be a number is a NaN or an infinity (in a compared result, say).
+    /// A value that should be a number is a NaN or an infinity (in a compared result, or one to quantize).
     #[error("{what}: value {index} is {value}, not a finite number")]
     NotFinite {
         /// The values, and which side of a comparison.

@@ -230,11 +230,35 @@ mod tests {
             ("csr:cols=2", "rows=N"),
             ("csr:rows=2,z=1", "unknown key"),
         ] {
-            let message = text.parse::<Plan>().unwrap_err().to_string();
-            assert!(message.contains(needle), "{text}: {message}");
+            match text.parse::<Plan>() {
+                Err(Error::Invalid { what, reason }) => {
+                    assert_eq!(what, format!("plan '{text}'"));
+                    assert!(reason.contains(needle), "{text}: {reason}");
+                }
+                other => panic!("{text}: {other:?}"),
+            }
         }
         let too_big = Plan::pygim(64, 1, 16);
-        assert!(too_big.check(63).unwrap_err().to_string().contains("limit 63"));
-        assert!(Plan::pygim(4, 2, 25).check(4).is_err());
+        match too_big.check(63) {
+            Err(Error::Capacity { what, needed: 64, limit: 63 }) => {
+                assert_eq!(what, format!("DPUs for plan {too_big}"))
+            }
+            other => panic!("{other:?}"),
+        }
+        let too_many_tasklets = Plan::pygim(4, 2, 25);
+        match too_many_tasklets.check(4) {
+            Err(Error::Invalid { what, reason }) => {
+                assert_eq!(what, format!("plan {too_many_tasklets}"));
+                assert_eq!(reason, format!("25 tasklets: the kernels run 1 to {MAX_TASKLETS}"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let no_rows = Plan { row_blocks: 0, ..Plan::pygim(4, 2, 16) };
+        match no_rows.check(4) {
+            Err(Error::Invalid { reason, .. }) => {
+                assert_eq!(reason, "row blocks, column blocks and groups must be at least 1");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -581,19 +581,55 @@ mod tests {
         assert_eq!(zeros.into_vec(), expected);
     }
 
+    /// The message `result` fails with; each variant has its own form (`shape mismatch in ...`, `invalid ...`,
+    /// `...: index i out of range (limit n)`), so the message names the variant, the input and the limit.
+    fn failure<T: fmt::Debug>(result: Result<T>) -> String {
+        result.expect_err("accepted").to_string()
+    }
+
     #[test]
     fn invalid_csr_arrays_are_errors() {
-        assert!(matches!(Csr::new(2, 2, vec![0, 1], vec![0], vec![1]), Err(Error::Shape { .. })));
-        assert!(matches!(Csr::new(1, 2, vec![0, 1], vec![0], vec![1, 2]), Err(Error::Shape { .. })));
-        assert!(matches!(Csr::new(1, 2, vec![1, 1], vec![0], vec![1]), Err(Error::Invalid { .. })));
-        assert!(matches!(Csr::new(2, 2, vec![0, 2, 1], vec![0, 1], vec![1, 2]), Err(Error::Invalid { .. })));
-        assert!(matches!(Csr::new(1, 2, vec![0, 1], vec![2], vec![1]), Err(Error::IndexOutOfRange { .. })));
-        assert!(matches!(Coo::new(2, 2, vec![2], vec![0], vec![1]), Err(Error::IndexOutOfRange { .. })));
-        assert!(matches!(Coo::new(2, 2, vec![1], vec![0, 1], vec![1]), Err(Error::Shape { .. })));
-        assert!(matches!(Dense::from_vec(2, 2, vec![1]), Err(Error::Shape { .. })));
+        assert_eq!(
+            failure(Csr::new(2, 2, vec![0, 1], vec![0], vec![1])),
+            "shape mismatch in CSR row pointers: expected 2 rows + 1, found 2"
+        );
+        assert_eq!(
+            failure(Csr::new(1, 2, vec![0, 1], vec![0], vec![1, 2])),
+            "shape mismatch in CSR values: expected 1, found 2"
+        );
+        assert_eq!(
+            failure(Csr::new(1, 2, vec![1, 1], vec![0], vec![1])),
+            "invalid CSR row pointers: must run from 0 to 1 (nonzeros), found 1..1"
+        );
+        assert_eq!(
+            failure(Csr::new(2, 2, vec![0, 2, 1], vec![0, 1], vec![1, 2])),
+            "invalid CSR row pointers: must run from 0 to 2 (nonzeros), found 0..1"
+        );
+        assert_eq!(
+            failure(Csr::new(1, 2, vec![0, 1], vec![2], vec![1])),
+            "column index of nonzero 0: index 2 out of range (limit 2)"
+        );
+        assert_eq!(
+            failure(Coo::new(2, 2, vec![2], vec![0], vec![1])),
+            "row index of nonzero 0: index 2 out of range (limit 2)"
+        );
+        assert_eq!(
+            failure(Coo::new(2, 2, vec![1], vec![0, 1], vec![1])),
+            "shape mismatch in COO arrays (rows, cols, values): expected 1, 1, 1, found 1, 2, 1"
+        );
+        assert_eq!(
+            failure(Dense::from_vec(2, 2, vec![1])),
+            "shape mismatch in dense matrix data: expected 2 x 2 values, found 1"
+        );
         // Dimensions whose row-pointer count or element count overflows are shape errors, not panics.
-        assert!(matches!(Csr::<i32>::new(usize::MAX, 2, vec![], vec![], vec![]), Err(Error::Shape { .. })));
-        assert!(matches!(Dense::from_vec(usize::MAX, 2, vec![0; 2]), Err(Error::Shape { .. })));
+        assert_eq!(
+            failure(Csr::<i32>::new(usize::MAX, 2, vec![], vec![], vec![])),
+            format!("shape mismatch in CSR row pointers: expected {} rows + 1, found 0", usize::MAX)
+        );
+        assert_eq!(
+            failure(Dense::from_vec(usize::MAX, 2, vec![0; 2])),
+            format!("shape mismatch in dense matrix data: expected {} x 2 values, found 2", usize::MAX)
+        );
     }
 
     #[test]
@@ -631,7 +667,10 @@ mod tests {
         let with = a.with_self_loops(1).unwrap();
         assert_eq!(entries(&with), [(0, 0, 5), (0, 2, 6), (1, 0, 7), (1, 1, 1), (2, 2, 1)]);
         assert_eq!(with.with_self_loops(1).unwrap(), with);
-        assert!(matches!(sample().with_self_loops(1), Err(Error::Shape { .. })));
+        assert_eq!(
+            failure(sample().with_self_loops(1)),
+            "shape mismatch in self-loops (a square matrix): expected 3 x 3, found 3 x 4"
+        );
     }
 
     #[test]
@@ -641,7 +680,10 @@ mod tests {
         assert_eq!(s.rows(), &[0, 1, 2, 1, 0]);
         assert_eq!(s.cols(), &[1, 1, 0, 0, 2]);
         assert_eq!(s.values(), &[1.0, 2.0, 3.0, 1.0, 3.0]);
-        assert!(Coo::new(2, 3, vec![], vec![], Vec::<f32>::new()).unwrap().symmetrized().is_err());
+        assert_eq!(
+            failure(Coo::new(2, 3, vec![], vec![], Vec::<f32>::new()).unwrap().symmetrized()),
+            "shape mismatch in symmetrisation (a square matrix): expected 2 x 2, found 2 x 3"
+        );
     }
 
     #[test]

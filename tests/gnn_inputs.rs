@@ -268,9 +268,15 @@ fn features_larger_than_the_host_memory_are_refused() {
     let huge =
         scratch.file("huge.mtx", "%%MatrixMarket matrix coordinate real general\n4294967295 4294967295 1\n1 1 1\n");
     let error = inputs::read_features(&huge, 4294967295, 4294967295).expect_err("accepted");
-    assert!(matches!(error, pimgnn::Error::Capacity { .. }), "{error:?}");
-    let message = error.to_string();
-    assert!(message.contains("huge.mtx") && message.contains("host memory"), "{message}");
+    match &error {
+        // (2^32 - 1)^2 f32 values: more bytes than a u64 counts, so the need saturates.
+        pimgnn::Error::Capacity { what, needed, .. } => {
+            assert!(what.contains("huge.mtx") && what.contains("4294967295 x 4294967295 dense float32"), "{what}");
+            assert!(what.contains("host memory"), "{what}");
+            assert_eq!(*needed, u64::MAX, "{error}");
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

@@ -48,7 +48,9 @@ fn features_too_wide_for_the_dpus_mram_are_refused() {
     match error {
         Some(Error::Capacity { what, needed, limit }) => {
             assert!(what.contains("MRAM per DPU") && what.contains("100000 features"), "{what}");
-            assert!(needed > limit, "{needed} <= {limit}");
+            // X alone: 1,000 rows of 100,000 f32 features, against one DPU's 64 MiB.
+            assert!(needed >= 1000 * 100_000 * 4, "{needed}");
+            assert_eq!(limit, 64 << 20);
         }
         other => panic!("expected a capacity error, got {other:?}"),
     }
@@ -56,7 +58,10 @@ fn features_too_wide_for_the_dpus_mram_are_refused() {
 
 #[test]
 fn zero_dpus_are_refused() {
-    let error =
-        Aggregator::new(path(10), Dtype::I8, &options(Backend::Simulator, 0, &[8])).err().map(|e| e.to_string());
-    assert!(error.as_deref().is_some_and(|message| message.contains("DPU")), "{error:?}");
+    match Aggregator::new(path(10), Dtype::I8, &options(Backend::Simulator, 0, &[8])).err() {
+        Some(Error::Invalid { what, reason }) => {
+            assert_eq!((what.as_str(), reason.as_str()), ("DPUs", "at least 1 DPU is needed"))
+        }
+        other => panic!("expected an invalid DPU count, got {other:?}"),
+    }
 }

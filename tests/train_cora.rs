@@ -1,16 +1,43 @@
 //! Training the Cora GCN from PyG's initial weights reproduces PyG's run (`models/cora_gcn_train_*`): the
-//! epoch-0 gradients, the loss of every one of 200 Adam epochs, the final test accuracy, and (loosely, as the
-//! datasets README explains) the final parameters and logits, on the CPU and on the simulator.
+//! epoch-0 gradients, the loss of every one of 200 Adam epochs, the final test accuracy, and (less tightly, as
+//! the datasets README explains) the final parameters and logits, on the CPU and on the simulator.
 
 mod common;
 
 use pimgnn::gnn::{accuracy, inputs, Backend, EngineOptions, Model};
 use pimgnn::io::{npy, safetensors::read_safetensors};
 use pimgnn::train::{Adam, OptimizerKind, Targets, Trainer};
-use pimgnn::Dense;
+use pimgnn::{compare, Dense};
 
 /// DPUs of the simulator backend: tens, so that 200 epochs stay fast while the graph spreads over many DPUs.
 const SIMULATED_DPUS: u32 = 16;
+
+/// The largest epoch-0 gradient difference from PyG's: achieved 2.0e-8 (conv2.bias; 3.7e-9 and less in the
+/// others); bound 1e-7, 5 times that, for other summation orders (the datasets README saw 4e-7 of each tensor's
+/// largest entry from an independent implementation).
+const GRADIENT_BOUND: f32 = 1e-7;
+
+/// The largest loss difference from PyG's over the 200 epochs: achieved 1.2e-7 (at epoch 1, one f32 rounding of
+/// a loss near 2); bound 3e-7, 2.5 times that (the datasets README saw 2e-7 from another summation order).
+const LOSS_BOUND: f32 = 3e-7;
+
+/// The final logits' and parameters' difference from PyG's, relative in the Euclidean norm, on the CPU and the
+/// simulator alike. Adam divides by `sqrt(v)`, which magnifies rounding differences where a gradient is near zero
+/// (the datasets README explains), most in conv1's weight, whose input features are mostly zeros; each bound is
+/// 3 times the achieved value, as another summation order (another CPU's GEMM kernels) moves the trajectory by a
+/// multiple of what one order gives.
+const FINAL_BOUNDS: [(&str, f64); 5] = [
+    ("logits", 1e-4),           // achieved 3.4e-5
+    ("conv1.lin.weight", 5e-4), // achieved 1.7e-4
+    ("conv1.bias", 1e-5),       // achieved 2.8e-6
+    ("conv2.lin.weight", 3e-6), // achieved 9.2e-7
+    ("conv2.bias", 3e-6),       // achieved 1.0e-6
+];
+
+/// The bound of `name` in [`FINAL_BOUNDS`].
+fn final_bound(name: &str) -> f64 {
+    FINAL_BOUNDS.iter().find(|(bounded, _)| *bounded == name).unwrap_or_else(|| panic!("no bound for {name}")).1
+}
 
 /// PyG's run: `torch.optim.Adam(lr=0.01, weight_decay=5e-4)`.
 const ADAM: Adam = Adam { lr: 0.01, betas: (0.9, 0.999), eps: 1e-8, weight_decay: 5e-4 };
@@ -44,17 +71,6 @@ fn cora(backend: Backend) -> Cora {
     Cora { trainer, labels, test_mask }
 }
 
-fn largest_difference(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len());
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
-}
-
-/// `|a - b| / |b|` in the Euclidean norm.
-fn relative_difference(a: &[f32], b: &[f32]) -> f64 {
-    let norm = |v: &mut dyn Iterator<Item = f64>| v.map(|x| x * x).sum::<f64>().sqrt();
-    norm(&mut a.iter().zip(b).map(|(x, y)| f64::from(x - y))) / norm(&mut b.iter().map(|&y| f64::from(y)))
-}
-
 fn epoch_zero_gradients_match_pyg(backend: Backend) {
     let mut cora = cora(backend);
     let expected = read_safetensors(&common::datasets().join("models/cora_gcn_train_grads0.safetensors")).unwrap();
@@ -63,8 +79,10 @@ fn epoch_zero_gradients_match_pyg(backend: Backend) {
     assert_eq!(names.len(), expected.tensors.len(), "{names:?}");
     for (name, gradient) in names.iter().zip(&pass.gradients) {
         let reference = &expected.tensors[name];
-        let difference = largest_difference(gradient, &reference.data);
-        assert!(difference <= 1e-5, "{backend}: gradient of {name} differs from PyG's by {difference}");
+        let difference =
+            compare::max_abs_difference(&format!("gradient of {name}"), gradient, &reference.data).unwrap();
+        println!("{backend}: gradient of {name}: largest difference from PyG's {difference:.2e}");
+        assert!(difference <= GRADIENT_BOUND, "{backend}: gradient of {name} differs from PyG's by {difference}");
     }
 }
 
@@ -74,34 +92,35 @@ fn two_hundred_adam_epochs_follow_pyg(backend: Backend) {
     let losses_file = std::fs::File::open(root.join("models/cora_gcn_train_losses.npy")).expect("losses");
     let losses: Vec<f32> = npyz::NpyFile::new(losses_file).unwrap().into_vec().unwrap();
     assert_eq!(losses.len(), 200);
-    let mut worst = (0, 0.0f32);
-    for (epoch, &expected) in losses.iter().enumerate() {
-        let loss = cora.trainer.epoch().expect("epoch").loss;
-        let difference = (loss - expected).abs();
-        assert!(difference <= 1e-3, "{backend}: epoch {epoch}: loss {loss}, PyG's {expected}");
-        if difference > worst.1 {
-            worst = (epoch, difference);
-        }
-    }
-    println!("{backend}: largest loss difference from PyG's {:.2e} at epoch {}", worst.1, worst.0);
+    let ours: Vec<f32> = losses.iter().map(|_| cora.trainer.epoch().expect("epoch").loss).collect();
+    let difference = compare::max_abs_difference("losses of 200 epochs", &ours, &losses).unwrap();
+    let epoch = ours.iter().zip(&losses).position(|(a, b)| (a - b).abs() == difference).expect("the largest");
+    println!("{backend}: largest loss difference from PyG's {difference:.2e} at epoch {epoch}");
+    assert!(difference <= LOSS_BOUND, "{backend}: epoch {epoch}: loss {}, PyG's {}", ours[epoch], losses[epoch]);
 
     let logits = cora.trainer.logits().expect("final logits");
     let test = accuracy(&logits, &cora.labels, &cora.test_mask).unwrap();
-    assert!((test - 0.8150).abs() <= 0.005, "{backend}: final test accuracy {test}, PyG's 0.8150");
+    // Every node's predicted class is PyG's (below), so the accuracy is PyG's exactly.
+    assert_eq!(format!("{test:.4}"), "0.8150", "{backend}: final test accuracy");
 
     let expected_logits = npy::read_dense_f32(&root.join("models/cora_gcn_train_final_logits.npy")).unwrap();
-    let logits_difference = relative_difference(logits.as_slice(), expected_logits.as_slice());
-    assert!(logits_difference <= 1e-2, "{backend}: final logits differ from PyG's by {logits_difference} (relative)");
+    let logits_difference = compare::norm_relative_difference("final logits", &logits, &expected_logits).unwrap();
+    println!("{backend}: final logits: difference from PyG's {logits_difference:.2e} (relative)");
+    let bound = final_bound("logits");
+    assert!(logits_difference <= bound, "{backend}: final logits differ from PyG's by {logits_difference}");
     assert_eq!(argmax(&logits), argmax(&expected_logits), "{backend}: predicted classes");
     let final_model = read_safetensors(&root.join("models/cora_gcn_train_final.safetensors")).unwrap();
     let trained = cora.trainer.model();
     for ((prefix, layer), names) in trained.layers().iter().zip(parameter_names_by_layer(trained)) {
         for (named, (weight, bias)) in layer.linears().iter().zip(names) {
-            let difference = relative_difference(named.linear.weight().as_slice(), &final_model.tensors[&weight].data);
-            assert!(difference <= 1e-2, "{backend}: {prefix}: {weight} differs from PyG's by {difference} (relative)");
             let trained_bias = named.linear.bias().expect("GCNConv has a bias");
-            let difference = relative_difference(trained_bias, &final_model.tensors[&bias].data);
-            assert!(difference <= 1e-2, "{backend}: {prefix}: {bias} differs from PyG's by {difference} (relative)");
+            for (name, trained) in [(&weight, named.linear.weight().as_slice()), (&bias, trained_bias)] {
+                let difference = compare::norm_relative_difference(name, trained, &final_model.tensors[name].data);
+                let difference = difference.unwrap();
+                println!("{backend}: final {name}: difference from PyG's {difference:.2e} (relative)");
+                let bound = final_bound(name);
+                assert!(difference <= bound, "{backend}: {prefix}: {name} differs from PyG's by {difference}");
+            }
         }
     }
 }

@@ -11,11 +11,12 @@ use std::time::{Duration, Instant};
 use comfy_table::{presets::UTF8_FULL, Table};
 use upmem::{BackendKind, DpuSet, Schedule, SimConfig, Topology};
 
+use crate::compare;
 use crate::cost::{self, Costed, HardwareModel, Prediction, Target};
 use crate::error::{Error, Result};
 use crate::pim::{self, PimReport, PimSpmm};
 use crate::plan::Plan;
-use crate::sparse::{Csr, Dense};
+use crate::sparse::Csr;
 use crate::spmm::{CpuSpmm, SpmmEngine};
 
 /// The plan a benchmark runs.
@@ -78,7 +79,8 @@ pub struct SpmmBenchRow {
     pub fastest: Costed,
     /// The PIM engine's report of that call.
     pub report: PimReport,
-    /// Largest difference from the CPU result, relative to the largest CPU value.
+    /// Largest difference from the CPU result, relative to the largest CPU value
+    /// ([`compare::max_relative_difference`]: a NaN or an infinity in either fails the run instead).
     pub max_relative_error: f32,
 }
 
@@ -126,7 +128,11 @@ pub fn run(config: &SpmmBenchConfig, a: &Csr<f32>) -> Result<Vec<SpmmBenchRow>> 
                 pygim,
                 fastest,
                 report: engine.report().clone(),
-                max_relative_error: relative_error(&y, &expected),
+                max_relative_error: compare::max_relative_difference(
+                    &format!("PIM SpMM result at {features} features, against the CPU's"),
+                    &y,
+                    &expected,
+                )?,
             });
             if !on_simulator {
                 break;
@@ -172,11 +178,6 @@ fn choose_plan(
         }
     }
     Ok((plan, choice.pygim.map(|costed| costed.prediction), choice.fastest))
-}
-
-fn relative_error(y: &Dense<f32>, expected: &Dense<f32>) -> f32 {
-    let scale = expected.as_slice().iter().fold(0f32, |m, v| m.max(v.abs())).max(f32::MIN_POSITIVE);
-    y.as_slice().iter().zip(expected.as_slice()).fold(0f32, |m, (a, b)| m.max((a - b).abs())) / scale
 }
 
 /// The results as a table, one row per feature width.

@@ -10,7 +10,7 @@ use clap::Args;
 use npyz::WriterBuilder;
 use pimgnn::gnn::{Aggregator, Architecture, Backend, Dtype, EngineOptions, Layer};
 use pimgnn::io::npy;
-use pimgnn::Dense;
+use pimgnn::{compare, Dense};
 
 use super::comparison::{Comparison, Times};
 use super::pim_args::PimArgs;
@@ -63,10 +63,8 @@ pub fn run(args: &BenchInferArgs) -> anyhow::Result<()> {
     println!("PIM plan: {}", pim.plan());
     let (pim_times, pim_logits) =
         progress::step("timing the PIM backend", || time_forward(&workload, &mut pim, args.runs))?;
-    println!(
-        "largest difference between the CPU and PIM backends' outputs: {:.2e}",
-        largest_difference(&logits, &pim_logits)
-    );
+    let difference = compare::max_abs_difference("the PIM backend's logits, against the CPU's", &pim_logits, &logits)?;
+    println!("largest difference between the CPU and PIM backends' outputs: {difference:.2e}");
 
     let mut table = Comparison::new("", &ours);
     table.add(&format!("pimgnn, PIM backend ({})", pim.backend()), &pim_times);
@@ -109,10 +107,6 @@ fn time_forward(workload: &Workload, aggregator: &mut Aggregator, runs: usize) -
     Ok((Times { wall: median(walls), cpu: median(cpus), predicted }, logits))
 }
 
-fn largest_difference(a: &Dense<f32>, b: &Dense<f32>) -> f32 {
-    a.as_slice().iter().zip(b.as_slice()).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max)
-}
-
 pub(super) fn median(mut times: Vec<f64>) -> f64 {
     times.sort_by(f64::total_cmp);
     times[times.len() / 2]
@@ -140,8 +134,7 @@ fn torch_timings(
     )?;
     if let Some(ours) = ours {
         let theirs = npy::read_dense_f32(&dir.path().join("logits.npy"))?;
-        let difference =
-            ours.as_slice().iter().zip(theirs.as_slice()).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        let difference = compare::max_abs_difference("pimgnn's logits, against PyTorch's", ours, &theirs)?;
         println!("largest difference between pimgnn's and PyTorch's outputs: {difference:.2e}");
     }
     let results = python::result_lines(&stdout)

@@ -2,8 +2,12 @@
 //! quantized to `i32`, `i16` or `i8` with explicit scales (PyGim's approach) and dequantized on the way out.
 //!
 //! Quantization is symmetric and per tensor: `M_q = round(M s_m)` once, `X_q = round(X s_x)` per call with
-//! `s_x` from the largest `|X|`, `Y = (M_q X_q) / (s_m s_x)`. The scales are chosen so that no sum of
-//! products can leave `i32`, whatever the features: `max_row |M_q|_1 * max |X_q| <= i32::MAX`.
+//! `s_x` from the largest `|X|`, `Y = (M_q X_q) / (s_m s_x)` (the scales are a [`Quantization`]). The scales are
+//! chosen so that no sum of products can leave `i32`, whatever the features: `max_row |M_q|_1 * max |X_q| <=
+//! i32::MAX`.
+//!
+//! Products accumulate in `i32` for every integer type, so the matrix and the features share `i32`'s range
+//! (see [`Dtype::I32`]); values that cannot be quantized are refused (see [`Aggregator::new`]).
 
 use std::fmt;
 use std::str::FromStr;
@@ -24,6 +28,13 @@ pub enum Dtype {
     #[default]
     F32,
     /// Quantized to 32-bit integers.
+    ///
+    /// Products accumulate in `i32` for every integer type (as in the DPU kernels), so the matrix, the features
+    /// and the longest row share `i32`'s 31 bits: the matrix gets `sqrt(i32::MAX / L)` levels, `L` the largest
+    /// row's L1 norm in units of the largest entry, and the features what is left. From `L` of about 2 on (GCN's
+    /// and GIN's matrices of real graphs; not SAGE's mean once a node has one neighbour, as its row's `L` is 1)
+    /// that is within `i16`'s range, so `I32` gets the same scales as [`Dtype::I16`] and the same results, at
+    /// twice the bytes; only a wider accumulator would make it more precise.
     I32,
     /// Quantized to 16-bit integers.
     I16,
@@ -86,15 +97,46 @@ quantized!(i32);
 quantized!(i16);
 quantized!(i8);
 
-/// A quantized engine with its matrix scale and the feature range that keeps its sums inside `i32`.
+/// The scales of quantized aggregation ([`Aggregator::quantization`]): the matrix is held as
+/// `M_q = round(M * matrix_scale)`, and each call's features `X` go in as `X_q = round(X * s_x)`, `s_x` their
+/// [`Quantization::feature_scale`]; the result is `(M_q X_q) / (matrix_scale * s_x)`.
+///
+/// Each rounding moves a value by at most half a level, so an aggregated value differs from the exact
+/// `y_i = sum_j m_ij x_j` by at most `sum_j (|m_ij| / (2 s_x) + |x_j| / (2 matrix_scale) + 1 / (4 matrix_scale
+/// s_x))` over the row's nonzeros, plus the rounding of the `f32` arithmetic around it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Quantization {
+    /// What the matrix's values are multiplied by before rounding.
+    pub matrix_scale: f32,
+    /// The level the largest `|x|` of a call is quantized to: the most that keeps every sum inside `i32`, within
+    /// the type's range.
+    pub feature_range: f32,
+}
+
+impl Quantization {
+    /// What features whose largest magnitude is `largest` are multiplied by before rounding (1 when they are all
+    /// zero).
+    pub fn feature_scale(&self, largest: f32) -> f32 {
+        if largest > 0.0 {
+            self.feature_range / largest
+        } else {
+            1.0
+        }
+    }
+}
+
+/// A quantized engine with the scales that keep its sums inside `i32`.
 struct QuantizedEngine<T: Element> {
     engine: Box<dyn SpmmEngine<T>>,
-    matrix_scale: f32,
-    feature_range: f32,
+    scales: Quantization,
 }
 
 impl<T: Quantized> QuantizedEngine<T> {
     fn new(matrix: &Csr<f32>, options: &EngineOptions) -> Result<(Self, Described)> {
+        if let Some(index) = matrix.values().iter().position(|v| !v.is_finite()) {
+            let what = format!("aggregation matrix value (nonzero) to quantize to {}", T::NAME);
+            return Err(Error::NotFinite { what, index, value: matrix.values()[index] });
+        }
         let largest = matrix.values().iter().fold(0.0f32, |m, v| m.max(v.abs()));
         let row_l1 = |values: &dyn Fn(usize) -> f64| {
             (0..matrix.nrows())
@@ -114,18 +156,24 @@ impl<T: Quantized> QuantizedEngine<T> {
         let engine = spmm_engine(quantized, options)?;
         let plan = format!("{}; features quantized to +-{feature_range}, matrix scale {matrix_scale:.4e}", engine.plan);
         let described = Described { backend: engine.backend, plan, balance: engine.balance };
-        Ok((QuantizedEngine { engine: engine.spmm, matrix_scale, feature_range }, described))
+        let scales = Quantization { matrix_scale, feature_range };
+        Ok((QuantizedEngine { engine: engine.spmm, scales }, described))
     }
 
     /// `X` quantized, and the factor that takes `M_q X_q` back to `M X`.
     fn quantize(&self, x: &Dense<f32>, phases: &mut Vec<Phase>) -> Result<(Dense<T>, f32)> {
         let started = Instant::now();
+        if let Some(index) = x.as_slice().par_iter().position_first(|v| !v.is_finite()) {
+            let what = format!("feature to quantize to {} (row-major)", T::NAME);
+            return Err(Error::NotFinite { what, index, value: x.as_slice()[index] });
+        }
+        // Every value is finite, so `f32::max` sees no NaN to skip.
         let largest = x.as_slice().par_iter().fold(|| 0.0f32, |m, v| m.max(v.abs())).reduce(|| 0.0, f32::max);
-        let feature_scale = if largest > 0.0 { self.feature_range / largest } else { 1.0 };
+        let feature_scale = self.scales.feature_scale(largest);
         let quantized: Vec<T> = x.as_slice().par_iter().map(|&v| T::round_from(v * feature_scale)).collect();
         let quantized = Dense::from_vec(x.rows(), x.cols(), quantized)?;
         phases.push(Phase { name: "quantize".into(), wall: started.elapsed(), predicted: None });
-        Ok((quantized, 1.0 / (self.matrix_scale * feature_scale)))
+        Ok((quantized, 1.0 / (self.scales.matrix_scale * feature_scale)))
     }
 
     fn aggregate(&mut self, x: &Dense<f32>, phases: &mut Vec<Phase>) -> Result<Dense<f32>> {
@@ -184,6 +232,10 @@ pub struct Aggregator {
 
 impl Aggregator {
     /// An aggregator for `matrix` in `dtype` on the engine `options` asks for.
+    ///
+    /// A quantized `dtype` cannot hold a NaN or an infinity (rounding makes a NaN 0, and an infinity would take
+    /// the scale to 0), so a matrix holding one is refused with [`Error::NotFinite`], as are such features in
+    /// [`Aggregator::aggregate`]; in `f32` they propagate as in any floating-point product.
     pub fn new(matrix: Csr<f32>, dtype: Dtype, options: &EngineOptions) -> Result<Self> {
         let shape = (matrix.nrows(), matrix.ncols());
         let (engines, described) = match dtype {
@@ -262,6 +314,16 @@ impl Aggregator {
         self.dtype
     }
 
+    /// The scales of quantized aggregation; `None` in `f32`.
+    pub fn quantization(&self) -> Option<Quantization> {
+        match &self.engines {
+            Engines::Exact(_) => None,
+            Engines::I32(engine) => Some(engine.scales),
+            Engines::I16(engine) => Some(engine.scales),
+            Engines::I8(engine) => Some(engine.scales),
+        }
+    }
+
     /// The backend the engine runs on.
     pub fn backend(&self) -> Backend {
         self.described.backend
@@ -275,5 +337,71 @@ impl Aggregator {
     /// How the engine executes, in one line.
     pub fn plan(&self) -> &str {
         &self.described.plan
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu() -> EngineOptions {
+        EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() }
+    }
+
+    /// A 3 x 3 matrix of every entry `value`.
+    fn full(value: f32) -> Csr<f32> {
+        Csr::new(3, 3, vec![0, 3, 6, 9], vec![0, 1, 2, 0, 1, 2, 0, 1, 2], vec![value; 9]).unwrap()
+    }
+
+    /// The 3 x 3 identity matrix with `diagonal[i]` at `(i, i)`.
+    fn diagonal(diagonal: [f32; 3]) -> Csr<f32> {
+        Csr::new(3, 3, vec![0, 1, 2, 3], vec![0, 1, 2], diagonal.to_vec()).unwrap()
+    }
+
+    const IDENTITY: [f32; 3] = [1.0; 3];
+
+    #[test]
+    fn a_nan_or_an_infinity_is_refused_by_quantized_aggregation() {
+        for dtype in [Dtype::I32, Dtype::I16, Dtype::I8] {
+            for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+                let mut aggregator = Aggregator::new(diagonal(IDENTITY), dtype, &cpu()).unwrap();
+                let features = Dense::from_vec(3, 2, vec![1.0, 2.0, 3.0, bad, 5.0, 6.0]).unwrap();
+                match aggregator.aggregate(&features) {
+                    Err(Error::NotFinite { what, index: 3, value }) => {
+                        assert_eq!(what, format!("feature to quantize to {dtype} (row-major)"));
+                        assert_eq!(value.to_bits(), bad.to_bits());
+                    }
+                    other => panic!("{dtype} features with {bad}: {other:?}"),
+                }
+                match Aggregator::new(diagonal([1.0, bad, 1.0]), dtype, &cpu()).map(|_| ()) {
+                    Err(Error::NotFinite { what, index: 1, .. }) => {
+                        assert_eq!(what, format!("aggregation matrix value (nonzero) to quantize to {dtype}"));
+                    }
+                    other => panic!("{dtype} matrix with {bad}: {other:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_nan_propagates_through_f32_aggregation() {
+        let mut aggregator = Aggregator::new(diagonal(IDENTITY), Dtype::F32, &cpu()).unwrap();
+        let y = aggregator.aggregate(&Dense::from_vec(3, 1, vec![1.0, f32::NAN, 3.0]).unwrap()).unwrap();
+        assert_eq!((y.as_slice()[0], y.as_slice()[1].is_nan(), y.as_slice()[2]), (1.0, true, 3.0));
+    }
+
+    /// i32's range is shared by the matrix and the features: a matrix of one entry per row leaves the matrix
+    /// sqrt(i32::MAX) levels, more than i16 holds, while rows of three equal entries leave it
+    /// sqrt(i32::MAX / 3) = 26,754, within i16, and i32 then quantizes exactly as i16.
+    #[test]
+    fn i32_is_finer_than_i16_only_where_rows_hold_under_two_largest_entries() {
+        let scales = |matrix, dtype| Aggregator::new(matrix, dtype, &cpu()).unwrap().quantization().unwrap();
+        let (i32_scales, i16_scales) = (scales(diagonal(IDENTITY), Dtype::I32), scales(diagonal(IDENTITY), Dtype::I16));
+        assert_eq!((i32_scales.matrix_scale, i16_scales.matrix_scale), (46_340.0, 32_767.0));
+        assert_eq!((i32_scales.feature_range, i16_scales.feature_range), (46_341.0, 32_767.0));
+        let (i32_scales, i16_scales) = (scales(full(1.0 / 3.0), Dtype::I32), scales(full(1.0 / 3.0), Dtype::I16));
+        assert_eq!(i32_scales, i16_scales);
+        assert_eq!(i16_scales.matrix_scale * (1.0 / 3.0), 26_754.0);
+        assert_eq!(Aggregator::new(full(1.0), Dtype::F32, &cpu()).unwrap().quantization(), None);
     }
 }

@@ -166,14 +166,15 @@ pub fn add_scaled_to(y: &mut [f32], scale: f32, x: &[f32]) -> Result<()> {
     Ok(())
 }
 
-/// `max(0, y)`, element-wise, in place.
+/// `max(0, y)`, element-wise, in place; a NaN stays NaN, as in PyTorch's `relu`.
 pub fn relu(y: &mut Dense<f32>) {
     relu_in_place(y.as_mut_slice());
 }
 
-/// `max(0, v)` for every value, in place.
+/// `max(0, v)` for every value, in place; a NaN stays NaN, as in PyTorch's `relu` (`f32::max` would make it 0,
+/// hiding a broken input from every later check).
 pub fn relu_in_place(values: &mut [f32]) {
-    values.par_iter_mut().for_each(|v| *v = v.max(0.0));
+    values.par_iter_mut().filter(|v| **v < 0.0).for_each(|v| *v = 0.0);
 }
 
 #[cfg(test)]
@@ -211,9 +212,26 @@ mod tests {
     }
 
     #[test]
+    fn relu_zeroes_negatives_and_keeps_nan() {
+        let mut values = [-2.0, -0.0, 0.0, 3.0, f32::NAN, f32::NEG_INFINITY, f32::INFINITY];
+        relu_in_place(&mut values);
+        assert_eq!(values[..4], [0.0, 0.0, 0.0, 3.0]);
+        assert!(values[4].is_nan(), "{values:?}");
+        assert_eq!(values[5..], [0.0, f32::INFINITY]);
+    }
+
+    #[test]
     fn rows_of_the_wrong_length_are_refused() {
         let lin = Linear::new(values(3, 4, 1), None).unwrap();
-        assert!(matches!(lin.forward_rows(&[0.0; 8], &mut [0.0; 5]), Err(Error::Shape { .. })));
-        assert!(matches!(lin.transform_add_rows(&[0.0; 7], &mut [0.0; 6]), Err(Error::Shape { .. })));
+        let error = lin.forward_rows(&[0.0; 8], &mut [0.0; 5]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "shape mismatch in Linear rows (input values, output values): expected 2 x 4, 2 x 3, found 8, 5"
+        );
+        let error = lin.transform_add_rows(&[0.0; 7], &mut [0.0; 6]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "shape mismatch in Linear rows (input values, output values): expected 1 x 4, 1 x 3, found 7, 6"
+        );
     }
 }

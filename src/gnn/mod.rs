@@ -25,7 +25,7 @@ mod model;
 mod norm;
 mod state_dict;
 
-pub use aggregate::{Aggregator, Dtype};
+pub use aggregate::{Aggregator, Dtype, Quantization};
 pub use backend::{spmm_engine, Backend, Engine, EngineOptions, DEFAULT_DPUS, DEFAULT_PLAN_WIDTH, DEFAULT_TASKLETS};
 pub use dense::Linear;
 pub use layer::{GcnConv, GinConv, Layer, NamedLinear, Order, SageConv, Schedule};

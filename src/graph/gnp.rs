@@ -100,8 +100,24 @@ mod tests {
         assert_eq!(erdos_renyi_gnp(30, 0.0, 1).unwrap().nnz(), 0);
         assert_eq!(erdos_renyi_gnp(30, 1.0, 1).unwrap().nnz(), 30 * 29);
         assert_eq!(erdos_renyi_gnp(0, 0.5, 1).unwrap().nrows(), 0);
-        assert!(matches!(erdos_renyi_gnp(30, 1.5, 1), Err(Error::Invalid { .. })));
-        assert!(erdos_renyi_gnp(30, f64::NAN, 1).is_err());
-        assert!(erdos_renyi_gnp(1 << 20, 1.0, 1).is_err());
+        for (p, shown) in [(1.5, "1.5"), (-0.5, "-0.5"), (f64::NAN, "NaN")] {
+            match erdos_renyi_gnp(30, p, 1) {
+                Err(Error::Invalid { what, reason }) => {
+                    assert_eq!(
+                        (what.as_str(), reason),
+                        ("G(n, p) edge probability", format!("must lie in [0, 1], found {shown}"))
+                    );
+                }
+                other => panic!("p = {p}: {other:?}"),
+            }
+        }
+        // 2^20 (2^20 - 1) expected edges, beyond 32-bit row pointers.
+        match erdos_renyi_gnp(1 << 20, 1.0, 1) {
+            Err(Error::IndexOutOfRange { what, index, limit }) => {
+                assert_eq!(what, "graph edges (CSR row pointers are 32-bit)");
+                assert_eq!((index, limit), ((1 << 20) * ((1 << 20) - 1), 1 << 32));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

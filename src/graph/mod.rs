@@ -173,6 +173,18 @@ mod tests {
 
     #[test]
     fn sizes_beyond_32_bit_indices_are_errors() {
-        assert!(try_erdos_renyi(10, u32::MAX as usize + 1, 0).is_err());
+        match try_erdos_renyi(10, u32::MAX as usize + 1, 0) {
+            Err(Error::IndexOutOfRange { what, index, limit }) => {
+                assert_eq!(what, "graph edges (CSR row pointers are 32-bit)");
+                assert_eq!((index, limit), (u64::from(u32::MAX) + 1, u64::from(u32::MAX) + 1));
+            }
+            other => panic!("{other:?}"),
+        }
+        match try_erdos_renyi((1 << 32) + 1, 0, 0) {
+            Err(Error::IndexOutOfRange { what, index, limit }) => {
+                assert_eq!((what.as_str(), index, limit), ("graph nodes", (1 << 32) + 1, (1 << 32) + 1));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -147,10 +147,15 @@ mod tests {
 
     #[test]
     fn invalid_parameters_are_errors() {
-        let bad = RmatParams { a: 0.9, b: 0.2, ..RmatParams::default() };
-        assert!(matches!(try_rmat(100, 100, 0, &bad), Err(Error::Invalid { .. })));
+        let refusal = |params: &RmatParams| match try_rmat(100, 100, 0, params) {
+            Err(Error::Invalid { what, reason }) if what == "R-MAT parameters" => reason,
+            other => panic!("{params:?}: {other:?}"),
+        };
+        let rule = "a, b, c and a + b + c must lie in [0, 1], found";
+        let over_one = RmatParams { a: 0.9, b: 0.2, ..RmatParams::default() };
+        assert_eq!(refusal(&over_one), format!("{rule} a = 0.9, b = 0.2, c = 0.19"));
         let negative = RmatParams { c: -0.1, ..RmatParams::default() };
-        assert!(try_rmat(100, 100, 0, &negative).is_err());
+        assert_eq!(refusal(&negative), format!("{rule} a = 0.57, b = 0.19, c = -0.1"));
     }
 
     #[test]

@@ -120,13 +120,23 @@ mod tests {
 
     #[test]
     fn malformed_targets_are_refused() {
-        let too_short = Targets::new(vec![0, 1], vec![true, true], 3, 2);
-        assert!(matches!(too_short, Err(Error::Shape { .. })), "{too_short:?}");
-        let mask = Targets::new(vec![0, 1, 1], vec![true], 3, 2);
-        assert!(matches!(mask, Err(Error::Shape { .. })), "{mask:?}");
-        let label = Targets::new(vec![0, 2, 1], vec![true, true, false], 3, 2);
-        assert!(matches!(label, Err(Error::IndexOutOfRange { index: 2, limit: 2, .. })), "{label:?}");
-        let empty = Targets::new(vec![0, 1, 1], vec![false; 3], 3, 2);
-        assert!(matches!(empty, Err(Error::Invalid { .. })), "{empty:?}");
+        // Each variant has its own message form, so the message names the variant, the input and the limit.
+        let failure = |targets: Result<Targets>| targets.expect_err("accepted").to_string();
+        assert_eq!(
+            failure(Targets::new(vec![0, 1], vec![true, true], 3, 2)),
+            "shape mismatch in labels (one per node of the graph): expected 3, found 2"
+        );
+        assert_eq!(
+            failure(Targets::new(vec![0, 1, 1], vec![true], 3, 2)),
+            "shape mismatch in training mask (one entry per node of the graph): expected 3, found 1"
+        );
+        assert_eq!(
+            failure(Targets::new(vec![0, 2, 1], vec![true, true, false], 3, 2)),
+            "label 2 of training node 1 (the model's classes): index 2 out of range (limit 2)"
+        );
+        assert_eq!(
+            failure(Targets::new(vec![0, 1, 1], vec![false; 3], 3, 2)),
+            "invalid training mask: selects no node"
+        );
     }
 }

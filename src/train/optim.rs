@@ -246,15 +246,41 @@ mod tests {
         }
     }
 
+    /// The hyper-parameter `kind` is refused for, and why: [`Optimizer::new`] must fail with [`Error::Invalid`].
+    fn refusal(kind: OptimizerKind) -> (String, String) {
+        match Optimizer::new(kind, &[1]) {
+            Err(Error::Invalid { what, reason }) => (what, reason),
+            other => panic!("{kind:?}: {other:?}"),
+        }
+    }
+
     #[test]
     fn hyper_parameters_torch_refuses_are_refused() {
+        let refused = |what: &str, reason: &str| (what.to_owned(), reason.to_owned());
         let nesterov = Sgd { lr: 0.1, nesterov: true, ..Sgd::default() };
-        assert!(Optimizer::new(OptimizerKind::Sgd(nesterov), &[1]).is_err());
+        let expected = refused("SGD nesterov", "needs a momentum > 0 and zero dampening");
+        assert_eq!(refusal(OptimizerKind::Sgd(nesterov)), expected);
         let beta = Adam { betas: (1.0, 0.999), ..Adam::default() };
-        assert!(Optimizer::new(OptimizerKind::Adam(beta), &[1]).is_err());
+        assert_eq!(refusal(OptimizerKind::Adam(beta)), refused("Adam beta 1", "1 is not in [0, 1)"));
         let lr = Adam { lr: -1.0, ..Adam::default() };
-        assert!(Optimizer::new(OptimizerKind::Adam(lr), &[1]).is_err());
+        let expected = refused("optimiser learning rate", "-1 is not a finite value >= 0");
+        assert_eq!(refusal(OptimizerKind::Adam(lr)), expected);
+        let momentum = Sgd { momentum: f32::NAN, ..Sgd::default() };
+        let expected = refused("optimiser momentum", "NaN is not a finite value >= 0");
+        assert_eq!(refusal(OptimizerKind::Sgd(momentum)), expected);
+    }
+
+    #[test]
+    fn gradients_of_other_tensors_are_refused() {
         let mut optimizer = Optimizer::new(OptimizerKind::Adam(Adam::default()), &[2]).unwrap();
-        assert!(matches!(optimizer.step(vec![&mut [0.0; 2][..]], &[vec![0.0; 3]]), Err(Error::Shape { .. })));
+        let error = optimizer.step(vec![&mut [0.0; 2][..]], &[vec![0.0; 3]]).unwrap_err();
+        assert!(matches!(&error, Error::Shape { what, .. } if what == "gradient of parameter tensor 0"), "{error:?}");
+        assert_eq!(error.to_string(), "shape mismatch in gradient of parameter tensor 0: expected 2, found 3");
+        let error = optimizer.step(vec![], &[]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "shape mismatch in optimiser step: parameter and gradient tensors: expected 1, found 0 parameters and 0 \
+             gradients"
+        );
     }
 }
