@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use super::{run, BuildError};
 
 /// Warnings that clang 13 and later give under `-Wall`, `-Wextra` or by default and that the SDK's clang 12 does
-/// not have: a kernel that builds with `-Werror` for a DPU builds here too, with these printed as warnings.
+/// not have: a kernel that builds with `-Werror` for a DPU builds here too, these left warnings.
 /// `-Wunused-but-set-variable` (`-Wall`), `-Wunused-but-set-parameter` and `-Wnull-pointer-subtraction`
 /// (`-Wextra`) are clang 13's; `-Wbitwise-instead-of-logical` (`-Wall`, through `-Wbool-operation`) clang 14's;
 /// `-Warray-parameter` (`-Wall`) and `-Wdeprecated-non-prototype` (default) clang 15's;
@@ -31,11 +31,12 @@ const CLANG_WARNINGS_AFTER_THE_SDK: [&str; 7] = [
 const CLANG_ERRORS_AFTER_THE_SDK: [&str; 4] =
     ["implicit-function-declaration", "implicit-int", "int-conversion", "incompatible-function-pointer-types"];
 
-/// What gcc warns about under `-Wall` and `-Wextra` where the SDK's clang 12 is silent, turned off, so that a
-/// kernel that builds with `-Werror` for a DPU also builds with gcc. Most are gcc's own (no clang has a warning of
-/// that name: gcc 12's `-Wall -Wextra` set, compared with the options clang 14 knows); `-Wparentheses` (`a & b -
-/// 1`) and `-Wunused-value` (a discarded value in a macro) are gcc's broader forms of clang's, and
-/// `-Wunused-but-set-variable`/`-parameter` came to clang only with 13. gcc ignores `-Wno-` options it does not
+/// What gcc warns about by default or under `-Wall` and `-Wextra` where the SDK's clang 12 is silent, turned off,
+/// so that a kernel that builds with `-Werror` for a DPU also builds with gcc. Most are gcc's own (no clang has a
+/// warning of that name: gcc 12's set, compared with the options clang 14 knows); `-Wparentheses` (`a & b - 1`)
+/// and `-Wunused-value` (a discarded value in a macro) are gcc's broader forms of clang's;
+/// `-Wunused-but-set-variable`/`-parameter` came to clang only with 13; `-Wimplicit-fallthrough`, `-Wtype-limits`
+/// and `-Wcast-function-type` are in gcc's `-Wextra`, not clang 12's. gcc ignores `-Wno-` options it does not
 /// know, so older and newer gccs take the list as it is (gcc 13's `-Wenum-int-mismatch`, gcc 14's
 /// `-Walloc-size` and `-Wcalloc-transposed-args` among them).
 const GCC_WARNINGS_THE_SDK_LACKS: [&str; 37] = [
