@@ -270,12 +270,12 @@ mod tests {
         let ir = "define dso_local i32 @main() #0 {\n\
                   declare i32 @external(i32)\n\
                   define available_externally dso_local i32 @square(i32 noundef %0) #1 {\n\
-                  define internal i32 @helper() {\n\
+                  define internal i32 @local_function() {\n\
                   ; define available_externally in a comment\n";
         let expected = "define dso_local i32 @main() #0 {\n\
                         declare i32 @external(i32)\n\
                         define linkonce_odr dso_local i32 @square(i32 noundef %0) #1 {\n\
-                        define internal i32 @helper() {\n\
+                        define internal i32 @local_function() {\n\
                         ; define available_externally in a comment\n";
         assert_eq!(emit_inline_definitions(ir), expected);
     }
