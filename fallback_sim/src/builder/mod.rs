@@ -271,7 +271,8 @@ impl KernelBuilder {
         self.chip
     }
 
-    /// Prints `cargo:rerun-if-changed` for every source and `cargo:rerun-if-env-changed=CC` (for build.rs).
+    /// Prints `cargo:rerun-if-changed` for every source, object and library and `cargo:rerun-if-env-changed=CC`
+    /// (for build.rs).
     pub fn cargo_metadata(&mut self, enabled: bool) -> &mut Self {
         self.cargo_metadata = enabled;
         self
