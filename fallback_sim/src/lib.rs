@@ -174,7 +174,7 @@ pub mod transfer_model;
 mod worker;
 
 pub use build_checks::{BuildWarning, IramEstimate, LayoutDifference, MemberChange, MemberDifference, SourceLocation};
-pub use builder::{BuildError, BuiltKernel, KernelBuilder};
+pub use builder::{BuildError, BuiltKernel, KernelBuilder, ObjectProblem};
 pub use chip::{parse_chip_id, ChipVersion, ParseChipVersionError};
 pub use config::{ParseScheduleError, Schedule, SimConfig, Topology};
 pub use error::{Result, SimError};

@@ -128,9 +128,12 @@ impl Program {
             if name == "__dpusim_kernel_info" {
                 info_address = Some(address);
             }
+            // MRAM's end address included: a symbol there marks the end of variables that fill MRAM, such as
+            // the heap symbol of a program whose MRAM variables take all 64 MiB (an empty heap, which the SDK's
+            // linker script allows: its `.mram` may end exactly at the end of the `mram` region).
             let memory = if (WRAM_BASE..WRAM_BASE + (1 << 20)).contains(&address) {
                 MemoryKind::Wram
-            } else if (MRAM_BASE..MRAM_BASE + MRAM_WINDOW).contains(&address) {
+            } else if (MRAM_BASE..=MRAM_BASE + MRAM_WINDOW).contains(&address) {
                 MemoryKind::Mram
             } else {
                 continue;

@@ -64,6 +64,25 @@ fn mram_addresses_are_the_dpus_own() {
     assert!(u64::from(host.address) < 64 << 10, "WRAM symbols have DPU WRAM addresses");
 }
 
+/// MRAM variables that fill all 64 MiB put the MRAM heap at MRAM's end, empty, as the SDK's linker script allows
+/// (`__sys_used_mram_end` may be the end of its `mram` region): the program loads, the heap symbol is there with
+/// size 0, and the kernel reaches MRAM's last word.
+#[test]
+fn mram_variables_may_fill_all_of_mram() {
+    const MRAM_SIZE: u64 = 64 << 20;
+    let program = build("mram_full", 1, &[]);
+    assert_eq!(program.mram_used(), MRAM_SIZE);
+    let heap = program.symbol(MRAM_HEAP_SYMBOL, MRAM_SIZE).expect("the heap symbol at the end of MRAM");
+    assert_eq!((u64::from(heap.address), heap.size), (MRAM_BASE + MRAM_SIZE, 0), "an empty heap at MRAM's end");
+    let mut machine = machine(1, 1);
+    machine.load(&[0], &program).unwrap();
+    machine.launch(&[0]).unwrap();
+    assert_eq!(u64::from(read_u32(&machine, 0, "heap_pointer")), MRAM_BASE + MRAM_SIZE, "DPU_MRAM_HEAP_POINTER");
+    let mut last = [0; 8];
+    machine.read(0, MemoryKind::Mram, MRAM_SIZE - 8, &mut last).unwrap();
+    assert_eq!(u64::from_le_bytes(last), 0x0123_4567_89AB_CDEF, "MRAM's last word, written by the kernel");
+}
+
 /// First writes into fresh MRAM, a push to one DPU and a broadcast to the others, at offsets and of lengths
 /// that are not whole pages: the host reads their bytes with zeroes around them, and so do the DPUs' kernels.
 #[test]

@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include <attributes.h>
+
 /* Returns size bytes of WRAM, 8-byte aligned (size 0: the heap pointer, unmoved). */
 void *mem_alloc(size_t size);
 

@@ -8,6 +8,9 @@
 #ifdef NDEBUG
 #define assert(expression) ((void)0)
 #else
+#include <dpufault.h>
+#include <macro_utils.h>
+
 #define assert(expression)                                                                                            \
     ((expression) ? (void)0                                                                                           \
                   : __dpusim_fault(DPUSIM_FAULT_ASSERT, 0, __LINE__, "%s:%u: %s: Assertion `%s' failed.", __FILE__,  \

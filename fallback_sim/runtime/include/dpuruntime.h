@@ -9,7 +9,9 @@
 #include <dpusim/abi.h>
 
 #include <attributes.h>
+#include <built_ins.h>
 #include <defs.h>
+#include <dpuconst.h>
 
 /* The mem_alloc heap pointer (a WRAM address; 0 until the first mem_alloc or mem_reset after dpu_load). */
 extern uint32_t __sys_heap_pointer;

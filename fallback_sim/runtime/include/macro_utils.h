@@ -14,6 +14,8 @@
 #endif
 #endif
 
+#include <dpu_characteristics.h>
+
 /* Internal helpers, used by the other runtime headers. */
 #define __DPUSIM_CONCAT_(a, b) a##b
 #define __DPUSIM_CONCAT(a, b) __DPUSIM_CONCAT_(a, b)

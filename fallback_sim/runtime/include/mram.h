@@ -11,9 +11,12 @@
 #ifndef DPUSIM_MRAM_H
 #define DPUSIM_MRAM_H
 
+#include <stdint.h>
+
 #include <dpusim/abi.h>
 
 #include <attributes.h>
+#include <dpu_characteristics.h>
 
 /* The first free byte of MRAM after the program's __mram/__mram_noinit variables (8-aligned). */
 #define DPU_MRAM_HEAP_POINTER ((__mram_ptr void *)(&__sys_used_mram_end))

@@ -25,6 +25,7 @@
 #include <dpusim/abi.h>
 
 #include <mram.h>
+#include <vmutex.h>
 
 #ifndef __MRAM_UNALIGNED_ACCESS_LOG_NB_VLOCK
 /* log2 of the number of locks guarding partial MRAM words. */

@@ -10,8 +10,10 @@
 
 #include <dpusim/abi.h>
 
+#include <assert.h>
 #include <atomic_bit.h>
 #include <macro_utils.h>
+#include <mutex.h>
 
 struct mutex_pool {
     uint8_t *hw_mutexes;     /* NB_MUTEXES atomic bits */

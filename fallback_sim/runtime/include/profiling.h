@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include <attributes.h>
+#include <dpu_characteristics.h>
+#include <limits.h>
 
 #ifndef NR_TASKLETS
 #define NR_TASKLETS 1

@@ -10,6 +10,9 @@
 
 #include <dpusim/abi.h>
 
+#include <atomic_bit.h>
+#include <attributes.h>
+
 /* The SDK's 4-byte layout, the same as barrier_t's; count is read as a signed byte. */
 typedef struct sem_t {
     uint8_t wait_queue;    /* the last tasklet to queue (0xFF: none) */

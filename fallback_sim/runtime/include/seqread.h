@@ -23,6 +23,7 @@
 
 #include <attributes.h>
 #include <macro_utils.h>
+#include <mram.h>
 
 typedef uintptr_t seqreader_buffer_t;
 

@@ -25,7 +25,10 @@
 #ifndef DPUSIM_STDIO_H
 #define DPUSIM_STDIO_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include <attributes.h>
 
 /* The log capacity in bytes: 1 MiB by default (a weak definition in the runtime). */
 extern const uint32_t __dpusim_stdout_capacity;

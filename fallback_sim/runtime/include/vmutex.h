@@ -13,8 +13,10 @@
 
 #include <dpusim/abi.h>
 
+#include <assert.h>
 #include <atomic_bit.h>
 #include <macro_utils.h>
+#include <mutex.h>
 
 struct vmutex {
     uint8_t *vm;                  /* the virtual mutexes' bits */

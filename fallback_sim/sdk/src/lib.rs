@@ -3,9 +3,13 @@
 //!
 //! - `libdpu`: the SDK 2025.1 host API (`dpu.h`), built as `libdpu.so` and `libdpu.a`, and the SDK's C++ API
 //!   over it (`dpu.hpp`, included as `<dpu>`: `dpu::DpuSet`, an inline header);
-//! - `dpu-upmem-dpurte-clang`: builds DPU C sources into simulated DPU binaries, taking the SDK compiler's flags;
+//! - `dpu-upmem-dpurte-clang`: builds DPU C sources into simulated DPU binaries, taking the SDK compiler's flags,
+//!   or with `-c` into DPU objects, which it links, as static libraries of them, later;
 //! - `dpu-pkg-config`: answers `--cflags --libs dpu` with these headers and this library;
-//! - `fallback_sim/upmem_env.sh`: puts them on `PATH`, like the SDK's `upmem_env.sh`.
+//! - `upmem-sim-clang`: the SDK environment's `clang`, for makefiles that call `clang --target=dpu-upmem-dpurte`
+//!   (it builds those for the simulator, and passes every other command line to the host's clang);
+//! - `fallback_sim/upmem_env.sh`: puts them on `PATH` (`upmem-sim-clang` as `clang`), like the SDK's
+//!   `upmem_env.sh`.
 //!
 //! The headers are in `include/dpu/` (`dpu.h` and the headers it names, the low-level `dpu_log.h`,
 //! `dpu_log_internals.h`, `dpu_management.h`, `dpu_memory.h`, the C++ API's `dpu.hpp` and `dpu`, and our extension

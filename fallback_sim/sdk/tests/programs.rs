@@ -27,6 +27,14 @@ fn tools_dir() -> PathBuf {
     Path::new(env!("CARGO_BIN_EXE_dpu-pkg-config")).parent().expect("the binary has a directory").to_path_buf()
 }
 
+/// A directory in `work` with the `clang` of `upmem_env.sh`: a link of that name to `upmem-sim-clang`.
+fn clang_dir(work: &Path) -> PathBuf {
+    let dir = work.join("upmem-env-clang");
+    fs::create_dir_all(&dir).expect("creating the clang directory");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_upmem-sim-clang"), dir.join("clang")).expect("linking clang");
+    dir
+}
+
 fn programs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs")
 }
@@ -129,7 +137,10 @@ fn build_and_run_with(name: &str, variables: &[(&str, &str)]) -> Outcome {
     let dir = work.path().join(name);
     copy_sources(&programs_dir().join(name), &dir);
 
-    let mut path = OsString::from(tools_dir());
+    // As after `source upmem_env.sh`: its clang, then its commands, then the rest of PATH.
+    let mut path = OsString::from(clang_dir(work.path()));
+    path.push(":");
+    path.push(tools_dir());
     if let Some(existing) = std::env::var_os("PATH") {
         path.push(":");
         path.push(existing);
@@ -283,6 +294,15 @@ fn cpp_host() {
 #[test]
 fn soak() {
     assert_summary(&build_and_run("soak"), "soak");
+}
+
+/// Separate compilation, as library and CMake builds do it: each DPU source compiled alone by the SDK environment's
+/// `clang --target=dpu-upmem-dpurte -c` (with `--std=c11`, and `-Werror` over a variable that only clang 13 and
+/// later warn about), two objects archived with `ar`, and the program linked from an object and the library with
+/// `-L`/`-l`.
+#[test]
+fn separate_compilation() {
+    assert_summary(&build_and_run("separate_compilation"), "separate_compilation");
 }
 
 /// Unchanged SDK programs: DPU libc headers, definition macros without their semicolon, built_ins.h,

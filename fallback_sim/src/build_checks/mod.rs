@@ -176,6 +176,18 @@ pub enum BuildWarning {
         /// Its estimated size.
         estimate: IramEstimate,
     },
+    /// A DPU object was compiled with another `NR_TASKLETS` or chip than the program it is linked into: its code
+    /// saw its own, the program runs with the link's.
+    ObjectSettingDiffers {
+        /// The object (`library.a(member.o)` for a library member).
+        object: String,
+        /// The setting: `NR_TASKLETS` or `-mcpu`.
+        setting: &'static str,
+        /// Its value when the object was compiled.
+        compiled: String,
+        /// Its value for the link.
+        linked: String,
+    },
 }
 
 impl BuildWarning {
@@ -184,7 +196,9 @@ impl BuildWarning {
         match self {
             BuildWarning::LayoutDiffers(difference) => difference.declared_at.as_ref(),
             BuildWarning::LayoutNotChecked { declared_at, .. } => declared_at.as_ref(),
-            BuildWarning::DebugInfoUnreadable(_) | BuildWarning::IramOverflow { .. } => None,
+            BuildWarning::DebugInfoUnreadable(_)
+            | BuildWarning::IramOverflow { .. }
+            | BuildWarning::ObjectSettingDiffers { .. } => None,
         }
     }
 
@@ -207,6 +221,11 @@ impl BuildWarning {
                 estimate.runtime_instructions(),
                 estimate.chip.iram_instructions(),
                 estimate.chip
+            ),
+            BuildWarning::ObjectSettingDiffers { object, setting, compiled, linked } => format!(
+                "{object} was compiled with {setting}={compiled} and is linked with {setting}={linked}: its code saw \
+                 {compiled}, the program runs with {linked} (as with the SDK's compiler, whose link takes \
+                 -DNR_TASKLETS and -mcpu from its own command line, NR_TASKLETS=1 when it has none)"
             ),
         }
     }
@@ -243,12 +262,20 @@ impl Findings {
     }
 }
 
+/// One of a kernel's own objects: a compiled source, a DPU object, or a member of a library of them.
+pub(crate) struct KernelUnit {
+    /// The object file.
+    pub object: PathBuf,
+    /// The file name of its source, as the debug information names its compilation unit.
+    pub source_name: String,
+}
+
 /// What the kernel's build to simulate needs the checks to see.
 pub(crate) struct KernelBuild<'a> {
     /// The linked binary.
     pub binary: &'a Path,
-    /// The kernel's sources, and the object each was compiled to.
-    pub sources: &'a [(PathBuf, PathBuf)],
+    /// The kernel's own objects.
+    pub units: &'a [KernelUnit],
     /// The blocks of the kernel's code.
     pub sites: &'a [BlockCost],
     /// The disassembly of the kernel object's code.
@@ -261,7 +288,7 @@ pub(crate) struct KernelBuild<'a> {
 pub(crate) fn check(build: &KernelBuild<'_>) -> Result<Findings, BuildError> {
     let mut shared = HashMap::new();
     let mut functions = BTreeSet::new();
-    for (_, object_path) in build.sources {
+    for KernelUnit { object: object_path, .. } in build.units {
         let bytes = std::fs::read(object_path).map_err(|error| BuildError::io(object_path, error))?;
         let object = object::File::parse(&*bytes).map_err(|error| unreadable(object_path, &error))?;
         shared.extend(shared_variables(&object));
@@ -269,10 +296,11 @@ pub(crate) fn check(build: &KernelBuild<'_>) -> Result<Findings, BuildError> {
     }
     let bytes = std::fs::read(build.binary).map_err(|error| BuildError::io(build.binary, error))?;
     let binary = object::File::parse(&*bytes).map_err(|error| unreadable(build.binary, &error))?;
-    let source_names: BTreeSet<String> = build.sources.iter().filter_map(|(source, _)| file_name(source)).collect();
+    let source_names: BTreeSet<&str> = build.units.iter().map(|unit| unit.source_name.as_str()).collect();
     let mut warnings = Vec::new();
-    match debug_info::read(&binary, |unit| file_name(Path::new(unit)).is_some_and(|name| source_names.contains(&name)))
-    {
+    match debug_info::read(&binary, |unit| {
+        file_name(Path::new(unit)).is_some_and(|name| source_names.contains(name.as_str()))
+    }) {
         Ok(info) => {
             functions.extend(info.units.iter().flat_map(|unit| unit.functions.iter().cloned()));
             warnings.extend(layout_warnings(&info, &shared));

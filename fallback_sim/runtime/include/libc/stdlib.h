@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include <attributes.h>
+
 #define EXIT_FAILURE 1
 #define EXIT_SUCCESS 0
 

@@ -4,10 +4,14 @@
 //!    (`NR_TASKLETS=1`, `STACK_SIZE_DEFAULT=1024`) unless the caller defines them, and the runtime's C files
 //!    with the same tasklet and stack settings.
 //!    The kernel sources (not the runtime) are instrumented with `-fsanitize-coverage=trace-pc`, which counts
-//!    the instructions each tasklet executes (see [`crate::block_costs`]).
-//! 2. Kernel and runtime objects are combined into one relocatable object, `dpu_kernel.o`, with all code in one
-//!    `.text`; `main` becomes the tasklets' entry point and every other global of the kernel is made local, so
-//!    kernel names never bind to the C library's or the harness's (and never the reverse).
+//!    the instructions each tasklet executes (see [`crate::block_costs`]). A kernel source compiled alone
+//!    ([`KernelBuilder::compile_object`], the compiler's `-c`) is a DPU object: the same object, marked
+//!    ([`dpu_object`]), which a later build links, as it links the members of static libraries of them that
+//!    the program needs.
+//! 2. Kernel objects (compiled, given, and taken from libraries) and runtime objects are combined into one
+//!    relocatable object, `dpu_kernel.o`, with all code in one `.text`; `main` becomes the tasklets' entry point
+//!    and every other global of the kernel is made local, so kernel names never bind to the C library's or the
+//!    harness's (and never the reverse).
 //! 3. `objdump` disassembles that `.text`; the cost of each basic block becomes a table in a generated C file
 //!    compiled with the harness.
 //! 4. `dpu_kernel.o` is linked with the worker harness and the table by the linker script `dpusim.ld`, which
@@ -25,12 +29,19 @@ use std::{env, fs, thread};
 use object::{Object, ObjectSymbol};
 
 use crate::block_costs::{self, BlockCost};
-use crate::build_checks::{self, BuildWarning, IramEstimate, KernelBuild};
+use crate::build_checks::{self, BuildWarning, IramEstimate, KernelBuild, KernelUnit};
 use crate::chip::ChipVersion;
-use crate::layout::{DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE};
+use crate::layout::{ABI_VERSION, DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE};
 use crate::program::Program;
 use crate::runtime;
 use crate::SimError;
+use dpu_object::{LinkedObject, ObjectInfo};
+use host_compiler::HostCompiler;
+
+mod dpu_object;
+mod host_compiler;
+
+pub use dpu_object::ObjectProblem;
 
 /// Where the executable's code starts: above the DPU windows and the tasklet stacks.
 const TEXT_SEGMENT: &str = "0x10000000";
@@ -60,16 +71,11 @@ const KERNEL_FLAGS: [&str; 7] = [
     "-D__DPUSIM__",
 ];
 const CAST_WARNINGS_OFF: [&str; 2] = ["-Wno-pointer-to-int-cast", "-Wno-int-to-pointer-cast"];
-/// Warnings gcc gives under `-Wall` where the SDK's clang is silent, so that kernels which build cleanly with
-/// `-Werror` for a DPU also build with gcc: `a & b - 1` (`-Wparentheses`) and a discarded value in a macro
-/// (`-Wunused-value`).
 /// A DPU has no vector unit, and its compiler does not unroll loops (PrIM's int32 add loop runs at about six
 /// instructions an element: load, add, store, index update, compare-and-branch, address): a host vector
 /// instruction would count as one of several DPU operations, and an unrolled loop would count less overhead
 /// than the DPU executes. Understood by GCC and Clang alike.
 const DPU_LIKE_CODE: [&str; 3] = ["-fno-tree-vectorize", "-fno-tree-slp-vectorize", "-fno-unroll-loops"];
-
-const GCC_ONLY_WARNINGS_OFF: [&str; 2] = ["-Wno-parentheses", "-Wno-unused-value"];
 /// Debug information, which the build checks read the kernel's types and functions from. It changes no
 /// generated code (and the SDK's compiler adds it too unless told `-g0`).
 const DEBUG_INFO: &str = "-g";
@@ -91,8 +97,8 @@ const RUNTIME_LOOPS_STAY_LOOPS: [&str; 3] = ["-fno-builtin-memcpy", "-fno-builti
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildError {
-    /// No source files were given.
-    #[error("no DPU source files given")]
+    /// No source files, objects or libraries were given.
+    #[error("no DPU source files, objects or libraries given")]
     NoSources,
     /// A tool the build needs is missing.
     #[error("`{tool}` was not found: {hint}")]
@@ -117,6 +123,14 @@ pub enum BuildError {
     /// The sources define no `main`.
     #[error("the DPU program has no main() (sources: {0})")]
     NoMain(String),
+    /// An object or library given to the link is not one of DPU objects the simulator compiled.
+    #[error("{input}: {problem}")]
+    NotADpuObject {
+        /// The object file, or the library and member (`libx.a(member.o)`).
+        input: String,
+        /// What it is instead.
+        problem: ObjectProblem,
+    },
     /// Reading or writing a file failed.
     // The system's error is in the message, so it is not also reported as the source (a chain would print it
     // twice).
@@ -170,6 +184,8 @@ pub struct BuiltKernel {
 #[derive(Clone, Debug, Default)]
 pub struct KernelBuilder {
     sources: Vec<PathBuf>,
+    objects: Vec<PathBuf>,
+    libraries: Vec<PathBuf>,
     defines: Vec<(String, Option<String>)>,
     include_dirs: Vec<PathBuf>,
     flags: Vec<String>,
@@ -188,6 +204,21 @@ impl KernelBuilder {
     /// Adds a C source file.
     pub fn source(&mut self, path: impl AsRef<Path>) -> &mut Self {
         self.sources.push(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Adds a DPU object file, one that [`KernelBuilder::compile_object`] (or `dpu-upmem-dpurte-clang -c`)
+    /// compiled, to link with the sources.
+    pub fn object(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.objects.push(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Adds a static library of DPU objects (made with `ar`): its members that define what the program's other
+    /// objects need (its `main`, too) are linked, whatever the order of the libraries, as the SDK's linker takes
+    /// them.
+    pub fn library(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.libraries.push(path.as_ref().to_path_buf());
         self
     }
 
@@ -214,8 +245,8 @@ impl KernelBuilder {
         self
     }
 
-    /// The C compiler to use (default: `$CC`, else `clang` when it is on `PATH`, as the SDK's compiler is a
-    /// clang, else `cc`).
+    /// The C compiler to use (default: `$CC`, else `clang` when one runs, as the SDK's compiler is a clang, else
+    /// `cc`).
     pub fn compiler(&mut self, compiler: impl AsRef<Path>) -> &mut Self {
         self.compiler = Some(compiler.as_ref().to_path_buf());
         self
@@ -240,7 +271,8 @@ impl KernelBuilder {
         self.chip
     }
 
-    /// Prints `cargo:rerun-if-changed` for every source and `cargo:rerun-if-env-changed=CC` (for build.rs).
+    /// Prints `cargo:rerun-if-changed` for every source, object and library and `cargo:rerun-if-env-changed=CC`
+    /// (for build.rs).
     pub fn cargo_metadata(&mut self, enabled: bool) -> &mut Self {
         self.cargo_metadata = enabled;
         self
@@ -248,7 +280,8 @@ impl KernelBuilder {
 
     /// The same kernel as arguments of the UPMEM SDK's own `dpu-upmem-dpurte-clang` (defines, include
     /// directories, flags and sources, and the chip as `-mcpu=`, which the SDK's wrapper's own `-mcpu=` before
-    /// them yields to; no `-o`), to build it for real DPUs as well.
+    /// them yields to; no `-o`), to build it for real DPUs as well. Objects and libraries are the simulator's own
+    /// and are not among them.
     pub fn sdk_arguments(&self) -> Vec<OsString> {
         let chip = OsString::from(format!("-mcpu={}", self.chip.name()));
         let defines = self.defines.iter().map(|(name, value)| define_argument(name, value.as_deref()));
@@ -262,8 +295,59 @@ impl KernelBuilder {
         self.defines.iter().any(|(defined, _)| defined == name)
     }
 
-    fn compiler_command(&self) -> PathBuf {
-        self.compiler.clone().or_else(|| env::var_os("CC").map(PathBuf::from)).unwrap_or_else(default_compiler)
+    /// `NR_TASKLETS` as the kernel's code sees it: its definition, else the DPU compiler's default 1.
+    fn nr_tasklets_value(&self) -> String {
+        self.defines
+            .iter()
+            .rev()
+            .find(|(name, _)| name == "NR_TASKLETS")
+            .map_or_else(|| "1".to_owned(), |(_, value)| value.clone().unwrap_or_else(|| "1".to_owned()))
+    }
+
+    /// The compiler the builder was given, else `$CC`.
+    fn chosen_compiler(&self) -> Option<PathBuf> {
+        self.compiler.clone().or_else(|| env::var_os("CC").map(PathBuf::from))
+    }
+
+    /// The directory of a build's intermediate files.
+    fn intermediate_dir(&self) -> Result<WorkDir, BuildError> {
+        let work = match &self.work_dir {
+            Some(dir) => WorkDir { path: dir.clone(), _temporary: None },
+            None => {
+                let temporary = tempfile::tempdir().map_err(|error| BuildError::io(&env::temp_dir(), error))?;
+                WorkDir { path: temporary.path().to_path_buf(), _temporary: Some(temporary) }
+            }
+        };
+        fs::create_dir_all(&work.path).map_err(|error| BuildError::io(&work.path, error))?;
+        Ok(work)
+    }
+
+    /// Compiles `source` alone into the DPU object file `output`, as `dpu-upmem-dpurte-clang -c` does: with this
+    /// builder's defines, include directories, flags and chip (its sources, objects and libraries play no part),
+    /// into a host object of the simulated kernel code marked as a DPU object. A later build links it
+    /// ([`KernelBuilder::object`]), or a static library of such objects ([`KernelBuilder::library`]). Returns
+    /// `output`.
+    pub fn compile_object(&self, source: impl AsRef<Path>, output: impl AsRef<Path>) -> Result<PathBuf, BuildError> {
+        let (source, output) = (source.as_ref(), output.as_ref());
+        if self.cargo_metadata {
+            println!("cargo:rerun-if-env-changed=CC");
+            println!("cargo:rerun-if-changed={}", source.display());
+        }
+        let work = self.intermediate_dir()?;
+        let runtime_dir = work.path.join("runtime");
+        runtime::extract(&runtime_dir)?;
+        let compiler = HostCompiler::detect(self.chosen_compiler());
+        let (_, args) = self.kernel_arguments(&runtime_dir.join("include"), &compiler);
+        create_parent_dir(output)?;
+        compiler.compile_kernel_source(&args, source, output, &work.path)?;
+        let info = ObjectInfo {
+            abi_version: ABI_VERSION,
+            chip: self.chip,
+            nr_tasklets: self.nr_tasklets_value(),
+            source: file_name(source),
+        };
+        dpu_object::mark(output, &info, &work.path)?;
+        Ok(output.to_path_buf())
     }
 
     /// Builds the binary at `output` and checks that it is a loadable DPU program; prints the build checks'
@@ -280,74 +364,74 @@ impl KernelBuilder {
         Ok(built.path)
     }
 
-    /// Builds the binary at `output` and checks that it is a loadable DPU program; returns it with what the
-    /// build checks found.
+    /// Builds the binary at `output` from the sources, objects and libraries, and checks that it is a loadable
+    /// DPU program; returns it with what the build checks found.
     pub fn build_kernel(&self, output: impl AsRef<Path>) -> Result<BuiltKernel, BuildError> {
         let output = output.as_ref();
-        if self.sources.is_empty() {
+        if self.sources.is_empty() && self.objects.is_empty() && self.libraries.is_empty() {
             return Err(BuildError::NoSources);
         }
         if self.cargo_metadata {
             println!("cargo:rerun-if-env-changed=CC");
-            for source in &self.sources {
-                println!("cargo:rerun-if-changed={}", source.display());
+            for input in self.sources.iter().chain(&self.objects).chain(&self.libraries) {
+                println!("cargo:rerun-if-changed={}", input.display());
             }
         }
-        let temporary;
-        let dir = match &self.work_dir {
-            Some(dir) => dir.clone(),
-            None => {
-                temporary = tempfile::tempdir().map_err(|error| BuildError::io(&env::temp_dir(), error))?;
-                temporary.path().to_path_buf()
-            }
-        };
-        fs::create_dir_all(&dir).map_err(|error| BuildError::io(&dir, error))?;
+        let work = self.intermediate_dir()?;
+        let dir = work.path.as_path();
         let runtime_dir = dir.join("runtime");
         runtime::extract(&runtime_dir)?;
         let include = runtime_dir.join("include");
 
-        let is_clang = is_clang(&self.compiler_command());
-        let (tasklet_defines, kernel_args) = self.kernel_arguments(&include, is_clang);
-        let source_objects: Vec<(PathBuf, PathBuf)> = self
+        let compiler = HostCompiler::detect(self.chosen_compiler());
+        let (tasklet_defines, kernel_args) = self.kernel_arguments(&include, &compiler);
+        let kernel_jobs: Vec<CompileJob> = self
             .sources
             .iter()
             .enumerate()
-            .map(|(index, source)| (source.clone(), dir.join(format!("kernel{index}-{}.o", stem(source)))))
-            .collect();
-        let mut jobs: Vec<(PathBuf, PathBuf, Vec<OsString>)> = source_objects
-            .iter()
-            .map(|(source, object)| (source.clone(), object.clone(), kernel_args.clone()))
+            .map(|(index, source)| CompileJob {
+                source: source.clone(),
+                object: dir.join(format!("kernel{index}-{}.o", stem(source))),
+                args: kernel_args.clone(),
+                kernel_source: true,
+            })
             .collect();
         let mut runtime_args = tasklet_defines;
         runtime_args.extend(["-O2", "-std=gnu11", "-Wall"].map(OsString::from));
         runtime_args.extend(RUNTIME_LOOPS_STAY_LOOPS.map(OsString::from));
         runtime_args.push("-I".into());
         runtime_args.push(include.clone().into());
-        for relative in runtime::sources("src/dpurt/", &[".c"]) {
-            let source = runtime_dir.join(relative);
-            jobs.push((source.clone(), dir.join(format!("dpurt-{}.o", stem(&source))), runtime_args.clone()));
-        }
+        let runtime_jobs: Vec<CompileJob> = runtime::sources("src/dpurt/", &[".c"])
+            .into_iter()
+            .map(|relative| runtime_dir.join(relative))
+            .map(|source| CompileJob {
+                object: dir.join(format!("dpurt-{}.o", stem(&source))),
+                source,
+                args: runtime_args.clone(),
+                kernel_source: false,
+            })
+            .collect();
         let harness_args: Vec<OsString> = ["-O2", "-std=gnu11", "-fno-pie", "-Wall", "-I"]
             .map(OsString::from)
             .into_iter()
             .chain([include.into()])
             .collect();
-        let mut harness_objects = Vec::new();
-        for relative in runtime::sources("src/harness/", &[".c", ".S"]) {
-            let source = runtime_dir.join(relative);
-            let object = dir.join(format!("harness-{}.o", stem(&source)));
-            harness_objects.push(object.clone());
-            jobs.push((source, object, harness_args.clone()));
-        }
-        self.compile_all(&jobs)?;
-
-        let kernel_objects: Vec<PathBuf> = jobs
-            .iter()
-            .filter(|(_, object, _)| !harness_objects.contains(object))
-            .map(|(_, object, _)| object.clone())
+        let harness_jobs: Vec<CompileJob> = runtime::sources("src/harness/", &[".c", ".S"])
+            .into_iter()
+            .map(|relative| runtime_dir.join(relative))
+            .map(|source| CompileJob {
+                object: dir.join(format!("harness-{}.o", stem(&source))),
+                source,
+                args: harness_args.clone(),
+                kernel_source: false,
+            })
             .collect();
+        let jobs: Vec<&CompileJob> = kernel_jobs.iter().chain(&runtime_jobs).chain(&harness_jobs).collect();
+        compile_all(&compiler, &jobs, dir)?;
+
+        let (units, warnings) = self.kernel_units(&kernel_jobs, dir)?;
         let kernel_object = dir.join("dpu_kernel.o");
-        let mut combine = Command::new(self.compiler_command());
+        let mut combine = compiler.command();
         combine
             // Without a build-id note, which toolchains that add one by default place before .text: the
             // disassembly's addresses are then offsets in .text, as the block-cost table's indices must be.
@@ -355,9 +439,10 @@ impl KernelBuilder {
             .arg(format!("-Wl,-T,{}", runtime_dir.join("kernel_text.ld").display()))
             .arg("-o")
             .arg(&kernel_object)
-            .args(&kernel_objects);
+            .args(units.iter().map(|unit| &unit.object))
+            .args(runtime_jobs.iter().map(|job| &job.object));
         run("combining the kernel objects", &mut combine, "a C compiler (set CC)")?;
-        self.check_main(&kernel_object)?;
+        check_main(&kernel_object, &units)?;
         let objcopy = env::var_os("OBJCOPY").unwrap_or_else(|| "objcopy".into());
         let mut hide = Command::new(objcopy);
         hide.arg("--redefine-sym=main=__dpusim_kernel_main");
@@ -369,59 +454,80 @@ impl KernelBuilder {
         run("hiding the kernel's symbols", &mut hide, "objcopy from GNU binutils (set OBJCOPY)")?;
         let disassembly = disassemble(&kernel_object)?;
         let sites = block_costs::from_disassembly(&disassembly);
-        let costs_object = self.compile_block_costs(&sites, &dir, &harness_args)?;
+        let costs_object = compile_block_costs(&compiler, &sites, dir, &harness_args)?;
 
-        if let Some(parent) = output.parent().filter(|parent| !parent.as_os_str().is_empty()) {
-            fs::create_dir_all(parent).map_err(|error| BuildError::io(parent, error))?;
-        }
-        let mut link = Command::new(self.compiler_command());
+        create_parent_dir(output)?;
+        let mut link = compiler.command();
         // `-z now` binds every libc symbol at load: lazy binding would run the dynamic linker's resolver (kilobytes
         // of saved vector registers) on a tasklet's stack at its first call of, say, memcpy, which the stack
         // measurement would blame on the kernel.
         link.args(["-no-pie", "-Wl,-z,now", &format!("-Wl,-Ttext-segment={TEXT_SEGMENT}"), "-T"])
             .arg(runtime_dir.join("dpusim.ld"))
-            .args(&harness_objects)
+            .args(harness_jobs.iter().map(|job| &job.object))
             .arg(&costs_object)
             .arg(&kernel_object)
             .args(["-pthread", "-lm", "-o"])
             .arg(output);
         run("linking the simulated DPU binary", &mut link, "a C compiler (set CC)")?;
-        let build = KernelBuild {
-            binary: output,
-            sources: &source_objects,
-            sites: &sites,
-            disassembly: &disassembly,
-            chip: self.chip,
-        };
+        let build =
+            KernelBuild { binary: output, units: &units, sites: &sites, disassembly: &disassembly, chip: self.chip };
         let findings = build_checks::check(&build)?;
-        record_checks(output, &findings.recorded().to_text(), &dir)?;
+        record_checks(output, &findings.recorded().to_text(), dir)?;
         let program = Program::from_file(output)?;
         program.check_fits(DEFAULT_WRAM_SIZE, DEFAULT_MRAM_SIZE)?;
         // What the SDK's linker script asserts: NR_TASKLETS within the chip's threads.
         program.check_threads(self.chip)?;
-        Ok(BuiltKernel { path: output.to_path_buf(), iram: findings.iram, warnings: findings.warnings })
+        let warnings = warnings.into_iter().chain(findings.warnings).collect();
+        Ok(BuiltKernel { path: output.to_path_buf(), iram: findings.iram, warnings })
     }
 
-    /// Writes the block-cost table of `sites` as C and compiles it with the harness's flags. Returns the
-    /// table's object.
-    fn compile_block_costs(
+    /// The kernel's own objects (its compiled sources, the DPU objects given, and the library members they need),
+    /// and a warning for each DPU object compiled with another chip or `NR_TASKLETS` than the program's.
+    fn kernel_units(
         &self,
-        sites: &[BlockCost],
+        compiled: &[CompileJob],
         dir: &Path,
-        harness_args: &[OsString],
-    ) -> Result<PathBuf, BuildError> {
-        let source = dir.join("block_costs.c");
-        let table = block_costs::c_table(sites);
-        fs::write(&source, table).map_err(|error| BuildError::io(&source, error))?;
-        let object = dir.join("block_costs.o");
-        let mut compile = Command::new(self.compiler_command());
-        compile.args(harness_args).arg("-c").arg(&source).arg("-o").arg(&object);
-        run("compiling the block-cost table", &mut compile, "a C compiler (set CC)")?;
-        Ok(object)
+    ) -> Result<(Vec<KernelUnit>, Vec<BuildWarning>), BuildError> {
+        let mut units: Vec<KernelUnit> = compiled
+            .iter()
+            .map(|job| KernelUnit { object: job.object.clone(), source_name: file_name(&job.source) })
+            .collect();
+        let mut linked =
+            self.objects.iter().map(|path| dpu_object::read_object(path)).collect::<Result<Vec<_>, _>>()?;
+        let objects: Vec<PathBuf> = units
+            .iter()
+            .map(|unit| unit.object.clone())
+            .chain(linked.iter().map(|object| object.path.clone()))
+            .collect();
+        linked.extend(dpu_object::take_library_members(&self.libraries, &objects, dir)?);
+        let warnings = linked.iter().flat_map(|object| self.setting_differences(object)).collect();
+        units.extend(
+            linked.into_iter().map(|object| KernelUnit { object: object.path, source_name: object.info.source }),
+        );
+        Ok((units, warnings))
+    }
+
+    /// What differs between how `object` was compiled and how the program is linked.
+    fn setting_differences(&self, object: &LinkedObject) -> Vec<BuildWarning> {
+        let differs = |setting: &'static str, compiled: String, linked: String| {
+            (compiled != linked).then(|| BuildWarning::ObjectSettingDiffers {
+                object: object.name.clone(),
+                setting,
+                compiled,
+                linked,
+            })
+        };
+        [
+            differs("NR_TASKLETS", object.info.nr_tasklets.clone(), self.nr_tasklets_value()),
+            differs("-mcpu", object.info.chip.name().to_owned(), self.chip.name().to_owned()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
     }
 
     /// The tasklet/stack defines (shared with the runtime) and the full argument list for kernel sources.
-    fn kernel_arguments(&self, include: &Path, is_clang: bool) -> (Vec<OsString>, Vec<OsString>) {
+    fn kernel_arguments(&self, include: &Path, compiler: &HostCompiler) -> (Vec<OsString>, Vec<OsString>) {
         let mut tasklet_defines: Vec<OsString> = KERNEL_FLAGS.map(OsString::from).to_vec();
         tasklet_defines.push(format!("-D{}", self.chip.target_macro()).into());
         if !self.defined("NR_TASKLETS") {
@@ -442,8 +548,8 @@ impl KernelBuilder {
             kernel.push(define_argument(name, value.as_deref()));
         }
         // The runtime headers are system headers, as the SDK's are to its compiler: `-pedantic` and `-W...`
-        // apply to the kernel's code, not to them. `libc/` has the DPU's <stdlib.h> and <string.h>, for kernel
-        // sources only (the runtime's own C files use the host's).
+        // apply to the kernel's code, not to them. `libc/` has the DPU's <errno.h>, <stdint.h>, <stdlib.h> and
+        // <string.h>, for kernel sources only (the runtime's own C files use the host's).
         for dir in [include.to_path_buf(), include.join("libc")] {
             kernel.push("-isystem".into());
             kernel.push(dir.into());
@@ -454,55 +560,96 @@ impl KernelBuilder {
         }
         kernel.extend(self.flags.iter().map(OsString::from));
         kernel.extend(CAST_WARNINGS_OFF.map(OsString::from));
-        if !is_clang {
-            kernel.extend(GCC_ONLY_WARNINGS_OFF.map(OsString::from));
-        }
-        // After the user's flags, so that they win: code shaped as the DPU's compiler shapes it (see
-        // DPU_LIKE_CODE), whose instructions the block costs count, and the debug information the build checks
-        // read.
+        // After the user's flags, so that they win: the SDK compiler's warnings and errors (see
+        // HostCompiler::sdk_warning_options), code shaped as the DPU's compiler shapes it (see DPU_LIKE_CODE),
+        // whose instructions the block costs count, and the debug information the build checks read.
+        kernel.extend(compiler.sdk_warning_options(&self.flags));
         kernel.extend(DPU_LIKE_CODE.map(OsString::from));
         kernel.push(DEBUG_INFO.into());
         kernel.push(DPU_MEMCPY.into());
         kernel.push(INSTRUMENTATION_FLAG.into());
         kernel.push(HOOK_NEVER_TAIL_CALLED.into());
-        if is_clang {
+        if compiler.is_clang() {
             kernel.push(CLANG_INSTRUMENT_EVERY_BLOCK.into());
         }
         (tasklet_defines, kernel)
     }
+}
 
-    fn compile_all(&self, jobs: &[(PathBuf, PathBuf, Vec<OsString>)]) -> Result<(), BuildError> {
-        let parallelism = thread::available_parallelism().map_or(1, usize::from);
-        for chunk in jobs.chunks(parallelism) {
-            thread::scope(|scope| {
-                let handles: Vec<_> = chunk
-                    .iter()
-                    .map(|(source, object, args)| {
-                        scope.spawn(move || {
-                            let mut compile = Command::new(self.compiler_command());
-                            compile.args(args).arg("-c").arg(source).arg("-o").arg(object);
-                            run(&format!("compiling {}", source.display()), &mut compile, "a C compiler (set CC)")
-                                .map(drop)
-                        })
-                    })
-                    .collect();
-                handles.into_iter().try_for_each(|handle| handle.join().expect("compiler thread panicked"))
-            })?;
+/// Where a build keeps its intermediate files: the builder's work directory, or a temporary one removed with it.
+struct WorkDir {
+    path: PathBuf,
+    _temporary: Option<tempfile::TempDir>,
+}
+
+/// One compiler run of a build.
+struct CompileJob {
+    source: PathBuf,
+    object: PathBuf,
+    args: Vec<OsString>,
+    /// A kernel source (compiled as [`HostCompiler::compile_kernel_source`] says), not a runtime or harness file.
+    kernel_source: bool,
+}
+
+impl CompileJob {
+    fn run(&self, compiler: &HostCompiler, scratch: &Path) -> Result<(), BuildError> {
+        if self.kernel_source {
+            return compiler.compile_kernel_source(&self.args, &self.source, &self.object, scratch);
         }
-        Ok(())
+        let mut compile = compiler.command();
+        compile.args(&self.args).arg("-c").arg(&self.source).arg("-o").arg(&self.object);
+        run(&format!("compiling {}", self.source.display()), &mut compile, "a C compiler (set CC)").map(drop)
     }
+}
 
-    fn check_main(&self, kernel_object: &Path) -> Result<(), BuildError> {
-        let bytes = fs::read(kernel_object).map_err(|error| BuildError::io(kernel_object, error))?;
-        let has_main = object::File::parse(&*bytes)
-            .map(|file| file.symbols().any(|symbol| symbol.is_definition() && symbol.name() == Ok("main")))
-            .unwrap_or(false);
-        if has_main {
-            Ok(())
-        } else {
-            let sources: Vec<String> = self.sources.iter().map(|source| source.display().to_string()).collect();
-            Err(BuildError::NoMain(sources.join(", ")))
-        }
+/// Runs the jobs, as many at a time as the host has cores.
+fn compile_all(compiler: &HostCompiler, jobs: &[&CompileJob], scratch: &Path) -> Result<(), BuildError> {
+    let parallelism = thread::available_parallelism().map_or(1, usize::from);
+    for chunk in jobs.chunks(parallelism) {
+        thread::scope(|scope| {
+            let handles: Vec<_> = chunk.iter().map(|job| scope.spawn(move || job.run(compiler, scratch))).collect();
+            handles.into_iter().try_for_each(|handle| handle.join().expect("compiler thread panicked"))
+        })?;
+    }
+    Ok(())
+}
+
+/// Writes the block-cost table of `sites` as C and compiles it with the harness's flags. Returns the table's
+/// object.
+fn compile_block_costs(
+    compiler: &HostCompiler,
+    sites: &[BlockCost],
+    dir: &Path,
+    harness_args: &[OsString],
+) -> Result<PathBuf, BuildError> {
+    let source = dir.join("block_costs.c");
+    let table = block_costs::c_table(sites);
+    fs::write(&source, table).map_err(|error| BuildError::io(&source, error))?;
+    let object = dir.join("block_costs.o");
+    let mut compile = compiler.command();
+    compile.args(harness_args).arg("-c").arg(&source).arg("-o").arg(&object);
+    run("compiling the block-cost table", &mut compile, "a C compiler (set CC)")?;
+    Ok(object)
+}
+
+/// Checks that the combined kernel object defines `main`.
+fn check_main(kernel_object: &Path, units: &[KernelUnit]) -> Result<(), BuildError> {
+    let bytes = fs::read(kernel_object).map_err(|error| BuildError::io(kernel_object, error))?;
+    let has_main = object::File::parse(&*bytes)
+        .map(|file| file.symbols().any(|symbol| symbol.is_definition() && symbol.name() == Ok("main")))
+        .unwrap_or(false);
+    if has_main {
+        Ok(())
+    } else {
+        let sources: Vec<&str> = units.iter().map(|unit| unit.source_name.as_str()).collect();
+        Err(BuildError::NoMain(sources.join(", ")))
+    }
+}
+
+fn create_parent_dir(path: &Path) -> Result<(), BuildError> {
+    match path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+        Some(parent) => fs::create_dir_all(parent).map_err(|error| BuildError::io(parent, error)),
+        None => Ok(()),
     }
 }
 
@@ -526,26 +673,15 @@ fn record_checks(binary: &Path, checks: &str, dir: &Path) -> Result<(), BuildErr
     run("recording the build checks", &mut add, "objcopy from GNU binutils (set OBJCOPY)").map(drop)
 }
 
-/// `clang` when it is on `PATH`, else `cc`.
-fn default_compiler() -> PathBuf {
-    let on_path =
-        env::var_os("PATH").is_some_and(|path| env::split_paths(&path).any(|dir| dir.join("clang").is_file()));
-    PathBuf::from(if on_path { "clang" } else { "cc" })
-}
-
-/// Whether `compiler` is a clang (by what `--version` says; `cc` may be either).
-fn is_clang(compiler: &Path) -> bool {
-    Command::new(compiler)
-        .arg("--version")
-        .output()
-        .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).contains("clang"))
-}
-
 fn define_argument(name: &str, value: Option<&str>) -> OsString {
     match value {
         Some(value) => format!("-D{name}={value}").into(),
         None => format!("-D{name}").into(),
     }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |name| name.to_string_lossy().into_owned())
 }
 
 fn stem(path: &Path) -> String {
