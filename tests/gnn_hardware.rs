@@ -11,9 +11,10 @@
 mod common;
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
+use common::{largest_difference, simulator_libdpu};
 use pimgnn::cost::{self, HardwareModel, Target};
 use pimgnn::gnn::{spmm_engine, Aggregator, Architecture, Backend, Dtype, EngineOptions, Model, DEFAULT_DPUS};
 use pimgnn::train::{initial_model, OptimizerKind, Sgd, Targets, Trainer};
@@ -26,14 +27,6 @@ const CHILD: &str = "PIMGNN_HARDWARE_TEST_CHILD";
 /// The profile that runs the hardware backend's sets on the simulator's libdpu: without it, the hardware backend
 /// asks libdpu for `backend=hw`, which the simulator's libdpu refuses as the SDK's does on a machine without DPUs.
 const ON_THE_SIMULATOR: &str = "backend=simulator";
-
-/// The simulator's libdpu, built by cargo beside the test binaries (`upmem-sim-sdk`, a dev-dependency).
-fn simulator_libdpu() -> PathBuf {
-    let deps = std::env::current_exe().expect("the test's path").parent().expect("its directory").to_path_buf();
-    let candidates = [deps.join("libdpu.so"), deps.parent().expect("the profile directory").join("libdpu.so")];
-    let found = candidates.iter().find(|path| path.is_file());
-    found.unwrap_or_else(|| panic!("no libdpu.so of upmem-sim-sdk in {candidates:?}")).clone()
-}
 
 /// The environment of a program on a server whose libdpu is `libdpu`, with `profile` in `UPMEM_PROFILE` when
 /// given.
@@ -90,13 +83,6 @@ fn integer_valued(rows: usize, cols: usize) -> Dense<f32> {
 /// Engine options on `backend` for `dpus` DPUs of 8 tasklets, planned for calls of `widths`.
 fn options(backend: Backend, dpus: Option<u32>, widths: Vec<usize>) -> EngineOptions {
     EngineOptions { backend, dpus, tasklets: Some(8), widths }
-}
-
-/// The largest difference between `a` and `b`, which must have the same length and no NaN or infinity.
-fn largest_difference(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len(), "lengths");
-    assert!(a.iter().chain(b).all(|v| v.is_finite()), "a value is not finite");
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
 }
 
 /// `A X` on the hardware backend equals the CPU's (integer-valued `f32`, so that every sum is exact in any order,
