@@ -172,31 +172,3 @@ fn print_load_balance(set: &LoadedSet) -> anyhow::Result<()> {
     println!("{table}");
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_simulated_server_holds_the_dpus_asked_for_with_the_disabled_ones_inside_it() {
-        for dpus in [1, 63, 64, 65, 700, 2044, 2560] {
-            let topology = simulated_server(dpus);
-            assert!(topology.nr_enabled_dpus() >= dpus, "{dpus} DPUs: {topology:?}");
-        }
-        assert_eq!(simulated_server(64).nr_enabled_dpus(), 127, "DPU 3 is disabled, so 64 DPUs need 2 ranks");
-        assert_eq!(simulated_server(2044).nr_dpus(), 2048);
-    }
-
-    /// Without `--dpus` the set is every DPU of the machine (on hardware, every free one, rather than a count a
-    /// smaller server does not have); with it, that many.
-    #[test]
-    fn the_set_is_the_whole_machine_unless_dpus_are_given() {
-        let simulated = |args: &[&str]| {
-            let args = Args::parse_from(["reduce", "--backend", "sim"].iter().chain(args));
-            set_builder(&args).allocate().unwrap().nr_dpus()
-        };
-        assert_eq!(simulated(&[]), SIMULATED_DPUS as usize);
-        assert_eq!(simulated(&["--dpus", "100"]), 100);
-        assert_eq!(Args::parse_from(["reduce"]).dpus, None, "no count is assumed for the hardware");
-    }
-}

@@ -9,7 +9,7 @@
 //! per pass, prefetched gathers, streaming stores), everything else by the one in `cpu/portable.rs`
 //! (compile-time tiles, also compiled for AVX2). Both sum each output's products in the order the row's
 //! nonzeros are stored, so results are reproducible across thread counts, and exact (wrapping) for integer
-//! types.
+//! types. [`kernel`] says which one runs on this CPU.
 
 use std::ops::Range;
 
@@ -55,7 +55,7 @@ pub fn spmm_into<T: Element>(a: &Csr<T>, x: &Dense<T>, y: &mut Dense<T::Acc>) ->
     }
     let chunks = balanced_row_chunks(a.row_ptr(), rayon::current_num_threads() * CHUNKS_PER_THREAD);
     #[cfg(target_arch = "x86_64")]
-    if avx512::available() {
+    if kernel::<T>() == Kernel::Avx512 {
         if let Some((a, x, y)) = as_f32(a, x, y) {
             let streaming = std::mem::size_of_val(y.as_slice()) >= avx512::STREAMING_MIN_BYTES;
             let x = x.as_slice();
@@ -71,6 +71,40 @@ pub fn spmm_into<T: Element>(a: &Csr<T>, x: &Dense<T>, y: &mut Dense<T::Acc>) ->
         portable::compute_rows(a, x, features, first_row, out)
     });
     Ok(())
+}
+
+/// The kernels [`spmm`] chooses from, by element type and by what the CPU it runs on supports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    /// `f32` on x86-64 CPUs with AVX-512F: whole rows of `X` per pass, prefetched, streaming stores.
+    Avx512,
+    /// The portable tiles compiled for AVX2, on x86-64 CPUs that have it.
+    PortableAvx2,
+    /// The portable tiles with the target's baseline instructions.
+    Portable,
+}
+
+impl std::fmt::Display for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Kernel::Avx512 => "AVX-512F",
+            Kernel::PortableAvx2 => "portable (AVX2)",
+            Kernel::Portable => "portable (baseline instructions)",
+        })
+    }
+}
+
+/// The kernel [`spmm`] runs for `T` on this CPU.
+pub fn kernel<T: Element>() -> Kernel {
+    #[cfg(target_arch = "x86_64")]
+    if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() && avx512::available() {
+        return Kernel::Avx512;
+    }
+    if portable::avx2_available() {
+        Kernel::PortableAvx2
+    } else {
+        Kernel::Portable
+    }
 }
 
 /// The operands as `f32` matrices, when `T` is `f32`.
@@ -202,11 +236,32 @@ mod tests {
         Csr::new(rows, cols, row_ptr, col_idx, values).unwrap()
     }
 
+    /// Says on the test's standard error that it did not run, and why. Written to the stream itself rather than
+    /// with `eprintln!`, which the test harness captures and shows only for a failing test: libtest has no
+    /// "skipped" outcome, so a skipped test would look like one that passed.
+    fn skipped(reason: &str) {
+        use std::io::Write as _;
+        let test = std::thread::current().name().unwrap_or("a test").to_owned();
+        let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {reason}");
+    }
+
+    #[test]
+    fn the_kernel_reported_is_avx512_only_for_f32_on_a_cpu_with_it() {
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(kernel::<f32>() == Kernel::Avx512, avx512::available());
+        #[cfg(not(target_arch = "x86_64"))]
+        assert_ne!(kernel::<f32>(), Kernel::Avx512);
+        for integer in [kernel::<i32>(), kernel::<i16>(), kernel::<i8>()] {
+            assert_ne!(integer, Kernel::Avx512);
+            assert_eq!(integer == Kernel::PortableAvx2, portable::avx2_available());
+        }
+    }
+
     #[cfg(target_arch = "x86_64")]
     #[test]
-    fn the_avx512_kernel_equals_the_portable_one() {
+    fn on_a_cpu_with_avx512_the_avx512_kernel_equals_the_portable_one() {
         if !avx512::available() {
-            eprintln!("this CPU has no AVX-512F: nothing to compare");
+            skipped("this CPU has no AVX-512F, so the AVX-512 kernel was not run");
             return;
         }
         let (rows, cols) = (90, 70);

@@ -1,43 +1,13 @@
 //! `pimgnn train` end to end: a model trained from files, saved with PyG's `state_dict` names, loaded back by
-//! `pimgnn infer` (the round trip), and malformed inputs refused with the file named.
+//! `pimgnn infer` (the round trip), training on the simulator with SGD and momentum, `bench train`, and malformed
+//! inputs refused with the file named.
 
 mod common;
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-use pimgnn::gnn::{Aggregator, Backend, Dtype, EngineOptions, Model};
-use pimgnn::io::{npy, write_matrix_market};
-
-const NODES: usize = 300;
-const FEATURES: usize = 12;
-const CLASSES: i64 = 4;
-
-/// An undirected R-MAT graph, features, labels that depend on the features (so that there is something to
-/// learn), and a training mask of every other node.
-fn write_dataset(dir: &Path) {
-    let graph = pimgnn::graph::rmat(NODES, 1500, 3).to_coo();
-    write_matrix_market(&dir.join("graph.mtx"), &graph).unwrap();
-    let features = common::uniform(&mut common::rng(4), NODES * FEATURES);
-    let labels: Vec<i64> = features
-        .chunks(FEATURES)
-        .map(|row| (0..CLASSES as usize).max_by(|&a, &b| row[a].total_cmp(&row[b])).unwrap() as i64)
-        .collect();
-    common::write_npy(&dir.join("features.npy"), &[NODES as u64, FEATURES as u64], &features);
-    common::write_npy(&dir.join("labels.npy"), &[NODES as u64], &labels);
-    let train: Vec<bool> = (0..NODES).map(|node| node % 2 == 0).collect();
-    let test: Vec<bool> = train.iter().map(|t| !t).collect();
-    common::write_npy(&dir.join("train.npy"), &[NODES as u64], &train);
-    common::write_npy(&dir.join("test.npy"), &[NODES as u64], &test);
-    common::write_npy(&dir.join("short.npy"), &[NODES as u64 - 1], &train[1..]);
-}
-
-fn pimgnn(dir: &Path, args: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_pimgnn")).current_dir(dir).args(args).output().unwrap();
-    println!("{}", String::from_utf8_lossy(&output.stdout));
-    eprintln!("{}", String::from_utf8_lossy(&output.stderr));
-    output
-}
+use common::cli::{finite, line_after, pimgnn, table_rows, write_dataset, CLASSES, FEATURES, NODES};
+use pimgnn::gnn::{accuracy, Aggregator, Architecture, Backend, Dtype, EngineOptions, Model};
+use pimgnn::io::npy;
+use pimgnn::train::{initial_model, OptimizerKind, Sgd, Targets, Trainer};
 
 const INPUTS: [&str; 8] =
     ["--graph", "graph.mtx", "--features", "features.npy", "--labels", "labels.npy", "--train-mask", "train.npy"];
@@ -196,13 +166,62 @@ fn bench_train_times_the_cpu_and_the_simulator() {
     let bench = pimgnn(dir.path(), &args);
     assert!(bench.status.success());
     let stdout = String::from_utf8_lossy(&bench.stdout);
-    for line in [
-        "pimgnn, CPU backend",
-        "pimgnn, PIM backend (sim",
-        "PyTorch Geometric comparison skipped",
-        "graph resident",
-        "peak memory",
-    ] {
+    for line in ["PyTorch Geometric comparison skipped", "graph resident", "peak memory"] {
         assert!(stdout.contains(line), "no `{line}` in\n{stdout}");
     }
+    let cpu = table_rows(&stdout, "pimgnn, CPU backend");
+    let pim = table_rows(&stdout, "pimgnn, PIM backend (sim, 1 epoch(s))");
+    assert!(cpu.len() == 1 && pim.len() == 1, "{stdout}");
+    for row in [&cpu[0], &pim[0]] {
+        assert!(finite(row[1]) > 0.0 && finite(row[2]) >= 0.0, "seconds per epoch: {row:?}");
+    }
+    assert_eq!(cpu[0][4], "-", "the CPU backend is not predicted");
+    assert!(finite(pim[0][4]) > 0.0, "the PIM backend's predicted epoch: {:?}", pim[0]);
+}
+
+/// Training on the simulator with SGD and momentum takes the CPU's steps: the loss of every epoch is the one the
+/// library computes on the CPU for the same options (to the 6 decimals printed), and the accuracy printed at the
+/// end is the saved model's.
+#[test]
+fn trains_on_the_simulator_with_sgd_and_momentum_as_on_the_cpu() {
+    const EPOCHS: usize = 10;
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    let mut args = [&["train"], &INPUTS[..]].concat();
+    args.extend(["--test-mask", "test.npy", "--hidden", "8", "--epochs", "10", "--optimizer", "sgd"]);
+    args.extend(["--lr", "0.1", "--momentum", "0.9", "--backend", "sim", "--dpus", "8", "--tasklets", "4"]);
+    args.extend(["--output", "trained.safetensors"]);
+    let trained = pimgnn(dir.path(), &args);
+    assert!(trained.status.success());
+    let stdout = String::from_utf8_lossy(&trained.stdout);
+    assert_eq!(line_after(&stdout, "backend: "), "sim (asked for sim)");
+    let plan = line_after(&stdout, "plan: PIM SpMM on ");
+    assert!(plan.contains(",tasklets=4 (predicted ") && plan.contains("; backward: PIM SpMM on "), "{plan}");
+    // With train's default weight decay, PyG's usual 5e-4.
+    let sgd = Sgd { lr: 0.1, momentum: 0.9, weight_decay: 5e-4, ..Sgd::default() };
+    assert_eq!(line_after(&stdout, "optimiser: "), format!("{:?}", OptimizerKind::Sgd(sgd)));
+
+    let graph = pimgnn::gnn::inputs::read_graph(&dir.path().join("graph.mtx")).unwrap();
+    let features = pimgnn::gnn::inputs::read_features(&dir.path().join("features.npy"), NODES, FEATURES).unwrap();
+    let labels = npy::read_labels(&dir.path().join("labels.npy")).unwrap();
+    let read_mask = |name: &str| pimgnn::gnn::inputs::read_mask(&dir.path().join(name), NODES).unwrap();
+    let targets = Targets::new(labels.clone(), read_mask("train.npy"), NODES, CLASSES as usize).unwrap();
+    let model = initial_model(Architecture::Gcn, &[FEATURES, 8, CLASSES as usize], 0).unwrap();
+    let options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
+    let mut trainer =
+        Trainer::new(model, &graph, features.clone(), targets, OptimizerKind::Sgd(sgd), &options).unwrap();
+    let expected: Vec<f32> = (0..EPOCHS).map(|_| trainer.epoch().unwrap().loss).collect();
+    let printed = losses(&String::from_utf8_lossy(&trained.stderr));
+    assert_eq!(printed.len(), EPOCHS, "one log line per epoch");
+    // Printed to 6 decimals, from sums in another order than the CPU's.
+    let difference = common::largest_difference(&printed, &expected);
+    assert!(difference <= 1e-6, "losses {printed:?}, on the CPU {expected:?}");
+    assert!(expected[EPOCHS - 1] < expected[0], "the run learns: {expected:?}");
+
+    let saved = Model::load(&dir.path().join("trained.safetensors")).unwrap();
+    let matrix = saved.architecture().aggregation().matrix(&graph).unwrap();
+    let logits = saved.forward(&features, &mut Aggregator::new(matrix, Dtype::F32, &options).unwrap()).unwrap().logits;
+    let score = |mask: &str| accuracy(&logits, &labels, &read_mask(mask)).unwrap();
+    let final_line = format!("accuracy train {:.4}, test {:.4}", score("train.npy"), score("test.npy"));
+    assert_eq!(line_after(&stdout, &format!("final model after {EPOCHS} epochs: ")), final_line);
 }

@@ -456,15 +456,15 @@ fn unbounded_recursion_is_a_stack_overflow() {
 
 // ---- Signals and the C library ---------------------------------------------------------------------------------
 
-#[test]
-fn an_illegal_instruction_is_a_signal_fault_and_its_worker_is_replaced() {
+/// DPU 1 executes an illegal instruction on a machine of `workers` worker processes: a signal fault, and the
+/// worker it killed is replaced. Twice: the second time, the replacement must handle signals as well.
+fn an_illegal_instruction_kills_its_worker_which_is_replaced(workers: usize) {
     #[cfg(target_arch = "x86_64")]
     const TRAP: (i32, &str) = (libc::SIGILL, "Illegal instruction");
     #[cfg(target_arch = "aarch64")]
     const TRAP: (i32, &str) = (libc::SIGTRAP, "Trace/breakpoint trap");
-    let mut machine = loaded("fault_illegal", NR_TASKLETS, |_| {});
+    let mut machine = loaded("fault_illegal", NR_TASKLETS, |config| config.workers = workers);
     let done = |machine: &Machine, dpu: u32| assert_eq!(read_u32(machine, dpu, "done"), 1, "DPU {dpu}");
-    // Twice: the second time, the worker that replaced the killed one must handle signals as well.
     for _ in 0..2 {
         let fault = launch_with_faulty_dpu(&mut machine, set_mode(1), set_mode(0), done);
         assert_fault(&fault, FaultKind::Signal, Some(0), TRAP.1);
@@ -472,6 +472,20 @@ fn an_illegal_instruction_is_a_signal_fault_and_its_worker_is_replaced() {
         assert_ne!(fault.pc, 0, "the native program counter of the trap: {fault}");
         relaunch_behaving(&mut machine, set_mode(0), done);
     }
+}
+
+/// One worker runs DPUs 0, 1 and 2 in turn, so DPU 2 is still queued when DPU 1's trap kills it: only the
+/// replacement can run DPU 2, whatever the machine. (With a worker per core, another worker may have taken DPU 2
+/// already, and on three cores or more every DPU starts at once.)
+#[test]
+fn an_illegal_instruction_kills_the_only_worker_and_its_replacement_runs_the_queued_dpus() {
+    an_illegal_instruction_kills_its_worker_which_is_replaced(1);
+}
+
+/// As above with the default worker per core: the replacement joins workers that are still running.
+#[test]
+fn an_illegal_instruction_is_a_signal_fault_and_its_worker_is_replaced_beside_the_others() {
+    an_illegal_instruction_kills_its_worker_which_is_replaced(SimConfig::new(Topology::new(1, 1)).workers);
 }
 
 #[test]

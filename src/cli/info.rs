@@ -5,7 +5,12 @@ use upmem::{BackendKind, DpuSet, RankInventory, SimConfig, Topology};
 
 /// Runs `pimgnn info`.
 pub fn run() -> anyhow::Result<()> {
-    println!("CPU: available, {} threads", rayon::current_num_threads());
+    println!(
+        "CPU: available, {} threads; SpMM kernel for f32: {}, for integers: {}",
+        rayon::current_num_threads(),
+        pimgnn::cpu::kernel::<f32>(),
+        pimgnn::cpu::kernel::<i32>()
+    );
 
     // The driver's counts, read without allocating: taking every free rank to count them would block the
     // server's other users. One DPU is allocated to check that libdpu works.

@@ -11,11 +11,20 @@ use crate::sparse::{Csr, Element};
 /// this CPU has.
 pub(super) fn compute_rows<T: Element>(a: &Csr<T>, x: &[T], features: usize, first_row: usize, out: &mut [T::Acc]) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if avx2_available() {
         // SAFETY: this CPU supports AVX2, checked just above.
         return unsafe { compute_rows_avx2(a, x, features, first_row, out) };
     }
     compute_rows_inlined(a, x, features, first_row, out)
+}
+
+/// Whether [`compute_rows`] runs its AVX2 build on this CPU.
+pub(super) fn avx2_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    let available = std::arch::is_x86_feature_detected!("avx2");
+    #[cfg(not(target_arch = "x86_64"))]
+    let available = false;
+    available
 }
 
 /// [`compute_rows_inlined`] compiled for AVX2.

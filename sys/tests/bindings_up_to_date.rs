@@ -10,6 +10,9 @@ use std::{env, fs};
 
 #[path = "../bindgen_config.rs"]
 mod bindgen_config;
+mod common;
+
+use common::tool_missing;
 
 /// The command that rewrites the checked-in file.
 const BLESS: &str = "UPMEM_SYS_BLESS=1 cargo test -p upmem-sys --test bindings_up_to_date";
@@ -116,12 +119,4 @@ fn diff_summary(old: &str, new: &str) -> String {
         }
     }
     summary
-}
-
-/// A tool this test needs is missing: in CI (`CI` set, as CI services and `.ci/run` do) that fails the test;
-/// elsewhere the test is skipped with a notice saying what is missing and how to get it.
-fn tool_missing(notice: &str) {
-    let in_ci = std::env::var("CI").is_ok_and(|value| !value.is_empty() && value != "false" && value != "0");
-    assert!(!in_ci, "{notice} (CI is set, so a missing tool is a failure)");
-    eprintln!("NOTICE: skipped: {notice}");
 }

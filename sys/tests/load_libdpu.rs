@@ -7,6 +7,9 @@ use std::ffi::CStr;
 use std::path::{Path, PathBuf};
 use std::{env, fs};
 
+mod common;
+
+use common::tool_missing;
 use upmem_sys::{dpu_error_t, LibDpu, DPU_ERR_ALLOCATION, DPU_ERR_INVALID_DPU_SET, DPU_ERR_SG_NOT_MRAM_SYMBOL, DPU_OK};
 
 /// The simulator's libdpu, if it has been built: in this test's directory (`target/<profile>/deps/`, where cargo
@@ -99,12 +102,4 @@ fn the_simulator_libdpu_exports_every_declared_function() {
         .filter(|name| unsafe { library.get::<unsafe extern "C" fn()>(name.as_bytes()) }.is_err())
         .collect();
     assert!(missing.is_empty(), "{} does not export {missing:?}", path.display());
-}
-
-/// A tool this test needs is missing: in CI (`CI` set, as CI services and `.ci/run` do) that fails the test;
-/// elsewhere the test is skipped with a notice saying what is missing and how to get it.
-fn tool_missing(notice: &str) {
-    let in_ci = std::env::var("CI").is_ok_and(|value| !value.is_empty() && value != "false" && value != "0");
-    assert!(!in_ci, "{notice} (CI is set, so a missing tool is a failure)");
-    eprintln!("NOTICE: skipped: {notice}");
 }

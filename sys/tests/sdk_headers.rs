@@ -16,6 +16,9 @@ use std::{env, fs};
 // This test generates the SDK's bindings only.
 #[allow(dead_code)]
 mod bindgen_config;
+mod common;
+
+use common::{skipped, tool_missing};
 
 /// The header upmem-sim adds to the SDK's.
 const SIMULATOR_ONLY_HEADER: &str = "dpu_sim.h";
@@ -71,20 +74,12 @@ fn the_simulators_headers_without_its_extensions_build_the_hardware_backend() {
 #[test]
 fn the_sdks_headers_build_the_hardware_backend() {
     let Some(headers) = env::var_os("UPMEM_SYS_INCLUDE_DIR").filter(|dir| !dir.is_empty()).map(PathBuf::from) else {
-        eprintln!(
-            "NOTICE: skipped: set UPMEM_SYS_INCLUDE_DIR to a UPMEM SDK's header directory (its include/dpu) to check \
-             that the hardware backend builds against bindings generated from it"
+        skipped(
+            "set UPMEM_SYS_INCLUDE_DIR to a UPMEM SDK's header directory (its include/dpu) to check that the hardware \
+             backend builds against bindings generated from it",
         );
         return;
     };
     assert!(headers.join("dpu.h").is_file(), "UPMEM_SYS_INCLUDE_DIR={} holds no dpu.h", headers.display());
     hardware_backend_builds_against(&headers);
-}
-
-/// A tool this test needs is missing: in CI (`CI` set, as CI services and `.ci/run` do) that fails the test;
-/// elsewhere the test is skipped with a notice saying what is missing and how to get it.
-fn tool_missing(notice: &str) {
-    let in_ci = env::var("CI").is_ok_and(|value| !value.is_empty() && value != "false" && value != "0");
-    assert!(!in_ci, "{notice} (CI is set, so a missing tool is a failure)");
-    eprintln!("NOTICE: skipped: {notice}");
 }

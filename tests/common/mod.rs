@@ -1,6 +1,8 @@
 //! Helpers shared by the GNN tests (each test file uses some of them).
 #![allow(dead_code)]
 
+pub mod cli;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -91,4 +93,21 @@ pub fn random_model(architecture: Architecture, widths: &[usize], rng: &mut ChaC
         })
         .collect();
     Model::new(architecture, layers).unwrap()
+}
+
+/// The largest difference between `a` and `b`, which must have the same length and hold no NaN or infinity (a
+/// fold with `f32::max` alone would pass over a NaN).
+pub fn largest_difference(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len(), "lengths");
+    assert!(a.iter().chain(b).all(|value| value.is_finite()), "a value is not finite");
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+}
+
+/// The simulator's libdpu-compatible library, which cargo builds beside the test binaries (`upmem-sim-sdk` is a
+/// dev-dependency): the hardware backend runs over it without hardware.
+pub fn simulator_libdpu() -> PathBuf {
+    let deps = std::env::current_exe().expect("the test's path").parent().expect("its directory").to_path_buf();
+    let candidates = [deps.join("libdpu.so"), deps.parent().expect("the profile directory").join("libdpu.so")];
+    let found = candidates.iter().find(|path| path.is_file());
+    found.unwrap_or_else(|| panic!("no libdpu.so of upmem-sim-sdk in {candidates:?}")).clone()
 }

@@ -17,9 +17,13 @@ pub fn cxx_compiler() -> Option<String> {
 }
 
 /// A tool a test needs is missing: in CI (`CI` set, as CI services and `.ci/run` do) that fails the test;
-/// elsewhere the test is skipped with a notice saying what is missing and how to get it.
+/// elsewhere the test is skipped with a notice saying what is missing and how to get it. The notice is written to
+/// standard error itself rather than with `eprintln!`, which the test harness captures and shows only for a
+/// failing test: libtest has no "skipped" outcome, so a skipped test would look like one that passed.
 pub fn tool_missing(notice: &str) {
+    use std::io::Write as _;
     let in_ci = std::env::var("CI").is_ok_and(|value| !value.is_empty() && value != "false" && value != "0");
     assert!(!in_ci, "{notice} (CI is set, so a missing tool is a failure)");
-    eprintln!("NOTICE: skipped: {notice}");
+    let test = std::thread::current().name().unwrap_or("a test").to_owned();
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {notice}");
 }

@@ -1,0 +1,223 @@
+//! `pimgnn info`, `infer` on the simulator and the benchmarks `bench infer` and `bench spmm`, end to end at the
+//! smallest sizes they take, each checked for what it prints: the backend and plan lines, the tables' rows and
+//! their figures, accuracies and differences computed again here, and the logits written.
+
+mod common;
+
+use std::path::Path;
+
+use common::cli::{finite, line_after, pimgnn, table_rows, write_dataset, NODES};
+use pimgnn::gnn::{accuracy, inputs, Aggregator, Backend, Dtype, EngineOptions, Model};
+use pimgnn::io::npy;
+use pimgnn::Dense;
+
+/// `pimgnn args`, which must succeed; returns what it printed.
+fn succeeds(dir: &Path, args: &[&str]) -> String {
+    let output = pimgnn(dir, args);
+    assert!(output.status.success(), "pimgnn {args:?} failed");
+    String::from_utf8(output.stdout).expect("UTF-8 output")
+}
+
+const WORKLOAD: [&str; 6] = ["--graph", "graph.mtx", "--features", "features.npy", "--model", "gcn.safetensors"];
+
+/// DPUs and tasklets of the simulator runs: a few, so that the runs stay short and still spread over DPUs.
+const PIM: [&str; 6] = ["--backend", "sim", "--dpus", "8", "--tasklets", "4"];
+
+#[test]
+fn info_names_the_cpu_kernels_the_backends_and_the_simulators_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_pimgnn"));
+    command.arg("info").env_remove("UPMEM_BACKEND").env("UPMEM_PROFILE", "nrThreadsPerRank=1").current_dir(dir.path());
+    let output = common::cli::run_alone(&mut command);
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let (f32_kernel, integer_kernel) = (pimgnn::cpu::kernel::<f32>(), pimgnn::cpu::kernel::<i32>());
+    let threads = rayon::current_num_threads();
+    let cpu = format!("{threads} threads; SpMM kernel for f32: {f32_kernel}, for integers: {integer_kernel}");
+    assert_eq!(line_after(&stdout, "CPU: available, "), cpu);
+    let hardware = line_after(&stdout, "UPMEM hardware: ");
+    assert_eq!(hardware.starts_with("available"), upmem::hardware_present(), "{hardware}");
+    let workers = upmem::SimConfig::new(upmem::Topology::full_server()).workers;
+    let simulator = format!("2560 DPUs (40 ranks of 64 DPUs) by default, {workers} worker processes, hang limit 60 s");
+    assert_eq!(line_after(&stdout, "simulator: available, "), simulator);
+    assert!(stdout.contains("\n           v1A DPUs (24 hardware tasklets each), WRAM 64 KiB and MRAM 64 MiB per DPU\n"));
+    assert!(stdout.lines().any(|line| line == "UPMEM_PROFILE=nrThreadsPerRank=1"), "{stdout}");
+    let auto = if upmem::hardware_present() { "hw" } else { "sim" };
+    assert_eq!(line_after(&stdout, "PIM SpMM engine: available, `--backend auto` runs on "), format!("`{auto}`"));
+}
+
+/// The logits of the test workload's model with aggregation in `dtype` on the CPU backend.
+fn cpu_logits(dir: &Path, dtype: Dtype) -> Dense<f32> {
+    let model = Model::load(&dir.join("gcn.safetensors")).unwrap();
+    let graph = inputs::read_graph(&dir.join("graph.mtx")).unwrap();
+    let features = inputs::read_features(&dir.join("features.npy"), NODES, model.in_features()).unwrap();
+    let matrix = model.architecture().aggregation().matrix(&graph).unwrap();
+    let options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
+    let mut aggregator = Aggregator::new(matrix, dtype, &options).unwrap();
+    model.forward(&features, &mut aggregator).unwrap().logits
+}
+
+/// What one `infer` run on the simulator printed, and the logits it wrote.
+struct Inference {
+    stdout: String,
+    logits: Dense<f32>,
+}
+
+/// `infer` on the simulator's 8 DPUs with aggregation in `dtype`, accuracy over the test mask, the logits
+/// written, and `extra` options.
+fn infer_on_the_simulator(dir: &Path, dtype: &str, extra: &[&str]) -> Inference {
+    let output = format!("{dtype}{}.npy", extra.join(""));
+    let mut args = vec!["infer"];
+    args.extend(WORKLOAD);
+    args.extend(PIM);
+    args.extend(["--dtype", dtype, "--labels", "labels.npy", "--mask", "test.npy", "--output", &output]);
+    args.extend(extra);
+    let stdout = succeeds(dir, &args);
+    let logits = npy::read_dense_f32(&dir.join(&output)).unwrap();
+    assert_eq!(line_after(&stdout, "logits: "), format!("{output} ({NODES} x 4 float32)"));
+    Inference { stdout, logits }
+}
+
+/// The backend, plan and load-balance lines, the timing table, the model's predicted time, and the accuracy
+/// (computed again from the logits written) of an `infer` run in `dtype` on 8 DPUs of 4 tasklets.
+fn check_inference(dir: &Path, run: &Inference, dtype: &str) {
+    let stdout = &run.stdout;
+    assert_eq!(line_after(stdout, "backend: "), "sim (asked for sim)");
+    let plan = line_after(stdout, "plan: ");
+    assert!(plan.starts_with(&format!("GCN-normalised D^-1/2 (A + I) D^-1/2 aggregation in {dtype}")), "{plan}");
+    assert!(plan.contains(" simulator DPUs (") && plan.contains(",tasklets=4 (predicted "), "{plan}");
+    let balance: Vec<u64> = line_after(stdout, "load balance: nonzeros per DPU min ")
+        .split([' ', '/'])
+        .filter_map(|word| word.parse().ok())
+        .collect();
+    assert!(balance.len() == 3 && balance[0] <= balance[1] && balance[1] <= balance[2], "{balance:?}");
+
+    assert_eq!(
+        table_rows(stdout, "layer"),
+        [["layer", "step", "wall (ms)", "predicted on PIM hardware (ms; host steps at wall time)"]]
+    );
+    for layer in ["conv1 GCNConv 12 -> 8", "conv2 GCNConv 8 -> 4"] {
+        assert_eq!(table_rows(stdout, layer).len(), 1, "no row of {layer}:\n{stdout}");
+    }
+    let total = table_rows(stdout, "all layers");
+    assert_eq!(total.len(), 1, "{stdout}");
+    assert_eq!(total[0][1], "inference total");
+    let (wall, predicted) = (finite(total[0][2]), finite(total[0][3]));
+    assert!(wall > 0.0 && predicted > 0.0, "{total:?}");
+    let model = line_after(stdout, "model: ");
+    assert_eq!(
+        model,
+        format!(
+            "{predicted:.2} ms predicted on PIM hardware (host steps at wall time), {wall:.2} ms wall on backend `sim`"
+        )
+    );
+
+    let labels = npy::read_labels(&dir.join("labels.npy")).unwrap();
+    let mask = inputs::read_mask(&dir.join("test.npy"), NODES).unwrap();
+    let expected = accuracy(&run.logits, &labels, &mask).unwrap();
+    assert_eq!(line_after(stdout, "accuracy: "), format!("{expected:.4} over {} nodes", NODES / 2));
+}
+
+/// The step of every row of the timing table in `stdout`.
+fn steps(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter_map(|line| line.strip_prefix('│')?.strip_suffix('│'))
+        .filter_map(|line| Some(line.split('┆').nth(1)?.trim().to_owned()))
+        .collect()
+}
+
+#[test]
+fn infer_on_the_simulator_overlapped_or_not_gives_the_cpus_logits() {
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    let overlapped = infer_on_the_simulator(dir.path(), "f32", &[]);
+    check_inference(dir.path(), &overlapped, "f32");
+    let sequential = infer_on_the_simulator(dir.path(), "f32", &["--no-overlap"]);
+    check_inference(dir.path(), &sequential, "f32");
+    assert_eq!(overlapped.logits, sequential.logits, "--no-overlap gives the same logits, bit for bit");
+
+    let overlapped_steps = steps(&overlapped.stdout);
+    assert!(
+        overlapped_steps.iter().any(|step| step.starts_with("overlapped: merge + bias, ReLU")),
+        "{overlapped_steps:?}"
+    );
+    assert!(!overlapped_steps.iter().any(|step| step == "merge"), "{overlapped_steps:?}");
+    let sequential_steps = steps(&sequential.stdout);
+    assert_eq!(sequential_steps.iter().filter(|step| *step == "merge").count(), 2, "{sequential_steps:?}");
+    assert!(!sequential_steps.iter().any(|step| step.starts_with("overlapped")), "{sequential_steps:?}");
+
+    // Sums in another order than the CPU's: 1.8e-7 here, bound with a fivefold margin.
+    let cpu = cpu_logits(dir.path(), Dtype::F32);
+    let difference = common::largest_difference(overlapped.logits.as_slice(), cpu.as_slice());
+    assert!(difference <= 1e-6, "{difference:e}");
+}
+
+/// Quantized aggregation sums integers, exactly: the simulator's logits are the CPU's, bit for bit, in each type.
+#[test]
+fn infer_on_the_simulator_quantizes_to_the_dtype_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    for (name, dtype) in [("i32", Dtype::I32), ("i16", Dtype::I16), ("i8", Dtype::I8)] {
+        let run = infer_on_the_simulator(dir.path(), name, &[]);
+        check_inference(dir.path(), &run, name);
+        assert!(line_after(&run.stdout, "plan: ").contains("; features quantized to +-"), "{name}");
+        assert_eq!(run.logits, cpu_logits(dir.path(), dtype), "{name}");
+    }
+}
+
+#[test]
+fn bench_infer_times_the_cpu_and_the_simulator_on_the_same_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    let mut args = vec!["bench", "infer"];
+    args.extend(WORKLOAD);
+    args.extend(["--runs", "1", "--dpus", "8", "--tasklets", "4", "--python", "no-such-python"]);
+    let stdout = succeeds(dir.path(), &args);
+    assert!(line_after(&stdout, "PIM plan: PIM SpMM on ").contains(",tasklets=4 (predicted "), "{stdout}");
+    // Sums in another order than the CPU's: 1.8e-7 here, bound with a fivefold margin.
+    let difference = finite(line_after(&stdout, "largest difference between the CPU and PIM backends' outputs: "));
+    assert!(difference <= 1e-6, "{difference:e}");
+    assert!(line_after(&stdout, "PyTorch comparison skipped: ").contains("no-such-python"), "{stdout}");
+
+    let cpu = table_rows(&stdout, "pimgnn, CPU backend");
+    let pim = table_rows(&stdout, "pimgnn, PIM backend (sim)");
+    assert!(cpu.len() == 1 && pim.len() == 1, "{stdout}");
+    for row in [&cpu[0], &pim[0]] {
+        assert!(finite(row[1]) > 0.0 && finite(row[2]) >= 0.0, "{row:?}");
+        assert!(finite(row[3].strip_suffix('x').expect("a ratio")) > 0.0, "{row:?}");
+    }
+    assert_eq!((cpu[0][3], cpu[0][4]), ("1.00x", "-"), "the CPU is the baseline, not predicted");
+    assert!(finite(pim[0][4]) > 0.0, "the PIM prediction: {:?}", pim[0]);
+}
+
+#[test]
+fn bench_spmm_runs_each_width_under_each_schedule_and_matches_the_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    let args = ["bench", "spmm", "--graph", "graph.mtx", "--features", "8,20", "--schedules", "modelled,fast"];
+    let stdout = succeeds(dir.path(), &[&args[..], &PIM[..]].concat());
+    let threads = rayon::current_num_threads();
+    let graph = format!("graph.mtx ({NODES} nodes, 1500 nonzeros); 8 DPUs x 4 tasklets; f32; CPU on {threads} threads");
+    assert_eq!(line_after(&stdout, "graph: "), graph);
+    let header = table_rows(&stdout, "F");
+    assert_eq!(header.len(), 1, "{stdout}");
+    assert_eq!(header[0][4], "sim schedule");
+    assert_eq!(header[0].last(), Some(&"max rel. error"));
+    for width in ["8", "20"] {
+        let rows = table_rows(&stdout, width);
+        let schedules: Vec<&str> = rows.iter().map(|row| row[4]).collect();
+        assert_eq!(schedules, ["modelled", "fast"], "F = {width}");
+        for row in &rows {
+            assert!(row[5].starts_with("csr:") || row[5].starts_with("coo:"), "the plan run: {row:?}");
+            assert!(finite(row[1]) >= 0.0 && finite(row[2]) > 0.0 && finite(row[6]) > 0.0, "{row:?}");
+            let balance: Vec<f64> = row[10].split(" / ").map(finite).collect();
+            assert!(balance.len() == 3 && balance[0] <= balance[1] && balance[1] <= balance[2], "{row:?}");
+            // f32 sums in another order than the CPU's: 2.7e-7 here, bound with a fourfold margin.
+            let error = finite(row[12]);
+            assert!(error <= 1e-6, "F = {width}, {}: {error:e}", row[4]);
+        }
+        assert!(finite(rows[0][11]) > 0.0, "the modelled schedule's cycles: {:?}", rows[0]);
+        assert_eq!(rows[1][11], "-", "the fast schedule models no cycles");
+    }
+}
