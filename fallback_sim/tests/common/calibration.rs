@@ -1,11 +1,11 @@
 //! PrIM's characterisation of the real DPU (Gómez-Luna et al., "Benchmarking a New Paradigm: An Experimental
 //! Analysis of a Real Processing-in-Memory Architecture", 2021; 350 MHz DPU) and the microbenchmarks that
 //! measure the same figures under the simulator's timing model. PrIM did not measure 8- and 16-bit multiplies:
-//! their reference is the throughput the DPU compiler's instructions for them give (see [`Reference::Derived`]).
+//! their reference is the throughput the DPU's instruction set gives them (see [`Reference::Derived`]).
 
 use std::path::Path;
 
-use upmem_sim::{DpuStats, InstructionClass, CLOCK_HZ, MRAM_HEAP_SYMBOL};
+use upmem_sim::{DpuStats, CLOCK_HZ, MRAM_HEAP_SYMBOL};
 
 use super::{build, build_source, machine, write_u32};
 
@@ -83,9 +83,29 @@ impl Reference {
 /// The instructions of PrIM's arithmetic loop per element besides the operation.
 const LOOP_INSTRUCTIONS: u32 = 5;
 
-/// The throughput of an operation of `class` in PrIM's loop at one instruction per cycle.
-const fn derived_mops(class: InstructionClass) -> f64 {
-    (CLOCK_HZ as f64 / 1e6) / (LOOP_INSTRUCTIONS + class.dpu_instructions()) as f64
+/// DPU instructions of a multiply of two 8-bit values, from the SDK 2025.1's description of the instruction
+/// set (`dpu/isa.py` of its Python package): one `mul_sl_sl`, `mul_sl_ul` or `mul_ul_ul`, which multiply the
+/// low bytes of two registers.
+pub const ISA_MUL8_INSTRUCTIONS: u32 = 1;
+
+/// DPU instructions of a multiply of two 16-bit values from the same instruction set, which has byte multiplies
+/// (`mul_{s,u}{l,h}_{s,u}{l,h}`: the low or high byte of each operand) and `lsl_add` (`rc = ra + (rb << n)`)
+/// but no wider multiply: the four byte products `al bl`, `ah bl`, `al bh`, `ah bh`, and three `lsl_add` that
+/// add the middle two shifted by 8 and the last by 16.
+pub const ISA_MUL16_INSTRUCTIONS: u32 = 7;
+
+/// The throughput of an operation of `instructions` DPU instructions in PrIM's loop at one instruction per cycle.
+const fn derived_mops(instructions: u32) -> f64 {
+    (CLOCK_HZ as f64 / 1e6) / (LOOP_INSTRUCTIONS + instructions) as f64
+}
+
+/// The DPU instructions of one operation that `operation`'s published throughput gives: `350 / MOPS - 5` (a
+/// 350 MHz DPU issues one instruction per cycle at 16 tasklets; 5 are the loop's own).
+pub fn published_instructions(operation: &Operation) -> u32 {
+    let Reference::Published(mops) = operation.reference else {
+        panic!("{} has no published throughput", operation.name)
+    };
+    ((CLOCK_HZ as f64 / 1e6) / mops - f64::from(LOOP_INSTRUCTIONS)).round() as u32
 }
 
 /// One arithmetic microbenchmark: `element = element OP operand` over a WRAM block.
@@ -100,7 +120,7 @@ pub struct Operation {
 }
 
 /// PrIM's arithmetic throughput at 16 tasklets (the paper's figure 5 and its section 3.1.2), and the 8- and
-/// 16-bit multiplies' derived from the DPU compiler's instructions.
+/// 16-bit multiplies' derived from the DPU's instruction set.
 pub const OPERATIONS: [Operation; 14] = [
     Operation { name: "int32 add", element: Element::Int32, operator: "+", reference: Reference::Published(58.0) },
     Operation { name: "int32 multiply", element: Element::Int32, operator: "*", reference: Reference::Published(10.0) },
@@ -123,13 +143,13 @@ pub const OPERATIONS: [Operation; 14] = [
         name: "int8 multiply",
         element: Element::Int8,
         operator: "*",
-        reference: Reference::Derived(derived_mops(InstructionClass::Mul8)),
+        reference: Reference::Derived(derived_mops(ISA_MUL8_INSTRUCTIONS)),
     },
     Operation {
         name: "int16 multiply",
         element: Element::Int16,
         operator: "*",
-        reference: Reference::Derived(derived_mops(InstructionClass::Mul16)),
+        reference: Reference::Derived(derived_mops(ISA_MUL16_INSTRUCTIONS)),
     },
 ];
 
