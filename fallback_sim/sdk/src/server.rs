@@ -44,8 +44,6 @@ pub struct Rank {
 /// `struct dpu_t` (opaque to C, like [`Rank`]).
 #[repr(C)]
 pub struct Dpu {
-    /// Global index in the machine.
-    pub id: u32,
     /// The rank's index.
     pub rank: u32,
     /// Index within the rank.
@@ -137,7 +135,6 @@ impl Server {
             .collect();
         let dpus = (0..profile.nr_ranks * profile.dpus_per_rank)
             .map(|id| Dpu {
-                id,
                 rank: id / profile.dpus_per_rank,
                 member: id % profile.dpus_per_rank,
                 enabled: machine.topology().is_enabled(id),
