@@ -41,6 +41,9 @@ pub(crate) const FD_LOG: i32 = 6;
 pub(crate) const FD_CHANNEL: i32 = 7;
 pub(crate) const FD_SHARED: i32 = 8;
 pub(crate) const FD_OVERLAY: i32 = 9;
+/// The lowest descriptor number a worker does not get at a fixed number above: a descriptor of the host at or
+/// above it is still the same file in a worker when the worker's `exec` runs.
+pub(crate) const FD_FIRST_UNPLACED: i32 = FD_OVERLAY + 1;
 pub(crate) const CMD_RUN: u8 = b'R';
 pub(crate) const REPLY_READY: u8 = b'Y';
 pub(crate) const REPLY_DONE: u8 = b'D';

@@ -1,8 +1,9 @@
 //! A simulated DPU program: the ELF file built by [`crate::KernelBuilder`], its memory images and symbols.
 
 use std::collections::HashMap;
-use std::fs;
+use std::fs::{self, File};
 use std::io::Write as _;
+use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
@@ -11,7 +12,9 @@ use object::{Object, ObjectSection, ObjectSymbol};
 use crate::build_checks::{self, RecordedChecks};
 use crate::chip::ChipVersion;
 use crate::error::{Result, SimError};
-use crate::layout::{KernelInfo, ABI_VERSION, KERNEL_MAGIC, MAX_TASKLETS, MRAM_BASE, MRAM_WINDOW, WRAM_BASE};
+use crate::layout::{
+    KernelInfo, ABI_VERSION, FD_FIRST_UNPLACED, KERNEL_MAGIC, MAX_TASKLETS, MRAM_BASE, MRAM_WINDOW, WRAM_BASE,
+};
 
 /// ELF machine number of real DPU binaries.
 const EM_DPU: u16 = 245;
@@ -19,6 +22,8 @@ const EM_DPU: u16 = 245;
 pub const MRAM_HEAP_SYMBOL: &str = "__sys_used_mram_end";
 /// WRAM the SDK's linker script reserves per tasklet between the stacks and the heap (`__sw_cache_buffer`).
 const SOFTWARE_CACHE_PER_TASKLET: u64 = 8;
+/// What [`Program::path`] says of a program read with [`Program::from_bytes`], which has no file.
+const FROM_MEMORY: &str = "<loaded from memory>";
 
 /// Which DPU memory a symbol lives in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -65,8 +70,9 @@ impl Symbol {
 #[derive(Debug)]
 pub struct Program {
     path: PathBuf,
-    /// Keeps a program loaded from memory on disk (workers execute the file) until the program is dropped.
-    _temporary: Option<tempfile::TempPath>,
+    /// The executable of a program loaded from memory: an unlinked copy, held open for the workers to execute
+    /// until the program is dropped.
+    memory_image: Option<OwnedFd>,
     wram_image: Vec<u8>,
     mram_image: Vec<u8>,
     mram_used: u64,
@@ -83,17 +89,18 @@ impl Program {
         let path = path.as_ref();
         let bytes = fs::read(path).map_err(|error| SimError::os(format!("reading {}", path.display()), error))?;
         let absolute = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        Self::parse(absolute, None, &bytes)
+        Self::parse(absolute, &bytes)
     }
 
-    /// Reads a simulated DPU binary held in memory (written to a temporary executable for the workers).
+    /// Reads a simulated DPU binary held in memory. The workers execute a copy that has no name in any directory,
+    /// so nothing is left behind however the process ends.
     pub fn from_bytes(bytes: &[u8]) -> Result<Program> {
-        let temporary = write_temporary_executable(bytes)?;
-        let path = temporary.to_path_buf();
-        Self::parse(path, Some(temporary), bytes)
+        let mut program = Self::parse(PathBuf::from(FROM_MEMORY), bytes)?;
+        program.memory_image = Some(unlinked_executable(bytes)?);
+        Ok(program)
     }
 
-    fn parse(path: PathBuf, temporary: Option<tempfile::TempPath>, bytes: &[u8]) -> Result<Program> {
+    fn parse(path: PathBuf, bytes: &[u8]) -> Result<Program> {
         let invalid = |reason: String| SimError::InvalidProgram { path: path.clone(), reason };
         if bytes.len() >= 20 && bytes[..4] == *b"\x7fELF" && u16::from_le_bytes([bytes[18], bytes[19]]) == EM_DPU {
             return Err(SimError::HardwareBinary(path));
@@ -169,7 +176,7 @@ impl Program {
         }
         Ok(Program {
             path,
-            _temporary: temporary,
+            memory_image: None,
             wram_image,
             mram_image,
             mram_used,
@@ -181,9 +188,20 @@ impl Program {
         })
     }
 
-    /// The executable the workers run.
+    /// Where the program was read from: its file, or `<loaded from memory>` for a program read with
+    /// [`Program::from_bytes`], which has none.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The file the workers execute: the program's own, or `/proc/self/fd/N` for a program loaded from memory,
+    /// whose descriptor `N` is at least [`FD_FIRST_UNPLACED`], so that it names the same file in a worker
+    /// until the worker's `exec`.
+    pub(crate) fn executable(&self) -> PathBuf {
+        match &self.memory_image {
+            Some(image) => PathBuf::from(format!("/proc/self/fd/{}", image.as_raw_fd())),
+            None => self.path.clone(),
+        }
     }
 
     /// `NR_TASKLETS` the program was built with.
@@ -310,11 +328,25 @@ fn read_kernel_info(file: &object::File<'_>, address: u64) -> Option<KernelInfo>
     })
 }
 
-fn write_temporary_executable(bytes: &[u8]) -> Result<tempfile::TempPath> {
+/// An executable copy of `bytes` that no directory names: written to a temporary file, opened read-only and
+/// unlinked before this returns, so that only a crash within this function could leave the file behind. The
+/// descriptor is close-on-exec and at least [`FD_FIRST_UNPLACED`] (see [`Program::executable`]).
+fn unlinked_executable(bytes: &[u8]) -> Result<OwnedFd> {
     let os_error = |error| SimError::os("writing a DPU program to a temporary file", error);
-    let mut file = tempfile::Builder::new().prefix("upmem-sim-program-").tempfile().map_err(os_error)?;
+    let mut file = tempfile::Builder::new()
+        .prefix("upmem-sim-program-")
+        .permissions(fs::Permissions::from_mode(0o700))
+        .tempfile()
+        .map_err(os_error)?;
     file.write_all(bytes).map_err(os_error)?;
-    file.as_file().set_permissions(fs::Permissions::from_mode(0o700)).map_err(os_error)?;
-    // Closing the file before anyone executes it avoids ETXTBSY.
-    Ok(file.into_temp_path())
+    let reader = File::open(file.path()).map_err(os_error)?;
+    // Closes the writable descriptor (a file open for writing cannot be executed: ETXTBSY) and unlinks the file.
+    file.close().map_err(os_error)?;
+    // SAFETY: F_DUPFD_CLOEXEC on a descriptor we own; it returns a new descriptor or -1.
+    let raised = unsafe { libc::fcntl(reader.as_raw_fd(), libc::F_DUPFD_CLOEXEC, FD_FIRST_UNPLACED) };
+    if raised < 0 {
+        return Err(os_error(std::io::Error::last_os_error()));
+    }
+    // SAFETY: `raised` was just returned by fcntl and is owned by nothing else.
+    Ok(unsafe { OwnedFd::from_raw_fd(raised) })
 }

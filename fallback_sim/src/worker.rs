@@ -89,8 +89,10 @@ impl WorkerPool {
             self.fds.shared,
             self.fds.overlay,
         ];
-        let mut command = Command::new(self.program.path());
-        command.arg(WORKER_FLAG).arg(index.to_string()).stdin(Stdio::null());
+        let mut command = Command::new(self.program.executable());
+        // The program's own name, not its executable's (a descriptor for a program from memory), is what the
+        // runtime's warnings call the kernel.
+        command.arg0(self.program.path()).arg(WORKER_FLAG).arg(index.to_string()).stdin(Stdio::null());
         // SAFETY: the closure runs in the child between fork and exec and only calls async-signal-safe
         // functions (fcntl, dup2) on descriptors that are open in the child.
         unsafe {

@@ -302,19 +302,33 @@ fn hardware_binaries_and_other_files_are_refused() {
     assert!(matches!(Program::from_file(host_binary), Err(SimError::InvalidProgram { .. })));
 }
 
+/// The files named like a program loaded from memory that this process holds open (`/proc/self/fd`), as their
+/// descriptors' targets: an unlinked file's ends with " (deleted)".
+fn open_memory_program_files() -> Vec<String> {
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+        .map(|target| target.to_string_lossy().into_owned())
+        .filter(|target| target.contains("upmem-sim-program-"))
+        .collect()
+}
+
 #[test]
-fn programs_load_from_memory() {
+fn programs_load_from_memory_and_run_from_a_file_no_directory_names() {
     let built = build("persistence", 2, &[]);
     let bytes = std::fs::read(built.path()).unwrap();
     let program = Arc::new(Program::from_bytes(&bytes).unwrap());
-    let path = program.path().to_path_buf();
+    assert_eq!(program.path(), std::path::Path::new("<loaded from memory>"));
     let mut machine = machine(1, 2);
     machine.load(&[0, 1], &program).unwrap();
     machine.launch(&[0, 1]).unwrap();
     assert_eq!(read_u32(&machine, 1, "bss_count"), 1);
+    // While workers run it, the program's executable is already unlinked: a crash cannot leave it behind.
+    let held = open_memory_program_files();
+    assert!(held.len() == 1 && held[0].ends_with(" (deleted)"), "the program's files: {held:?}");
     drop(machine);
     drop(program);
-    assert!(!path.exists(), "the temporary executable is removed with the program");
+    assert_eq!(open_memory_program_files(), Vec::<String>::new(), "the descriptor goes with the program");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 use std::ffi::{c_char, c_int, c_void, CString};
 
 use crate::error::{code, describe, DpuError, Result};
+use crate::management::sdk_dpu_id;
 use crate::server::{existing, server};
 use crate::types::{
     dpu_error_t, dpu_set_t, dpu_sim_instruction_class, dpu_sim_instructions, dpu_sim_stats, dpu_sim_timing, dpu_t,
@@ -11,29 +12,47 @@ use crate::types::{
 };
 use crate::{guard, write_out};
 
-fn print_log(dpu: u32, stream: *mut libc::FILE) -> Result<()> {
-    if stream.is_null() {
-        return Err(DpuError(code::INVALID_BUFFER_SIZE));
-    }
-    let mut guard = server();
-    let text = existing(&mut guard)?.machine.log(dpu)?;
-    // SAFETY: `stream` is the caller's open FILE; the text buffer is valid for its length.
-    let written = unsafe { libc::fwrite(text.as_ptr().cast(), 1, text.len(), stream) };
-    if written != text.len() {
+/// Writes all of `bytes` to a C stream.
+fn write_to_stream(stream: *mut libc::FILE, bytes: &[u8]) -> Result<()> {
+    // SAFETY: `stream` is the caller's open FILE (checked non-null by the callers); the buffer is valid for its
+    // length.
+    let written = unsafe { libc::fwrite(bytes.as_ptr().cast(), 1, bytes.len(), stream) };
+    if written != bytes.len() {
         return Err(DpuError(code::SYSTEM));
     }
     Ok(())
 }
 
-/// `dpu_log_read`: prints what a single DPU printed during its last launch.
+/// The line `dpu_log_read` prints before a DPU's log: `DPU_LOG_FORMAT_HEADER` (`dpu_log_internals.h`) with the
+/// DPU's `dpu_get_id`.
+fn log_header(dpu_id: u32) -> String {
+    format!("=== DPU#0x{dpu_id:x} ===\n")
+}
+
+/// `dpu_log_read`: prints a line naming a single DPU, then what it printed during its last launch.
+///
+/// libdpu 2025.1 prints the line with `fprintf` and the DPU's `dpu_get_id` before it looks at the set, then
+/// returns `DPU_ERR_INVALID_DPU_SET` for a set that is not one DPU, or reads the log as `dpulog_read_for_dpu`
+/// does (disassembled). For a set of ranks it reads the id of a NULL DPU and crashes; here such a set, or a
+/// null stream, is refused before anything is printed.
 ///
 /// # Safety
 /// `stream` is an open `FILE *`.
 #[no_mangle]
 pub unsafe extern "C" fn dpu_log_read(set: dpu_set_t, stream: *mut libc::FILE) -> dpu_error_t {
     guard(|| {
-        let dpu = existing(&mut server())?.single_dpu(&set)?;
-        print_log(dpu, stream)
+        let (id, log) = {
+            let mut guard = server();
+            let server = existing(&mut guard)?;
+            let index = server.single_dpu(&set)?;
+            (sdk_dpu_id(server, &server.dpus[index as usize]), server.machine.log(index))
+        };
+        if stream.is_null() {
+            return Err(DpuError(code::INVALID_BUFFER_SIZE));
+        }
+        // The lock is released: a stream may be a program's own (fopencookie) that calls the API.
+        write_to_stream(stream, log_header(id).as_bytes())?;
+        write_to_stream(stream, &log?)
     })
 }
 
@@ -44,8 +63,16 @@ pub unsafe extern "C" fn dpu_log_read(set: dpu_set_t, stream: *mut libc::FILE) -
 #[no_mangle]
 pub unsafe extern "C" fn dpulog_read_for_dpu(dpu: *mut dpu_t, stream: *mut libc::FILE) -> dpu_error_t {
     guard(|| {
-        let dpu = existing(&mut server())?.dpu_of(dpu)?;
-        print_log(dpu, stream)
+        let log = {
+            let mut guard = server();
+            let server = existing(&mut guard)?;
+            let index = server.dpu_of(dpu)?;
+            server.machine.log(index)?
+        };
+        if stream.is_null() {
+            return Err(DpuError(code::INVALID_BUFFER_SIZE));
+        }
+        write_to_stream(stream, &log)
     })
 }
 

@@ -74,25 +74,45 @@ pub extern "C" fn dpu_get_rank_numa_node(_rank: *mut Rank) -> i32 {
 #[no_mangle]
 pub extern "C" fn dpu_get_rank_id(rank: *mut Rank) -> u16 {
     let guard = server();
-    guard.as_ref().and_then(|server| rank_index(server, rank)).map_or(u16::MAX, |index| index as u16)
+    guard.as_ref().and_then(|server| rank_index(server, rank)).map_or(u16::MAX, |index| rank_id(index as u32))
 }
 
-/// `dpu_get_id`: the DPU's index in the server.
+/// A DPU's slice (control interface) and member id within the slice.
+fn slice_and_member(server: &Server, dpu: &Dpu) -> (u8, u8) {
+    let per_slice = slices(server.profile.dpus_per_rank).1;
+    // A rank has at most 64 DPUs (the simulator's topology check), so both fit.
+    ((dpu.member / per_slice) as u8, (dpu.member % per_slice) as u8)
+}
+
+/// What `dpu_get_id` says of a DPU: as libdpu 2025.1 builds it (disassembled), the id of its rank (what
+/// `dpu_get_rank_id` returns: the rank's index in the server) in bits 16 and up, its slice in bits 8 to 15 and
+/// its member id in bits 0 to 7.
+pub fn sdk_dpu_id(server: &Server, dpu: &Dpu) -> u32 {
+    let (slice, member) = slice_and_member(server, dpu);
+    (u32::from(rank_id(dpu.rank)) << 16) | (u32::from(slice) << 8) | u32::from(member)
+}
+
+/// The id `dpu_get_rank_id` gives the rank at `index` (a server has at most 65,536 DPUs, so it fits).
+fn rank_id(index: u32) -> u16 {
+    index as u16
+}
+
+/// `dpu_get_id`: `rank_id << 16 | slice_id << 8 | member_id`, as libdpu's (see [`sdk_dpu_id`]).
 #[no_mangle]
 pub extern "C" fn dpu_get_id(dpu: *mut Dpu) -> u32 {
-    with_dpu(dpu, |_, dpu| dpu.id).unwrap_or(u32::MAX)
+    with_dpu(dpu, sdk_dpu_id).unwrap_or(u32::MAX)
 }
 
 /// `dpu_get_slice_id`.
 #[no_mangle]
 pub extern "C" fn dpu_get_slice_id(dpu: *mut Dpu) -> u8 {
-    with_dpu(dpu, |server, dpu| (dpu.member / slices(server.profile.dpus_per_rank).1) as u8).unwrap_or(u8::MAX)
+    with_dpu(dpu, |server, dpu| slice_and_member(server, dpu).0).unwrap_or(u8::MAX)
 }
 
 /// `dpu_get_member_id`.
 #[no_mangle]
 pub extern "C" fn dpu_get_member_id(dpu: *mut Dpu) -> u8 {
-    with_dpu(dpu, |server, dpu| (dpu.member % slices(server.profile.dpus_per_rank).1) as u8).unwrap_or(u8::MAX)
+    with_dpu(dpu, |server, dpu| slice_and_member(server, dpu).1).unwrap_or(u8::MAX)
 }
 
 /// `dpu_is_enabled`.

@@ -44,8 +44,6 @@ pub struct Rank {
 /// `struct dpu_t` (opaque to C, like [`Rank`]).
 #[repr(C)]
 pub struct Dpu {
-    /// Global index in the machine.
-    pub id: u32,
     /// The rank's index.
     pub rank: u32,
     /// Index within the rank.
@@ -69,12 +67,20 @@ pub struct Server {
     pub dpus: Box<[Dpu]>,
     /// Rank arrays of the sets returned by `dpu_alloc`, which only `dpu_free` releases.
     allocations: Vec<Box<[*mut Rank]>>,
-    /// Address ranges of the rank arrays `dpu_free` released, so that a stale set is refused before its array
-    /// is read (the memory may have gone back to the allocator). Forgotten when an allocation reuses them.
-    freed_arrays: Vec<std::ops::Range<usize>>,
-    /// Programs by path and modification time, so that reloading the same binary reuses its parse (and, while
-    /// a DPU runs it, its worker processes); see [`Server::forget_unused_programs`] for how long they stay.
+    /// Rank arrays `dpu_free` released, kept for the next allocations of their length instead of going back to
+    /// the allocator: a stale set's array is still ours to read, and the set is refused until an allocation
+    /// reuses the array ([`Server::is_spare`]). An array is made only when no spare has the length asked for,
+    /// so allocating and freeing over and over does not grow the list: the arrays of a length never outnumber
+    /// the sets of that length that were allocated at once.
+    spare_arrays: Vec<Box<[*mut Rank]>>,
+    /// Programs from files by path and modification time, so that reloading the same binary reuses its parse
+    /// (and, while a DPU runs it, its worker processes); see [`Server::forget_unused_programs`] for how long
+    /// they stay.
     programs: HashMap<(PathBuf, Option<SystemTime>), Box<ProgramEntry>>,
+    /// Programs loaded from memory: each load is a program of its own. Boxed, as in `programs`: C holds pointers
+    /// to the entries, which must not move when the list does.
+    #[allow(clippy::vec_box)]
+    programs_from_memory: Vec<Box<ProgramEntry>>,
     pub profile: Profile,
     /// DPUs launched asynchronously whose outcome `dpu_sync` has not reported yet.
     pub async_launched: Vec<u32>,
@@ -86,12 +92,6 @@ pub struct Server {
 // server's mutex or, for host buffers, during a transfer the caller is blocked in; the C API is thread-safe
 // in the SDK, and all access goes through `server()`.
 unsafe impl Send for Server {}
-
-/// The addresses a rank array occupies.
-fn array_range(array: &[*mut Rank]) -> std::ops::Range<usize> {
-    let start = array.as_ptr() as usize;
-    start..start + std::mem::size_of_val(array)
-}
 
 static SERVER: Mutex<Option<Server>> = Mutex::new(None);
 
@@ -137,7 +137,6 @@ impl Server {
             .collect();
         let dpus = (0..profile.nr_ranks * profile.dpus_per_rank)
             .map(|id| Dpu {
-                id,
                 rank: id / profile.dpus_per_rank,
                 member: id % profile.dpus_per_rank,
                 enabled: machine.topology().is_enabled(id),
@@ -148,8 +147,9 @@ impl Server {
             ranks,
             dpus,
             allocations: Vec::new(),
-            freed_arrays: Vec::new(),
+            spare_arrays: Vec::new(),
             programs: HashMap::new(),
+            programs_from_memory: Vec::new(),
             profile,
             async_launched: Vec::new(),
             timeline: Default::default(),
@@ -202,7 +202,7 @@ impl Server {
                 if list.nr_ranks == 0 {
                     return Ok(Vec::new());
                 }
-                if list.ranks.is_null() || self.is_freed(list.ranks, list.nr_ranks) {
+                if list.ranks.is_null() || self.is_spare(list.ranks, list.nr_ranks) {
                     return Err(DpuError(code::INVALID_DPU_SET));
                 }
                 let mut ranks = Vec::with_capacity(list.nr_ranks as usize);
@@ -228,11 +228,14 @@ impl Server {
         }
     }
 
-    /// Whether `count` rank pointers at `ranks` lie in an array `dpu_free` released.
-    fn is_freed(&self, ranks: *mut *mut Rank, count: u32) -> bool {
+    /// Whether `count` rank pointers at `ranks` overlap an array `dpu_free` released that no set holds now.
+    fn is_spare(&self, ranks: *mut *mut Rank, count: u32) -> bool {
         let start = ranks as usize;
         let end = start.saturating_add(count as usize * std::mem::size_of::<*mut Rank>());
-        self.freed_arrays.iter().any(|freed| start < freed.end && freed.start < end)
+        self.spare_arrays.iter().any(|spare| {
+            let spare_start = spare.as_ptr() as usize;
+            start < spare_start + std::mem::size_of_val(&**spare) && spare_start < end
+        })
     }
 
     /// The enabled DPUs of a set, in `DPU_FOREACH` order. A single disabled DPU gives `DPU_ERR_DPU_DISABLED`.
@@ -332,12 +335,31 @@ impl Server {
         if let (Some(wanted), Some(&last)) = (nr_dpus, taken.last()) {
             self.trim(last, enabled - wanted);
         }
-        let array: Box<[*mut Rank]> = taken.iter().map(|&rank| self.rank_ptr(rank)).collect();
+        let array = self.rank_array(&taken);
         let set = dpu_set_t::of_ranks(array.len() as u32, array.as_ptr().cast_mut());
-        let reused = array_range(&array);
-        self.freed_arrays.retain(|freed| freed.end <= reused.start || reused.end <= freed.start);
         self.allocations.push(array);
         Ok(set)
+    }
+
+    /// An array of pointers to `ranks`: a spare of that length if there is one (a stale set that still points
+    /// at it now names the new set, as its memory would with libdpu), else a new one.
+    fn rank_array(&mut self, ranks: &[usize]) -> Box<[*mut Rank]> {
+        let pointers: Vec<*mut Rank> = ranks.iter().map(|&rank| self.rank_ptr(rank)).collect();
+        match self.spare_arrays.iter().position(|spare| spare.len() == pointers.len()) {
+            Some(index) => {
+                let mut array = self.spare_arrays.swap_remove(index);
+                array.copy_from_slice(&pointers);
+                array
+            }
+            None => pointers.into_boxed_slice(),
+        }
+    }
+
+    /// Takes over the spare rank arrays of the server this one replaces, so that stale sets of that server
+    /// are refused too instead of being read from memory given back to the allocator.
+    pub fn adopt_spare_arrays(&mut self, replaced: Server) {
+        debug_assert!(!replaced.in_use(), "a server is replaced only when no set is allocated");
+        self.spare_arrays.extend(replaced.spare_arrays);
     }
 
     /// Disables `surplus` DPUs of a rank the way libdpu does: highest member id first, looping over the
@@ -402,7 +424,7 @@ impl Server {
             self.ranks[rank].transfer_matrix = [std::ptr::null_mut(); MAX_DPUS_PER_RANK];
         }
         let array = self.allocations.swap_remove(position);
-        self.freed_arrays.push(array_range(&array));
+        self.spare_arrays.push(array);
         self.forget_unused_programs();
         Ok(())
     }
@@ -438,24 +460,90 @@ impl Server {
     /// A program loaded from memory: every call is a new program, kept while a DPU runs it.
     pub fn program_from_bytes(&mut self, bytes: &[u8]) -> Result<*mut ProgramEntry> {
         let program = Arc::new(Program::from_bytes(bytes)?);
-        let key = (program.path().to_path_buf(), None);
-        let entry = self.programs.entry(key).insert_entry(Box::new(ProgramEntry { program, reusable: false }));
-        Ok(&mut **entry.into_mut())
+        let mut entry = Box::new(ProgramEntry { program, reusable: false });
+        let handle: *mut ProgramEntry = &mut *entry;
+        self.programs_from_memory.push(entry);
+        Ok(handle)
     }
 
     /// Drops the programs no DPU runs any more, except the current version of each file: as libdpu frees a
     /// program when the last DPU running it is freed or loaded with another, so that a process that loads
     /// programs from memory (or rebuilds and reloads a file) over and over does not keep every one of them (and
-    /// the temporary file a program from memory runs from). A `struct dpu_program_t *` of a dropped program is
+    /// the executable a program from memory runs from). A `struct dpu_program_t *` of a dropped program is
     /// refused from then on ([`Server::program_entry`]), where libdpu's would dangle.
     pub fn forget_unused_programs(&mut self) {
         // The machine holds a program for each DPU that has it loaded (and its worker pool one more); between API
         // calls nothing else does, so a count of one is the table's own.
-        self.programs.retain(|_, entry| entry.reusable || Arc::strong_count(&entry.program) > 1);
+        let in_use = |entry: &ProgramEntry| entry.reusable || Arc::strong_count(&entry.program) > 1;
+        self.programs.retain(|_, entry| in_use(entry));
+        self.programs_from_memory.retain(|entry| in_use(entry));
     }
 
     /// Checks that a `struct dpu_program_t *` from C is one of ours.
     pub fn program_entry(&self, handle: *const ProgramEntry) -> Option<&ProgramEntry> {
-        self.programs.values().map(|entry| &**entry).find(|entry| std::ptr::eq(*entry, handle))
+        self.programs
+            .values()
+            .chain(&self.programs_from_memory)
+            .map(|entry| &**entry)
+            .find(|entry| std::ptr::eq(*entry, handle))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small_server() -> Server {
+        Server::new(Profile::parse("nrRanks=4,nrDpusPerRank=1").unwrap()).unwrap()
+    }
+
+    fn array_of(set: &dpu_set_t) -> *mut *mut Rank {
+        // SAFETY: dpu_alloc's sets are sets of ranks.
+        unsafe { set.rank_list() }.ranks
+    }
+
+    #[test]
+    fn freed_rank_arrays_are_reused_so_that_their_number_stays_bounded() {
+        let mut server = small_server();
+        for _ in 0..1000 {
+            let one = server.allocate(None, Some(1)).unwrap();
+            let two = server.allocate(None, Some(2)).unwrap();
+            server.free(&one).unwrap();
+            let other_one = server.allocate(None, Some(1)).unwrap();
+            server.free(&two).unwrap();
+            server.free(&other_one).unwrap();
+        }
+        let mut lengths: Vec<usize> = server.spare_arrays.iter().map(|array| array.len()).collect();
+        lengths.sort_unstable();
+        assert!(
+            lengths == [1, 2],
+            "{} spare arrays after 1000 cycles, of lengths {:?}...",
+            lengths.len(),
+            &lengths[..8.min(lengths.len())]
+        );
+    }
+
+    #[test]
+    fn a_freed_set_is_refused_until_its_array_holds_another_set() {
+        let mut server = small_server();
+        let first = server.allocate(None, Some(1)).unwrap();
+        let second = server.allocate(None, Some(1)).unwrap();
+        assert_ne!(array_of(&first), array_of(&second), "two live sets never share an array");
+        server.free(&first).unwrap();
+        assert_eq!(server.ranks_of(&first), Err(DpuError(code::INVALID_DPU_SET)));
+        assert_eq!(server.free(&first), Err(DpuError(code::INVALID_DPU_SET)));
+        let third = server.allocate(None, Some(1)).unwrap();
+        assert_eq!(array_of(&third), array_of(&first), "the freed array serves the next set of its length");
+        assert_eq!(server.ranks_of(&first), server.ranks_of(&third));
+    }
+
+    #[test]
+    fn a_server_that_replaces_another_refuses_the_stale_sets_of_the_other() {
+        let mut replaced = small_server();
+        let stale = replaced.allocate(None, Some(3)).unwrap();
+        replaced.free(&stale).unwrap();
+        let mut replacement = Server::new(Profile::parse("nrRanks=2,nrDpusPerRank=1").unwrap()).unwrap();
+        replacement.adopt_spare_arrays(replaced);
+        assert_eq!(replacement.ranks_of(&stale), Err(DpuError(code::INVALID_DPU_SET)));
     }
 }

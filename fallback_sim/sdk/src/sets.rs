@@ -25,7 +25,11 @@ unsafe fn allocate(
         let mut guard = server();
         let reusable = guard.as_ref().is_some_and(|server| server.profile.same_machine(&profile) || server.in_use());
         if !reusable {
-            *guard = Some(Server::new(profile.clone())?);
+            let mut replacement = Server::new(profile.clone())?;
+            if let Some(replaced) = guard.take() {
+                replacement.adopt_spare_arrays(replaced);
+            }
+            *guard = Some(replacement);
         }
         let server = guard.as_mut().expect("the server was just made");
         if !server.profile.same_machine(&profile) {

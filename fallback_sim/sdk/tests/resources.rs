@@ -1,11 +1,13 @@
 //! What the simulator holds on to and shares: `dpu_free` gives back the memory of the DPUs it frees and the
 //! worker processes of programs no allocated DPU runs any more, so that after the last set is freed the process
-//! is back where it started; one host buffer prepared for several DPUs is never written by two threads at once.
+//! is back where it started; one host buffer prepared for several DPUs is never written by two threads at once;
+//! a program loaded from memory leaves no file behind, even in a process that ends without freeing anything.
 //!
 //! The tests share the process's one simulated server and measure the process, so they take turns.
 
 use std::ffi::{c_char, c_void, CString};
 use std::path::Path;
+use std::process::Command;
 
 use dpu::types::{
     dpu_error_t, dpu_set_dpu_iterator_t, dpu_set_t, SetParts, DPU_XFER_DEFAULT, DPU_XFER_FROM_DPU, DPU_XFER_TO_DPU,
@@ -16,6 +18,7 @@ extern "C" {
     fn dpu_alloc(nr_dpus: u32, profile: *const c_char, set: *mut dpu_set_t) -> dpu_error_t;
     fn dpu_free(set: dpu_set_t) -> dpu_error_t;
     fn dpu_load(set: dpu_set_t, path: *const c_char, program: *mut *mut c_void) -> dpu_error_t;
+    fn dpu_load_from_memory(set: dpu_set_t, buffer: *mut u8, size: usize, program: *mut *mut c_void) -> dpu_error_t;
     fn dpu_launch(set: dpu_set_t, policy: u32) -> dpu_error_t;
     fn dpu_prepare_xfer(set: dpu_set_t, buffer: *mut c_void) -> dpu_error_t;
     fn dpu_broadcast_to(
@@ -45,7 +48,10 @@ extern "C" {
     fn dpu_set_dpu_iterator_next(iterator: *mut dpu_set_dpu_iterator_t);
 }
 
-/// Held by each test: they measure the whole process.
+/// Set in the child process of a test that runs this binary again: the kernel the child loads.
+const CHILD_KERNEL: &str = "UPMEM_SIM_SDK_TEST_CHILD_KERNEL";
+
+/// Held by each test: they measure the whole process (and its children).
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 const NR_DPUS: u32 = 64;
@@ -246,4 +252,53 @@ fn reading_mram_nothing_wrote_takes_no_memory() {
     assert!(buffers.iter().all(|buffer| *buffer == zeroes), "MRAM nothing wrote reads as zeroes");
     let read = (NR_DPUS as u64 + 1) * (BYTES as u64 >> 10);
     assert!(grown < SLACK_KIB, "reading {read} KiB that nothing wrote grew shared memory by {grown} KiB");
+}
+
+/// The names in a directory.
+fn entries(dir: &Path) -> Vec<String> {
+    let listing = std::fs::read_dir(dir).unwrap_or_else(|error| panic!("listing {}: {error}", dir.display()));
+    listing.map(|entry| entry.expect("a directory entry").file_name().to_string_lossy().into_owned()).collect()
+}
+
+/// A process that loads a program from memory and ends without `dpu_free` (libdpu's server, and the program
+/// with it, is never dropped) leaves nothing in `TMPDIR`; nor does any file exist while the program runs, so a
+/// crash would leave none either.
+#[test]
+fn a_program_loaded_from_memory_leaves_no_file_behind() {
+    const NAME: &str = "a_program_loaded_from_memory_leaves_no_file_behind";
+    if let Some(kernel) = std::env::var_os(CHILD_KERNEL) {
+        load_from_memory_and_exit(Path::new(&kernel));
+    }
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let kernel = empty_kernel("from-memory-kernel");
+    let tmpdir = tempfile::tempdir().expect("a temporary directory");
+    let child = Command::new(std::env::current_exe().expect("this test binary"))
+        .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
+        .env(CHILD_KERNEL, kernel.to_str().expect("UTF-8 path"))
+        .env("TMPDIR", tmpdir.path())
+        .output()
+        .expect("running this test binary again");
+    let stderr = String::from_utf8_lossy(&child.stderr);
+    assert!(child.status.success(), "the child failed ({}):\n{stderr}", child.status);
+    assert_eq!(entries(tmpdir.path()), Vec::<String>::new(), "left in TMPDIR by a process that loaded from memory");
+}
+
+/// The child of [`a_program_loaded_from_memory_leaves_no_file_behind`]: loads `kernel` from memory into 64
+/// DPUs, launches it, checks that `TMPDIR` is empty while the workers run it, and exits with the set allocated.
+fn load_from_memory_and_exit(kernel: &Path) -> ! {
+    let mut bytes = std::fs::read(kernel).unwrap_or_else(|error| panic!("reading {}: {error}", kernel.display()));
+    let profile = CString::new(PROFILE).expect("no NUL");
+    let mut set = <dpu_set_t as SetParts>::empty();
+    // SAFETY: the library's C API, called as a C program would; `bytes` holds the program for the load.
+    unsafe {
+        check(dpu_alloc(NR_DPUS, profile.as_ptr(), &mut set), "dpu_alloc");
+        check(dpu_load_from_memory(set, bytes.as_mut_ptr(), bytes.len(), std::ptr::null_mut()), "dpu_load_from_memory");
+        check(dpu_launch(set, DPU_SYNCHRONOUS), "dpu_launch");
+    }
+    let named = entries(&std::env::temp_dir());
+    if !named.is_empty() {
+        eprintln!("while the program runs, TMPDIR holds {named:?}");
+        std::process::exit(1);
+    }
+    std::process::exit(0);
 }

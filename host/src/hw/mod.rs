@@ -342,6 +342,9 @@ impl HwEngine {
     }
 
     pub fn log(&mut self, index: usize) -> Result<Vec<u8>> {
+        // dpulog_read_for_dpu gives what the DPU printed, as the simulator backend does; dpu_log_read would put a
+        // line naming the DPU ("=== DPU#0x... ===") before it.
+        let dpu = call!(self.lib, dpu_from_set(self.dpus[index]));
         let mut data: *mut c_char = std::ptr::null_mut();
         let mut size: libc::size_t = 0;
         // SAFETY: open_memstream writes the buffer pointer and size on fclose; both outlive the stream.
@@ -349,7 +352,7 @@ impl HwEngine {
         if stream.is_null() {
             return Err(Error::Io { what: "open_memstream".into(), error: std::io::Error::last_os_error() });
         }
-        let status = call!(self.lib, dpu_log_read(self.dpus[index], stream.cast()));
+        let status = call!(self.lib, dpulog_read_for_dpu(dpu, stream.cast()));
         // SAFETY: closing the stream we opened; afterwards data/size describe a malloc'd buffer we own.
         let text = unsafe {
             libc::fclose(stream);
@@ -358,7 +361,7 @@ impl HwEngine {
             libc::free(data.cast());
             text
         };
-        checked(&self.lib, "dpu_log_read", status)?;
+        checked(&self.lib, "dpulog_read_for_dpu", status)?;
         Ok(text)
     }
 }

@@ -202,6 +202,17 @@ static void synchronous(DpuSet &set, DpuProgram &program) {
     check(headers == nr_dpus && lines == nr_dpus - 1 && text.find("factor 9 bias 2 launch 3\n") != std::string::npos,
           "log: " + std::to_string(headers) + " headers, " + std::to_string(lines) + " DPUs at launch 2 in:\n" +
               text.substr(0, 400));
+    /* The header names the DPU by its dpu_get_id, rank << 16 | slice << 8 | member: ranks of 8 DPUs are 8 slices of
+     * one DPU, and the set starts the server, so its DPU i is rank i / 8, slice i % 8. */
+    size_t at = 0;
+    for (unsigned i = 0; i < nr_dpus && at != std::string::npos; i++) {
+        char header[32];
+        unsigned id = (i / DPUS_PER_RANK) << 16 | (i % DPUS_PER_RANK) << 8;
+        std::snprintf(header, sizeof header, "=== DPU#0x%x ===\n", id);
+        at = text.find(header, at);
+        check(at != std::string::npos, "DPU " + std::to_string(i) + "'s log, after " + header + " in order, in:\n" +
+                                           text.substr(0, 400));
+    }
 }
 
 /* The asynchronous interface: queued copies and exec, callbacks per rank and for the whole set, sync. */

@@ -3,11 +3,13 @@
  *   - `__mram_noinit` arrays written by name with dpu_copy_to (a broadcast) and read back by name per DPU with
  *     dpu_copy_from, at offsets; their symbols through dpu_get_symbol and the *_symbol calls;
  *   - an initialised `__mram` array and an initialised `__host` variable, readable right after dpu_load;
- *   - DPU printf output read with dpu_log_read into a tmpfile and a memstream, and with PrIM's
- *     dpulog_read_for_dpu(dpu.dpu, stream); the log holds the last launch's output only.
+ *   - DPU printf output read with dpu_log_read into a tmpfile and a memstream (after the SDK's line naming the
+ *     DPU), and with PrIM's dpulog_read_for_dpu(dpu.dpu, stream) (the output alone); the log holds the last
+ *     launch's output only.
  */
 #include <dpu.h>
 #include <dpu_log.h>
+#include <dpu_management.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +53,16 @@ static char *expected_log(const uint64_t *table, uint64_t factor, uint32_t dpu_i
     fprintf(stream, "dpu %u launch %u: checksum=%llu hex=%x str=%s char=%c neg=%d init=%llu\n", dpu_id, launch,
             (unsigned long long)checksum, 0xBEEFu, "named", 'Z', -42, 11ull);
     fprintf(stream, "puts line\n!\n");
+    fclose(stream);
+    return text;
+}
+
+/* What dpu_log_read prints for a DPU: the SDK's line naming the DPU by its dpu_get_id, then the DPU's log. */
+static char *with_header(const char *log, struct dpu_t *dpu) {
+    char *text = NULL;
+    size_t length = 0;
+    FILE *stream = open_memstream(&text, &length);
+    fprintf(stream, "=== DPU#0x%x ===\n%s", dpu_get_id(dpu), log);
     fclose(stream);
     return text;
 }
@@ -147,14 +159,15 @@ int main(void) {
             CHECK(t500 == table[500], "launch %u DPU %u table[500] = %llu", launch, i, (unsigned long long)t500);
 
             char *want = expected_log(table, factor, i, launch);
+            char *want_read = with_header(want, dpu.dpu);
 
             /* dpu_log_read into a tmpfile. */
             FILE *tmp = tmpfile();
             DPU_ASSERT(dpu_log_read(dpu, tmp));
             char *got = read_stream(tmp);
             fclose(tmp);
-            CHECK(strcmp(got, want) == 0, "launch %u DPU %u: dpu_log_read gave\n%s---\nexpected\n%s---", launch, i,
-                  got, want);
+            CHECK(strcmp(got, want_read) == 0, "launch %u DPU %u: dpu_log_read gave\n%s---\nexpected\n%s---", launch,
+                  i, got, want_read);
             free(got);
 
             /* dpu_log_read into a memstream. */
@@ -163,7 +176,7 @@ int main(void) {
             FILE *memstream = open_memstream(&text, &length);
             DPU_ASSERT(dpu_log_read(dpu, memstream));
             fclose(memstream);
-            CHECK(strcmp(text, want) == 0, "launch %u DPU %u: dpu_log_read (memstream) gave\n%s---", launch, i,
+            CHECK(strcmp(text, want_read) == 0, "launch %u DPU %u: dpu_log_read (memstream) gave\n%s---", launch, i,
                   text);
             free(text);
 
@@ -175,6 +188,7 @@ int main(void) {
             CHECK(strcmp(text, want) == 0, "launch %u DPU %u: dpulog_read_for_dpu gave\n%s---", launch, i, text);
             free(text);
             free(want);
+            free(want_read);
         }
     }
 

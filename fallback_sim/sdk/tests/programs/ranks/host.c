@@ -143,6 +143,10 @@ static void check_trim(struct dpu_rank_t *rank_ptr, uint32_t enabled_wanted, con
                   dpu_is_enabled(dpu), want);
             CHECK(dpu_get_slice_id(dpu) == ci && dpu_get_member_id(dpu) == member, "%s: ids of DPU (%u, %u)", what,
                   ci, member);
+            /* libdpu's dpu_get_id: rank id, slice and member id in one word. */
+            uint32_t id = (uint32_t)dpu_get_rank_id(rank_ptr) << 16 | ci << 8 | member;
+            CHECK(dpu_get_id(dpu) == id, "%s: dpu_get_id of DPU (%u, %u) is 0x%x, expected 0x%x", what, ci, member,
+                  dpu_get_id(dpu), id);
             enabled += dpu_is_enabled(dpu);
         }
     }
@@ -322,9 +326,17 @@ int main(void) {
     CHECK(nr_dpus == 14, "dpu_alloc(ALL, %s): %u DPUs", broken, nr_dpus);
     DPU_ASSERT(dpu_load(set, DPU_BINARY, NULL));
     check_iteration_order(set, broken);
+    /* Ranks of 8 DPUs are 8 slices of one DPU: server DPU n is rank n / 8, slice n % 8, id (n / 8) << 16 | (n % 8)
+     * << 8. DPU_FOREACH gives all but DPUs 3 and 9, in order. */
+    uint32_t next = 0;
     DPU_FOREACH(set, dpu, i) {
-        uint32_t id = dpu_get_id(dpu.dpu);
-        CHECK(id != 3 && id != 9, "%s: DPU_FOREACH gave DPU id %u", broken, id);
+        if (next == 3 || next == 9) {
+            next++; /* disabled */
+        }
+        uint32_t id = dpu_get_id(dpu.dpu), want = (next / 8) << 16 | (next % 8) << 8;
+        CHECK(id == want, "%s: DPU_FOREACH's DPU %u has id 0x%x, expected 0x%x (server DPU %u)", broken, i, id, want,
+              next);
+        next++;
     }
     seen = run_per_rank(set, 1300, broken);
     CHECK(seen == 14, "%s: run_per_rank saw %u DPUs", broken, seen);

@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <dpu.h>
 #include <dpu_log.h>
+#include <dpu_management.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,7 +110,9 @@ int main(void) {
         FILE *log = open_memstream(&text, &length);
         DPU_ASSERT(dpu_log_read(dpu, log));
         fclose(log);
-        snprintf(line, sizeof(line), "va: %u elements, %u tasklets\n", input_args[i].size, NR_TASKLETS);
+        /* dpu_log_read's first line names the DPU by its dpu_get_id. */
+        snprintf(line, sizeof(line), "=== DPU#0x%x ===\nva: %u elements, %u tasklets\n", dpu_get_id(dpu.dpu),
+                 input_args[i].size, NR_TASKLETS);
         if (strcmp(text, line) != 0) {
             printf("FAILED: log of DPU %u is \"%s\", expected \"%s\"\n", i, text, line);
             errors++;
