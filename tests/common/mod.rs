@@ -95,12 +95,10 @@ pub fn random_model(architecture: Architecture, widths: &[usize], rng: &mut ChaC
     Model::new(architecture, layers).unwrap()
 }
 
-/// The largest difference between `a` and `b`, which must have the same length and hold no NaN or infinity (a
-/// fold with `f32::max` alone would pass over a NaN).
+/// The largest difference between `a` and `b` through [`pimgnn::compare`], so that a length mismatch, a NaN or an
+/// infinity fails the test instead of passing a fold with `f32::max`.
 pub fn largest_difference(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len(), "lengths");
-    assert!(a.iter().chain(b).all(|value| value.is_finite()), "a value is not finite");
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+    pimgnn::compare::max_abs_difference("compared values", a, b).unwrap_or_else(|error| panic!("{error}"))
 }
 
 /// The simulator's libdpu-compatible library, which cargo builds beside the test binaries (`upmem-sim-sdk` is a
