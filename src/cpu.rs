@@ -75,6 +75,7 @@ pub fn spmm_into<T: Element>(a: &Csr<T>, x: &Dense<T>, y: &mut Dense<T::Acc>) ->
 
 /// The kernels [`spmm`] chooses from, by element type and by what the CPU it runs on supports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Kernel {
     /// `f32` on x86-64 CPUs with AVX-512F: whole rows of `X` per pass, prefetched, streaming stores.
     Avx512,
