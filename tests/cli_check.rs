@@ -2,8 +2,9 @@
 //! on a simulated machine with disabled DPUs; bad input is refused saying why; no run leaves a simulator
 //! worker process behind.
 
-use std::os::unix::process::CommandExt as _;
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use std::process::{Command, Output};
 
 /// Runs `pimgnn args` in a process group of its own, and checks that no process of that group (a simulator
 /// worker it started) outlives it.
@@ -15,29 +16,7 @@ fn pimgnn(args: &[&str]) -> Output {
 fn pimgnn_with(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_pimgnn"));
     command.args(args).env_remove("UPMEM_BACKEND").env("RUST_BACKTRACE", "0").envs(env.iter().copied());
-    let child = command.process_group(0).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let group = child.id();
-    let output = child.wait_with_output().unwrap();
-    println!("{}", String::from_utf8_lossy(&output.stdout));
-    eprintln!("{}", String::from_utf8_lossy(&output.stderr));
-    let left = processes_in_group(group);
-    assert!(left.is_empty(), "pimgnn {args:?} left processes behind: {left:?}");
-    output
-}
-
-/// The processes whose process group is `group`, as "pid command".
-fn processes_in_group(group: u32) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        // A process may end between listing /proc and reading its stat.
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-        // "pid (command) state ppid pgrp ...": the command may hold spaces and parentheses.
-        let Some((head, rest)) = stat.rsplit_once(')') else { continue };
-        if rest.split_whitespace().nth(2) == Some(group.to_string().as_str()) {
-            found.push(head.replace(" (", " "));
-        }
-    }
-    found
+    common::cli::run_alone(&mut command)
 }
 
 /// The kernels the build script built for the simulator's default v1A DPUs: every `name.dpusim` in the kernel
