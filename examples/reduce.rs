@@ -8,8 +8,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context as _};
 use clap::Parser;
-use comfy_table::{presets::UTF8_FULL, Table};
 use upmem::{BackendKind, DpuSet, DpuSetBuilder, LoadedSet, SimConfig, Topology, MRAM_HEAP};
+
+/// The command line's table style, so that the example prints as `pimgnn` does.
+#[path = "../src/cli/table.rs"]
+mod table;
 
 #[derive(Parser)]
 #[command(about = "Sum 64-bit integers across UPMEM DPUs (simulated when there is no hardware)")]
@@ -130,8 +133,7 @@ fn main() -> anyhow::Result<()> {
 /// Wall and predicted hardware time per phase, and the totals of the phases after loading.
 fn print_timings(phases: &[Phase]) {
     let ms = |duration: Duration| format!("{:.3} ms", duration.as_secs_f64() * 1e3);
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_header(["phase", "wall", "predicted hardware (host steps at wall time)"]);
+    let mut table = table::with_header(["phase", "wall", "predicted hardware (host steps at wall time)"]);
     for phase in phases {
         table.add_row([phase.name.to_owned(), ms(phase.wall), phase.predicted.map_or_else(|| "-".to_owned(), ms)]);
     }
@@ -140,7 +142,7 @@ fn print_timings(phases: &[Phase]) {
         (wall + phase.wall, predicted + phase.predicted.unwrap_or_default())
     });
     table.add_row(["total after loading".to_owned(), ms(wall), ms(predicted)]);
-    pimgnn::table::fit_to_terminal(&mut table);
+    table::fit_to_terminal(&mut table);
     println!("{table}");
 }
 
@@ -162,13 +164,12 @@ fn print_load_balance(set: &LoadedSet) -> anyhow::Result<()> {
         let mean = values.iter().sum::<u64>() / values.len() as u64;
         [values[0], values[values.len() / 2], mean, values[values.len() - 1]].map(|value| value.to_string())
     };
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_header(["per DPU (simulator)", "min", "median", "mean", "max"]);
+    let mut table = table::with_header(["per DPU (simulator)", "min", "median", "mean", "max"]);
     table.add_row(std::iter::once("modelled cycles".to_owned()).chain(summary(&mut cycles)));
     table.add_row(std::iter::once("DMA engine busy (cycles)".to_owned()).chain(summary(&mut dma_cycles)));
     table.add_row(std::iter::once("instructions".to_owned()).chain(summary(&mut instructions)));
     table.add_row(std::iter::once("MRAM bytes read".to_owned()).chain(summary(&mut bytes)));
-    pimgnn::table::fit_to_terminal(&mut table);
+    table::fit_to_terminal(&mut table);
     println!("{table}");
     Ok(())
 }

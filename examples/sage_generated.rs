@@ -3,11 +3,14 @@
 //! `cargo run --release --example sage_generated -- --backend sim --nodes 50000 --edges 500000`
 
 use clap::Parser;
-use comfy_table::{presets::UTF8_FULL, Table};
 use pimgnn::gnn::{Aggregator, Architecture, Backend, Dtype, EngineOptions, Layer, Linear, Model, SageConv};
 use pimgnn::Dense;
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
+
+/// The command line's table style, so that the example prints as `pimgnn` does.
+#[path = "../src/cli/table.rs"]
+mod table;
 
 #[derive(Parser)]
 struct Args {
@@ -57,8 +60,7 @@ fn main() -> anyhow::Result<()> {
     let inference = model.forward(&features, &mut aggregator)?;
 
     println!("GraphSAGE on {} nodes, {} edges, backend {}", graph.nrows(), graph.nnz(), aggregator.backend());
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_header(["layer", "wall", "predicted hardware (host steps at wall time)"]);
+    let mut table = table::with_header(["layer", "wall", "predicted hardware (host steps at wall time)"]);
     for layer in &inference.layers {
         let name = format!("{} {} -> {} ({})", layer.name, layer.widths.0, layer.widths.1, layer.order);
         table.add_row([name, millis(layer.wall()), layer.predicted().map_or_else(|| "-".to_owned(), millis)]);
@@ -68,7 +70,7 @@ fn main() -> anyhow::Result<()> {
         millis(inference.wall()),
         inference.predicted().map_or_else(|| "-".to_owned(), millis),
     ]);
-    pimgnn::table::fit_to_terminal(&mut table);
+    table::fit_to_terminal(&mut table);
     println!("{table}");
     println!("output: {} x {}", inference.logits.rows(), inference.logits.cols());
     Ok(())

@@ -3,13 +3,17 @@
 //! The DPU kernels of `dpu/` are built by this crate's build script (for the bundled simulator, and for real
 //! DPUs when the UPMEM SDK is installed) and found by name with [`kernel`].
 //!
-//! SpMM (`Y = A X`) runs on the CPU ([`CpuSpmm`]) or on DPUs ([`pim::PimSpmm`]), with a partitioning
-//! [`plan::Plan`] chosen by the [`cost`] model or by the caller. GNN inference is in [`gnn`], full-batch
-//! training (aggregation forward and backward through the same engines) in [`train`].
+//! SpMM (`Y = A X`) runs on the CPU ([`CpuSpmm`], kernels in [`cpu`]) or on DPUs ([`pim::PimSpmm`]). Everything
+//! about the DPUs is in [`pim`]: how a matrix is cut over them ([`pim::plan::Plan`]), what a plan costs on
+//! hardware ([`pim::cost`], which chooses the plan unless the caller does), where an aggregation runs (CPU or
+//! PIM, and on how many DPUs), and the kernels' argument layout. GNN inference is in [`gnn`], full-batch training
+//! (aggregation forward and backward through the same engines) in [`train`].
+//!
+//! The `pimgnn` command line (feature `cli`, on by default) is built on this library and adds nothing to it: a
+//! program that links only the library takes `default-features = false, features = ["simulator"]` (or
+//! `"hardware"`) and gets no command-line dependencies.
 
-pub mod bench;
 pub mod compare;
-pub mod cost;
 pub mod cpu;
 mod error;
 pub mod gnn;
@@ -18,10 +22,8 @@ mod host_memory;
 pub mod io;
 mod matmul;
 pub mod pim;
-pub mod plan;
 pub mod sparse;
 pub mod spmm;
-pub mod table;
 pub mod train;
 
 pub use error::{Error, Result};

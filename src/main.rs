@@ -32,20 +32,7 @@ enum Command {
     Check(cli::check::CheckArgs),
     /// Benchmarks.
     #[command(subcommand)]
-    Bench(BenchCommand),
-}
-
-#[derive(Subcommand)]
-enum BenchCommand {
-    /// End-to-end inference on the CPU backend against PyTorch (CSR sparse.mm + Linear, and PyG's GCNConv
-    /// when installed) on the same workload.
-    Infer(cli::bench::BenchInferArgs),
-    /// SpMM Y = A X: the CPU against PIM (simulated without hardware), at several feature widths, with the
-    /// plan the cost model chose, predicted hardware time, phases and load balance.
-    Spmm(cli::bench_spmm::BenchSpmmArgs),
-    /// Full-batch training epochs on the CPU backend and on PIM (simulated without hardware, with the
-    /// predicted hardware time) against PyTorch Geometric's on the same workload.
-    Train(cli::bench_train::BenchTrainArgs),
+    Bench(cli::bench::BenchCommand),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -55,8 +42,6 @@ fn main() -> anyhow::Result<()> {
         Command::Train(args) => cli::train::run(&args),
         Command::Info => cli::info::run(),
         Command::Check(args) => cli::check::run(&args),
-        Command::Bench(BenchCommand::Infer(args)) => cli::bench::run(&args),
-        Command::Bench(BenchCommand::Spmm(args)) => cli::bench_spmm::run(args),
-        Command::Bench(BenchCommand::Train(args)) => cli::bench_train::run(&args),
+        Command::Bench(command) => cli::bench::run(command),
     }
 }

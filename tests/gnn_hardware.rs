@@ -15,8 +15,8 @@ use std::path::Path;
 use std::process::Command;
 
 use common::{largest_difference, simulator_libdpu};
-use pimgnn::cost::{self, HardwareModel, Target};
 use pimgnn::gnn::{spmm_engine, Aggregator, Architecture, Backend, Dtype, EngineOptions, Model, DEFAULT_DPUS};
+use pimgnn::pim::cost::{self, HardwareModel, Target};
 use pimgnn::train::{initial_model, OptimizerKind, Sgd, Targets, Trainer};
 use pimgnn::{Csr, Dense, Error};
 use upmem_sys::{DPU_ERR_ALLOCATION, DPU_ERR_INVALID_PROFILE};

@@ -1,9 +1,9 @@
 //! The cost model against what can be checked here: its DMA cycles against the simulator's exact count for
 //! the same kernel run, its kernel cycles against the simulator's modelled cycles, and its choices against PyGim's default and between X deliveries.
 
-use pimgnn::cost::{self, HardwareModel, Target};
+use pimgnn::pim::cost::{self, HardwareModel, Target};
+use pimgnn::pim::plan::{Format, Plan, XDelivery};
 use pimgnn::pim::PimSpmm;
-use pimgnn::plan::{Format, Plan, XDelivery};
 use pimgnn::{Csr, Dense, Error, SpmmEngine};
 use upmem::{BackendKind, DpuSet, SimConfig, Topology};
 

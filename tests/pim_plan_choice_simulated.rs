@@ -8,9 +8,9 @@
 
 use std::time::Duration;
 
-use pimgnn::cost::{self, HardwareModel, Target};
+use pimgnn::pim::cost::{self, HardwareModel, Target};
+use pimgnn::pim::plan::Plan;
 use pimgnn::pim::PimSpmm;
-use pimgnn::plan::Plan;
 use pimgnn::{Csr, Dense, SpmmEngine};
 use upmem::{BackendKind, DpuSet, Schedule, SimConfig, Topology};
 

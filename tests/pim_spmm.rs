@@ -2,10 +2,10 @@
 //! and hub rows, feature counts that are not multiples of anything, disabled DPUs and several tasklet counts,
 //! with the simulator switching tasklets at every DMA (races show up) and in strict mode.
 
-use pimgnn::cost::{self, HardwareModel, Target};
 use pimgnn::pim::abi::{MAX_TASKLETS, SEQREAD_BYTES};
+use pimgnn::pim::cost::{self, HardwareModel, Target};
+use pimgnn::pim::plan::{Format, Plan, XDelivery};
 use pimgnn::pim::{PimElement, PimSpmm};
-use pimgnn::plan::{Format, Plan, XDelivery};
 use pimgnn::{cpu, Csr, Dense, Element, Error, SpmmEngine};
 use rand::rngs::ChaCha8Rng;
 use rand::{Rng as _, RngExt, SeedableRng};

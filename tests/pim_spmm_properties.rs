@@ -23,8 +23,8 @@
 
 use std::fmt::Debug;
 
+use pimgnn::pim::plan::{Format, Plan, XDelivery};
 use pimgnn::pim::{PimElement, PimSpmm};
-use pimgnn::plan::{Format, Plan, XDelivery};
 use pimgnn::{compare, cpu, Csr, Dense, SpmmEngine};
 use proptest::collection::vec;
 use proptest::prelude::*;

@@ -4,7 +4,8 @@
 use std::fmt;
 use std::time::Duration;
 
-use comfy_table::{presets::UTF8_FULL, Table};
+use crate::cli::table;
+use comfy_table::Table;
 
 /// Median seconds of one path (per run or per epoch), and its predicted time on PIM hardware when modelled.
 pub(super) struct Times {
@@ -29,8 +30,7 @@ pub(super) struct Comparison {
 impl Comparison {
     /// A table whose time columns are `per` (such as "" or " per epoch"), starting with pimgnn's CPU backend.
     pub fn new(per: &str, cpu_backend: &Times) -> Self {
-        let mut table = Table::new();
-        table.load_preset(UTF8_FULL).set_header([
+        let table = table::with_header([
             "path".to_owned(),
             format!("wall{per} (s)"),
             format!("CPU time{per} (s)"),
@@ -62,7 +62,7 @@ impl Comparison {
 impl fmt::Display for Comparison {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut table = self.table.clone();
-        pimgnn::table::fit_to_terminal(&mut table);
+        table::fit_to_terminal(&mut table);
         table.fmt(f)
     }
 }

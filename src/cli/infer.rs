@@ -12,7 +12,7 @@ use pimgnn::Phase;
 use super::output;
 use super::pim_args::PimArgs;
 use super::progress;
-use super::table;
+use super::timings;
 use super::workload::WorkloadArgs;
 
 /// Arguments of `pimgnn infer`.
@@ -90,9 +90,9 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
     let inference = progress::step("running the model", || {
         workload.model.forward_with(&workload.features, &mut aggregator, schedule)
     })?;
-    println!("{}", table::timings(&setup, &inference.layers));
+    println!("{}", timings::timings(&setup, &inference.layers));
     let phases: Vec<Phase> = inference.layers.iter().flat_map(|layer| layer.phases.iter().cloned()).collect();
-    if let Some(predicted) = table::predicted(&phases) {
+    if let Some(predicted) = timings::predicted(&phases) {
         let wall: std::time::Duration = inference.layers.iter().map(|layer| layer.wall()).sum();
         println!(
             "model: {:.2} ms predicted on PIM hardware (host steps at wall time), {:.2} ms wall on backend `{}`",

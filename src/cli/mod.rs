@@ -1,8 +1,6 @@
 //! The subcommands of `pimgnn`.
 
 pub mod bench;
-pub mod bench_spmm;
-pub mod bench_train;
 pub mod check;
 mod comparison;
 pub mod infer;
@@ -12,5 +10,6 @@ mod pim_args;
 mod progress;
 mod python;
 mod table;
+mod timings;
 pub mod train;
 mod workload;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
-use comfy_table::{presets::UTF8_FULL, Cell, CellAlignment, Table};
+use comfy_table::{Cell, CellAlignment, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 use pimgnn::gnn::{accuracy, inputs, Architecture, Backend, Model};
 use pimgnn::train::{initial_model, Adam, OptimizerKind, Sgd, Stage, Targets, Timings, Trainer};
@@ -16,6 +16,7 @@ use pimgnn::Dense;
 use super::output;
 use super::pim_args::PimArgs;
 use super::progress;
+use crate::cli::table;
 
 /// The optimiser to train with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -281,8 +282,7 @@ fn millis(duration: Duration) -> f64 {
 
 /// Wall and predicted time per stage, in total and per epoch.
 fn timing_table(setup: Duration, timings: &Timings, epochs: usize) -> Table {
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_header([
+    let mut table = table::with_header([
         "stage",
         "wall (ms)",
         "wall per epoch (ms)",
@@ -309,6 +309,6 @@ fn timing_table(setup: Duration, timings: &Timings, epochs: usize) -> Table {
         row(stage.to_string(), time.wall, time.predicted);
     }
     row(format!("all {epochs} epochs"), timings.wall(), timings.on_hardware());
-    pimgnn::table::fit_to_terminal(&mut table);
+    table::fit_to_terminal(&mut table);
     table
 }

@@ -15,8 +15,8 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::backend::{spmm_engine, Backend, EngineOptions};
 use crate::error::{Error, Result};
+use crate::pim::placement::{spmm_engine, Backend, EngineOptions};
 use crate::pim::{LoadBalance, PimElement};
 use crate::sparse::{Csr, Dense, Element};
 use crate::spmm::{Phase, RowStep, SpmmEngine, StreamedStage};

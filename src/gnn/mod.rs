@@ -17,7 +17,6 @@
 //! ```
 
 mod aggregate;
-mod backend;
 pub(crate) mod dense;
 pub mod inputs;
 mod layer;
@@ -25,8 +24,10 @@ mod model;
 mod norm;
 mod state_dict;
 
+pub use crate::pim::placement::{
+    spmm_engine, Backend, Engine, EngineOptions, DEFAULT_DPUS, DEFAULT_PLAN_WIDTH, DEFAULT_TASKLETS,
+};
 pub use aggregate::{Aggregator, Dtype, Quantization};
-pub use backend::{spmm_engine, Backend, Engine, EngineOptions, DEFAULT_DPUS, DEFAULT_PLAN_WIDTH, DEFAULT_TASKLETS};
 pub use dense::Linear;
 pub use layer::{GcnConv, GinConv, Layer, NamedLinear, Order, SageConv, Schedule};
 pub(crate) use model::check_weights_fit;

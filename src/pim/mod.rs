@@ -23,8 +23,11 @@
 //! caches per tasklet, 24 stacks of `STACK_SIZE_DEFAULT`), so a kernel that loads fits.
 
 pub mod abi;
+pub mod cost;
 mod element;
 pub(crate) mod partition;
+pub(crate) mod placement;
+pub mod plan;
 mod report;
 mod tasklets;
 
@@ -38,15 +41,15 @@ use upmem::{BackendKind, DpuSet, LoadedSet, MRAM_HEAP};
 pub use element::PimElement;
 pub use report::{LoadBalance, PimReport};
 
-use crate::cost::{self, HardwareModel, Prediction, Target};
 use crate::error::{Error, Result};
-use crate::plan::{Plan, XDelivery};
 use crate::sparse::{Csr, Dense};
 use crate::spmm::{
     check_streamed_outputs, rows_of_outputs, step_whole, Chunk, Phase, RowStep, SpmmEngine, StreamedStage,
 };
 use abi::{CallArgs, MatrixArgs};
+use cost::{HardwareModel, Prediction, Target};
 use partition::{Partition, TileStats, XRows};
+use plan::{Plan, XDelivery};
 
 /// Bytes all simulated DPUs' MRAM may hold together when a plan is chosen automatically: the simulator keeps
 /// every DPU's MRAM in host memory (a broadcast X once: its pages are shared copy-on-write), and a run such as

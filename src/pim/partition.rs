@@ -10,8 +10,8 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use crate::pim::abi::{CooNonzero, CsrNonzero};
+use crate::pim::plan::{Format, Plan, XDelivery};
 use crate::pim::PimElement;
-use crate::plan::{Format, Plan, XDelivery};
 use crate::sparse::Csr;
 
 /// A point in a CSR matrix's nonzero order: `nonzero` lies in `row`, or is `row_ptr[row]` when the cut falls

@@ -3,8 +3,8 @@
 
 use std::fmt;
 
-use crate::cost::Prediction;
-use crate::plan::Plan;
+use crate::pim::cost::Prediction;
+use crate::pim::plan::Plan;
 use crate::spmm::Phase;
 
 /// Nonzeros per DPU over the DPUs a plan uses.

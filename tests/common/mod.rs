@@ -1,6 +1,7 @@
 //! Helpers shared by the GNN tests (each test file uses some of them).
 #![allow(dead_code)]
 
+#[cfg(feature = "cli")]
 pub mod cli;
 
 use std::collections::HashMap;

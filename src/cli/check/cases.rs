@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use pimgnn::gnn::{Dtype, DEFAULT_TASKLETS};
 use pimgnn::pim::abi::{FEATURE_CHUNK, MAX_TASKLETS};
+use pimgnn::pim::plan::{Format, Plan, XDelivery};
 use pimgnn::pim::PimSpmm;
-use pimgnn::plan::{Format, Plan, XDelivery};
 use pimgnn::{cpu, Csr, Dense, Element, SpmmEngine};
 use rand::Rng as _;
 use upmem::{LoadedSet, MRAM_HEAP};

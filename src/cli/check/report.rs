@@ -4,9 +4,10 @@
 use std::time::Duration;
 
 use anyhow::bail;
-use comfy_table::{presets::UTF8_FULL, Cell, CellAlignment, Table};
+use comfy_table::{Cell, CellAlignment, Table};
 
 use super::compare::Difference;
+use crate::cli::table;
 
 /// What a kernel run was.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,17 +68,7 @@ impl Outcome {
 
 /// One row per run: kernel, type, case, DPUs, tasklets, shape, result, wall time.
 pub fn table(outcomes: &[Outcome]) -> Table {
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_header([
-        "kernel",
-        "type",
-        "case",
-        "DPUs",
-        "tasklets",
-        "shape",
-        "result",
-        "wall (ms)",
-    ]);
+    let mut table = table::with_header(["kernel", "type", "case", "DPUs", "tasklets", "shape", "result", "wall (ms)"]);
     for outcome in outcomes {
         let label = &outcome.label;
         table.add_row([
@@ -91,7 +82,7 @@ pub fn table(outcomes: &[Outcome]) -> Table {
             Cell::new(format!("{:.1}", outcome.wall.as_secs_f64() * 1e3)).set_alignment(CellAlignment::Right),
         ]);
     }
-    pimgnn::table::fit_to_terminal(&mut table);
+    table::fit_to_terminal(&mut table);
     table
 }
 

@@ -8,23 +8,23 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use clap::Args;
-use comfy_table::{presets::UTF8_FULL, Table};
-use pimgnn::cost::{self, HardwareModel, Target};
 use pimgnn::gnn::{inputs, Backend, EngineOptions, Layer, Model, DEFAULT_DPUS, DEFAULT_TASKLETS};
-use pimgnn::plan::Plan;
+use pimgnn::pim::cost::{self, HardwareModel, Target};
+use pimgnn::pim::plan::Plan;
 use pimgnn::train::{backward_aggregation_widths, is_symmetric, Adam, OptimizerKind, Stage, Targets, Trainer};
 use pimgnn::{Csr, Dense};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 
-use super::bench::{median, write_npy};
-use super::comparison::{Comparison, Times};
-use super::pim_args::PimArgs;
-use super::progress;
-use super::python::{self, peak_memory_bytes, process_cpu_time};
+use super::infer::{median, write_npy};
+use crate::cli::comparison::{Comparison, Times};
+use crate::cli::pim_args::PimArgs;
+use crate::cli::progress;
+use crate::cli::python::{self, peak_memory_bytes, process_cpu_time};
+use crate::cli::table;
 
 /// The PyTorch Geometric side of the benchmark.
-const TORCH_SCRIPT: &str = include_str!("bench_train_torch.py");
+const TORCH_SCRIPT: &str = include_str!("train_torch.py");
 
 /// Nodes, edges and feature width of the generated workload (the inference benchmark's).
 const DEFAULT_NODES: usize = 100_000;
@@ -283,8 +283,7 @@ fn optimisations(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> any
         println!("{name} engine on {dpus} DPUs: plan {chosen} for calls of width {widths:?}");
     }
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_header([
+    let mut table = table::with_header([
         "GNNear optimisation (predicted aggregation per epoch on hardware)",
         "without it (ms)",
         "with it (ms)",
@@ -302,7 +301,7 @@ fn optimisations(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> any
             format!("{:.2}x", ms(without) / ms(all)),
         ]);
     }
-    pimgnn::table::fit_to_terminal(&mut table);
+    table::fit_to_terminal(&mut table);
     println!("{table}");
     Ok(())
 }
@@ -320,7 +319,7 @@ fn torch_epochs(
         &args.python,
         &["torch", "numpy", "torch_geometric"],
         dir.path(),
-        ("bench_train_torch.py", TORCH_SCRIPT),
+        ("train_torch.py", TORCH_SCRIPT),
         &[args.epochs.to_string()],
         "running PyTorch Geometric",
     )?;

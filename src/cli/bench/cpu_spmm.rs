@@ -1,10 +1,8 @@
-//! The CPU SpMM against PyTorch's `torch.sparse.mm` (CSR, 2 threads) and scipy, measured in the same run on
-//! the default R-MAT graph (100,000 nodes, 1,000,000 nonzeros, f32) at F = 16, 64 and 256.
+//! `pimgnn bench cpu-spmm`: the CPU SpMM against PyTorch's `torch.sparse.mm` (CSR) and scipy, measured in the
+//! same run, interleaved, on the default R-MAT graph (100,000 nodes, 1,000,000 nonzeros, f32).
 //!
-//! The references run in a `python3` child given the graph through temporary files; without torch or scipy
-//! the table says so. Goal (issue 9): at most 1/3 of torch's time at F = 64 and 1/4 at F = 256.
-//!
-//! `cargo bench --bench cpu_spmm`
+//! The references run in a Python child given the graph through temporary files; without torch or scipy the
+//! table says so. Goal (issue 9): at most 1/3 of torch's time at F = 64 and 1/4 at F = 256.
 
 use std::io::{BufRead, BufReader, Lines, Write};
 use std::path::Path;
@@ -12,16 +10,32 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use comfy_table::Table;
+use clap::Args;
 use pimgnn::{cpu, graph, Csr, Dense};
+
+use crate::cli::{progress, table};
 
 const NODES: usize = 100_000;
 const EDGES: usize = 1_000_000;
 const SEED: u64 = 1;
-const FEATURES: [usize; 3] = [16, 64, 256];
-const THREADS: usize = 2;
-/// Timed runs of each contender at each F, after one warm-up run.
-const REPS: usize = 15;
+
+/// Arguments of `pimgnn bench cpu-spmm`.
+#[derive(Args, Debug)]
+pub struct BenchCpuSpmmArgs {
+    /// Feature widths, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "16,64,256",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    features: Vec<usize>,
+    /// Timed runs of each contender at each width (the median is reported), after one warm-up run.
+    #[arg(long, default_value_t = 15, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    runs: usize,
+    /// Threads of every contender (ours, torch's; scipy's product is single-threaded).
+    #[arg(long, default_value_t = 2, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    threads: usize,
+    /// The Python interpreter with torch and scipy.
+    #[arg(long, default_value = "python3")]
+    python: String,
+}
 
 /// The references, driven line by line so that their runs interleave with ours (the machine may be shared, and
 /// load that comes and goes then weighs on both alike). Arguments: the folder holding the graph
@@ -76,18 +90,18 @@ struct References {
 }
 
 impl References {
-    fn start(a: &Csr<f32>) -> anyhow::Result<Self> {
+    fn start(python: &str, a: &Csr<f32>, threads: usize) -> anyhow::Result<Self> {
         let graph = tempfile::tempdir()?;
         write_u32s(&graph.path().join("row_ptr.u32"), a.row_ptr())?;
         write_u32s(&graph.path().join("col_idx.u32"), a.col_idx())?;
-        let mut child = Command::new("python3")
+        let mut child = Command::new(python)
             .args(["-c", REFERENCE_SCRIPT])
             .arg(graph.path())
-            .args([a.nrows(), THREADS].map(|v| v.to_string()))
+            .args([a.nrows(), threads].map(|v| v.to_string()))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
-            .context("starting python3")?;
+            .with_context(|| format!("starting {python}"))?;
         let requests = child.stdin.take().expect("piped stdin");
         let mut replies = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
         let first = replies.next().context("python3 exited before saying which references it has")??;
@@ -119,22 +133,24 @@ impl Drop for References {
     }
 }
 
-fn main() -> anyhow::Result<()> {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(THREADS).build()?;
-    println!("cpu_spmm: R-MAT {NODES} nodes, {EDGES} edges, f32, {THREADS} threads, {REPS} interleaved runs each");
-    let started = Instant::now();
-    let a = pool.install(|| graph::rmat(NODES, EDGES, SEED));
-    println!("generated the graph in {:.1} ms ({} nonzeros)", ms(started.elapsed()), a.nnz());
+/// Runs `pimgnn bench cpu-spmm` and prints its table.
+pub fn run(args: &BenchCpuSpmmArgs) -> anyhow::Result<()> {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads).build()?;
+    println!(
+        "cpu-spmm: R-MAT {NODES} nodes, {EDGES} edges, f32, {} threads, {} interleaved runs each",
+        args.threads, args.runs
+    );
+    let a = progress::step("generating the graph", || pool.install(|| graph::rmat(NODES, EDGES, SEED)));
 
-    let mut references = References::start(&a).inspect_err(|e| println!("references not run: {e:#}")).ok();
+    let mut references =
+        References::start(&args.python, &a, args.threads).inspect_err(|e| println!("references not run: {e:#}")).ok();
     for name in ["torch", "scipy"] {
         if !references.as_ref().is_some_and(|r| r.has(name)) {
             println!("{name} not available");
         }
     }
 
-    let mut table = Table::new();
-    table.set_header([
+    let mut table = table::with_header([
         "F",
         "Rust cpu::spmm ms",
         "torch.sparse.mm ms",
@@ -144,8 +160,9 @@ fn main() -> anyhow::Result<()> {
         "Rust reusing Y ms",
         "sum of Y: Rust / torch",
     ]);
-    for features in FEATURES {
-        println!("timing F = {features} ...");
+    for &features in &args.features {
+        let bar = progress::counter(args.runs as u64 + 1);
+        bar.set_message(format!("timing F = {features}"));
         let x = x_matrix(NODES, features);
         let mut reused = Dense::zeros(NODES, features);
         let mut ours = Timings::default();
@@ -153,8 +170,8 @@ fn main() -> anyhow::Result<()> {
         let mut torch = Timings::default();
         let mut scipy = Timings::default();
         let (mut our_sum, mut torch_sum) = (0.0, None);
-        // One warm-up round, then REPS timed rounds, each running every contender once.
-        for round in 0..=REPS {
+        // One warm-up round, then the timed rounds, each running every contender once.
+        for round in 0..=args.runs {
             let started = Instant::now();
             let y = pool.install(|| cpu::spmm(&a, &x))?;
             ours.record(round, started.elapsed());
@@ -172,7 +189,9 @@ fn main() -> anyhow::Result<()> {
                     scipy.record(round, references.run("scipy", features)?.0);
                 }
             }
+            bar.inc(1);
         }
+        bar.finish_and_clear();
         let goal = match features {
             64 => "<= 1/3",
             256 => "<= 1/4",
@@ -191,6 +210,7 @@ fn main() -> anyhow::Result<()> {
             torch_sum.map_or("-".into(), |t| format!("{our_sum:.6e} / {t:.6e}")),
         ]);
     }
+    table::fit_to_terminal(&mut table);
     println!("{table}");
     println!("times: median (min); the ratio is of medians");
     Ok(())

@@ -4,10 +4,13 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use pimgnn::bench::{self, PlanChoice, SpmmBenchConfig};
+mod graph;
+mod runs;
+
+use runs::{PlanChoice, SpmmBenchConfig};
 use upmem::{BackendKind, Schedule};
 
-use super::{pim_args, progress};
+use crate::cli::{pim_args, progress};
 
 /// Arguments of `pimgnn bench spmm`.
 #[derive(clap::Args)]
@@ -42,7 +45,7 @@ pub struct BenchSpmmArgs {
 /// Runs the benchmark and prints its table.
 pub fn run(args: BenchSpmmArgs) -> anyhow::Result<()> {
     let plan = match args.plan {
-        PlanChoice::Fixed(plan) => PlanChoice::Fixed(pimgnn::plan::Plan { tasklets: args.tasklets, ..plan }),
+        PlanChoice::Fixed(plan) => PlanChoice::Fixed(pimgnn::pim::plan::Plan { tasklets: args.tasklets, ..plan }),
         other => other,
     };
     let config = SpmmBenchConfig {
@@ -54,7 +57,7 @@ pub fn run(args: BenchSpmmArgs) -> anyhow::Result<()> {
         backend: args.backend,
         schedules: args.schedules,
     };
-    let a = progress::step("loading the graph", || bench::load_graph(&config)).context("loading the graph")?;
+    let a = progress::step("loading the graph", || runs::load_graph(&config)).context("loading the graph")?;
     println!(
         "graph: {} ({} nodes, {} nonzeros); {} DPUs x {} tasklets; f32; CPU on {} threads",
         config.graph.as_ref().map_or("R-MAT a=0.57 b=0.19 c=0.19, seed 42".into(), |p| p.display().to_string()),
@@ -69,17 +72,17 @@ pub fn run(args: BenchSpmmArgs) -> anyhow::Result<()> {
         config.features.len(),
         config.schedules.len()
     );
-    let rows = progress::step(&runs, || bench::run(&config, &a))?;
-    println!("{}", bench::table(&rows));
+    let rows = progress::step(&runs, || runs::run(&config, &a))?;
+    println!("{}", runs::table(&rows));
     println!(
         "PIM ms: the second call (A stays on the DPUs), on the simulator under each schedule. The simulator runs the \
          plan cheapest to simulate among those predicted within {:.0}% of the fastest whose DPUs' MRAM holds at most \
          {} GiB in all (a broadcast X counts once: its pages are shared), when it saves at least {:.0}% of the \
          fastest's simulation work; when that is not the hardware's choice, the hardware choice is shown beside the \
          plan run.",
-        pimgnn::cost::SIMULATOR_TOLERANCE * 1e2,
+        pimgnn::pim::cost::SIMULATOR_TOLERANCE * 1e2,
         pimgnn::pim::SIMULATOR_MRAM_BUDGET >> 30,
-        pimgnn::cost::SIMULATOR_MIN_SAVING * 1e2
+        pimgnn::pim::cost::SIMULATOR_MIN_SAVING * 1e2
     );
     Ok(())
 }

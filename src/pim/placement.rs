@@ -5,8 +5,8 @@ use std::str::FromStr;
 
 use upmem::{DpuSet, RankInventory, Topology};
 
-use crate::cost::{self, Choice, Costed, HardwareModel};
 use crate::error::{Error, Result};
+use crate::pim::cost::{self, Choice, Costed, HardwareModel};
 use crate::pim::{plan_target, LoadBalance, PimElement, PimSpmm};
 use crate::sparse::{Csr, Element};
 use crate::spmm::{CpuSpmm, SpmmEngine};

@@ -52,8 +52,8 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::pim::abi::{FEATURE_CHUNK, MAX_PARTIALS, MAX_TASKLETS, SEQREAD_BYTES};
 use crate::pim::partition::{Partition, TileStats};
+use crate::pim::plan::{Format, Plan, XDelivery};
 use crate::pim::PimElement;
-use crate::plan::{Format, Plan, XDelivery};
 use crate::sparse::Csr;
 
 /// Parameters of a UPMEM server; [`HardwareModel::default`] is the 350 MHz PrIM server.

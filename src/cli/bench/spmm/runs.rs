@@ -3,21 +3,19 @@
 //! breakdown and the load balance. On the simulator each width runs once per requested tasklet schedule
 //! (the modelled default, and `fast` for raw speed), one row each.
 
-mod graph;
-
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use comfy_table::{presets::UTF8_FULL, Table};
+use comfy_table::Table;
 use upmem::{BackendKind, DpuSet, Schedule, SimConfig, Topology};
 
-use crate::compare;
-use crate::cost::{self, Costed, HardwareModel, Prediction, Target};
-use crate::error::{Error, Result};
-use crate::pim::{self, PimReport, PimSpmm};
-use crate::plan::Plan;
-use crate::sparse::Csr;
-use crate::spmm::{CpuSpmm, SpmmEngine};
+use pimgnn::pim::cost::{self, Costed, HardwareModel, Prediction, Target};
+use pimgnn::pim::plan::Plan;
+use pimgnn::pim::{self, PimReport, PimSpmm};
+use pimgnn::{compare, CpuSpmm, Csr, Error, Result, SpmmEngine};
+
+use super::graph;
+use crate::cli::table;
 
 /// The plan a benchmark runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,7 +86,7 @@ pub struct SpmmBenchRow {
 pub fn load_graph(config: &SpmmBenchConfig) -> Result<Csr<f32>> {
     match &config.graph {
         Some(path) => graph::read_edges(path),
-        None => Ok(crate::graph::rmat(100_000, 1_000_000, 42)),
+        None => Ok(pimgnn::graph::rmat(100_000, 1_000_000, 42)),
     }
 }
 
@@ -183,8 +181,7 @@ fn choose_plan(
 /// The results as a table, one row per feature width.
 pub fn table(rows: &[SpmmBenchRow]) -> Table {
     let ms = |d: Duration| format!("{:.1}", d.as_secs_f64() * 1e3);
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_header([
+    let mut table = table::with_header([
         "F",
         "CPU ms",
         "PIM ms",
@@ -231,6 +228,64 @@ pub fn table(rows: &[SpmmBenchRow]) -> Table {
             format!("{:.1e}", row.max_relative_error),
         ]);
     }
-    crate::table::fit_to_terminal(&mut table);
+    table::fit_to_terminal(&mut table);
     table
+}
+
+/// The benchmark's runs on a small graph: every feature width gives a row whose PIM result matches the CPU, whose
+/// plan beats or equals PyGim's default in prediction, and the table prints them.
+#[cfg(test)]
+mod tests {
+    use upmem::{BackendKind, Schedule};
+
+    use super::*;
+
+    #[test]
+    fn bench_rows_match_the_cpu_and_print() {
+        let dir = tempfile::tempdir().unwrap();
+        let graph = dir.path().join("edges.csv");
+        let edges: String = (0..500).map(|i| format!("{},{}\n{},{}\n", i, (i * 37) % 500, i, (i + 1) % 500)).collect();
+        std::fs::write(&graph, format!("id_1,id_2\n{edges}")).unwrap();
+        let config = SpmmBenchConfig {
+            graph: Some(graph),
+            features: vec![3, 20],
+            dpus: 16,
+            tasklets: 11,
+            plan: PlanChoice::Auto,
+            backend: BackendKind::Simulator,
+            schedules: vec![Schedule::Modelled, Schedule::Fast],
+        };
+        let a = load_graph(&config).unwrap();
+        // Each listed edge goes both ways, except the four self-loops (36 i = 0 mod 500).
+        assert_eq!((a.nrows(), a.nnz()), (500, 1996));
+        let rows = run(&config, &a).unwrap();
+        let widths_and_schedules: Vec<_> = rows.iter().map(|row| (row.features, row.schedule)).collect();
+        let (modelled, fast) = (Some(Schedule::Modelled), Some(Schedule::Fast));
+        assert_eq!(widths_and_schedules, [(3, modelled), (3, fast), (20, modelled), (20, fast)]);
+        for row in &rows {
+            assert!(row.max_relative_error < 1e-5, "F = {}: error {}", row.features, row.max_relative_error);
+            let pygim = row.pygim.expect("PyGim's default fits").total();
+            assert!(row.fastest.prediction.total() <= pygim);
+        }
+        let table = table(&rows).to_string();
+        assert!(table.contains("tasklets=11") && table.contains("kernel") && table.contains("fast"), "{table}");
+    }
+
+    #[test]
+    fn malformed_graph_files_name_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let graph = dir.path().join("bad.csv");
+        std::fs::write(&graph, "id_1,id_2\n0,1\n2,x\n").unwrap();
+        let config = SpmmBenchConfig {
+            graph: Some(graph),
+            features: vec![1],
+            dpus: 1,
+            tasklets: 1,
+            plan: PlanChoice::Auto,
+            backend: BackendKind::Simulator,
+            schedules: vec![Schedule::Modelled, Schedule::Fast],
+        };
+        let message = load_graph(&config).unwrap_err().to_string();
+        assert!(message.contains("bad.csv:3") && message.contains("`x`"), "{message}");
+    }
 }

@@ -12,15 +12,15 @@ use pimgnn::gnn::{Aggregator, Architecture, Backend, Dtype, EngineOptions, Layer
 use pimgnn::io::npy;
 use pimgnn::{compare, Dense};
 
-use super::comparison::{Comparison, Times};
-use super::pim_args::PimArgs;
-use super::progress;
-use super::python::{self, process_cpu_time};
-use super::table;
-use super::workload::{Workload, WorkloadArgs};
+use crate::cli::comparison::{Comparison, Times};
+use crate::cli::pim_args::PimArgs;
+use crate::cli::progress;
+use crate::cli::python::{self, process_cpu_time};
+use crate::cli::timings;
+use crate::cli::workload::{Workload, WorkloadArgs};
 
 /// The PyTorch side of the benchmark.
-const TORCH_SCRIPT: &str = include_str!("bench_torch.py");
+const TORCH_SCRIPT: &str = include_str!("infer_torch.py");
 
 /// Arguments of `pimgnn bench infer`.
 #[derive(Args, Debug)]
@@ -100,7 +100,7 @@ fn time_forward(workload: &Workload, aggregator: &mut Aggregator, runs: usize) -
         walls.push(wall.elapsed().as_secs_f64());
         cpus.push((process_cpu_time()? - cpu).as_secs_f64());
         let phases: Vec<_> = inference.layers.iter().flat_map(|layer| layer.phases.iter().cloned()).collect();
-        predictions.extend(table::predicted(&phases).map(|p| p.as_secs_f64()));
+        predictions.extend(timings::predicted(&phases).map(|p| p.as_secs_f64()));
         logits = inference.logits;
     }
     let predicted = (!predictions.is_empty()).then(|| Duration::from_secs_f64(median(predictions)));
@@ -128,7 +128,7 @@ fn torch_timings(
         &args.python,
         &["torch", "numpy"],
         dir.path(),
-        ("bench_torch.py", TORCH_SCRIPT),
+        ("infer_torch.py", TORCH_SCRIPT),
         &[args.runs.to_string()],
         "running PyTorch",
     )?;

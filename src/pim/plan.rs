@@ -1,5 +1,5 @@
 //! Partitioning plans for PIM SpMM: how `A` is cut over DPUs and how `X` reaches them, as values that can be
-//! printed, parsed, costed ([`crate::cost`]) and run ([`crate::pim::PimSpmm`]).
+//! printed, parsed, costed ([`crate::pim::cost`]) and run ([`crate::pim::PimSpmm`]).
 //!
 //! A plan uses `row_blocks x col_blocks x feature_groups` DPUs (the rest of the set stays idle):
 //!
@@ -61,7 +61,7 @@ impl Plan {
     /// PyGim's plan with `groups` cooperative groups: CSR, each group holding all rows (split between rows
     /// over its `nr_dpus / groups` DPUs, balanced by nonzeros) and one slice of the feature columns, the whole `X` slice sent to
     /// every DPU of the group. PyGim's default is the fewest groups whose slice fits in MRAM
-    /// ([`crate::cost::choose`] finds it and costs it next to its own choice).
+    /// ([`crate::pim::cost::choose`] finds it and costs it next to its own choice).
     pub fn pygim(nr_dpus: u32, groups: u32, tasklets: u32) -> Plan {
         Plan {
             format: Format::Csr,

@@ -1,0 +1,35 @@
+//! `pimgnn bench`: every benchmark of the library, each printing one table with its baseline measured in the same
+//! run (the CPU backend, PyTorch, PyGim's plan).
+
+mod cpu_spmm;
+mod infer;
+mod spmm;
+mod train;
+
+use clap::Subcommand;
+
+/// The benchmarks.
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// End-to-end inference on the CPU backend against PyTorch (CSR sparse.mm + Linear, and PyG's GCNConv
+    /// when installed) on the same workload.
+    Infer(infer::BenchInferArgs),
+    /// SpMM Y = A X: the CPU against PIM (simulated without hardware), at several feature widths, with the
+    /// plan the cost model chose, predicted hardware time, phases and load balance.
+    Spmm(spmm::BenchSpmmArgs),
+    /// Full-batch training epochs on the CPU backend and on PIM (simulated without hardware, with the
+    /// predicted hardware time) against PyTorch Geometric's on the same workload.
+    Train(train::BenchTrainArgs),
+    /// The CPU SpMM kernels against torch.sparse.mm (CSR) and scipy on the default R-MAT graph, interleaved.
+    CpuSpmm(cpu_spmm::BenchCpuSpmmArgs),
+}
+
+/// Runs the benchmark `command`.
+pub fn run(command: BenchCommand) -> anyhow::Result<()> {
+    match command {
+        BenchCommand::Infer(args) => infer::run(&args),
+        BenchCommand::Spmm(args) => spmm::run(args),
+        BenchCommand::Train(args) => train::run(&args),
+        BenchCommand::CpuSpmm(args) => cpu_spmm::run(&args),
+    }
+}
