@@ -16,7 +16,7 @@ struct Args {
     /// The datasets folder (default: $PIMGNN_DATASETS, else ../shared/datasets beside the workspace).
     #[arg(long)]
     datasets: Option<PathBuf>,
-    /// Where aggregation runs: auto, sim, hw or cpu.
+    /// Where aggregation runs: auto, simulator (sim), hardware (hw) or cpu.
     #[arg(long, default_value = "auto")]
     backend: Backend,
     /// Aggregation value type: f32, i32, i16 or i8.

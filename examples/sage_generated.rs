@@ -14,7 +14,7 @@ mod table;
 
 #[derive(Parser)]
 struct Args {
-    /// Where aggregation runs: auto, sim, hw or cpu.
+    /// Where aggregation runs: auto, simulator (sim), hardware (hw) or cpu.
     #[arg(long, default_value = "auto")]
     backend: Backend,
     /// Nodes of the graph.

@@ -74,25 +74,18 @@ pub fn spmm_into<T: Element>(a: &Csr<T>, x: &Dense<T>, y: &mut Dense<T::Acc>) ->
 }
 
 /// The kernels [`spmm`] chooses from, by element type and by what the CPU it runs on supports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, strum::Display)]
 #[non_exhaustive]
 pub enum Kernel {
     /// `f32` on x86-64 CPUs with AVX-512F: whole rows of `X` per pass, prefetched, streaming stores.
+    #[strum(to_string = "AVX-512F")]
     Avx512,
     /// The portable tiles compiled for AVX2, on x86-64 CPUs that have it.
+    #[strum(to_string = "portable (AVX2)")]
     PortableAvx2,
     /// The portable tiles with the target's baseline instructions.
+    #[strum(to_string = "portable (baseline instructions)")]
     Portable,
-}
-
-impl std::fmt::Display for Kernel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Kernel::Avx512 => "AVX-512F",
-            Kernel::PortableAvx2 => "portable (AVX2)",
-            Kernel::Portable => "portable (baseline instructions)",
-        })
-    }
 }
 
 /// The kernel [`spmm`] runs for `T` on this CPU.

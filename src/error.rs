@@ -93,4 +93,12 @@ impl Error {
     pub fn invalid(what: impl Into<String>, reason: impl Into<String>) -> Self {
         Error::Invalid { what: what.into(), reason: reason.into() }
     }
+
+    /// The error of parsing `text` as a `T`, an enum whose names strum derives: names the type (its last path
+    /// segment, lowercased: `dtype`) and lists its names. Given to strum as `parse_err_fn`.
+    pub(crate) fn not_one_of<T: strum::VariantNames>(text: &str) -> Self {
+        let type_name = std::any::type_name::<T>();
+        let what = type_name.rsplit("::").next().unwrap_or(type_name).to_ascii_lowercase();
+        Error::invalid(what, format!("`{text}` is not one of {}", T::VARIANTS.join(", ")))
+    }
 }

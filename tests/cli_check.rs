@@ -46,7 +46,7 @@ fn every_kernel_matches_the_cpu_on_a_simulated_machine_with_disabled_dpus() {
     let output = pimgnn(&["check", "--backend", "sim"]);
     assert!(output.status.success(), "the check failed");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("backend: simulator (asked for with --backend sim)"), "{stdout}");
+    assert!(stdout.contains("backend: simulator (asked for with --backend simulator)"), "{stdout}");
     assert!(stdout.contains("DPUs: 9 in 3 ranks, of a simulated machine of 3 ranks of 4 DPUs with 3 disabled"));
     assert!(stdout.contains("inputs: seed 1"));
 
@@ -104,7 +104,7 @@ fn bad_input_is_refused_saying_why() {
     assert_refused(&["check", "--dpus", "0"], "invalid value '0' for '--dpus <DPUS>'");
     assert_refused(&["check", "--dpus", "2561"], "2561 is not in 1..=2560");
     assert_refused(&["check", "--backend", "cpu"], "the CPU backend runs no DPU kernel, so there is nothing to check");
-    assert_refused(&["check", "--backend", "gpu"], "`gpu` is not one of auto, sim, hw");
+    assert_refused(&["check", "--backend", "gpu"], "`gpu` is not one of auto, simulator (sim), hardware (hw)");
     let missing = [("UPMEM_LIBDPU", "/nonexistent/libdpu.so")];
     assert_refused_with(
         &["check", "--backend", "hw"],

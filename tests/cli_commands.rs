@@ -42,7 +42,7 @@ fn info_names_the_cpu_kernels_the_backends_and_the_simulators_settings() {
     assert_eq!(line_after(&stdout, "simulator: available, "), simulator);
     assert!(stdout.contains("\n           v1A DPUs (24 hardware tasklets each), WRAM 64 KiB and MRAM 64 MiB per DPU\n"));
     assert!(stdout.lines().any(|line| line == "UPMEM_PROFILE=nrThreadsPerRank=1"), "{stdout}");
-    let auto = if upmem::hardware_present() { "hw" } else { "sim" };
+    let auto = if upmem::hardware_present() { "hardware" } else { "simulator" };
     assert_eq!(line_after(&stdout, "PIM SpMM engine: available, `--backend auto` runs on "), format!("`{auto}`"));
 }
 
@@ -82,7 +82,7 @@ fn infer_on_the_simulator(dir: &Path, dtype: &str, extra: &[&str]) -> Inference 
 /// (computed again from the logits written) of an `infer` run in `dtype` on 8 DPUs of 4 tasklets.
 fn check_inference(dir: &Path, run: &Inference, dtype: &str) {
     let stdout = &run.stdout;
-    assert_eq!(line_after(stdout, "backend: "), "sim (asked for sim)");
+    assert_eq!(line_after(stdout, "backend: "), "simulator (asked for simulator)");
     let plan = line_after(stdout, "plan: ");
     assert!(plan.starts_with(&format!("GCN-normalised D^-1/2 (A + I) D^-1/2 aggregation in {dtype}")), "{plan}");
     assert!(plan.contains(" simulator DPUs (") && plan.contains(",tasklets=4 (predicted "), "{plan}");
@@ -181,7 +181,7 @@ fn bench_infer_times_the_cpu_and_the_simulator_on_the_same_outputs() {
     assert!(line_after(&stdout, "PyTorch comparison skipped: ").contains("no-such-python"), "{stdout}");
 
     let cpu = table_rows(&stdout, "pimgnn, CPU backend");
-    let pim = table_rows(&stdout, "pimgnn, PIM backend (sim)");
+    let pim = table_rows(&stdout, "pimgnn, PIM backend (simulator)");
     assert!(cpu.len() == 1 && pim.len() == 1, "{stdout}");
     for row in [&cpu[0], &pim[0]] {
         assert!(finite(row[1]) > 0.0 && finite(row[2]) >= 0.0, "{row:?}");

@@ -170,7 +170,7 @@ fn bench_train_times_the_cpu_and_the_simulator() {
         assert!(stdout.contains(line), "no `{line}` in\n{stdout}");
     }
     let cpu = table_rows(&stdout, "pimgnn, CPU backend");
-    let pim = table_rows(&stdout, "pimgnn, PIM backend (sim, 1 epoch(s))");
+    let pim = table_rows(&stdout, "pimgnn, PIM backend (simulator, 1 epoch(s))");
     assert!(cpu.len() == 1 && pim.len() == 1, "{stdout}");
     for row in [&cpu[0], &pim[0]] {
         assert!(finite(row[1]) > 0.0 && finite(row[2]) >= 0.0, "seconds per epoch: {row:?}");
@@ -194,7 +194,7 @@ fn trains_on_the_simulator_with_sgd_and_momentum_as_on_the_cpu() {
     let trained = pimgnn(dir.path(), &args);
     assert!(trained.status.success());
     let stdout = String::from_utf8_lossy(&trained.stdout);
-    assert_eq!(line_after(&stdout, "backend: "), "sim (asked for sim)");
+    assert_eq!(line_after(&stdout, "backend: "), "simulator (asked for simulator)");
     let plan = line_after(&stdout, "plan: PIM SpMM on ");
     assert!(plan.contains(",tasklets=4 (predicted ") && plan.contains("; backward: PIM SpMM on "), "{plan}");
     // With train's default weight decay, PyG's usual 5e-4.

@@ -64,7 +64,7 @@ fn gcn_cora_reproduces_pygs_accuracy_and_logits() {
 fn sage_generated_runs_both_layers_on_the_simulator() {
     let args = ["--backend", "sim", "--nodes", "2000", "--edges", "10000", "--widths", "16", "8", "4"];
     let (stdout, _) = run("sage_generated", &args, &[]);
-    assert_eq!(line_after(&stdout, "GraphSAGE on "), "2000 nodes, 10000 edges, backend sim");
+    assert_eq!(line_after(&stdout, "GraphSAGE on "), "2000 nodes, 10000 edges, backend simulator");
     let layers = ["convs.0 16 -> 8 (transform, then aggregate)", "convs.1 8 -> 4 (transform, then aggregate)"];
     for layer in layers.into_iter().chain(["forward pass"]) {
         let rows = table_rows(&stdout, layer);
@@ -85,14 +85,14 @@ fn embed_gives_the_same_logits_on_the_cpu_and_the_simulator() {
         let (on, values) = line.split_once("; node 0: ").expect("node 0's logits");
         assert_eq!(on, backend);
         let predicted = stdout.lines().any(|line| line.ends_with(" predicted on PIM hardware"));
-        assert_eq!(predicted, backend == "sim", "a predicted time on PIM only:\n{stdout}");
+        assert_eq!(predicted, backend == "simulator", "a predicted time on PIM only:\n{stdout}");
         let values = values.trim_start_matches('[').trim_end_matches(']');
         values.split(", ").map(|value| finite(value) as f32).collect()
     };
     let cpu = first_node("cpu");
     assert_eq!(cpu.len(), 4);
     // Sums in another order: 6e-8 here, bound with a tenfold margin.
-    let difference = common::largest_difference(&first_node("sim"), &cpu);
+    let difference = common::largest_difference(&first_node("simulator"), &cpu);
     assert!(difference <= 1e-6, "{difference:e}");
 }
 

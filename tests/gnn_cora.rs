@@ -4,9 +4,10 @@
 
 mod common;
 
-use pimgnn::gnn::{accuracy, inputs, Aggregator, Backend, Dtype, EngineOptions, Layer, Model, Schedule};
+use pimgnn::gnn::{accuracy, inputs, Aggregator, Backend, Dtype, EngineOptions, Layer, Model, Overlap};
 use pimgnn::io::npy;
 use pimgnn::{compare, Csr, Dense};
+use upmem::BackendKind;
 
 struct Cora {
     model: Model,
@@ -37,7 +38,7 @@ fn aggregator(cora: &Cora, backend: Backend, dtype: Dtype) -> Aggregator {
     let matrix = cora.model.architecture().aggregation().matrix(&cora.graph).expect("aggregation matrix");
     let options = EngineOptions {
         backend,
-        dpus: (backend == Backend::Simulator).then_some(SIMULATED_DPUS),
+        dpus: (backend == Backend::Pim(BackendKind::Simulator)).then_some(SIMULATED_DPUS),
         widths: cora.model.aggregation_widths(),
         ..EngineOptions::default()
     };
@@ -101,7 +102,7 @@ fn aggregation_inputs(cora: &Cora) -> [Dense<f32>; 2] {
     };
     let [(_, first), (_, second)] = cora.model.layers() else { panic!("the Cora model has two layers") };
     let mut exact = aggregator(cora, Backend::Cpu, Dtype::F32);
-    let hidden = first.forward_with(&cora.features, &mut exact, &mut Vec::new(), Schedule::Sequential, true).unwrap();
+    let hidden = first.forward_with(&cora.features, &mut exact, &mut Vec::new(), Overlap::Sequential, true).unwrap();
     [transform(first, &cora.features), transform(second, &hidden)]
 }
 
@@ -184,7 +185,7 @@ fn f32_reproduces_pyg_logits_and_accuracy_on_the_cpu() {
 
 #[test]
 fn f32_reproduces_pyg_logits_and_accuracy_on_the_simulator() {
-    reproduces_pyg_logits_and_accuracy(Backend::Simulator);
+    reproduces_pyg_logits_and_accuracy(Backend::Pim(BackendKind::Simulator));
 }
 
 #[test]
@@ -194,7 +195,7 @@ fn quantized_aggregation_stays_near_pygs_logits_on_the_cpu() {
 
 #[test]
 fn quantized_aggregation_stays_near_pygs_logits_on_the_simulator() {
-    quantized_aggregation_stays_near_pygs_logits(Backend::Simulator);
+    quantized_aggregation_stays_near_pygs_logits(Backend::Pim(BackendKind::Simulator));
 }
 
 #[test]
@@ -204,7 +205,7 @@ fn quantized_aggregation_stays_within_its_rounding_bound_on_the_cpu() {
 
 #[test]
 fn quantized_aggregation_stays_within_its_rounding_bound_on_the_simulator() {
-    quantized_aggregation_stays_within_its_rounding_bound(Backend::Simulator);
+    quantized_aggregation_stays_within_its_rounding_bound(Backend::Pim(BackendKind::Simulator));
 }
 
 /// Products accumulate in i32 for every type, so i32's range is shared by the matrix and the features: Cora's

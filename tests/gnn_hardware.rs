@@ -1,5 +1,5 @@
 //! pimgnn on the hardware backend without hardware: its engine, inference and training with
-//! [`Backend::Hardware`], over the simulator's libdpu-compatible library (as `upmem`'s backend tests run the
+//! [`Backend::Pim(BackendKind::Hardware)`], over the simulator's libdpu-compatible library (as `upmem`'s backend tests run the
 //! hardware backend), each checked against the CPU; and the errors a server gives, each checked for its variant
 //! and what it names: no libdpu, a libdpu error code, more DPUs than the machine has, a libdpu lacking a
 //! function.
@@ -19,6 +19,7 @@ use pimgnn::gnn::{spmm_engine, Aggregator, Architecture, Backend, Dtype, EngineO
 use pimgnn::pim::cost::{self, HardwareModel, Target};
 use pimgnn::train::{initial_model, OptimizerKind, Sgd, Targets, Trainer};
 use pimgnn::{Csr, Dense, Error};
+use upmem::BackendKind;
 use upmem_sys::{DPU_ERR_ALLOCATION, DPU_ERR_INVALID_PROFILE};
 
 /// Set in the child process a test runs in.
@@ -98,8 +99,9 @@ fn the_engine_multiplies_as_the_cpu_on_the_plan_chosen_for_hardware() {
         let for_simulator = choose(Target::simulator(pimgnn::pim::SIMULATOR_MRAM_BUDGET)).best.plan;
         assert_ne!(for_hardware, for_simulator, "this input tells the two targets apart");
 
-        let engine = spmm_engine(graph.clone(), &options(Backend::Hardware, Some(dpus), vec![width])).unwrap();
-        assert_eq!(engine.backend, Backend::Hardware);
+        let engine =
+            spmm_engine(graph.clone(), &options(Backend::Pim(BackendKind::Hardware), Some(dpus), vec![width])).unwrap();
+        assert_eq!(engine.backend, Backend::Pim(BackendKind::Hardware));
         assert!(engine.plan.contains(&format!("hardware DPUs ({} used)", for_hardware.dpus_used())), "{}", engine.plan);
         assert!(engine.plan.contains(&format!(", plan {for_hardware} (predicted")), "{}", engine.plan);
         assert!(!engine.plan.contains("hardware's choice"), "{}", engine.plan);
@@ -114,7 +116,9 @@ fn the_engine_multiplies_as_the_cpu_on_the_plan_chosen_for_hardware() {
         let integers = graph.map_values(|_| 3i32);
         let x = Dense::from_vec(nodes, width, (0..nodes * width).map(|i| i as i32 * 7919 - 1_000_000).collect());
         let x = x.unwrap();
-        let mut engine = spmm_engine(integers.clone(), &options(Backend::Hardware, Some(dpus), vec![width])).unwrap();
+        let mut engine =
+            spmm_engine(integers.clone(), &options(Backend::Pim(BackendKind::Hardware), Some(dpus), vec![width]))
+                .unwrap();
         assert_eq!(engine.spmm.spmm(&x).unwrap(), pimgnn::cpu::spmm(&integers, &x).unwrap(), "i32");
     });
 }
@@ -133,7 +137,8 @@ fn without_a_dpu_count_the_engine_takes_whole_ranks_with_the_dpus_they_hold() {
         let expected = ranks * 64 - DISABLED.iter().filter(|&&dpu| dpu < ranks * 64).count() as u32;
         let (nodes, width) = (300, 16);
         let graph = undirected_graph(nodes, 1500);
-        let mut engine = spmm_engine(graph.clone(), &options(Backend::Hardware, None, vec![width])).unwrap();
+        let mut engine =
+            spmm_engine(graph.clone(), &options(Backend::Pim(BackendKind::Hardware), None, vec![width])).unwrap();
         assert_eq!(engine.allocated_dpus, Some(expected as usize), "{}", engine.plan);
         assert!(engine.plan.starts_with(&format!("PIM SpMM on {expected} hardware DPUs")), "{}", engine.plan);
         let x = integer_valued(nodes, width);
@@ -152,19 +157,23 @@ fn inference_on_the_hardware_backend_gives_the_cpus_logits() {
         let x = features(nodes, widths[0], 4);
         let matrix = model.architecture().aggregation().matrix(&graph).unwrap();
         let logits = |backend, dtype, schedule| {
-            let options = options(backend, (backend == Backend::Hardware).then_some(12), model.aggregation_widths());
+            let options = options(
+                backend,
+                (backend == Backend::Pim(BackendKind::Hardware)).then_some(12),
+                model.aggregation_widths(),
+            );
             let mut aggregator = Aggregator::new(matrix.clone(), dtype, &options).unwrap();
             assert_eq!(aggregator.backend(), backend);
             model.forward_with(&x, &mut aggregator, schedule).unwrap().logits
         };
-        for schedule in [pimgnn::gnn::Schedule::Overlapped, pimgnn::gnn::Schedule::Sequential] {
+        for schedule in [pimgnn::gnn::Overlap::Overlapped, pimgnn::gnn::Overlap::Sequential] {
             let cpu = logits(Backend::Cpu, Dtype::F32, schedule);
-            let hardware = logits(Backend::Hardware, Dtype::F32, schedule);
+            let hardware = logits(Backend::Pim(BackendKind::Hardware), Dtype::F32, schedule);
             // Sums in another order: 9e-8 here, bound with a tenfold margin.
             let difference = largest_difference(hardware.as_slice(), cpu.as_slice());
             assert!(difference <= 1e-6, "f32, {schedule:?}: {difference:e}");
             let cpu = logits(Backend::Cpu, Dtype::I8, schedule);
-            assert_eq!(logits(Backend::Hardware, Dtype::I8, schedule), cpu, "i8, {schedule:?}");
+            assert_eq!(logits(Backend::Pim(BackendKind::Hardware), Dtype::I8, schedule), cpu, "i8, {schedule:?}");
         }
     });
 }
@@ -185,7 +194,7 @@ fn training_on_the_hardware_backend_follows_the_cpus_run() {
             let run = |backend| {
                 let model = initial_model(architecture, &[10, 8, classes], 1).unwrap();
                 let targets = Targets::new(labels.clone(), train.clone(), nodes, classes).unwrap();
-                let dpus = (backend == Backend::Hardware).then_some(8);
+                let dpus = (backend == Backend::Pim(BackendKind::Hardware)).then_some(8);
                 let options = options(backend, dpus, Vec::new());
                 let mut trainer = Trainer::new(model, &graph, x.clone(), targets, sgd, &options).unwrap();
                 assert_eq!(trainer.propagator().backend(), backend, "{architecture}");
@@ -194,7 +203,7 @@ fn training_on_the_hardware_backend_follows_the_cpus_run() {
                 (losses, trainer.logits().unwrap())
             };
             let (cpu_losses, cpu_logits) = run(Backend::Cpu);
-            let (losses, logits) = run(Backend::Hardware);
+            let (losses, logits) = run(Backend::Pim(BackendKind::Hardware));
             assert!(cpu_losses[EPOCHS - 1] < cpu_losses[0], "{architecture}: the CPU's run learns: {cpu_losses:?}");
             // The same losses here and logits within 1.2e-7, bound with a tenfold margin.
             let difference = largest_difference(&losses, &cpu_losses);
@@ -208,7 +217,7 @@ fn training_on_the_hardware_backend_follows_the_cpus_run() {
 /// The error of building an engine on the hardware backend for a small graph with `dpus` DPUs.
 fn hardware_engine_error(dpus: Option<u32>) -> Error {
     let graph = undirected_graph(200, 1000);
-    match spmm_engine(graph, &options(Backend::Hardware, dpus, vec![16])) {
+    match spmm_engine(graph, &options(Backend::Pim(BackendKind::Hardware), dpus, vec![16])) {
         Ok(engine) => panic!("an engine was built on {:?} DPUs: {}", engine.allocated_dpus, engine.plan),
         Err(error) => error,
     }

@@ -7,6 +7,7 @@ mod common;
 use common::NamedTensor;
 use pimgnn::gnn::{Aggregator, Backend, Dtype, EngineOptions, Model};
 use pimgnn::{compare, Coo, Csr, Dense};
+use upmem::BackendKind;
 
 const NODES: usize = 23;
 
@@ -104,7 +105,7 @@ fn run_on(
     let matrix = model.architecture().aggregation().matrix(&graph).unwrap();
     let options = EngineOptions {
         backend,
-        dpus: (backend == Backend::Simulator).then_some(SIMULATED_DPUS),
+        dpus: (backend == Backend::Pim(BackendKind::Simulator)).then_some(SIMULATED_DPUS),
         widths: model.aggregation_widths(),
         ..EngineOptions::default()
     };
@@ -175,7 +176,7 @@ fn graphsage_on_the_simulator_matches_the_cpu_backend() {
         tensors.push(tensor(&mut rng, &format!("convs.{layer}.lin_r.weight"), &[o, i]));
     }
     let cpu = run_on(Backend::Cpu, &tensors, &[], &x, WIDTHS[0], Dtype::F32);
-    let simulated = run_on(Backend::Simulator, &tensors, &[], &x, WIDTHS[0], Dtype::F32);
+    let simulated = run_on(Backend::Pim(BackendKind::Simulator), &tensors, &[], &x, WIDTHS[0], Dtype::F32);
     let difference = compare::max_abs_difference("SAGE logits, simulator against CPU", &simulated, &cpu).unwrap();
     println!("SAGE: largest difference between the simulator and the CPU {difference:.2e}");
     // Achieved 6.0e-8 (the simulator's kernel sums in another order); bound 5e-7, 8 times that.
@@ -231,7 +232,7 @@ fn gin_on_the_simulator_matches_the_cpu_backend() {
     let metadata = [("architecture", "gin")];
     for dtype in [Dtype::F32, Dtype::I16] {
         let cpu = run_on(Backend::Cpu, &tensors, &metadata, &x, WIDTHS[0], dtype);
-        let simulated = run_on(Backend::Simulator, &tensors, &metadata, &x, WIDTHS[0], dtype);
+        let simulated = run_on(Backend::Pim(BackendKind::Simulator), &tensors, &metadata, &x, WIDTHS[0], dtype);
         let difference = compare::max_abs_difference("GIN logits, simulator against CPU", &simulated, &cpu).unwrap();
         println!("GIN {dtype}: largest difference between the simulator and the CPU {difference:.2e}");
         // Integer aggregation is exact on both; f32 sums may come in another order: achieved 3.8e-6 (GIN's

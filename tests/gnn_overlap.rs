@@ -1,12 +1,13 @@
-//! Each layer's dense steps overlapped with the PIM merge (`Schedule::Overlapped`, the default) give the same
-//! logits, bit for bit, as run after the whole aggregation (`Schedule::Sequential`): GCN, GraphSAGE and GIN
+//! Each layer's dense steps overlapped with the PIM merge (`Overlap::Overlapped`, the default) give the same
+//! logits, bit for bit, as run after the whole aggregation (`Overlap::Sequential`): GCN, GraphSAGE and GIN
 //! models whose layers aggregate first and transform first, on the CPU and simulator backends, exact and
 //! quantized; and the timing report names the overlapped steps.
 
 mod common;
 
-use pimgnn::gnn::{Aggregator, Architecture, Backend, Dtype, EngineOptions, Model, Schedule};
+use pimgnn::gnn::{Aggregator, Architecture, Backend, Dtype, EngineOptions, Model, Overlap};
 use pimgnn::{Dense, Result};
+use upmem::BackendKind;
 
 const NODES: usize = 1500;
 const FEATURES: usize = 40;
@@ -29,7 +30,7 @@ fn aggregator(model: &Model, backend: Backend, dtype: Dtype) -> Aggregator {
     let matrix = model.architecture().aggregation().matrix(&graph).unwrap();
     let options = EngineOptions {
         backend,
-        dpus: (backend == Backend::Simulator).then_some(64),
+        dpus: (backend == Backend::Pim(BackendKind::Simulator)).then_some(64),
         widths: model.aggregation_widths(),
         ..EngineOptions::default()
     };
@@ -44,8 +45,8 @@ fn bits(logits: &Dense<f32>) -> Vec<u32> {
 fn same_both_ways(architecture: Architecture, backend: Backend, dtype: Dtype) -> Result<pimgnn::gnn::Inference> {
     let model = model(architecture);
     let mut aggregator = aggregator(&model, backend, dtype);
-    let sequential = model.forward_with(&features(), &mut aggregator, Schedule::Sequential)?;
-    let overlapped = model.forward_with(&features(), &mut aggregator, Schedule::Overlapped)?;
+    let sequential = model.forward_with(&features(), &mut aggregator, Overlap::Sequential)?;
+    let overlapped = model.forward_with(&features(), &mut aggregator, Overlap::Overlapped)?;
     assert!(
         bits(&sequential.logits) == bits(&overlapped.logits),
         "{architecture} on {backend} in {dtype}: the overlapped logits differ"
@@ -69,19 +70,19 @@ fn overlap_keeps_every_model_bit_for_bit_on_the_cpu() {
 #[test]
 fn overlap_keeps_every_model_bit_for_bit_on_the_simulator() {
     for architecture in [Architecture::Gcn, Architecture::Sage, Architecture::Gin] {
-        same_both_ways(architecture, Backend::Simulator, Dtype::F32).unwrap();
+        same_both_ways(architecture, Backend::Pim(BackendKind::Simulator), Dtype::F32).unwrap();
     }
 }
 
 #[test]
 fn overlap_keeps_quantized_aggregation_bit_for_bit() {
-    same_both_ways(Architecture::Gcn, Backend::Simulator, Dtype::I16).unwrap();
+    same_both_ways(Architecture::Gcn, Backend::Pim(BackendKind::Simulator), Dtype::I16).unwrap();
     same_both_ways(Architecture::Sage, Backend::Cpu, Dtype::I8).unwrap();
 }
 
 #[test]
 fn the_timing_report_names_what_overlapped_the_merge() {
-    let inference = same_both_ways(Architecture::Gcn, Backend::Simulator, Dtype::F32).unwrap();
+    let inference = same_both_ways(Architecture::Gcn, Backend::Pim(BackendKind::Simulator), Dtype::F32).unwrap();
     assert_eq!(
         overlapped_steps(&inference),
         [
@@ -98,8 +99,8 @@ fn the_timing_report_names_what_overlapped_the_merge() {
     }
     let sequential = {
         let model = model(Architecture::Gcn);
-        let mut aggregator = aggregator(&model, Backend::Simulator, Dtype::F32);
-        model.forward_with(&features(), &mut aggregator, Schedule::Sequential).unwrap()
+        let mut aggregator = aggregator(&model, Backend::Pim(BackendKind::Simulator), Dtype::F32);
+        model.forward_with(&features(), &mut aggregator, Overlap::Sequential).unwrap()
     };
     let names: Vec<&str> = sequential.layers[1].phases.iter().map(|phase| phase.name.as_ref()).collect();
     assert_eq!(names, ["transform (GEMM)", "send X", "kernel", "gather", "merge", "bias, ReLU"]);

@@ -2,6 +2,7 @@
 
 use pimgnn::gnn::{Aggregator, Backend, Dtype, EngineOptions};
 use pimgnn::{Csr, Error};
+use upmem::BackendKind;
 
 /// A path graph's adjacency over `nodes` nodes, both directions.
 fn path(nodes: usize) -> Csr<f32> {
@@ -29,12 +30,13 @@ fn auto_aggregates_on_pim() {
     // UPMEM_BACKEND decides when it names a backend, else the machine does.
     let from_env = std::env::var("UPMEM_BACKEND").ok().map(|value| value.parse::<upmem::BackendKind>().unwrap());
     let expected = match from_env {
-        Some(upmem::BackendKind::Hardware) => Backend::Hardware,
-        Some(upmem::BackendKind::Simulator) => Backend::Simulator,
-        _ if upmem::hardware_present() => Backend::Hardware,
-        _ => Backend::Simulator,
+        Some(upmem::BackendKind::Hardware) => Backend::Pim(BackendKind::Hardware),
+        Some(upmem::BackendKind::Simulator) => Backend::Pim(BackendKind::Simulator),
+        _ if upmem::hardware_present() => Backend::Pim(BackendKind::Hardware),
+        _ => Backend::Pim(BackendKind::Simulator),
     };
-    let aggregator = Aggregator::new(path(100), Dtype::F32, &options(Backend::Auto, 4, &[8])).unwrap();
+    let aggregator =
+        Aggregator::new(path(100), Dtype::F32, &options(Backend::Pim(BackendKind::Auto), 4, &[8])).unwrap();
     assert_eq!(aggregator.backend(), expected);
     let balance = aggregator.balance().expect("PIM reports its load balance");
     assert!(balance.min <= balance.median && balance.median <= balance.max && balance.max > 0);
@@ -44,7 +46,9 @@ fn auto_aggregates_on_pim() {
 #[test]
 fn features_too_wide_for_the_dpus_mram_are_refused() {
     // 1,000 nodes x 100,000 features of f32 is 400 MB of X for one DPU of 64 MiB MRAM.
-    let error = Aggregator::new(path(1000), Dtype::F32, &options(Backend::Simulator, 1, &[16, 100_000])).err();
+    let error =
+        Aggregator::new(path(1000), Dtype::F32, &options(Backend::Pim(BackendKind::Simulator), 1, &[16, 100_000]))
+            .err();
     match error {
         Some(Error::Capacity { what, needed, limit }) => {
             assert!(what.contains("MRAM per DPU") && what.contains("100000 features"), "{what}");
@@ -58,7 +62,7 @@ fn features_too_wide_for_the_dpus_mram_are_refused() {
 
 #[test]
 fn zero_dpus_are_refused() {
-    match Aggregator::new(path(10), Dtype::I8, &options(Backend::Simulator, 0, &[8])).err() {
+    match Aggregator::new(path(10), Dtype::I8, &options(Backend::Pim(BackendKind::Simulator), 0, &[8])).err() {
         Some(Error::Invalid { what, reason }) => {
             assert_eq!((what.as_str(), reason.as_str()), ("DPUs", "at least 1 DPU is needed"))
         }

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use pimgnn::gnn::{accuracy, inputs, Aggregator, Backend, Dtype, EngineOptions, Model};
 use pimgnn::io::npy;
 use pimgnn::{compare, Csr, Dense};
+use upmem::BackendKind;
 
 /// DPUs of the simulator backend: several, so that the generated graph is cut into blocks.
 const SIMULATED_DPUS: u32 = 8;
@@ -33,7 +34,7 @@ fn logits(model: &Model, graph: &Csr<f32>, features: &Dense<f32>, backend: Backe
     let matrix = model.architecture().aggregation().matrix(graph).expect("aggregation matrix");
     let options = EngineOptions {
         backend,
-        dpus: (backend == Backend::Simulator).then_some(SIMULATED_DPUS),
+        dpus: (backend == Backend::Pim(BackendKind::Simulator)).then_some(SIMULATED_DPUS),
         widths: model.aggregation_widths(),
         ..EngineOptions::default()
     };
@@ -50,7 +51,7 @@ fn generated_model_matches_pyg(name: &str, bound: f32) {
     let features = inputs::read_features(&reference("generated_features.npy"), graph.nrows(), model.in_features())
         .expect("features");
     let expected = npy::read_dense_f32(&reference(&format!("generated_{name}_logits.npy"))).expect("logits");
-    for backend in [Backend::Cpu, Backend::Simulator] {
+    for backend in [Backend::Cpu, Backend::Pim(BackendKind::Simulator)] {
         let found = logits(&model, &graph, &features, backend);
         let difference = compare::max_abs_difference(name, &found, &expected).expect("finite logits of one shape");
         println!("{name} on {backend}: largest difference from PyG {difference:.2e}");
@@ -81,7 +82,7 @@ fn gin_trained_on_cora_reproduces_pygs_logits_and_accuracy() {
         inputs::read_labels(&root.join("cora/labels.npy"), graph.nrows(), model.out_features()).expect("labels");
     let test_mask = inputs::read_mask(&root.join("cora/test_mask.npy"), graph.nrows()).expect("mask");
     let expected = npy::read_dense_f32(&root.join("models/cora_gin_train_final_logits.npy")).expect("logits");
-    for backend in [Backend::Cpu, Backend::Simulator] {
+    for backend in [Backend::Cpu, Backend::Pim(BackendKind::Simulator)] {
         let found = logits(&model, &graph, &features, backend);
         // Sum aggregation makes the logits grow into the hundreds (up to 349): the difference relative to the
         // largest. Measured: 1.8e-7 on the CPU, 3.5e-7 on the simulator.

@@ -10,6 +10,7 @@ use pimgnn::gnn::{
 };
 use pimgnn::train::{cross_entropy, Adam, OptimizerKind, Targets, Trainer};
 use pimgnn::{compare, Coo, Csr, Dense, Error};
+use upmem::BackendKind;
 
 const NODES: usize = 12;
 const CLASSES: usize = 3;
@@ -227,7 +228,7 @@ fn gradients_on_the_simulator_equal_the_cpus() {
             assert_eq!(trainer.propagator().shares_matrix(), symmetric, "{}", trainer.propagator().plan());
             trainer.pass().unwrap().gradients
         };
-        let (cpu, simulated) = (gradients(Backend::Cpu), gradients(Backend::Simulator));
+        let (cpu, simulated) = (gradients(Backend::Cpu), gradients(Backend::Pim(BackendKind::Simulator)));
         let tensors = parameter_tensors(architecture, &widths);
         assert_eq!((cpu.len(), simulated.len()), (tensors, tensors), "{architecture}: gradient tensors");
         for (tensor, (cpu, simulated)) in cpu.iter().zip(&simulated).enumerate() {

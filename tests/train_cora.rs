@@ -8,6 +8,7 @@ use pimgnn::gnn::{accuracy, inputs, Backend, EngineOptions, Model};
 use pimgnn::io::{npy, safetensors::read_safetensors};
 use pimgnn::train::{Adam, OptimizerKind, Targets, Trainer};
 use pimgnn::{compare, Dense};
+use upmem::BackendKind;
 
 /// DPUs of the simulator backend: tens, so that 200 epochs stay fast while the graph spreads over many DPUs.
 const SIMULATED_DPUS: u32 = 16;
@@ -61,7 +62,7 @@ fn cora(backend: Backend) -> Cora {
     let targets = Targets::new(labels.clone(), train_mask, nodes, model.out_features()).expect("targets");
     let options = EngineOptions {
         backend,
-        dpus: (backend == Backend::Simulator).then_some(SIMULATED_DPUS),
+        dpus: (backend == Backend::Pim(BackendKind::Simulator)).then_some(SIMULATED_DPUS),
         ..EngineOptions::default()
     };
     let trainer = Trainer::new(model, &graph, features, targets, OptimizerKind::Adam(ADAM), &options).expect("trainer");
@@ -152,7 +153,7 @@ fn epoch_zero_gradients_match_pyg_on_the_cpu() {
 
 #[test]
 fn epoch_zero_gradients_match_pyg_on_the_simulator() {
-    epoch_zero_gradients_match_pyg(Backend::Simulator);
+    epoch_zero_gradients_match_pyg(Backend::Pim(BackendKind::Simulator));
 }
 
 #[test]
@@ -162,5 +163,5 @@ fn two_hundred_adam_epochs_follow_pyg_on_the_cpu() {
 
 #[test]
 fn two_hundred_adam_epochs_follow_pyg_on_the_simulator() {
-    two_hundred_adam_epochs_follow_pyg(Backend::Simulator);
+    two_hundred_adam_epochs_follow_pyg(Backend::Pim(BackendKind::Simulator));
 }

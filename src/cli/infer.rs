@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context as _};
 use clap::Args;
-use pimgnn::gnn::{accuracy, inputs, Aggregator, Backend, Dtype, Schedule};
+use pimgnn::gnn::{accuracy, inputs, Aggregator, Backend, Dtype, Overlap};
 use pimgnn::io::npy;
 use pimgnn::Phase;
 
@@ -20,7 +20,8 @@ use super::workload::WorkloadArgs;
 pub struct InferArgs {
     #[command(flatten)]
     workload: WorkloadArgs,
-    /// Where aggregation runs: auto (UPMEM hardware when present, else the simulator), sim, hw or cpu.
+    /// Where aggregation runs: auto (UPMEM hardware when present, else the simulator),
+    /// simulator (sim), hardware (hw) or cpu.
     #[arg(long, default_value = "auto")]
     backend: Backend,
     #[command(flatten)]
@@ -86,9 +87,9 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
         aggregator.plan()
     );
 
-    let schedule = if args.no_overlap { Schedule::Sequential } else { Schedule::Overlapped };
+    let overlap = if args.no_overlap { Overlap::Sequential } else { Overlap::Overlapped };
     let inference = progress::step("running the model", || {
-        workload.model.forward_with(&workload.features, &mut aggregator, schedule)
+        workload.model.forward_with(&workload.features, &mut aggregator, overlap)
     })?;
     println!("{}", timings::timings(&setup, &inference.layers));
     let phases: Vec<Phase> = inference.layers.iter().flat_map(|layer| layer.phases.iter().cloned()).collect();

@@ -61,7 +61,7 @@ pub fn run() -> anyhow::Result<()> {
 
     let probe = pimgnn::gnn::spmm_engine(
         pimgnn::Csr::<f32>::new(1, 1, vec![0, 1], vec![0], vec![1.0])?,
-        &pimgnn::gnn::EngineOptions { backend: Backend::Auto, dpus: Some(1), ..Default::default() },
+        &pimgnn::gnn::EngineOptions { backend: Backend::Pim(BackendKind::Auto), dpus: Some(1), ..Default::default() },
     );
     match probe {
         Ok(engine) => println!("PIM SpMM engine: available, `--backend auto` runs on `{}`", engine.backend),

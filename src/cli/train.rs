@@ -75,7 +75,8 @@ pub struct TrainArgs {
     /// SGD momentum.
     #[arg(long, default_value_t = 0.0)]
     momentum: f32,
-    /// Where aggregation runs: auto (UPMEM hardware when present, else the simulator), sim, hw or cpu.
+    /// Where aggregation runs: auto (UPMEM hardware when present, else the simulator),
+    /// simulator (sim), hardware (hw) or cpu.
     #[arg(long, default_value = "auto")]
     backend: Backend,
     #[command(flatten)]

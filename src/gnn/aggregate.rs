@@ -9,8 +9,6 @@
 //! Products accumulate in `i32` for every integer type, so the matrix and the features share `i32`'s range
 //! (see [`Dtype::I32`]); values that cannot be quantized are refused (see [`Aggregator::new`]).
 
-use std::fmt;
-use std::str::FromStr;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -21,8 +19,10 @@ use crate::pim::{LoadBalance, PimElement};
 use crate::sparse::{Csr, Dense, Element};
 use crate::spmm::{Phase, RowStep, SpmmEngine, StreamedStage};
 
-/// The value type aggregation runs in.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// The value type aggregation runs in: `f32`, `i32`, `i16` or `i8` (parsed in any case).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, strum::Display, strum::EnumString, strum::VariantNames)]
+#[strum(serialize_all = "lowercase", ascii_case_insensitive)]
+#[strum(parse_err_ty = Error, parse_err_fn = Error::not_one_of::<Self>)]
 pub enum Dtype {
     /// Exact single precision.
     #[default]
@@ -40,32 +40,6 @@ pub enum Dtype {
     I16,
     /// Quantized to 8-bit integers.
     I8,
-}
-
-impl fmt::Display for Dtype {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Dtype::F32 => "f32",
-            Dtype::I32 => "i32",
-            Dtype::I16 => "i16",
-            Dtype::I8 => "i8",
-        })
-    }
-}
-
-impl FromStr for Dtype {
-    type Err = Error;
-
-    /// `f32`, `i32`, `i16` or `i8`.
-    fn from_str(text: &str) -> Result<Self> {
-        match text {
-            "f32" => Ok(Dtype::F32),
-            "i32" => Ok(Dtype::I32),
-            "i16" => Ok(Dtype::I16),
-            "i8" => Ok(Dtype::I8),
-            other => Err(Error::invalid("dtype", format!("`{other}` is not one of f32, i32, i16, i8"))),
-        }
-    }
 }
 
 /// An integer element type aggregation can be quantized to.

@@ -6,7 +6,6 @@
 //! choice).
 
 use std::borrow::Cow;
-use std::fmt;
 use std::ops::Range;
 use std::time::Instant;
 
@@ -18,11 +17,13 @@ use crate::sparse::Dense;
 use crate::spmm::Phase;
 
 /// The order a layer runs its aggregation and its (first) linear transform in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, strum::Display)]
 pub enum Order {
     /// `M (X W^T)`: the transform narrows the features.
+    #[strum(to_string = "transform, then aggregate")]
     TransformFirst,
     /// `(M X) W^T`: the transform keeps or widens them.
+    #[strum(to_string = "aggregate, then transform")]
     AggregateFirst,
 }
 
@@ -34,15 +35,6 @@ impl Order {
         } else {
             Order::AggregateFirst
         }
-    }
-}
-
-impl fmt::Display for Order {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Order::TransformFirst => "transform, then aggregate",
-            Order::AggregateFirst => "aggregate, then transform",
-        })
     }
 }
 
@@ -152,7 +144,7 @@ pub enum Layer {
 /// When a layer runs its dense steps after aggregation (the transform, bias, self and root terms, GIN's MLP and
 /// the ReLU before the next layer; all row by row).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Schedule {
+pub enum Overlap {
     /// On each range of rows as soon as the aggregation has it final: on PIM, while the DPUs' blocks of the
     /// other rows are still merged ([`Aggregator::aggregate_streamed`]).
     #[default]
@@ -169,7 +161,7 @@ pub(crate) struct LayerStep<'a> {
     /// transforms first.
     pub(crate) transformed: Option<Dense<f32>>,
     /// When the dense steps after aggregation run.
-    pub(crate) schedule: Schedule,
+    pub(crate) overlap: Overlap,
     /// Whether ReLU follows (as between a model's layers).
     pub(crate) then_relu: bool,
     /// The next layer's first map, when it transforms first: overlapped, the stage also applies it to the
@@ -315,22 +307,22 @@ impl Layer {
     }
 
     /// The layer's output for features `x` (one row per node), aggregating through `aggregator`; the time of
-    /// each step is appended to `phases`. Its dense steps after aggregation run [`Schedule::Overlapped`].
+    /// each step is appended to `phases`. Its dense steps after aggregation run [`Overlap::Overlapped`].
     pub fn forward(&self, x: &Dense<f32>, aggregator: &mut Aggregator, phases: &mut Vec<Phase>) -> Result<Dense<f32>> {
-        self.forward_with(x, aggregator, phases, Schedule::Overlapped, false)
+        self.forward_with(x, aggregator, phases, Overlap::Overlapped, false)
     }
 
-    /// As [`Layer::forward`], running the dense steps after aggregation as `schedule` says, and then ReLU
-    /// when `then_relu` (as between a model's layers). Every schedule gives the same values, bit for bit.
+    /// As [`Layer::forward`], running the dense steps after aggregation as `overlap` says, and then ReLU
+    /// when `then_relu` (as between a model's layers). Either way gives the same values, bit for bit.
     pub fn forward_with(
         &self,
         x: &Dense<f32>,
         aggregator: &mut Aggregator,
         phases: &mut Vec<Phase>,
-        schedule: Schedule,
+        overlap: Overlap,
         then_relu: bool,
     ) -> Result<Dense<f32>> {
-        let step = LayerStep { input: x, transformed: None, schedule, then_relu, next_transform: None };
+        let step = LayerStep { input: x, transformed: None, overlap, then_relu, next_transform: None };
         Ok(self.run(step, aggregator, phases)?.0)
     }
 
@@ -342,7 +334,7 @@ impl Layer {
         aggregator: &mut Aggregator,
         phases: &mut Vec<Phase>,
     ) -> Result<(Dense<f32>, Option<Dense<f32>>)> {
-        let LayerStep { input: x, transformed, schedule, then_relu, next_transform } = step;
+        let LayerStep { input: x, transformed, overlap, then_relu, next_transform } = step;
         if x.cols() != self.in_features() {
             return Err(Error::shape(format!("{} input width", self.kind()), self.in_features(), x.cols()));
         }
@@ -359,7 +351,7 @@ impl Layer {
             (Order::TransformFirst, None) => Some(timed(phases, "transform (GEMM)", || first.transform(x))?),
             (Order::AggregateFirst, _) => None,
         };
-        let next_transform = next_transform.filter(|_| schedule == Schedule::Overlapped);
+        let next_transform = next_transform.filter(|_| overlap == Overlap::Overlapped);
         let input = transformed.as_ref().unwrap_or(x);
         let mut outs = vec![Dense::zeros(x.rows(), self.out_features())];
         outs.extend(next_transform.map(|lin| Dense::zeros(x.rows(), lin.out_features())));
@@ -376,13 +368,13 @@ impl Layer {
         if next_transform.is_some() {
             steps.push_str(", next layer's transform (GEMM)");
         }
-        match schedule {
-            Schedule::Overlapped => {
+        match overlap {
+            Overlap::Overlapped => {
                 let stage = aggregator.aggregate_streamed(input, &mut outs, &step)?;
                 phases.extend_from_slice(aggregator.last_phases());
                 phases.push(stage.phase(&steps));
             }
-            Schedule::Sequential => {
+            Overlap::Sequential => {
                 let mut y = aggregator.aggregate(input)?;
                 phases.extend_from_slice(aggregator.last_phases());
                 let mut rows: Vec<&mut [f32]> = outs.iter_mut().map(Dense::as_mut_slice).collect();

@@ -29,7 +29,7 @@ pub use crate::pim::placement::{
 };
 pub use aggregate::{Aggregator, Dtype, Quantization};
 pub use dense::Linear;
-pub use layer::{GcnConv, GinConv, Layer, NamedLinear, Order, SageConv, Schedule};
+pub use layer::{GcnConv, GinConv, Layer, NamedLinear, Order, Overlap, SageConv};
 pub(crate) use model::check_weights_fit;
 pub use model::{Architecture, Inference, LayerReport, Model};
 pub use norm::Aggregation;

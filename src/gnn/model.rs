@@ -2,9 +2,7 @@
 //! saved as safetensors, or generated with seeded weights.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::Path;
-use std::str::FromStr;
 use std::time::Duration;
 
 use rand::rngs::ChaCha8Rng;
@@ -12,7 +10,7 @@ use rand::{RngExt, SeedableRng};
 
 use super::aggregate::Aggregator;
 use super::dense::Linear;
-use super::layer::{GcnConv, GinConv, Layer, LayerStep, Order, SageConv, Schedule};
+use super::layer::{GcnConv, GinConv, Layer, LayerStep, Order, Overlap, SageConv};
 use super::norm::Aggregation;
 use crate::error::{Error, Result};
 use crate::host_memory;
@@ -21,11 +19,14 @@ use crate::sparse::Dense;
 use crate::spmm::Phase;
 
 /// The layer type of a model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, strum::Display, strum::EnumString, strum::VariantNames)]
+#[strum(serialize_all = "lowercase", ascii_case_insensitive)]
+#[strum(parse_err_ty = Error, parse_err_fn = Error::not_one_of::<Self>)]
 pub enum Architecture {
     /// `GCNConv` layers.
     Gcn,
-    /// `SAGEConv` layers (mean aggregation).
+    /// `SAGEConv` layers (mean aggregation); also parsed from `graphsage`.
+    #[strum(to_string = "sage", serialize = "graphsage")]
     Sage,
     /// `GINConv` layers.
     Gin,
@@ -47,30 +48,6 @@ impl Architecture {
             Architecture::Gcn => "lin.weight",
             Architecture::Sage => "lin_l.weight",
             Architecture::Gin => "nn.0.weight",
-        }
-    }
-}
-
-impl fmt::Display for Architecture {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Architecture::Gcn => "gcn",
-            Architecture::Sage => "sage",
-            Architecture::Gin => "gin",
-        })
-    }
-}
-
-impl FromStr for Architecture {
-    type Err = Error;
-
-    /// `gcn`, `sage` (or `graphsage`) or `gin`, any case.
-    fn from_str(text: &str) -> Result<Self> {
-        match text.to_ascii_lowercase().as_str() {
-            "gcn" => Ok(Architecture::Gcn),
-            "sage" | "graphsage" => Ok(Architecture::Sage),
-            "gin" => Ok(Architecture::Gin),
-            other => Err(Error::invalid("architecture", format!("`{other}` is not one of gcn, sage, gin"))),
         }
     }
 }
@@ -283,14 +260,14 @@ impl Model {
     /// Runs every layer on `x` (one row per node), ReLU between layers, aggregating through `aggregator`, which
     /// must hold this architecture's [`Aggregation`] matrix of the graph. Each layer's dense steps after
     /// aggregation, the ReLU and, when the next layer transforms first, that transform run on the aggregated
-    /// rows as they become final ([`Schedule::Overlapped`]).
+    /// rows as they become final ([`Overlap::Overlapped`]).
     pub fn forward(&self, x: &Dense<f32>, aggregator: &mut Aggregator) -> Result<Inference> {
-        self.forward_with(x, aggregator, Schedule::Overlapped)
+        self.forward_with(x, aggregator, Overlap::Overlapped)
     }
 
-    /// As [`Model::forward`], each layer's dense steps after aggregation run as `schedule` says; the logits are
-    /// the same, bit for bit, whatever the schedule.
-    pub fn forward_with(&self, x: &Dense<f32>, aggregator: &mut Aggregator, schedule: Schedule) -> Result<Inference> {
+    /// As [`Model::forward`], each layer's dense steps after aggregation run as `overlap` says; the logits are
+    /// the same, bit for bit, either way.
+    pub fn forward_with(&self, x: &Dense<f32>, aggregator: &mut Aggregator, overlap: Overlap) -> Result<Inference> {
         if x.cols() != self.in_features() {
             return Err(Error::shape(
                 "node features (columns) for the model's first layer",
@@ -307,7 +284,7 @@ impl Model {
             let step = LayerStep {
                 input: h.as_ref().unwrap_or(x),
                 transformed: transformed.take(),
-                schedule,
+                overlap,
                 then_relu: next.is_some(),
                 next_transform: next.filter(|next| next.order() == Order::TransformFirst).map(Layer::first_linear),
             };

@@ -8,25 +8,18 @@ use crate::error::{Error, Result};
 use crate::sparse::Csr;
 
 /// Which matrix a model's layers aggregate with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, strum::Display)]
 pub enum Aggregation {
     /// `GCNConv`: `D^-1/2 (A + I) D^-1/2`, existing self-loops replaced by one of weight 1 (PyG's
     /// `add_remaining_self_loops`), `D` the in-degrees counted with the self-loop.
+    #[strum(to_string = "GCN-normalised D^-1/2 (A + I) D^-1/2")]
     GcnNormalized,
     /// `SAGEConv`'s mean: row `i` of `A` divided by the in-degree of `i` (a node without neighbours gets 0).
+    #[strum(to_string = "mean (rows of A over in-degrees)")]
     Mean,
     /// `GINConv`'s sum: `A` itself, every edge weight 1.
+    #[strum(to_string = "sum (A)")]
     Sum,
-}
-
-impl std::fmt::Display for Aggregation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Aggregation::GcnNormalized => "GCN-normalised D^-1/2 (A + I) D^-1/2",
-            Aggregation::Mean => "mean (rows of A over in-degrees)",
-            Aggregation::Sum => "sum (A)",
-        })
-    }
 }
 
 impl Aggregation {

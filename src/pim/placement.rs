@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use upmem::{DpuSet, RankInventory, Topology};
+use upmem::{BackendKind, DpuSet, RankInventory, Topology};
 
 use crate::error::{Error, Result};
 use crate::pim::cost::{self, Choice, Costed, HardwareModel};
@@ -11,43 +11,44 @@ use crate::pim::{plan_target, LoadBalance, PimElement, PimSpmm};
 use crate::sparse::{Csr, Element};
 use crate::spmm::{CpuSpmm, SpmmEngine};
 
-/// The backend a user asks for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Where aggregation runs: on DPUs (which ones as [`BackendKind`] says), or on the host CPU.
+///
+/// Displayed as `auto`, `simulator`, `hardware` or `cpu`; parsed from those, from `sim` and `hw`, in any case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
-    /// PIM: UPMEM hardware when present, else the simulator, as `upmem` resolves it.
-    #[default]
-    Auto,
-    /// PIM on the bundled DPU simulator.
-    Simulator,
-    /// PIM on UPMEM hardware; never falls back.
-    Hardware,
+    /// PIM on the DPUs `upmem` resolves this to: [`BackendKind::Auto`] is UPMEM hardware when present, else the
+    /// simulator; an explicit backend never falls back.
+    Pim(BackendKind),
     /// The host CPU on all cores.
     Cpu,
 }
 
+impl Default for Backend {
+    fn default() -> Self {
+        Backend::Pim(BackendKind::Auto)
+    }
+}
+
 impl fmt::Display for Backend {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Backend::Auto => "auto",
-            Backend::Simulator => "sim",
-            Backend::Hardware => "hw",
-            Backend::Cpu => "cpu",
-        })
+        match self {
+            Backend::Pim(kind) => fmt::Display::fmt(kind, f),
+            Backend::Cpu => f.write_str("cpu"),
+        }
     }
 }
 
 impl FromStr for Backend {
     type Err = Error;
 
-    /// `auto`, `sim`, `hw` or `cpu`.
+    /// `cpu`, or a PIM backend as [`BackendKind`] parses it (`auto`, `simulator` or `sim`, `hardware` or `hw`).
     fn from_str(text: &str) -> Result<Self> {
-        match text {
-            "auto" => Ok(Backend::Auto),
-            "sim" => Ok(Backend::Simulator),
-            "hw" => Ok(Backend::Hardware),
-            "cpu" => Ok(Backend::Cpu),
-            other => Err(Error::invalid("backend", format!("`{other}` is not one of auto, sim, hw, cpu"))),
+        if text.eq_ignore_ascii_case("cpu") {
+            return Ok(Backend::Cpu);
         }
+        text.parse().map(Backend::Pim).map_err(|_| {
+            Error::invalid("backend", format!("`{text}` is not one of auto, simulator (sim), hardware (hw), cpu"))
+        })
     }
 }
 
@@ -82,7 +83,7 @@ pub struct EngineOptions {
 pub struct Engine<T: Element> {
     /// The engine, with the matrix resident.
     pub spmm: Box<dyn SpmmEngine<T>>,
-    /// The backend it runs on (never [`Backend::Auto`]).
+    /// The backend it runs on (never `Backend::Pim(BackendKind::Auto)`).
     pub backend: Backend,
     /// One line describing how it executes (printed as the plan).
     pub plan: String,
@@ -94,16 +95,13 @@ pub struct Engine<T: Element> {
 
 /// Builds the engine for `options.backend` with `matrix` resident in it, for every call to come.
 ///
-/// [`Backend::Auto`] runs on PIM: UPMEM hardware when present, else the simulator; an explicit backend never
+/// `Backend::Pim(BackendKind::Auto)` runs on PIM: UPMEM hardware when present, else the simulator; an explicit backend never
 /// falls back.
 pub fn spmm_engine<T: PimElement>(matrix: Csr<T>, options: &EngineOptions) -> Result<Engine<T>> {
-    let kind = match options.backend {
-        Backend::Cpu => return Ok(cpu_engine(matrix)),
-        Backend::Simulator => upmem::BackendKind::Simulator,
-        Backend::Hardware => upmem::BackendKind::Hardware,
-        Backend::Auto => upmem::BackendKind::Auto,
-    };
-    pim_engine(matrix, kind, options)
+    match options.backend {
+        Backend::Cpu => Ok(cpu_engine(matrix)),
+        Backend::Pim(kind) => pim_engine(matrix, kind, options),
+    }
 }
 
 fn cpu_engine<T: Element>(matrix: Csr<T>) -> Engine<T> {
@@ -130,9 +128,9 @@ enum Allocation {
 }
 
 /// How the engine gets its DPUs on `kind` (resolved) for `asked` DPUs, `machine` being the driver's ranks.
-fn allocation(kind: upmem::BackendKind, asked: Option<u32>, machine: impl FnOnce() -> RankInventory) -> Allocation {
+fn allocation(kind: BackendKind, asked: Option<u32>, machine: impl FnOnce() -> RankInventory) -> Allocation {
     match (kind, asked) {
-        (upmem::BackendKind::Hardware, None) => {
+        (BackendKind::Hardware, None) => {
             let machine = machine();
             let free = machine.free_dpus().filter(|&free| free > 0);
             let budget = free.map_or(DEFAULT_DPUS, |free| free.min(DEFAULT_DPUS));
@@ -148,7 +146,7 @@ fn allocation(kind: upmem::BackendKind, asked: Option<u32>, machine: impl FnOnce
 /// The PIM engine on `kind`'s DPUs, `matrix` loaded once with the plan predicted fastest over
 /// `options.widths`, on no more DPUs than that plan gives work to (up to a rank's worth more on hardware without
 /// `--dpus`, see [`Allocation::Ranks`]). On error the DPUs are released (the set is dropped) before returning.
-fn pim_engine<T: PimElement>(matrix: Csr<T>, kind: upmem::BackendKind, options: &EngineOptions) -> Result<Engine<T>> {
+fn pim_engine<T: PimElement>(matrix: Csr<T>, kind: BackendKind, options: &EngineOptions) -> Result<Engine<T>> {
     if options.dpus == Some(0) {
         return Err(Error::invalid("DPUs", "at least 1 DPU is needed"));
     }
@@ -172,10 +170,7 @@ fn pim_engine<T: PimElement>(matrix: Csr<T>, kind: upmem::BackendKind, options: 
             (set, choice)
         }
     };
-    let backend = match set.backend() {
-        upmem::BackendKind::Hardware => Backend::Hardware,
-        _ => Backend::Simulator,
-    };
+    let backend = Backend::Pim(set.backend());
     let plan = describe::<T>(&choice, &widths, set.nr_dpus(), set.backend());
     let allocated_dpus = Some(set.nr_dpus());
     let engine = PimSpmm::with_model(set, matrix, choice.best.plan, model)?;
@@ -185,7 +180,7 @@ fn pim_engine<T: PimElement>(matrix: Csr<T>, kind: upmem::BackendKind, options: 
 
 /// The plan line of a PIM engine: the DPUs, the plan and its predicted time over the calls, and the hardware's
 /// choice when the simulator runs another plan (see [`cost::Target::Simulator`]).
-fn describe<T: PimElement>(choice: &Choice, widths: &[usize], nr_dpus: usize, kind: upmem::BackendKind) -> String {
+fn describe<T: PimElement>(choice: &Choice, widths: &[usize], nr_dpus: usize, kind: BackendKind) -> String {
     let ms = |costed: &Costed| costed.prediction.total().as_secs_f64() * 1e3;
     let (chosen, fastest) = (&choice.best, &choice.fastest);
     let budgeted = if fastest.plan == chosen.plan {
@@ -232,7 +227,7 @@ mod tests {
     /// rank (which DPU_ALLOCATE_ALL would take, blocking other users of the server).
     #[test]
     fn hardware_without_dpus_takes_the_ranks_of_at_most_the_default_dpus() {
-        let hardware = upmem::BackendKind::Hardware;
+        let hardware = BackendKind::Hardware;
         let server = tempfile::tempdir().unwrap();
         let full = machine(server.path(), 40, 0);
         assert_eq!(allocation(hardware, None, || full), Allocation::Ranks { ranks: 32, budget: DEFAULT_DPUS });
@@ -243,6 +238,6 @@ mod tests {
         let absent = RankInventory::read(&none.path().join("dpu_rank"));
         assert_eq!(allocation(hardware, None, || absent), Allocation::Ranks { ranks: 32, budget: DEFAULT_DPUS });
         assert_eq!(allocation(hardware, Some(100), || unreachable!()), Allocation::Planned(100));
-        assert_eq!(allocation(upmem::BackendKind::Simulator, None, || unreachable!()), Allocation::Planned(2048));
+        assert_eq!(allocation(BackendKind::Simulator, None, || unreachable!()), Allocation::Planned(2048));
     }
 }

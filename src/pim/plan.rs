@@ -17,11 +17,14 @@
 use std::fmt;
 use std::str::FromStr;
 
+use strum::VariantNames;
+
 use crate::error::{Error, Result};
 use crate::pim::abi::MAX_TASKLETS;
 
-/// The sparse format a DPU keeps its block in (one kernel family each).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// The sparse format a DPU keeps its block in (one kernel family each): `csr` or `coo`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, strum::Display, strum::EnumString, strum::VariantNames)]
+#[strum(serialize_all = "lowercase")]
 pub enum Format {
     /// Row pointers plus (column, value) records: `dpu/spmm_csr.c`.
     Csr,
@@ -29,8 +32,9 @@ pub enum Format {
     Coo,
 }
 
-/// Which rows of `X` a DPU receives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Which rows of `X` a DPU receives: `whole` or `referenced`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, strum::Display, strum::EnumString, strum::VariantNames)]
+#[strum(serialize_all = "lowercase")]
 pub enum XDelivery {
     /// Every row of the DPU's column block (the whole `X` slice; a broadcast with one block and one group).
     Whole,
@@ -111,24 +115,6 @@ impl Plan {
     }
 }
 
-impl fmt::Display for Format {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Format::Csr => "csr",
-            Format::Coo => "coo",
-        })
-    }
-}
-
-impl fmt::Display for XDelivery {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            XDelivery::Whole => "whole",
-            XDelivery::Referenced => "referenced",
-        })
-    }
-}
-
 /// `csr:rows=2048,split=yes,cols=1,groups=1,x=referenced,tasklets=16`, the form [`Plan::from_str`] reads.
 impl fmt::Display for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -154,11 +140,9 @@ impl FromStr for Plan {
     fn from_str(text: &str) -> Result<Plan> {
         let bad = |reason: String| Error::invalid(format!("plan '{text}'"), reason);
         let (format, rest) = text.split_once(':').unwrap_or((text, ""));
-        let format = match format {
-            "csr" => Format::Csr,
-            "coo" => Format::Coo,
-            other => return Err(bad(format!("format '{other}': expected csr or coo"))),
-        };
+        let format = format
+            .parse()
+            .map_err(|_| bad(format!("format '{format}': expected {}", Format::VARIANTS.join(" or "))))?;
         let mut plan = Plan {
             format,
             row_blocks: 0,
@@ -184,11 +168,9 @@ impl FromStr for Plan {
                     }
                 }
                 "x" => {
-                    plan.x = match value {
-                        "whole" => XDelivery::Whole,
-                        "referenced" => XDelivery::Referenced,
-                        _ => return Err(bad(format!("x={value}: expected whole or referenced"))),
-                    }
+                    plan.x = value
+                        .parse()
+                        .map_err(|_| bad(format!("x={value}: expected {}", XDelivery::VARIANTS.join(" or "))))?
                 }
                 _ => return Err(bad(format!("unknown key '{key}' (rows, split, cols, groups, x, tasklets)"))),
             }

@@ -2,7 +2,6 @@
 //! [`Aggregator`] with its matrix resident in the engine for the whole run, and the time of every step
 //! accounted to a [`Stage`].
 
-use std::fmt;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
@@ -12,17 +11,21 @@ use crate::sparse::{Csr, Dense};
 use crate::spmm::Phase;
 
 /// Where the time of a training epoch goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, strum::Display)]
+#[strum(serialize_all = "lowercase")]
 pub enum Stage {
     /// `M X` in the forward pass (the engine's compute and merge, without transfers).
+    #[strum(to_string = "forward aggregation")]
     ForwardAggregation,
     /// `M^T dY` in the backward pass (the engine's compute and merge, without transfers).
+    #[strum(to_string = "backward aggregation")]
     BackwardAggregation,
     /// Features and gradients to and from the DPUs (the engine's "send X" and "gather").
     Transfers,
     /// GEMMs, biases, ReLU and the loss on the CPU.
     Dense,
     /// The optimiser's update on the CPU.
+    #[strum(to_string = "optimiser")]
     Optimizer,
 }
 
@@ -30,18 +33,6 @@ impl Stage {
     /// Every stage, in table order.
     pub const ALL: [Stage; 5] =
         [Stage::ForwardAggregation, Stage::BackwardAggregation, Stage::Transfers, Stage::Dense, Stage::Optimizer];
-}
-
-impl fmt::Display for Stage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Stage::ForwardAggregation => "forward aggregation",
-            Stage::BackwardAggregation => "backward aggregation",
-            Stage::Transfers => "transfers",
-            Stage::Dense => "dense",
-            Stage::Optimizer => "optimiser",
-        })
-    }
 }
 
 /// The time spent in one [`Stage`].
@@ -258,6 +249,8 @@ pub fn is_symmetric(matrix: &Csr<f32>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use upmem::BackendKind;
+
     use super::*;
 
     #[test]
@@ -273,11 +266,11 @@ mod tests {
     #[test]
     fn a_matrix_and_its_transpose_share_the_dpus_asked_for() {
         let options = |backend, dpus| EngineOptions { backend, dpus, ..EngineOptions::default() };
-        assert_eq!(split_dpus(&options(Backend::Simulator, Some(5))).unwrap(), (Some(3), Some(2)));
+        assert_eq!(split_dpus(&options(Backend::Pim(BackendKind::Simulator), Some(5))).unwrap(), (Some(3), Some(2)));
         let half = DEFAULT_DPUS / 2;
-        assert_eq!(split_dpus(&options(Backend::Hardware, None)).unwrap(), (Some(half), Some(half)));
+        assert_eq!(split_dpus(&options(Backend::Pim(BackendKind::Hardware), None)).unwrap(), (Some(half), Some(half)));
         assert_eq!(split_dpus(&options(Backend::Cpu, None)).unwrap(), (None, None));
-        let one = split_dpus(&options(Backend::Simulator, Some(1)));
+        let one = split_dpus(&options(Backend::Pim(BackendKind::Simulator), Some(1)));
         assert!(matches!(one, Err(Error::Capacity { needed: 2, limit: 1, .. })), "{one:?}");
     }
 }

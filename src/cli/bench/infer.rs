@@ -11,6 +11,7 @@ use npyz::WriterBuilder;
 use pimgnn::gnn::{Aggregator, Architecture, Backend, Dtype, EngineOptions, Layer};
 use pimgnn::io::npy;
 use pimgnn::{compare, Dense};
+use upmem::BackendKind;
 
 use crate::cli::comparison::{Comparison, Times};
 use crate::cli::pim_args::PimArgs;
@@ -33,9 +34,9 @@ pub struct BenchInferArgs {
     /// The Python interpreter with torch (and optionally torch_geometric).
     #[arg(long, default_value = "python3")]
     python: String,
-    /// The PIM backend timed next to the CPU: sim, hw or auto.
-    #[arg(long, default_value = "sim")]
-    pim: Backend,
+    /// The PIM backend timed next to the CPU: simulator (sim), hardware (hw) or auto.
+    #[arg(long, default_value = "simulator")]
+    pim: BackendKind,
     #[command(flatten)]
     pim_args: PimArgs,
 }
@@ -45,9 +46,6 @@ pub fn run(args: &BenchInferArgs) -> anyhow::Result<()> {
     if args.runs == 0 {
         bail!("--runs must be at least 1");
     }
-    if args.pim == Backend::Cpu {
-        bail!("--pim must be a PIM backend (sim, hw or auto)");
-    }
     let workload = progress::step("loading the inputs", || args.workload.load())?;
     println!("workload: {}", workload.description);
     let matrix = workload.model.architecture().aggregation().matrix(&workload.graph)?;
@@ -56,7 +54,7 @@ pub fn run(args: &BenchInferArgs) -> anyhow::Result<()> {
     let (ours, logits) = progress::step("timing the CPU backend", || time_forward(&workload, &mut cpu, args.runs))?;
     drop(cpu);
 
-    let pim_options = args.pim_args.engine_options(args.pim, workload.model.aggregation_widths());
+    let pim_options = args.pim_args.engine_options(Backend::Pim(args.pim), workload.model.aggregation_widths());
     let mut pim = progress::step("loading the graph onto the DPUs", || {
         Aggregator::new(matrix.clone(), Dtype::F32, &pim_options)
     })?;

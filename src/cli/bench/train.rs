@@ -15,6 +15,7 @@ use pimgnn::train::{backward_aggregation_widths, is_symmetric, Adam, OptimizerKi
 use pimgnn::{Csr, Dense};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
+use upmem::BackendKind;
 
 use super::infer::{median, write_npy};
 use crate::cli::comparison::{Comparison, Times};
@@ -65,9 +66,9 @@ pub struct BenchTrainArgs {
     /// Timed epochs on PIM (without warm-up: the graph is loaded once before them).
     #[arg(long, default_value_t = 1)]
     pim_epochs: usize,
-    /// The PIM backend timed next to the CPU: sim, hw or auto.
-    #[arg(long, default_value = "sim")]
-    pim: Backend,
+    /// The PIM backend timed next to the CPU: simulator (sim), hardware (hw) or auto.
+    #[arg(long, default_value = "simulator")]
+    pim: BackendKind,
     #[command(flatten)]
     pim_args: PimArgs,
     /// The Python interpreter with torch and torch_geometric.
@@ -89,9 +90,6 @@ struct Dataset {
 pub fn run(args: &BenchTrainArgs) -> anyhow::Result<()> {
     if args.epochs == 0 || args.pim_epochs == 0 {
         bail!("--epochs and --pim-epochs must be at least 1");
-    }
-    if args.pim == Backend::Cpu {
-        bail!("--pim must be a PIM backend (sim, hw or auto)");
     }
     let dataset = progress::step("loading the inputs", || load(args))?;
     let widths = [dataset.features.cols(), args.hidden, dataset.classes];
@@ -209,7 +207,7 @@ fn time_cpu(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> anyhow::
 
 /// Seconds per epoch on PIM and the predicted hardware time per epoch.
 fn time_pim(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> anyhow::Result<Times> {
-    let options = args.pim_args.engine_options(args.pim, Vec::new());
+    let options = args.pim_args.engine_options(Backend::Pim(args.pim), Vec::new());
     let started = Instant::now();
     let mut trainer = trainer(dataset, model, &options)?;
     println!(

@@ -14,6 +14,7 @@ mod system;
 use anyhow::Context as _;
 use clap::Args;
 use indicatif::ProgressBar;
+use pimgnn::gnn::Backend;
 use upmem::BackendKind;
 
 use super::{pim_args, progress};
@@ -36,12 +37,14 @@ pub struct CheckArgs {
     seed: u64,
 }
 
-/// `--backend`: auto, sim or hw, as `pimgnn infer` takes them; `cpu` has no DPU kernel to check.
+/// `--backend`: a PIM backend as `pimgnn infer` takes it; `cpu` has no DPU kernel to check.
 fn dpu_backend(text: &str) -> Result<BackendKind, String> {
-    match text {
-        "cpu" => Err("the CPU backend runs no DPU kernel, so there is nothing to check: use auto, sim or hw".into()),
-        "auto" | "sim" | "hw" => text.parse().map_err(|error: upmem::Error| error.to_string()),
-        other => Err(format!("`{other}` is not one of auto, sim, hw")),
+    match text.parse() {
+        Ok(Backend::Pim(kind)) => Ok(kind),
+        Ok(Backend::Cpu) => Err("the CPU backend runs no DPU kernel, so there is nothing to check: use auto, \
+                                 simulator or hardware"
+            .into()),
+        Err(_) => Err(format!("`{text}` is not one of auto, simulator (sim), hardware (hw)")),
     }
 }
 
@@ -115,10 +118,11 @@ mod tests {
     #[test]
     fn the_cpu_backend_is_refused_saying_why() {
         let error = dpu_backend("cpu").unwrap_err();
-        assert!(error.contains("nothing to check") && error.contains("auto, sim or hw"), "{error}");
+        assert!(error.contains("nothing to check") && error.contains("auto, simulator or hardware"), "{error}");
         assert_eq!(dpu_backend("sim"), Ok(BackendKind::Simulator));
         assert_eq!(dpu_backend("hw"), Ok(BackendKind::Hardware));
         assert_eq!(dpu_backend("auto"), Ok(BackendKind::Auto));
-        assert!(dpu_backend("gpu").unwrap_err().contains("not one of auto, sim, hw"));
+        assert_eq!(dpu_backend("Simulator"), Ok(BackendKind::Simulator));
+        assert!(dpu_backend("gpu").unwrap_err().contains("not one of auto, simulator (sim), hardware (hw)"));
     }
 }

@@ -56,7 +56,7 @@ impl Dpus {
 /// Why `chosen` runs the check when `asked` was asked for (`--backend`).
 pub fn backend_reason(asked: BackendKind, chosen: BackendKind) -> String {
     if asked != BackendKind::Auto {
-        return format!("asked for with --backend {}", flag(asked));
+        return format!("asked for with --backend {asked}");
     }
     if let Ok(value) = std::env::var("UPMEM_BACKEND") {
         if value.parse::<BackendKind>().is_ok_and(|kind| kind != BackendKind::Auto) {
@@ -71,15 +71,6 @@ pub fn backend_reason(asked: BackendKind, chosen: BackendKind) -> String {
         _ => "UPMEM hardware is present but libdpu did not load (the warning above says why)",
     };
     format!("auto: {reason}")
-}
-
-/// `--backend`'s word for `kind`.
-fn flag(kind: BackendKind) -> &'static str {
-    match kind {
-        BackendKind::Hardware => "hw",
-        BackendKind::Simulator => "sim",
-        BackendKind::Auto => "auto",
-    }
 }
 
 /// What the runtime tells of the DPUs' chips and software.
