@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use anyhow::{ensure, Context as _};
 use clap::Parser;
 use comfy_table::{presets::UTF8_FULL, Table};
-use upmem::{BackendKind, DpuSet, DpuSetBuilder, LoadedSet, SimConfig, Topology, MRAM_HEAP};
+use upmem::sim::SimConfig;
+use upmem::{BackendKind, DpuSet, DpuSetBuilder, LoadedSet, Topology, MRAM_HEAP};
 
 #[derive(Parser)]
 #[command(about = "Sum 64-bit integers across UPMEM DPUs (simulated when there is no hardware)")]

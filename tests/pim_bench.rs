@@ -2,7 +2,8 @@
 //! the CPU, whose plan beats or equals PyGim's default in prediction, and the table prints them.
 
 use pimgnn::bench::{self, PlanChoice, SpmmBenchConfig};
-use upmem::{BackendKind, Schedule};
+use upmem::sim::Schedule;
+use upmem::BackendKind;
 
 #[test]
 fn bench_rows_match_the_cpu_and_print() {

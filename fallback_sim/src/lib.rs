@@ -153,7 +153,6 @@ compile_error!("upmem-sim runs on Linux (x86-64 and aarch64): it needs memfd, MA
 mod block_costs;
 mod build_checks;
 mod builder;
-mod chip;
 mod config;
 mod control;
 mod disassembly;
@@ -170,19 +169,20 @@ mod runtime;
 mod stats;
 #[doc = include_str!("../docs/sdk-runtime.md")]
 pub mod sdk_runtime {}
-pub mod transfer_model;
 mod worker;
 
 pub use build_checks::{BuildWarning, IramEstimate, LayoutDifference, MemberChange, MemberDifference, SourceLocation};
-pub use builder::{BuildError, BuiltKernel, KernelBuilder, ObjectProblem};
-pub use chip::{parse_chip_id, ChipVersion, ParseChipVersionError};
-pub use config::{ParseScheduleError, Schedule, SimConfig, Topology};
+pub use builder::{BuildError, BuiltKernel, ObjectProblem, SimulatedBuild};
+pub use config::{ParseScheduleError, Schedule, SimConfig};
 pub use error::{Result, SimError};
 pub use fault::{Fault, FaultKind};
-pub use layout::{
-    CLOCK_HZ, DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE, DMA_MAX, MAX_TASKLETS, MRAM_BASE, MRAM_WINDOW, WRAM_BASE,
-};
+pub use layout::{DMA_MAX, MRAM_WINDOW, WRAM_BASE};
 pub use machine::{DpuState, Machine};
 pub use op_costs::InstructionClass;
-pub use program::{MemoryKind, Program, Symbol, MRAM_HEAP_SYMBOL};
+pub use program::Program;
+// What the hardware shares, which this crate's API takes and returns.
 pub use stats::{DpuStats, TaskletStats};
+pub use upmem_types::{
+    parse_chip_id, ChipVersion, KernelBuilder, MemoryKind, ParseChipVersionError, Symbol, Topology, CLOCK_HZ,
+    DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE, MAX_TASKLETS, MRAM_BASE, MRAM_HEAP,
+};

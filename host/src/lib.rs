@@ -89,14 +89,14 @@ pub mod backend;
 pub mod build;
 mod copy;
 pub mod driver;
+mod engine;
 mod error;
 #[cfg(feature = "hardware")]
 mod hw;
 mod kernel;
 mod set;
-mod set_stats;
 #[cfg(feature = "simulator")]
-mod sim;
+pub mod sim;
 pub mod timeline;
 
 #[cfg(not(any(feature = "simulator", feature = "hardware")))]
@@ -107,14 +107,9 @@ pub use copy::DpuCopy;
 pub use driver::RankInventory;
 pub use error::{Error, LoadAttempt, MissingLibrary, Result};
 pub use kernel::Kernel;
-pub use set::{AsyncScope, Dpu, DpuSet, DpuSetBuilder, FaultInfo, Launch, LoadedSet, Symbol};
-pub use set_stats::SetStats;
+pub use set::{AsyncScope, Dpu, DpuSet, DpuSetBuilder, FaultInfo, Launch, LoadedSet};
 pub use timeline::{Timeline, TransferModel};
-pub use upmem_sim::{ChipVersion, DpuStats, InstructionClass, Schedule, SimConfig, TaskletStats, Topology};
-
-/// The symbol of the MRAM heap, what `DPU_MRAM_HEAP_POINTER` points at on the DPU (`DPU_MRAM_HEAP_POINTER_NAME`):
-/// it spans the MRAM after the program's variables.
-pub const MRAM_HEAP: &str = "__sys_used_mram_end";
-
-/// The clock of the simulator's timing model, the DPUs of PrIM's server: 350 MHz.
-pub const SIM_CLOCK_HZ: u64 = upmem_sim::CLOCK_HZ;
+pub use upmem_types::{
+    ChipVersion, MemoryKind, ParseChipVersionError, Symbol, Topology, CLOCK_HZ, DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE,
+    DMA_CYCLES_PER_BYTE, DMA_READ_ALPHA_CYCLES, DMA_WRITE_ALPHA_CYCLES, MAX_TASKLETS, MRAM_HEAP,
+};

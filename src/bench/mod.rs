@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use comfy_table::{presets::UTF8_FULL, Table};
-use upmem::{BackendKind, DpuSet, Schedule, SimConfig, Topology};
+use upmem::sim::{Schedule, SimConfig};
+use upmem::{BackendKind, DpuSet, Topology};
 
 use crate::compare;
 use crate::cost::{self, Costed, HardwareModel, Prediction, Target};

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use pimgnn::bench::{self, PlanChoice, SpmmBenchConfig};
-use upmem::{BackendKind, Schedule};
+use upmem::sim::Schedule;
+use upmem::BackendKind;
 
 use super::{pim_args, progress};
 

@@ -1,7 +1,8 @@
 //! `pimgnn info`: the backends this machine has.
 
 use pimgnn::gnn::Backend;
-use upmem::{BackendKind, DpuSet, RankInventory, SimConfig, Topology};
+use upmem::sim::SimConfig;
+use upmem::{BackendKind, DpuSet, RankInventory, Topology};
 
 /// Runs `pimgnn info`.
 pub fn run() -> anyhow::Result<()> {

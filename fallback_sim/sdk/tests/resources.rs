@@ -12,7 +12,7 @@ use std::process::Command;
 use dpu::types::{
     dpu_error_t, dpu_set_dpu_iterator_t, dpu_set_t, SetParts, DPU_XFER_DEFAULT, DPU_XFER_FROM_DPU, DPU_XFER_TO_DPU,
 };
-use upmem_sim::KernelBuilder;
+use upmem_sim::{KernelBuilder, SimulatedBuild as _};
 
 extern "C" {
     fn dpu_alloc(nr_dpus: u32, profile: *const c_char, set: *mut dpu_set_t) -> dpu_error_t;

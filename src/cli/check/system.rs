@@ -3,7 +3,8 @@
 
 use std::fmt;
 
-use upmem::{BackendKind, ChipVersion, DpuSet, LoadedSet, SimConfig, Topology, MRAM_HEAP};
+use upmem::sim::SimConfig;
+use upmem::{BackendKind, ChipVersion, DpuSet, LoadedSet, Topology, MRAM_HEAP};
 
 /// DPUs per rank of the simulated machine: a small rank, so that the few DPUs of a check span several ranks.
 const SIM_DPUS_PER_RANK: u32 = 4;
@@ -95,7 +96,7 @@ pub struct Silicon {
 
 /// The chip version, hardware tasklet limit and SDK version of `set`'s DPUs, as the `upmem` crate reports them
 /// (the ranks' descriptions on hardware).
-pub fn silicon(set: &DpuSet) -> Silicon {
+pub fn silicon(set: &LoadedSet) -> Silicon {
     Silicon {
         chip_version: set.chip(),
         tasklet_limit: set.hardware_threads(),
@@ -133,7 +134,7 @@ impl Description {
             reason: backend_reason(asked, set.backend()),
             ranks: set.nr_ranks(),
             dpus: set.nr_dpus(),
-            machine: set.simulator().map(|machine| machine.topology().clone()),
+            machine: set.topology().cloned(),
             mram_bytes: heap.offset() + u64::from(heap.size),
             silicon: silicon(set),
         })
