@@ -87,7 +87,7 @@ fn main() -> anyhow::Result<()> {
     )?;
     KernelBuilder::new().source(&source).build(&kernel)?;
     let kernel = CString::new(kernel.to_str().expect("UTF-8 path"))?;
-    let heap = CString::new("__sys_used_mram_end")?;
+    let heap = CString::new(upmem_sim::MRAM_HEAP)?;
     let value = CString::new("value")?;
     let profile = CString::new("nrRanks=32,nrDpusPerRank=64")?;
 
