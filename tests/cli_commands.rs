@@ -23,6 +23,8 @@ const WORKLOAD: [&str; 6] = ["--graph", "graph.mtx", "--features", "features.npy
 /// DPUs and tasklets of the simulator runs: a few, so that the runs stay short and still spread over DPUs.
 const PIM: [&str; 6] = ["--backend", "sim", "--dpus", "8", "--tasklets", "4"];
 
+// It checks the simulator's defaults, which only a build with the simulator has.
+#[cfg(feature = "simulator")]
 #[test]
 fn info_names_the_cpu_kernels_the_backends_and_the_simulators_settings() {
     let dir = tempfile::tempdir().unwrap();
