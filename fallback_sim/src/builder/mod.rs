@@ -5,7 +5,7 @@
 //!    with the same tasklet and stack settings.
 //!    The kernel sources (not the runtime) are instrumented with `-fsanitize-coverage=trace-pc`, which counts
 //!    the instructions each tasklet executes (see [`crate::block_costs`]). A kernel source compiled alone
-//!    ([`KernelBuilder::compile_object`], the compiler's `-c`) is a DPU object: the same object, marked
+//!    ([`SimulatedBuild::compile_object`], the compiler's `-c`) is a DPU object: the same object, marked
 //!    ([`dpu_object`]), which a later build links, as it links the members of static libraries of them that
 //!    the program needs.
 //! 2. Kernel objects (compiled, given, and taken from libraries) and runtime objects are combined into one
@@ -153,7 +153,7 @@ impl BuildError {
     }
 }
 
-/// A kernel built by [`KernelBuilder::build_kernel`]: its binary and what the build checks found.
+/// A kernel built by [`SimulatedBuild::build_kernel`]: its binary and what the build checks found.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct BuiltKernel {
