@@ -1,4 +1,4 @@
-//! The simulated machine's shape and behaviour.
+//! How the simulated machine behaves: its shape (a [`Topology`]), workers, hang limit, strictness and schedule.
 
 use std::fmt;
 use std::str::FromStr;
