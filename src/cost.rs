@@ -135,7 +135,7 @@ impl Default for HardwareModel {
             broadcast_bytes_per_second: transfers.broadcast_rank_bytes_per_second,
             dpus_per_rank: 64,
             host_bytes_per_second: 5e9,
-            mram_bytes: 64 << 20,
+            mram_bytes: upmem::DEFAULT_MRAM_SIZE,
         }
     }
 }

@@ -1,11 +1,12 @@
-//! What UPMEM's hardware and the bundled simulator share, defined once: the DPU chip versions
-//! ([`ChipVersion`]), the shape of a server ([`Topology`]), a program's symbols ([`Symbol`]), the description
-//! of a kernel to build ([`KernelBuilder`]: sources, defines, flags, tasklets, chip, and the SDK compiler's
-//! arguments for it), the model of host-DPU transfer times ([`TransferModel`], PrIM's figures) and the DPU's
-//! constants ([`CLOCK_HZ`], [`MAX_TASKLETS`], [`MRAM_HEAP`], memory sizes, DMA costs).
+//! What UPMEM's hardware and the bundled simulator share, defined once, so that the runtime (`upmem`) can
+//! drive real DPUs without compiling the simulator (`upmem-sim`): both depend on this crate, neither on the
+//! other for these facts. It holds the DPU chip versions ([`ChipVersion`]), the shape of a server
+//! ([`Topology`]), a program's symbols ([`Symbol`]), the description of a kernel to build ([`KernelBuilder`]:
+//! sources, defines, flags, tasklets, chip, and the SDK compiler's arguments for it), the model of host-DPU
+//! transfer times ([`TransferModel`], PrIM's figures) and the DPU's constants ([`CLOCK_HZ`], [`MAX_TASKLETS`],
+//! [`MRAM_HEAP`], memory sizes, DMA costs).
 //!
-//! It exists so that the runtime (`upmem`) can drive real DPUs without compiling the simulator (`upmem-sim`):
-//! both depend on this crate, neither on the other for these facts. It has no dependency but `thiserror`.
+//! It has no dependency but `thiserror`.
 
 mod chip;
 mod kernel;
