@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context as _};
 use clap::Parser;
-use upmem::{BackendKind, DpuSet, DpuSetBuilder, LoadedSet, SimConfig, Topology, MRAM_HEAP};
+use upmem::sim::SimConfig;
+use upmem::{BackendKind, DpuSet, DpuSetBuilder, LoadedSet, Topology, MRAM_HEAP};
 
 /// The command line's table style, so that the example prints as `pimgnn` does.
 #[path = "../src/cli/table.rs"]

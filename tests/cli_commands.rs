@@ -23,6 +23,8 @@ const WORKLOAD: [&str; 6] = ["--graph", "graph.mtx", "--features", "features.npy
 /// DPUs and tasklets of the simulator runs: a few, so that the runs stay short and still spread over DPUs.
 const PIM: [&str; 6] = ["--backend", "sim", "--dpus", "8", "--tasklets", "4"];
 
+// It checks the simulator's defaults, which only a build with the simulator has.
+#[cfg(feature = "simulator")]
 #[test]
 fn info_names_the_cpu_kernels_the_backends_and_the_simulators_settings() {
     let dir = tempfile::tempdir().unwrap();
@@ -37,7 +39,7 @@ fn info_names_the_cpu_kernels_the_backends_and_the_simulators_settings() {
     assert_eq!(line_after(&stdout, "CPU: available, "), cpu);
     let hardware = line_after(&stdout, "UPMEM hardware: ");
     assert_eq!(hardware.starts_with("available"), upmem::hardware_present(), "{hardware}");
-    let workers = upmem::SimConfig::new(upmem::Topology::full_server()).workers;
+    let workers = upmem::sim::SimConfig::new(upmem::Topology::full_server()).workers;
     let simulator = format!("2560 DPUs (40 ranks of 64 DPUs) by default, {workers} worker processes, hang limit 60 s");
     assert_eq!(line_after(&stdout, "simulator: available, "), simulator);
     assert!(stdout.contains("\n           v1A DPUs (24 hardware tasklets each), WRAM 64 KiB and MRAM 64 MiB per DPU\n"));

@@ -1,6 +1,6 @@
 //! The DPU kernels of `dpu/`, as the build script built them for the simulator, would work on a DPU as they do
 //! there: each is estimated within a DPU's IRAM, and none has a `__host` or MRAM variable laid out differently on a
-//! DPU (the build checks of `upmem_sim::KernelBuilder`, recorded in each binary).
+//! DPU (the build checks of `upmem_sim::SimulatedBuild`, recorded in each binary).
 
 #![cfg(feature = "simulator")]
 

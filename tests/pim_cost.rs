@@ -5,7 +5,8 @@ use pimgnn::pim::cost::{self, HardwareModel, Target};
 use pimgnn::pim::plan::{Format, Plan, XDelivery};
 use pimgnn::pim::PimSpmm;
 use pimgnn::{Csr, Dense, Error, SpmmEngine};
-use upmem::{BackendKind, DpuSet, SimConfig, Topology};
+use upmem::sim::SimConfig;
+use upmem::{BackendKind, DpuSet, Topology};
 
 /// A graph whose row `r` has `1 + r % 7` nonzeros spread over the columns.
 fn graph(n: usize) -> Csr<f32> {

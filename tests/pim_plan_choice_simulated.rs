@@ -12,7 +12,8 @@ use pimgnn::pim::cost::{self, HardwareModel, Target};
 use pimgnn::pim::plan::Plan;
 use pimgnn::pim::PimSpmm;
 use pimgnn::{Csr, Dense, SpmmEngine};
-use upmem::{BackendKind, DpuSet, Schedule, SimConfig, Topology};
+use upmem::sim::{Schedule, SimConfig};
+use upmem::{BackendKind, DpuSet, Topology};
 
 /// DPUs of the simulated set: two ranks, so that plans differ in how they fill them.
 const DPUS: u32 = 128;

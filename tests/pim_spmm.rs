@@ -9,7 +9,8 @@ use pimgnn::pim::{PimElement, PimSpmm};
 use pimgnn::{cpu, Csr, Dense, Element, Error, SpmmEngine};
 use rand::rngs::ChaCha8Rng;
 use rand::{Rng as _, RngExt, SeedableRng};
-use upmem::{BackendKind, DpuSet, Schedule, SimConfig, Topology};
+use upmem::sim::{Schedule, SimConfig};
+use upmem::{BackendKind, DpuSet, Topology};
 
 /// The seeded generator of test graphs and features.
 type Rng = ChaCha8Rng;

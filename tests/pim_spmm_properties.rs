@@ -31,7 +31,8 @@ use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 use rand::rngs::ChaCha8Rng;
 use rand::SeedableRng;
-use upmem::{BackendKind, ChipVersion, DpuSet, Schedule, SimConfig, Topology};
+use upmem::sim::{Schedule, SimConfig};
+use upmem::{BackendKind, ChipVersion, DpuSet, Topology};
 
 /// Cases per property when `PIMGNN_PROPTEST_CASES` is not set: the four properties take about 20 s together on
 /// two cores in the debug build `cargo test` makes.

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use comfy_table::{presets::UTF8_FULL, Table};
-use upmem_sim::{KernelBuilder, Machine, MemoryKind, Program, SimConfig, Topology, CLOCK_HZ, MRAM_HEAP_SYMBOL};
+use upmem_sim::{
+    KernelBuilder, Machine, MemoryKind, Program, SimConfig, SimulatedBuild as _, Topology, CLOCK_HZ, MRAM_HEAP,
+};
 
 const REPEATS: usize = 5;
 const BLOCK_BYTES: u32 = 2048;
@@ -36,7 +38,7 @@ fn gigabytes_per_second(bytes: u64, time: Duration) -> f64 {
 fn fill_heap(machine: &Machine, dpus: &[u32], bytes: u32) -> anyhow::Result<()> {
     let data: Vec<u8> = (0..bytes).map(|i| (i * 31 % 251) as u8).collect();
     for &dpu in dpus {
-        let heap = machine.symbol(dpu, MRAM_HEAP_SYMBOL)?;
+        let heap = machine.symbol(dpu, MRAM_HEAP)?;
         machine.write(dpu, MemoryKind::Mram, heap.offset(), &data)?;
     }
     Ok(())
@@ -145,7 +147,7 @@ fn main() -> anyhow::Result<()> {
     eprintln!("[3/3] reading a whole 64 MiB MRAM...");
     let mut machine = Machine::new(SimConfig::new(Topology::new(1, 1)))?;
     machine.load(&[0], &stream)?;
-    let heap = machine.symbol(0, MRAM_HEAP_SYMBOL)?;
+    let heap = machine.symbol(0, MRAM_HEAP)?;
     let sweep = (heap.size / BLOCK_BYTES) * BLOCK_BYTES;
     fill_heap(&machine, &[0], sweep)?;
     set(&machine, &[0], "bytes", sweep)?;

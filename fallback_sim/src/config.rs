@@ -1,130 +1,36 @@
-//! The simulated machine's shape and behaviour.
+//! How the simulated machine behaves: its shape (a [`Topology`]), workers, hang limit, strictness and schedule.
 
-use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::chip::ChipVersion;
+use upmem_types::Topology;
+
 use crate::error::{Result, SimError};
-use crate::layout::{
-    DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE, MAX_WORKERS, MRAM_WINDOW, SCHEDULE_FAST, SCHEDULE_MODELLED, SCHEDULE_SHUFFLE,
-};
+use crate::layout::{MAX_WORKERS, MRAM_WINDOW, SCHEDULE_FAST, SCHEDULE_MODELLED, SCHEDULE_SHUFFLE};
 
-/// Ranks, DPUs per rank and the disabled DPUs of a simulated server, with each DPU's memory sizes and chip
-/// version.
-///
-/// DPUs are numbered rank by rank: DPU `d` is member `d % dpus_per_rank` of rank `d / dpus_per_rank`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Topology {
-    /// Number of ranks.
-    pub nr_ranks: u32,
-    /// DPUs per rank: 64 on UPMEM DIMMs, 1 in the SDK's own simulator.
-    pub dpus_per_rank: u32,
-    /// DPUs that exist but cannot be used, as faulty DPUs on real servers.
-    pub disabled: BTreeSet<u32>,
-    /// WRAM per DPU in bytes (64 KiB on UPMEM v1A).
-    pub wram_size: u64,
-    /// MRAM per DPU in bytes (64 MiB).
-    pub mram_size: u64,
-    /// The DPUs' chip version, which bounds a program's tasklets (24 on v1A, 16 on v1B).
-    pub chip: ChipVersion,
-}
-
-/// "`r` ranks of `d` DPUs", as the logs and `pimgnn info` say it.
-impl fmt::Display for Topology {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let plural = |n: u32| if n == 1 { "" } else { "s" };
-        write!(
-            f,
-            "{} rank{} of {} DPU{}",
-            self.nr_ranks,
-            plural(self.nr_ranks),
-            self.dpus_per_rank,
-            plural(self.dpus_per_rank)
-        )
+/// Checks that the simulator can build a machine of this shape.
+pub(crate) fn validate_topology(topology: &Topology) -> Result<()> {
+    let invalid = |message: String| Err(SimError::InvalidConfig(message));
+    if topology.nr_ranks == 0 || topology.dpus_per_rank == 0 {
+        return invalid(format!("{topology}: need at least one DPU"));
     }
-}
-
-impl Topology {
-    /// `nr_ranks` ranks of `dpus_per_rank` DPUs with UPMEM's memory sizes and no disabled DPU.
-    pub fn new(nr_ranks: u32, dpus_per_rank: u32) -> Self {
-        Topology {
-            nr_ranks,
-            dpus_per_rank,
-            disabled: BTreeSet::new(),
-            wram_size: DEFAULT_WRAM_SIZE,
-            mram_size: DEFAULT_MRAM_SIZE,
-            chip: ChipVersion::default(),
-        }
+    if topology.dpus_per_rank > 64 {
+        return invalid(format!("{} DPUs per rank: a rank has at most 64", topology.dpus_per_rank));
     }
-
-    /// A full UPMEM server: 40 ranks of 64 DPUs (2,560 DPUs).
-    pub fn full_server() -> Self {
-        Self::new(40, 64)
+    if u64::from(topology.nr_ranks) * u64::from(topology.dpus_per_rank) > 1 << 16 {
+        return invalid(format!("{topology}: at most 65,536 DPUs"));
     }
-
-    /// The part of a full server that holds `nr_dpus` DPUs: as many of its ranks as they need, at least one and
-    /// at most all 40, so that a larger request is refused at allocation as on the hardware.
-    pub fn server_ranks_for(nr_dpus: u32) -> Self {
-        let server = Self::full_server();
-        Self::new(nr_dpus.div_ceil(server.dpus_per_rank).clamp(1, server.nr_ranks), server.dpus_per_rank)
+    if let Some(&dpu) = topology.disabled.iter().find(|&&dpu| dpu >= topology.nr_dpus()) {
+        return invalid(format!("disabled DPU {dpu} does not exist: there are {} DPUs", topology.nr_dpus()));
     }
-
-    /// The same topology with DPUs of this chip version.
-    pub fn with_chip(mut self, chip: ChipVersion) -> Self {
-        self.chip = chip;
-        self
+    if topology.wram_size == 0 || !topology.wram_size.is_multiple_of(4096) || topology.wram_size > 1 << 20 {
+        return invalid(format!("WRAM size {}: must be a multiple of 4096 up to 1 MiB", topology.wram_size));
     }
-
-    /// The same topology with these DPUs disabled.
-    pub fn with_disabled(mut self, dpus: impl IntoIterator<Item = u32>) -> Self {
-        self.disabled.extend(dpus);
-        self
+    if topology.mram_size == 0 || !topology.mram_size.is_multiple_of(4096) || topology.mram_size > MRAM_WINDOW {
+        return invalid(format!("MRAM size {}: must be a multiple of 4096 up to 64 MiB", topology.mram_size));
     }
-
-    /// All DPUs, enabled or not.
-    pub fn nr_dpus(&self) -> u32 {
-        self.nr_ranks * self.dpus_per_rank
-    }
-
-    /// DPUs that can be used.
-    pub fn nr_enabled_dpus(&self) -> u32 {
-        self.nr_dpus() - self.disabled.len() as u32
-    }
-
-    /// Whether DPU `dpu` exists and is enabled.
-    pub fn is_enabled(&self, dpu: u32) -> bool {
-        dpu < self.nr_dpus() && !self.disabled.contains(&dpu)
-    }
-
-    /// The enabled DPUs in order.
-    pub fn enabled_dpus(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..self.nr_dpus()).filter(|dpu| !self.disabled.contains(dpu))
-    }
-
-    pub(crate) fn validate(&self) -> Result<()> {
-        let invalid = |message: String| Err(SimError::InvalidConfig(message));
-        if self.nr_ranks == 0 || self.dpus_per_rank == 0 {
-            return invalid(format!("{self}: need at least one DPU"));
-        }
-        if self.dpus_per_rank > 64 {
-            return invalid(format!("{} DPUs per rank: a rank has at most 64", self.dpus_per_rank));
-        }
-        if u64::from(self.nr_ranks) * u64::from(self.dpus_per_rank) > 1 << 16 {
-            return invalid(format!("{self}: at most 65,536 DPUs"));
-        }
-        if let Some(&dpu) = self.disabled.iter().find(|&&dpu| dpu >= self.nr_dpus()) {
-            return invalid(format!("disabled DPU {dpu} does not exist: there are {} DPUs", self.nr_dpus()));
-        }
-        if self.wram_size == 0 || !self.wram_size.is_multiple_of(4096) || self.wram_size > 1 << 20 {
-            return invalid(format!("WRAM size {}: must be a multiple of 4096 up to 1 MiB", self.wram_size));
-        }
-        if self.mram_size == 0 || !self.mram_size.is_multiple_of(4096) || self.mram_size > MRAM_WINDOW {
-            return invalid(format!("MRAM size {}: must be a multiple of 4096 up to 64 MiB", self.mram_size));
-        }
-        Ok(())
-    }
+    Ok(())
 }
 
 /// How the simulator runs DPUs.
@@ -162,7 +68,7 @@ impl SimConfig {
     }
 
     pub(crate) fn validate(&self) -> Result<()> {
-        self.topology.validate()?;
+        validate_topology(&self.topology)?;
         if self.workers == 0 || self.workers > MAX_WORKERS {
             return Err(SimError::InvalidConfig(format!("{} workers: must be 1..={MAX_WORKERS}", self.workers)));
         }
@@ -277,19 +183,6 @@ impl FromStr for Schedule {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn topologies_print_ranks_and_dpus_in_words() {
-        assert_eq!(Topology::full_server().to_string(), "40 ranks of 64 DPUs");
-        assert_eq!(Topology::new(1, 1).to_string(), "1 rank of 1 DPU");
-    }
-
-    #[test]
-    fn a_part_of_a_server_has_the_ranks_its_dpus_need() {
-        for (dpus, ranks) in [(0, 1), (1, 1), (64, 1), (65, 2), (2048, 32), (2560, 40), (3000, 40)] {
-            assert_eq!(Topology::server_ranks_for(dpus), Topology::new(ranks, 64), "{dpus} DPUs");
-        }
-    }
 
     #[test]
     fn schedules_parse_and_print_the_same() {

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use crate::chip::ChipVersion;
 use crate::fault::Fault;
+use upmem_types::ChipVersion;
 
 /// Everything that can go wrong in the simulator core. Each variant names the input and the limit involved.
 #[derive(Debug, thiserror::Error)]

@@ -3,24 +3,16 @@
 //! These mirror `runtime/include/dpusim/abi.h`; the `abi_layout` test compiles a C probe against that header
 //! and compares every size and offset with the ones here.
 
+pub(crate) use upmem_types::{DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE, MAX_TASKLETS};
+
 use crate::op_costs::InstructionClass;
 
 /// Where a simulated DPU binary links and maps its WRAM.
 pub const WRAM_BASE: u64 = 0x0010_0000;
-/// Where MRAM lives, the DPU's own MRAM window: MRAM addresses in kernels are the DPU's.
-pub const MRAM_BASE: u64 = 0x0800_0000;
 /// The DPU's MRAM window size (64 MiB); an MRAM smaller than that leaves the rest unmapped.
 pub const MRAM_WINDOW: u64 = 64 << 20;
-/// WRAM of a UPMEM DPU (v1A): 64 KiB.
-pub const DEFAULT_WRAM_SIZE: u64 = 64 << 10;
-/// MRAM of a UPMEM DPU: 64 MiB.
-pub const DEFAULT_MRAM_SIZE: u64 = 64 << 20;
-/// Hardware threads of a DPU (v1A).
-pub const MAX_TASKLETS: usize = 24;
 /// The largest single DMA transfer.
 pub const DMA_MAX: u32 = 2048;
-/// The modelled DPU clock, what `CLOCKS_PER_SEC` says on the simulator.
-pub const CLOCK_HZ: u64 = 350_000_000;
 
 pub(crate) const CONTROL_MAGIC: u64 = 0x444d_4953_554d_4953;
 pub(crate) const ABI_VERSION: u32 = 4;
@@ -162,6 +154,8 @@ mod tests {
     use std::path::Path;
     use std::process::Command;
 
+    use upmem_types::MRAM_BASE;
+
     use super::*;
 
     /// Compiles a probe against abi.h that prints each size and offset, and compares them with the Rust mirror.
@@ -206,6 +200,9 @@ mod tests {
         check("DPUSIM_WRAM_BASE", WRAM_BASE as usize);
         check("DPUSIM_MRAM_BASE", MRAM_BASE as usize);
         check("DPUSIM_MAX_TASKLETS", MAX_TASKLETS);
+        check("DPUSIM_CLOCK_HZ", upmem_types::CLOCK_HZ as usize);
+        check("DPUSIM_DMA_READ_ALPHA", upmem_types::DMA_READ_ALPHA_CYCLES as usize);
+        check("DPUSIM_DMA_WRITE_ALPHA", upmem_types::DMA_WRITE_ALPHA_CYCLES as usize);
         check("DPUSIM_MESSAGE_SIZE", MESSAGE_SIZE);
         check("DPUSIM_MAX_WORKERS", MAX_WORKERS);
         check("DPUSIM_ABI_VERSION", ABI_VERSION as usize);

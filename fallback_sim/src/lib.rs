@@ -4,10 +4,10 @@
 //! # Workflow
 //!
 //! 1. Write a DPU kernel in C against the UPMEM runtime headers (`<mram.h>`, `<defs.h>`, `<barrier.h>`, ...).
-//! 2. Build it with [`KernelBuilder`] (from a `build.rs`) or the `dpu-upmem-dpurte-clang` command: the host C
-//!    compiler produces a *simulated DPU binary* whose WRAM sits in a 64 KiB window at `0x00100000` and
-//!    whose MRAM sits at the DPU's own MRAM window `0x08000000`, so kernels that keep MRAM addresses in
-//!    `uint32_t` work unchanged.
+//! 2. Describe it with a [`KernelBuilder`] and build it with [`SimulatedBuild`] (from a `build.rs`) or the
+//!    `dpu-upmem-dpurte-clang` command: the host C compiler produces a *simulated DPU binary* whose WRAM sits in
+//!    a 64 KiB window at `0x00100000` and whose MRAM sits at the DPU's own MRAM window `0x08000000`, so kernels
+//!    that keep MRAM addresses in `uint32_t` work unchanged.
 //! 3. Create a [`Machine`] with a [`Topology`] (ranks, DPUs per rank, disabled DPUs, memory sizes).
 //! 4. [`Machine::load`] a [`Program`] into DPUs, write inputs ([`Machine::write_symbol`], [`Machine::write`]),
 //!    [`Machine::launch`] (or [`Machine::launch_async`] then [`Machine::wait`]), read results back, and read
@@ -25,7 +25,7 @@
 //!   its own code from the block costs below, each compiler-runtime multiply, divide or floating-point operation
 //!   a `call`, plus the SDK runtime routines it links, sized from the SDK 2025.1's compiled runtime.
 //!
-//! Each finding is a [`BuildWarning`] ([`KernelBuilder::build`] prints them, [`KernelBuilder::build_kernel`]
+//! Each finding is a [`BuildWarning`] ([`SimulatedBuild::build`] prints them, [`SimulatedBuild::build_kernel`]
 //! returns them) and is recorded in the binary ([`Program::iram_estimate`], [`Program::layout_differences`]),
 //! so that [`SimConfig::strict`] refuses the program in [`Machine::load`] ([`SimError::IramOverflow`],
 //! [`SimError::LayoutMismatch`]).
@@ -153,7 +153,6 @@ compile_error!("upmem-sim runs on Linux (x86-64 and aarch64): it needs memfd, MA
 mod block_costs;
 mod build_checks;
 mod builder;
-mod chip;
 mod config;
 mod control;
 mod disassembly;
@@ -170,19 +169,20 @@ mod runtime;
 mod stats;
 #[doc = include_str!("../docs/sdk-runtime.md")]
 pub mod sdk_runtime {}
-pub mod transfer_model;
 mod worker;
 
 pub use build_checks::{BuildWarning, IramEstimate, LayoutDifference, MemberChange, MemberDifference, SourceLocation};
-pub use builder::{BuildError, BuiltKernel, KernelBuilder, ObjectProblem};
-pub use chip::{parse_chip_id, ChipVersion, ParseChipVersionError};
-pub use config::{ParseScheduleError, Schedule, SimConfig, Topology};
+pub use builder::{BuildError, BuiltKernel, ObjectProblem, SimulatedBuild};
+pub use config::{ParseScheduleError, Schedule, SimConfig};
 pub use error::{Result, SimError};
 pub use fault::{Fault, FaultKind};
-pub use layout::{
-    CLOCK_HZ, DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE, DMA_MAX, MAX_TASKLETS, MRAM_BASE, MRAM_WINDOW, WRAM_BASE,
-};
+pub use layout::{DMA_MAX, MRAM_WINDOW, WRAM_BASE};
 pub use machine::{DpuState, Machine};
 pub use op_costs::InstructionClass;
-pub use program::{MemoryKind, Program, Symbol, MRAM_HEAP_SYMBOL};
+pub use program::Program;
+// What the hardware shares, which this crate's API takes and returns.
 pub use stats::{DpuStats, TaskletStats};
+pub use upmem_types::{
+    parse_chip_id, ChipVersion, KernelBuilder, MemoryKind, ParseChipVersionError, Symbol, Topology, CLOCK_HZ,
+    DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE, MAX_TASKLETS, MRAM_BASE, MRAM_HEAP,
+};

@@ -14,7 +14,9 @@ use crate::layout::{
 };
 use crate::memory::SharedFile;
 use crate::overlay::{self, Overlays};
-use crate::program::{MemoryKind, Program, Symbol};
+use upmem_types::{MemoryKind, Symbol};
+
+use crate::program::Program;
 use crate::stats::{DpuStats, TaskletStats};
 use crate::worker::{SharedFds, WorkerPool};
 

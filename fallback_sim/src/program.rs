@@ -9,62 +9,18 @@ use std::path::{Path, PathBuf};
 
 use object::{Object, ObjectSection, ObjectSymbol};
 
+use upmem_types::{ChipVersion, MemoryKind, Symbol, MAX_TASKLETS, MRAM_BASE, MRAM_HEAP};
+
 use crate::build_checks::{self, RecordedChecks};
-use crate::chip::ChipVersion;
 use crate::error::{Result, SimError};
-use crate::layout::{
-    KernelInfo, ABI_VERSION, FD_FIRST_UNPLACED, KERNEL_MAGIC, MAX_TASKLETS, MRAM_BASE, MRAM_WINDOW, WRAM_BASE,
-};
+use crate::layout::{KernelInfo, ABI_VERSION, FD_FIRST_UNPLACED, KERNEL_MAGIC, MRAM_WINDOW, WRAM_BASE};
 
 /// ELF machine number of real DPU binaries.
 const EM_DPU: u16 = 245;
-/// The symbol that marks the start of the MRAM heap (`DPU_MRAM_HEAP_POINTER_NAME`).
-pub const MRAM_HEAP_SYMBOL: &str = "__sys_used_mram_end";
 /// WRAM the SDK's linker script reserves per tasklet between the stacks and the heap (`__sw_cache_buffer`).
 const SOFTWARE_CACHE_PER_TASKLET: u64 = 8;
 /// What [`Program::path`] says of a program read with [`Program::from_bytes`], which has no file.
 const FROM_MEMORY: &str = "<loaded from memory>";
-
-/// Which DPU memory a symbol lives in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MemoryKind {
-    /// WRAM (`__host` variables and other globals); DPU addresses start at 0.
-    Wram,
-    /// MRAM (`__mram`, `__mram_noinit`, the MRAM heap); DPU addresses start at 0x08000000.
-    Mram,
-}
-
-/// A DPU symbol: where it is in the DPU's address space, as `dpu_get_symbol` reports it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Symbol {
-    /// The DPU address: a WRAM byte address, or 0x08000000 plus the MRAM offset.
-    pub address: u32,
-    /// Its size in bytes. The MRAM heap symbol extends to the end of MRAM (see [`Program::symbol`]).
-    pub size: u32,
-    /// The memory it lives in.
-    pub memory: MemoryKind,
-}
-
-impl Symbol {
-    /// The symbol at a DPU address (its memory follows from the address), as `dpu_get_symbol` reports it.
-    pub fn at(address: u32, size: u32) -> Symbol {
-        let memory = if u64::from(address) >= MRAM_BASE { MemoryKind::Mram } else { MemoryKind::Wram };
-        Symbol { address, size, memory }
-    }
-
-    /// Whether the symbol is in MRAM.
-    pub fn is_mram(&self) -> bool {
-        self.memory == MemoryKind::Mram
-    }
-
-    /// The byte offset in its memory.
-    pub fn offset(&self) -> u64 {
-        match self.memory {
-            MemoryKind::Wram => u64::from(self.address),
-            MemoryKind::Mram => u64::from(self.address) - MRAM_BASE,
-        }
-    }
-}
 
 /// A program built for the simulator, ready to be loaded into DPUs.
 #[derive(Debug)]
@@ -155,7 +111,7 @@ impl Program {
                 memory,
             });
         }
-        let heap = symbols.get(MRAM_HEAP_SYMBOL).ok_or_else(|| invalid(format!("no {MRAM_HEAP_SYMBOL} symbol")))?;
+        let heap = symbols.get(MRAM_HEAP).ok_or_else(|| invalid(format!("no {MRAM_HEAP} symbol")))?;
         let mram_used = heap.offset();
         let static_wram = symbols.get("__dpusim_wram_static_end").map_or(wram_image.len() as u64, Symbol::offset);
 
@@ -241,7 +197,7 @@ impl Program {
     /// (`mram_size` minus its offset).
     pub fn symbol(&self, name: &str, mram_size: u64) -> Option<Symbol> {
         let mut symbol = *self.symbols.get(name)?;
-        if name == MRAM_HEAP_SYMBOL {
+        if name == MRAM_HEAP {
             symbol.size = mram_size.saturating_sub(symbol.offset()) as u32;
         }
         Some(symbol)

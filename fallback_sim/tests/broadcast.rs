@@ -5,7 +5,7 @@
 mod common;
 
 use common::{build, machine, read_u32, write_u32, write_u64};
-use upmem_sim::{MemoryKind, MRAM_HEAP_SYMBOL};
+use upmem_sim::{MemoryKind, MRAM_HEAP};
 
 const NR_DPUS: u32 = 64;
 const BYTES: usize = 2 << 20;
@@ -29,7 +29,7 @@ fn broadcast_pages_are_shared_and_a_write_makes_a_page_the_writers_own() {
     let mut machine = machine(1, NR_DPUS);
     let dpus: Vec<u32> = (0..NR_DPUS).collect();
     machine.load(&dpus, &program).unwrap();
-    let heap = machine.symbol(0, MRAM_HEAP_SYMBOL).unwrap().offset();
+    let heap = machine.symbol(0, MRAM_HEAP).unwrap().offset();
     let data: Vec<u8> = (0..BYTES).map(|i| (i * 7 % 251) as u8).collect();
 
     let before = resident_shared_kib();

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use common::{kernel_source, machine_with, read_u32, write_u32};
 use upmem_sim::{
     BuildWarning, BuiltKernel, ChipVersion, KernelBuilder, LayoutDifference, MemberChange, MemberDifference, Program,
-    SimError, Topology,
+    SimError, SimulatedBuild as _, Topology,
 };
 
 /// Builds `tests/kernels/<name>.c` as the tests' kernels are built, returning what the build checks found.

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use common::{build, kernel_source, machine_with, read_u32, read_u32s, read_u64, write_u32};
 use upmem_sim::{
-    BuildError, DpuState, Fault, FaultKind, KernelBuilder, Machine, MemoryKind, Program, SimConfig, SimError, Topology,
-    MRAM_BASE, MRAM_HEAP_SYMBOL, WRAM_BASE,
+    BuildError, DpuState, Fault, FaultKind, KernelBuilder, Machine, MemoryKind, Program, SimConfig, SimError,
+    SimulatedBuild as _, Topology, MRAM_BASE, MRAM_HEAP, WRAM_BASE,
 };
 
 const DPUS: [u32; 3] = [0, 1, 2];
@@ -100,7 +100,7 @@ fn heap_word(dpu: u32) -> u64 {
 }
 
 fn heap_offset(machine: &Machine, dpu: u32) -> u64 {
-    machine.symbol(dpu, MRAM_HEAP_SYMBOL).unwrap().offset()
+    machine.symbol(dpu, MRAM_HEAP).unwrap().offset()
 }
 
 fn read_heap_word(machine: &Machine, dpu: u32) -> u64 {

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{kernel_source, machine, read_u32, write_u32};
-use upmem_sim::{KernelBuilder, Program};
+use upmem_sim::{KernelBuilder, Program, SimulatedBuild as _};
 
 const INPUT: u32 = 0x1234_5678;
 

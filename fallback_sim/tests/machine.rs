@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{build, machine, machine_with, read_u32, read_u32s, read_u64, read_u64s, write_u32};
-use upmem_sim::{DpuState, MemoryKind, Program, SimError, Topology, MRAM_BASE, MRAM_HEAP_SYMBOL};
+use upmem_sim::{DpuState, MemoryKind, Program, SimError, Topology, MRAM_BASE, MRAM_HEAP};
 
 const ID_STRIDE: u32 = 1000;
 const HEAP_TAG: u64 = 1 << 31;
@@ -21,7 +21,7 @@ fn check_isolation(topology: Topology, nr_tasklets: u32) {
         write_u32(&machine, dpu, "dpu_id", dpu + 7);
     }
     machine.launch(&dpus).unwrap();
-    let heap = machine.symbol(dpus[0], MRAM_HEAP_SYMBOL).unwrap();
+    let heap = machine.symbol(dpus[0], MRAM_HEAP).unwrap();
     for &dpu in &dpus {
         let id = dpu + 7;
         let tasklets = nr_tasklets as usize;
@@ -54,7 +54,7 @@ fn dpus_are_isolated_for_every_tasklet_count() {
 #[test]
 fn mram_addresses_are_the_dpus_own() {
     let program = build("isolation", 4, &[]);
-    let heap = program.symbol(MRAM_HEAP_SYMBOL, 64 << 20).unwrap();
+    let heap = program.symbol(MRAM_HEAP, 64 << 20).unwrap();
     let array = program.symbol("mram_ids", 64 << 20).unwrap();
     assert_eq!(u64::from(array.address) & !(MRAM_BASE - 1), MRAM_BASE, "named MRAM arrays live at 0x08000000");
     assert!(heap.address >= array.address + array.size, "the MRAM heap follows the MRAM variables");
@@ -72,7 +72,7 @@ fn mram_variables_may_fill_all_of_mram() {
     const MRAM_SIZE: u64 = 64 << 20;
     let program = build("mram_full", 1, &[]);
     assert_eq!(program.mram_used(), MRAM_SIZE);
-    let heap = program.symbol(MRAM_HEAP_SYMBOL, MRAM_SIZE).expect("the heap symbol at the end of MRAM");
+    let heap = program.symbol(MRAM_HEAP, MRAM_SIZE).expect("the heap symbol at the end of MRAM");
     assert_eq!((u64::from(heap.address), heap.size), (MRAM_BASE + MRAM_SIZE, 0), "an empty heap at MRAM's end");
     let mut machine = machine(1, 1);
     machine.load(&[0], &program).unwrap();
@@ -95,7 +95,7 @@ fn first_writes_into_fresh_memory_land_with_zeroes_around_them() {
     let mut machine = machine(1, 4);
     let dpus: Vec<u32> = (0..4).collect();
     machine.load(&dpus, &program).unwrap();
-    let heap = machine.symbol(0, MRAM_HEAP_SYMBOL).unwrap().offset();
+    let heap = machine.symbol(0, MRAM_HEAP).unwrap().offset();
     let pattern = |length: usize, seed: u64| -> Vec<u8> {
         (0..length as u64).map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8 ^ seed as u8).collect()
     };
@@ -359,7 +359,7 @@ fn dpus_run_one_after_another_read_their_own_view_of_a_broadcast() {
     let mut machine = machine_with(Topology::new(1, NR_DPUS), |config| config.workers = 1);
     let dpus: Vec<u32> = (0..NR_DPUS).collect();
     machine.load(&dpus, &program).unwrap();
-    let heap = machine.symbol(0, MRAM_HEAP_SYMBOL).unwrap().offset();
+    let heap = machine.symbol(0, MRAM_HEAP).unwrap().offset();
     let data: Vec<u64> = (0..SHARED as u64 / 8).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
     let bytes: Vec<u8> = data.iter().flat_map(|word| word.to_le_bytes()).collect();
     machine.broadcast(&dpus, MemoryKind::Mram, heap, &bytes).unwrap();

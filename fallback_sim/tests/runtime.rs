@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use common::{build, machine_with, read_u32, read_u32s, read_u64, read_u64s, write_u32, write_u64, TASKLET_COUNTS};
 use upmem_sim::{
-    DpuState, Machine, MemoryKind, Program, Schedule, SimConfig, TaskletStats, Topology, MRAM_HEAP_SYMBOL, WRAM_BASE,
+    DpuState, Machine, MemoryKind, Program, Schedule, SimConfig, TaskletStats, Topology, MRAM_HEAP, WRAM_BASE,
 };
 
 const DPUS: [u32; 4] = [0, 1, 2, 3];
@@ -65,7 +65,7 @@ fn read_bytes(machine: &Machine, dpu: u32, symbol: &str, length: usize) -> Vec<u
 }
 
 fn heap_offset(machine: &Machine, dpu: u32) -> u64 {
-    machine.symbol(dpu, MRAM_HEAP_SYMBOL).unwrap().offset()
+    machine.symbol(dpu, MRAM_HEAP).unwrap().offset()
 }
 
 fn write_heap(machine: &Machine, dpu: u32, offset: u64, words: &[u64]) {
@@ -195,7 +195,7 @@ fn mram_read_and_write_through_arrays_heap_and_stack() {
             assert_eq!(read_u64s(&machine, dpu, "table_copy", 8), table, "initialised __mram array, {what}");
             let stack_sum = input[..4].iter().sum::<u64>();
             assert_eq!(read_u64s(&machine, dpu, "stack_sums", tasklets), vec![stack_sum; tasklets], "{what}");
-            let heap_symbol = machine.symbol(dpu, MRAM_HEAP_SYMBOL).unwrap();
+            let heap_symbol = machine.symbol(dpu, MRAM_HEAP).unwrap();
             assert_eq!(read_u32(&machine, dpu, "heap_pointer"), heap_symbol.address, "DPU_MRAM_HEAP_POINTER, {what}");
 
             // Block b goes to tasklet b % NR_TASKLETS; tasklet 0 also copies the table; all read 4 words to the stack.

@@ -3,7 +3,7 @@
 //! `<alloc.h>`), and a kernel may use what they declare. For every header, a kernel source that includes only that
 //! header uses a name of each header the SDK's includes, directly or through others.
 
-use upmem_sim::KernelBuilder;
+use upmem_sim::{KernelBuilder, SimulatedBuild as _};
 
 /// Each runtime header, and the headers its SDK 2025.1 version includes directly or through others, as
 /// `share/upmem/include/{syslib,stdlib}` have them (`<assert.h>`'s when `NDEBUG` is not defined). The headers

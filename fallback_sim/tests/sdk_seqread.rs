@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use common::{build, machine_with, read_u32, read_u32s, write_u32};
 use upmem_sim::{
-    DpuStats, Fault, FaultKind, InstructionClass, Machine, MemoryKind, Program, SimError, Topology, MRAM_BASE,
+    DpuStats, Fault, FaultKind, InstructionClass, Machine, MemoryKind, Program, SimError, SimulatedBuild as _,
+    Topology, MRAM_BASE,
 };
 
 /// The cache sizes of the SDK's readers.

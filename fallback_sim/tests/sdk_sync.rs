@@ -6,7 +6,9 @@
 mod common;
 
 use common::{build, kernel_source, machine_with, read_u32, read_u32s, read_u64, read_u64s, write_u32};
-use upmem_sim::{DpuState, Fault, FaultKind, KernelBuilder, Machine, SimConfig, SimError, Topology};
+use upmem_sim::{
+    DpuState, Fault, FaultKind, KernelBuilder, Machine, SimConfig, SimError, SimulatedBuild as _, Topology,
+};
 
 const DPU: u32 = 0;
 

@@ -38,9 +38,9 @@ fn main() -> anyhow::Result<()> {
         .map(|dpu| (0..2 * n).map(|i| (dpu * n + i % n) as u32 ^ if i < n { 0 } else { 0x5555 }).collect())
         .collect();
     set.broadcast("nr_elements", 0, &[args.elements])?;
-    set.push("__sys_used_mram_end", 0, &inputs)?;
+    set.push(upmem::MRAM_HEAP, 0, &inputs)?;
     set.launch()?;
-    let sums: Vec<Vec<u32>> = set.gather("__sys_used_mram_end", 8 * args.elements, n)?;
+    let sums: Vec<Vec<u32>> = set.gather(upmem::MRAM_HEAP, 8 * args.elements, n)?;
     for (dpu, (input, sum)) in inputs.iter().zip(&sums).enumerate() {
         let expected: Vec<u32> = (0..n).map(|i| input[i].wrapping_add(input[n + i])).collect();
         ensure!(*sum == expected, "DPU {dpu} computed a wrong sum");

@@ -1,5 +1,5 @@
 //! Building DPU kernels from a build script: for the simulator (feature `simulator`), and for real DPUs when
-//! the UPMEM SDK's compiler is installed. One [`KernelBuilder`] (the simulator's) describes the kernel for both.
+//! the UPMEM SDK's compiler is installed. One [`KernelBuilder`] describes the kernel for both.
 //!
 //! ```no_run
 //! // In build.rs's main:
@@ -13,7 +13,7 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub use upmem_sim::KernelBuilder;
+pub use upmem_types::KernelBuilder;
 
 use crate::error::{Error, Result};
 use crate::Kernel;
@@ -32,20 +32,14 @@ pub fn kernel(name: &str, builder: &KernelBuilder) -> Result<Kernel> {
 }
 
 /// Builds `builder`'s kernel as `name` into `dir` for the builder's chip
-/// ([`KernelBuilder::chip`](upmem_sim::KernelBuilder::chip), default v1A): for the simulator (feature
+/// ([`KernelBuilder::chip`], default v1A): for the simulator (feature
 /// `simulator`), and for real DPUs when the SDK compiler is found, into the files
 /// [`Kernel::file_name`] names (`name.dpusim` and `name.dpu` for v1A). Build once per chip for a kernel that
 /// must run on both: a set loads the binary of its DPUs' chip.
 pub fn kernel_into(name: &str, builder: &KernelBuilder, dir: &Path) -> Result<Kernel> {
     let in_build_script = env::var_os("OUT_DIR").is_some();
     let chip = builder.target_chip();
-    let simulated = if cfg!(feature = "simulator") {
-        let mut simulator = builder.clone();
-        simulator.cargo_metadata(in_build_script);
-        Some(simulator.build(dir.join(Kernel::file_name(name, chip, true)))?)
-    } else {
-        None
-    };
+    let simulated = build_for_simulator(builder, in_build_script, &dir.join(Kernel::file_name(name, chip, true)))?;
     let hardware = match sdk_compiler(in_build_script) {
         Some(compiler) => {
             Some(build_for_hardware(name, builder, &compiler, &dir.join(Kernel::file_name(name, chip, false)))?)
@@ -56,6 +50,22 @@ pub fn kernel_into(name: &str, builder: &KernelBuilder, dir: &Path) -> Result<Ke
         return Err(Error::NoKernelCompiler(name.to_owned()));
     }
     Ok(Kernel::in_dir(name, dir).with_binaries(chip, simulated, hardware))
+}
+
+/// Builds `builder`'s kernel for the simulator into `output`, printing `cargo:` lines in a build script.
+#[cfg(feature = "simulator")]
+fn build_for_simulator(builder: &KernelBuilder, in_build_script: bool, output: &Path) -> Result<Option<PathBuf>> {
+    use upmem_sim::SimulatedBuild as _;
+
+    let mut simulator = builder.clone();
+    simulator.cargo_metadata(in_build_script);
+    Ok(Some(simulator.build(output)?))
+}
+
+/// Without the simulator there is no simulated binary to build.
+#[cfg(not(feature = "simulator"))]
+fn build_for_simulator(_builder: &KernelBuilder, _in_build_script: bool, _output: &Path) -> Result<Option<PathBuf>> {
+    Ok(None)
 }
 
 /// Builds `builder`'s kernel with the SDK's `compiler` into `output`, creating its directory (which the

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+#[cfg(feature = "simulator")]
 use upmem_sim::{BuildError, SimError};
 
 use crate::backend::BackendKind;
@@ -100,9 +101,11 @@ pub enum Error {
         message: String,
     },
     /// The simulator backend failed.
+    #[cfg(feature = "simulator")]
     #[error(transparent)]
     Simulator(#[from] SimError),
-    /// A kernel could not be built.
+    /// A kernel could not be built for the simulator.
+    #[cfg(feature = "simulator")]
     #[error(transparent)]
     Build(#[from] BuildError),
     /// No binary of the kernel exists for the backend in use.

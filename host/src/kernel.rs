@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use upmem_sim::ChipVersion;
+use upmem_types::ChipVersion;
 
 /// A DPU program: its simulated binaries (built by [`crate::build::kernel`]) and, when the UPMEM SDK was present
 /// at build time, its binaries for real DPUs, each for a chip version ([`ChipVersion`]: a program built for v1A

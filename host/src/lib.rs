@@ -40,9 +40,9 @@
 //! | `dpu_alloc_ranks` | [`DpuSetBuilder::ranks`] |
 //! | `dpu_load` / `dpu_load_from_memory` | [`DpuSet::load`] / [`DpuSet::load_from_memory`] → [`LoadedSet`] (only a loaded set can transfer by symbol and launch) |
 //! | `DPU_MRAM_HEAP_POINTER_NAME` | [`MRAM_HEAP`] |
-//! | `DPU_FOREACH(set, dpu, i)` / `DPU_RANK_FOREACH` | [`DpuSet::dpus`] / [`DpuSet::ranks`] |
-//! | `dpu_get_nr_dpus` / `dpu_get_nr_ranks` | [`DpuSet::nr_dpus`] / [`DpuSet::nr_ranks`] |
-//! | `dpu_get_description(rank)->hw.signature.chip_id`, `hw.dpu.nr_of_threads` | [`DpuSet::chip`], [`DpuSet::hardware_threads`] |
+//! | `DPU_FOREACH(set, dpu, i)` / `DPU_RANK_FOREACH` | [`DpuSet::dpus`] / [`DpuSet::ranks`] (and the same on [`LoadedSet`]) |
+//! | `dpu_get_nr_dpus` / `dpu_get_nr_ranks` | [`DpuSet::nr_dpus`] / [`DpuSet::nr_ranks`] (and the same on [`LoadedSet`]) |
+//! | `dpu_get_description(rank)->hw.signature.chip_id`, `hw.dpu.nr_of_threads` | [`DpuSet::chip`] ([`ChipVersion`]), [`DpuSet::hardware_threads`] (at most [`MAX_TASKLETS`]) |
 //! | `dpu_get_symbol` | [`LoadedSet::symbol`] |
 //! | `dpu_broadcast_to` / `dpu_copy_to` | [`LoadedSet::broadcast`] / [`LoadedSet::copy_to`] |
 //! | `dpu_prepare_xfer` + `dpu_push_xfer(TO_DPU)` | [`LoadedSet::push`] |
@@ -53,19 +53,22 @@
 //! | `dpu_log_read` | [`LoadedSet::log`] |
 //! | `DPU_ERR_DPU_FAULT` | [`Error::Fault`] with a [`FaultInfo`] per DPU (the simulator says why) |
 //! | `dpu_error_t` | [`Error::Dpu`] keeps the code |
-//! | (none) | [`LoadedSet::timeline`]: every transfer and launch with its predicted hardware time; [`LoadedSet::launch_stats`]: a simulated launch's cycles, instructions by class and DMA over the set |
-//! | raw handles | [`DpuSet::as_raw`] (hardware), [`DpuSet::simulator`] (simulator) |
+//! | (none) | [`LoadedSet::timeline`]: every transfer and launch with its predicted hardware time ([`TransferModel`], DPUs at [`CLOCK_HZ`]); [`LoadedSet::models_hardware_cycles`]: whether launches have predicted cycles; [`LoadedSet::launch_stats`] and [`LoadedSet::simulator_stats`] (feature `simulator`): a simulated launch's cycles, instructions by class and DMA, over the set and per DPU |
+//! | raw handles | [`DpuSet::as_raw`] / [`LoadedSet::as_raw`] (hardware); the simulator's own core, [`sim::Machine`], for what the safe API does not cover (feature `simulator`) |
 //!
 //! # Backends
 //!
 //! | backend | Cargo feature (default: both) | needs | selected by |
 //! |---|---|---|---|
-//! | simulator | `simulator` | Linux (x86-64, aarch64), a C compiler and binutils to build kernels | [`BackendKind::Simulator`], `UPMEM_BACKEND=sim`, or automatically without hardware |
+//! | simulator | `simulator` (brings `upmem-sim`; its configuration and statistics are in [`sim`]) | Linux (x86-64, aarch64), a C compiler and binutils to build kernels | [`BackendKind::Simulator`], `UPMEM_BACKEND=sim`, or automatically without hardware; shaped with [`DpuSetBuilder::simulator`] |
 //! | hardware | `hardware` | the UPMEM SDK 2025.1's `libdpu.so` (`UPMEM_LIBDPU`, `$UPMEM_HOME/lib`, or the loader's path) and DPUs | [`BackendKind::Hardware`], `UPMEM_BACKEND=hw`, or automatically when `/sys/class/dpu_rank/dpu_rank0` exists |
 //!
 //! A build for a UPMEM server may leave the simulator out (`default-features = false, features =
-//! ["hardware"]`: no C compiler needed, kernels are built with the SDK's compiler); a CI build may leave the
-//! hardware backend out. A backend left out still exists as a [`BackendKind`]: asking for it is
+//! ["hardware"]`: no C compiler needed, kernels are built with the SDK's compiler, and `upmem-sim` is not
+//! compiled); a CI build may leave the hardware backend out. What both backends share (chip versions,
+//! [`Topology`], [`Symbol`], the kernel description [`build::KernelBuilder`], [`TransferModel`] and the DPU's
+//! constants) comes from the `upmem-types` crate, which this one re-exports. Both backends implement one
+//! internal contract, so every operation of a set behaves the same on either. A backend left out still exists as a [`BackendKind`]: asking for it is
 //! [`Error::BackendNotCompiled`], and [`BackendKind::Auto`] picks the one compiled in.
 //!
 //! [`BackendKind::Auto`] (the default) follows `UPMEM_BACKEND` when it is set, else picks hardware when
@@ -89,14 +92,14 @@ pub mod backend;
 pub mod build;
 mod copy;
 pub mod driver;
+mod engine;
 mod error;
 #[cfg(feature = "hardware")]
 mod hw;
 mod kernel;
 mod set;
-mod set_stats;
 #[cfg(feature = "simulator")]
-mod sim;
+pub mod sim;
 pub mod timeline;
 
 #[cfg(not(any(feature = "simulator", feature = "hardware")))]
@@ -107,14 +110,9 @@ pub use copy::DpuCopy;
 pub use driver::RankInventory;
 pub use error::{Error, LoadAttempt, MissingLibrary, Result};
 pub use kernel::Kernel;
-pub use set::{AsyncScope, Dpu, DpuSet, DpuSetBuilder, FaultInfo, Launch, LoadedSet, Symbol};
-pub use set_stats::SetStats;
+pub use set::{AsyncScope, Dpu, DpuSet, DpuSetBuilder, FaultInfo, Launch, LoadedSet};
 pub use timeline::{Timeline, TransferModel};
-pub use upmem_sim::{ChipVersion, DpuStats, InstructionClass, Schedule, SimConfig, TaskletStats, Topology};
-
-/// The symbol of the MRAM heap, what `DPU_MRAM_HEAP_POINTER` points at on the DPU (`DPU_MRAM_HEAP_POINTER_NAME`):
-/// it spans the MRAM after the program's variables.
-pub const MRAM_HEAP: &str = "__sys_used_mram_end";
-
-/// The clock of the simulator's timing model, the DPUs of PrIM's server: 350 MHz.
-pub const SIM_CLOCK_HZ: u64 = upmem_sim::CLOCK_HZ;
+pub use upmem_types::{
+    ChipVersion, MemoryKind, ParseChipVersionError, Symbol, Topology, CLOCK_HZ, DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE,
+    DMA_CYCLES_PER_BYTE, DMA_READ_ALPHA_CYCLES, DMA_WRITE_ALPHA_CYCLES, MAX_TASKLETS, MRAM_HEAP,
+};

@@ -7,19 +7,16 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-pub use upmem_sim::Symbol;
-#[cfg(feature = "simulator")]
-use upmem_sim::Topology;
-use upmem_sim::{ChipVersion, SimConfig};
+use upmem_types::{ChipVersion, Symbol, Topology, CLOCK_HZ};
 
 use crate::backend::{self, BackendKind};
 use crate::copy::{as_bytes, as_bytes_mut, DpuCopy};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 #[cfg(feature = "hardware")]
 use crate::hw::HwEngine;
-use crate::set_stats::SetStats;
 #[cfg(feature = "simulator")]
-use crate::sim::SimEngine;
+use crate::sim::{SetStats, SimConfig, SimEngine};
 use crate::timeline::{Event, Operation, Timeline, TransferModel};
 use crate::Kernel;
 
@@ -38,25 +35,6 @@ impl fmt::Display for FaultInfo {
     }
 }
 
-/// The backends compiled in (features `simulator` and `hardware`).
-pub(crate) enum Engine {
-    #[cfg(feature = "simulator")]
-    Simulator(Box<SimEngine>),
-    #[cfg(feature = "hardware")]
-    Hardware(HwEngine),
-}
-
-macro_rules! dispatch {
-    ($engine:expr, $e:ident => $body:expr) => {
-        match $engine {
-            #[cfg(feature = "simulator")]
-            Engine::Simulator($e) => $body,
-            #[cfg(feature = "hardware")]
-            Engine::Hardware($e) => $body,
-        }
-    };
-}
-
 /// How many DPUs a set asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Amount {
@@ -72,6 +50,7 @@ pub struct DpuSetBuilder {
     backend: BackendKind,
     profile: String,
     libdpu: Option<PathBuf>,
+    #[cfg(feature = "simulator")]
     simulator: Option<SimConfig>,
 }
 
@@ -111,6 +90,7 @@ impl DpuSetBuilder {
     /// The simulated machine (default: ranks of 64 DPUs, as many as the set needs up to a full 2,560-DPU
     /// server, and the full server when allocating all DPUs; a set larger than a server is refused, as on the
     /// hardware, unless this gives a larger machine). The set takes the machine's first DPUs (or ranks).
+    #[cfg(feature = "simulator")]
     pub fn simulator(&mut self, config: SimConfig) -> &mut Self {
         self.simulator = Some(config);
         self
@@ -127,17 +107,17 @@ impl DpuSetBuilder {
     }
 
     #[cfg(feature = "hardware")]
-    fn hardware(&self) -> Result<Engine> {
-        Ok(Engine::Hardware(HwEngine::allocate(self.libdpu.as_deref(), self.amount, &self.profile)?))
+    fn hardware(&self) -> Result<Box<dyn Engine>> {
+        Ok(Box::new(HwEngine::allocate(self.libdpu.as_deref(), self.amount, &self.profile)?))
     }
 
     #[cfg(not(feature = "hardware"))]
-    fn hardware(&self) -> Result<Engine> {
+    fn hardware(&self) -> Result<Box<dyn Engine>> {
         Err(Error::BackendNotCompiled { backend: BackendKind::Hardware, feature: "hardware" })
     }
 
     #[cfg(feature = "simulator")]
-    fn simulated(&self) -> Result<Engine> {
+    fn simulated(&self) -> Result<Box<dyn Engine>> {
         let config = self.simulator.clone().unwrap_or_else(|| {
             let server = Topology::full_server();
             SimConfig::new(match self.amount {
@@ -146,18 +126,18 @@ impl DpuSetBuilder {
                 Amount::All => server,
             })
         });
-        Ok(Engine::Simulator(Box::new(SimEngine::allocate(config, self.amount)?)))
+        Ok(Box::new(SimEngine::allocate(config, self.amount)?))
     }
 
     #[cfg(not(feature = "simulator"))]
-    fn simulated(&self) -> Result<Engine> {
+    fn simulated(&self) -> Result<Box<dyn Engine>> {
         Err(Error::BackendNotCompiled { backend: BackendKind::Simulator, feature: "simulator" })
     }
 }
 
 /// Allocated DPUs with no program loaded (`struct dpu_set_t` after `dpu_alloc`). Freed on drop.
 pub struct DpuSet {
-    engine: Engine,
+    engine: Box<dyn Engine>,
     backend: BackendKind,
 }
 
@@ -178,6 +158,7 @@ impl DpuSet {
             backend: BackendKind::Auto,
             profile: String::new(),
             libdpu: None,
+            #[cfg(feature = "simulator")]
             simulator: None,
         }
     }
@@ -194,39 +175,30 @@ impl DpuSet {
 
     /// DPUs in the set.
     pub fn nr_dpus(&self) -> usize {
-        dispatch!(&self.engine, e => e.nr_dpus())
+        self.engine.nr_dpus()
     }
 
     /// The chip version of the set's DPUs: what the ranks report on hardware (`dpu_get_description`), the
-    /// simulated machine's on the simulator ([`Topology::chip`](upmem_sim::Topology)).
+    /// simulated machine's on the simulator ([`Topology::chip`]).
     pub fn chip(&self) -> ChipVersion {
-        match &self.engine {
-            #[cfg(feature = "simulator")]
-            Engine::Simulator(engine) => engine.machine().topology().chip,
-            #[cfg(feature = "hardware")]
-            Engine::Hardware(engine) => engine.silicon().chip,
-        }
+        self.engine.chip()
     }
 
     /// Hardware threads of each DPU: the most tasklets a program loaded in this set may have (24 on v1A chips,
     /// 16 on v1B ones).
     pub fn hardware_threads(&self) -> u32 {
-        match &self.engine {
-            #[cfg(feature = "simulator")]
-            Engine::Simulator(engine) => engine.machine().topology().chip.hardware_threads(),
-            #[cfg(feature = "hardware")]
-            Engine::Hardware(engine) => engine.silicon().hardware_threads,
-        }
+        self.engine.hardware_threads()
     }
 
     /// The version of the UPMEM SDK whose libdpu drives a hardware set, when it says (`None` on the simulator).
     pub fn sdk_version(&self) -> Option<&str> {
-        match &self.engine {
-            #[cfg(feature = "simulator")]
-            Engine::Simulator(_) => None,
-            #[cfg(feature = "hardware")]
-            Engine::Hardware(engine) => engine.sdk_version(),
-        }
+        self.engine.sdk_version()
+    }
+
+    /// The shape of the simulated machine a simulator set was taken from (its ranks, disabled DPUs, memory
+    /// sizes and chip); `None` on hardware.
+    pub fn topology(&self) -> Option<&Topology> {
+        self.engine.topology()
     }
 
     /// Ranks in the set.
@@ -235,7 +207,7 @@ impl DpuSet {
     }
 
     fn rank_ranges(&self) -> &[Range<usize>] {
-        dispatch!(&self.engine, e => e.ranks())
+        self.engine.ranks()
     }
 
     /// The DPUs in `DPU_FOREACH` order.
@@ -253,36 +225,22 @@ impl DpuSet {
 
     /// Loads `kernel` (its binary for this backend) into every DPU.
     pub fn load(mut self, kernel: &Kernel) -> Result<LoadedSet> {
-        dispatch!(&mut self.engine, e => e.load(kernel))?;
+        self.engine.load(kernel)?;
         Ok(LoadedSet::new(self))
     }
 
     /// Loads a binary held in memory (`dpu_load_from_memory`): a simulated binary on the simulator, a DPU ELF
     /// on hardware.
     pub fn load_from_memory(mut self, binary: &[u8]) -> Result<LoadedSet> {
-        dispatch!(&mut self.engine, e => e.load_from_memory(binary))?;
+        self.engine.load_from_memory(binary)?;
         Ok(LoadedSet::new(self))
-    }
-
-    /// The simulated machine behind a simulator set (statistics, raw memory), `None` on hardware.
-    pub fn simulator(&self) -> Option<&upmem_sim::Machine> {
-        match &self.engine {
-            #[cfg(feature = "simulator")]
-            Engine::Simulator(engine) => Some(engine.machine()),
-            #[cfg(feature = "hardware")]
-            Engine::Hardware(_) => None,
-        }
     }
 
     /// The raw libdpu handles of a hardware set (`struct dpu_set_t` and the loaded library), `None` on the
     /// simulator: the escape hatch for what the safe API does not cover (feature `hardware`).
     #[cfg(feature = "hardware")]
     pub fn as_raw(&self) -> Option<(upmem_sys::dpu_set_t, &upmem_sys::LibDpu)> {
-        match &self.engine {
-            Engine::Hardware(engine) => Some(engine.as_raw()),
-            #[cfg(feature = "simulator")]
-            Engine::Simulator(_) => None,
-        }
+        self.engine.as_raw()
     }
 }
 
@@ -293,17 +251,61 @@ pub struct LoadedSet {
     transfer_model: TransferModel,
 }
 
-impl std::ops::Deref for LoadedSet {
-    type Target = DpuSet;
-
-    fn deref(&self) -> &DpuSet {
-        &self.set
-    }
-}
-
 impl LoadedSet {
     fn new(set: DpuSet) -> Self {
         LoadedSet { set, timeline: Timeline::default(), transfer_model: TransferModel::default() }
+    }
+
+    /// The backend in use ([`DpuSet::backend`]).
+    pub fn backend(&self) -> BackendKind {
+        self.set.backend()
+    }
+
+    /// DPUs in the set ([`DpuSet::nr_dpus`]).
+    pub fn nr_dpus(&self) -> usize {
+        self.set.nr_dpus()
+    }
+
+    /// Ranks in the set ([`DpuSet::nr_ranks`]).
+    pub fn nr_ranks(&self) -> usize {
+        self.set.nr_ranks()
+    }
+
+    /// The DPUs in `DPU_FOREACH` order ([`DpuSet::dpus`]).
+    pub fn dpus(&self) -> impl Iterator<Item = Dpu> + '_ {
+        self.set.dpus()
+    }
+
+    /// Each rank's DPUs, in `DPU_RANK_FOREACH` order ([`DpuSet::ranks`]).
+    pub fn ranks(&self) -> impl Iterator<Item = Range<usize>> + '_ {
+        self.set.ranks()
+    }
+
+    /// The chip version of the set's DPUs ([`DpuSet::chip`]).
+    pub fn chip(&self) -> ChipVersion {
+        self.set.chip()
+    }
+
+    /// Hardware threads of each DPU, the most tasklets a program may have ([`DpuSet::hardware_threads`]).
+    pub fn hardware_threads(&self) -> u32 {
+        self.set.hardware_threads()
+    }
+
+    /// The version of the UPMEM SDK whose libdpu drives a hardware set ([`DpuSet::sdk_version`]).
+    pub fn sdk_version(&self) -> Option<&str> {
+        self.set.sdk_version()
+    }
+
+    /// The shape of the simulated machine of a simulator set, `None` on hardware ([`DpuSet::topology`]).
+    pub fn topology(&self) -> Option<&Topology> {
+        self.set.topology()
+    }
+
+    /// The raw libdpu handles of a hardware set, the escape hatch for what the safe API does not cover
+    /// ([`DpuSet::as_raw`]).
+    #[cfg(feature = "hardware")]
+    pub fn as_raw(&self) -> Option<(upmem_sys::dpu_set_t, &upmem_sys::LibDpu)> {
+        self.set.as_raw()
     }
 
     /// Every transfer and launch since the program was loaded (or the timeline last taken), in order, with its
@@ -329,16 +331,19 @@ impl LoadedSet {
 
     /// The last launch over the whole set on the simulator (the slowest DPU's modelled cycles, instructions by
     /// class and DMA traffic over all DPUs); `None` on hardware, which does not say.
+    #[cfg(feature = "simulator")]
     pub fn launch_stats(&self) -> Result<Option<SetStats>> {
-        match &self.set.engine {
-            #[cfg(feature = "simulator")]
-            Engine::Simulator(engine) => {
-                let stats = (0..engine.nr_dpus()).map(|dpu| engine.stats(dpu)).collect::<Result<Vec<_>>>()?;
-                Ok(Some(SetStats::of(&stats)))
-            }
-            #[cfg(feature = "hardware")]
-            Engine::Hardware(_) => Ok(None),
-        }
+        let engine = &self.set.engine;
+        let stats = (0..engine.nr_dpus()).map(|dpu| engine.dpu_stats(dpu)).collect::<Result<Option<Vec<_>>>>()?;
+        Ok(stats.map(|stats| SetStats::of(&stats)))
+    }
+
+    /// Whether the set's launches have modelled cycles that predict the hardware's: true on the simulator under
+    /// a schedule that models the DPU's interleaving ([`Schedule::predicts_hardware_time`](crate::sim::Schedule)),
+    /// false under one that does not and on hardware, which does not say. The timeline's launches have a
+    /// predicted time exactly when this holds.
+    pub fn models_hardware_cycles(&self) -> bool {
+        self.set.engine.models_hardware_cycles()
     }
 
     /// Adds a transfer of `bytes_per_dpu` to or from `dpus` DPUs, started at `started`, to the timeline.
@@ -366,19 +371,8 @@ impl LoadedSet {
     /// The last launch's predicted hardware time: the launch overhead and the slowest DPU's modelled cycles,
     /// `None` on hardware and under a simulator schedule whose cycles predict nothing (`fast`).
     fn launch_prediction(&self) -> Result<Option<std::time::Duration>> {
-        match &self.set.engine {
-            #[cfg(feature = "simulator")]
-            Engine::Simulator(engine) => Ok(engine
-                .machine()
-                .config()
-                .schedule
-                .predicts_hardware_time()
-                .then(|| engine.slowest_cycles())
-                .transpose()?
-                .map(|cycles| self.transfer_model.launch_time(cycles, crate::SIM_CLOCK_HZ))),
-            #[cfg(feature = "hardware")]
-            Engine::Hardware(_) => Ok(None),
-        }
+        let cycles = self.set.engine.modelled_launch_cycles()?;
+        Ok(cycles.map(|cycles| self.transfer_model.launch_time(cycles, CLOCK_HZ)))
     }
 
     /// Completes the last launch of the timeline, queued without a prediction, once the queue has run.
@@ -393,17 +387,17 @@ impl LoadedSet {
 
     /// Loads another program in place (resets WRAM and `__mram` variables, as `dpu_load` does).
     pub fn load(&mut self, kernel: &Kernel) -> Result<()> {
-        dispatch!(&mut self.set.engine, e => e.load(kernel))
+        self.set.engine.load(kernel)
     }
 
     /// Loads another program held in memory in place.
     pub fn load_from_memory(&mut self, binary: &[u8]) -> Result<()> {
-        dispatch!(&mut self.set.engine, e => e.load_from_memory(binary))
+        self.set.engine.load_from_memory(binary)
     }
 
     /// A symbol of the loaded program.
     pub fn symbol(&self, name: &str) -> Result<Symbol> {
-        dispatch!(&self.set.engine, e => e.symbol(name)).ok_or_else(|| Error::UnknownSymbol(name.to_owned()))
+        self.set.engine.symbol(name).ok_or_else(|| Error::UnknownSymbol(name.to_owned()))
     }
 
     /// Checks a transfer of `length` bytes at `offset` into `name` against its bounds and the DPU's
@@ -426,7 +420,7 @@ impl LoadedSet {
     fn write(&mut self, symbol: &str, offset: u32, data: &[&[u8]], queued: bool) -> Result<()> {
         let started = Instant::now();
         let symbol = self.checked(symbol, offset, data[0].len())?;
-        dispatch!(&mut self.set.engine, e => e.write(symbol, offset, data, queued))?;
+        self.set.engine.write(symbol, offset, data, queued)?;
         let operation = if data.len() == 1 { Operation::Broadcast } else { Operation::Push };
         self.record_transfer(operation, data[0].len(), self.nr_dpus(), started);
         Ok(())
@@ -456,7 +450,7 @@ impl LoadedSet {
         let mut slices: Vec<&mut [u8]> = buffers.iter_mut().map(|buffer| as_bytes_mut(buffer.as_mut())).collect();
         self.check_buffers(slices.iter().map(|slice| slice.len()))?;
         let symbol = self.checked(symbol, offset, slices[0].len())?;
-        dispatch!(&mut self.set.engine, e => e.read(symbol, offset, &mut slices))?;
+        self.set.engine.read(symbol, offset, &mut slices)?;
         let length = slices[0].len();
         self.record_transfer(Operation::Gather, length, self.nr_dpus(), started);
         Ok(())
@@ -475,7 +469,7 @@ impl LoadedSet {
         self.check_dpu(dpu)?;
         let bytes = as_bytes(values);
         let symbol = self.checked(symbol, offset, bytes.len())?;
-        dispatch!(&mut self.set.engine, e => e.write_one(dpu, symbol, offset, bytes))?;
+        self.set.engine.write_one(dpu, symbol, offset, bytes)?;
         self.record_transfer(Operation::CopyTo, bytes.len(), 1, started);
         Ok(())
     }
@@ -486,7 +480,7 @@ impl LoadedSet {
         self.check_dpu(dpu)?;
         let bytes = as_bytes_mut(values);
         let symbol = self.checked(symbol, offset, bytes.len())?;
-        dispatch!(&mut self.set.engine, e => e.read_one(dpu, symbol, offset, bytes))?;
+        self.set.engine.read_one(dpu, symbol, offset, bytes)?;
         self.record_transfer(Operation::CopyFrom, bytes.len(), 1, started);
         Ok(())
     }
@@ -519,14 +513,14 @@ impl LoadedSet {
     /// Runs every DPU to completion. DPU faults come back as [`Error::Fault`] with the reasons.
     pub fn launch(&mut self) -> Result<()> {
         let started = Instant::now();
-        dispatch!(&mut self.set.engine, e => e.launch(true))?;
+        self.set.engine.launch(true)?;
         self.record_launch(started, true)
     }
 
     /// Starts every DPU; the set is borrowed until the returned launch is waited for (or dropped, which waits).
     pub fn launch_async(&mut self) -> Result<Launch<'_>> {
         let started = Instant::now();
-        dispatch!(&mut self.set.engine, e => e.launch(false))?;
+        self.set.engine.launch(false)?;
         Ok(Launch { set: self, started, finished: false })
     }
 
@@ -550,30 +544,21 @@ impl LoadedSet {
     /// What DPU `dpu` printed during the last launch.
     pub fn log(&mut self, dpu: usize) -> Result<String> {
         self.check_dpu(dpu)?;
-        let bytes = dispatch!(&mut self.set.engine, e => e.log(dpu))?;
+        let bytes = self.set.engine.log(dpu)?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 
     /// What DPU `dpu` did during the last launch (DMA traffic per tasklet, modelled cycles, synchronisation
     /// waits), on the simulator; `None` on hardware, which does not say.
-    pub fn simulator_stats(&self, dpu: usize) -> Result<Option<upmem_sim::DpuStats>> {
+    #[cfg(feature = "simulator")]
+    pub fn simulator_stats(&self, dpu: usize) -> Result<Option<crate::sim::DpuStats>> {
         self.check_dpu(dpu)?;
-        match &self.set.engine {
-            #[cfg(feature = "simulator")]
-            Engine::Simulator(engine) => engine.stats(dpu).map(Some),
-            #[cfg(feature = "hardware")]
-            Engine::Hardware(_) => Ok(None),
-        }
+        self.set.engine.dpu_stats(dpu)
     }
 
     /// The DPUs in fault after the last launch, with reasons.
     pub fn faults(&mut self) -> Result<Vec<FaultInfo>> {
-        match &mut self.set.engine {
-            #[cfg(feature = "simulator")]
-            Engine::Simulator(engine) => Ok(engine.faults()),
-            #[cfg(feature = "hardware")]
-            Engine::Hardware(engine) => engine.faults(),
-        }
+        self.set.engine.faults()
     }
 }
 
@@ -599,7 +584,7 @@ impl<'env> AsyncScope<'env> {
     /// Waits for everything queued.
     fn sync(&mut self) -> Result<()> {
         self.synced = true;
-        dispatch!(&mut self.set.set.engine, e => e.sync())?;
+        self.set.set.engine.sync()?;
         if self.launched {
             // Only the last launch's statistics survive the queue: earlier ones keep no prediction.
             self.set.complete_queued_launch()?;
@@ -622,7 +607,7 @@ impl<'env> AsyncScope<'env> {
     /// Queues a launch of every DPU.
     pub fn launch(&mut self) -> Result<()> {
         let started = Instant::now();
-        dispatch!(&mut self.set.set.engine, e => e.launch(false))?;
+        self.set.set.engine.launch(false)?;
         self.launched = true;
         self.set.record_launch(started, false)
     }
@@ -638,13 +623,13 @@ pub struct Launch<'a> {
 impl Launch<'_> {
     /// Whether every DPU has finished (faults are reported by [`Launch::wait`]).
     pub fn poll(&mut self) -> Result<bool> {
-        dispatch!(&mut self.set.set.engine, e => e.poll())
+        self.set.set.engine.poll()
     }
 
     /// Waits for every DPU; DPU faults come back as [`Error::Fault`].
     pub fn wait(mut self) -> Result<()> {
         self.finished = true;
-        dispatch!(&mut self.set.set.engine, e => e.sync())?;
+        self.set.set.engine.sync()?;
         self.set.record_launch(self.started, true)
     }
 }
@@ -652,7 +637,7 @@ impl Launch<'_> {
 impl Drop for Launch<'_> {
     fn drop(&mut self) {
         if !self.finished {
-            if let Err(error) = dispatch!(&mut self.set.set.engine, e => e.sync()) {
+            if let Err(error) = self.set.set.engine.sync() {
                 log::warn!("a launch dropped without waiting ended with: {error}");
             }
         }

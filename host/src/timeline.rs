@@ -2,13 +2,13 @@
 //! in order, with its wall time here and its modelled time on a UPMEM server.
 //!
 //! The model ([`TransferModel`]: PrIM's per-rank bandwidths, serial copies, ranks in parallel, a launch's
-//! overhead plus the slowest DPU's modelled cycles) and its sources are documented in `upmem_sim::transfer_model`;
+//! overhead plus the slowest DPU's modelled cycles) and its sources are documented in [`upmem_types::transfer_model`];
 //! on hardware the DPUs' cycles are not known here, so a launch has no prediction.
 
 use std::fmt;
 use std::time::Duration;
 
-pub use upmem_sim::transfer_model::{Operation, TransferModel};
+pub use upmem_types::{Operation, TransferModel};
 
 /// One transfer or launch of a set, as it ran here and as modelled on hardware.
 #[derive(Clone, Debug, PartialEq)]

@@ -92,9 +92,9 @@ fn vector_addition_with_per_dpu_buffers(backend: Backend) {
     let inputs: Vec<Vec<u32>> =
         (0..64u32).map(|dpu| (0..2 * ELEMENTS as u32).map(|i| i.wrapping_mul(2654435761) ^ dpu).collect()).collect();
     set.broadcast("nr_elements", 0, &[ELEMENTS as u32]).unwrap();
-    set.push("__sys_used_mram_end", 0, &inputs).unwrap();
+    set.push(upmem::MRAM_HEAP, 0, &inputs).unwrap();
     set.launch().unwrap();
-    let sums: Vec<Vec<u32>> = set.gather("__sys_used_mram_end", (8 * ELEMENTS) as u32, ELEMENTS).unwrap();
+    let sums: Vec<Vec<u32>> = set.gather(upmem::MRAM_HEAP, (8 * ELEMENTS) as u32, ELEMENTS).unwrap();
     for (dpu, (input, sum)) in inputs.iter().zip(&sums).enumerate() {
         let expected: Vec<u32> = (0..ELEMENTS).map(|i| input[i].wrapping_add(input[ELEMENTS + i])).collect();
         assert_eq!(*sum, expected, "DPU {dpu}");
@@ -107,11 +107,11 @@ fn every_transfer_and_launch_is_on_the_timeline(backend: Backend) {
     let mut set = backend.loaded(100, "vector_add");
     let inputs = vec![vec![1u32; 2 * ELEMENTS]; 100];
     set.broadcast("nr_elements", 0, &[ELEMENTS as u32]).unwrap();
-    set.push("__sys_used_mram_end", 0, &inputs).unwrap();
+    set.push(upmem::MRAM_HEAP, 0, &inputs).unwrap();
     set.launch().unwrap();
-    let _: Vec<Vec<u32>> = set.gather("__sys_used_mram_end", (8 * ELEMENTS) as u32, ELEMENTS).unwrap();
+    let _: Vec<Vec<u32>> = set.gather(upmem::MRAM_HEAP, (8 * ELEMENTS) as u32, ELEMENTS).unwrap();
     let mut one = [0u32; ELEMENTS];
-    set.copy_from(99, "__sys_used_mram_end", (8 * ELEMENTS) as u32, &mut one).unwrap();
+    set.copy_from(99, upmem::MRAM_HEAP, (8 * ELEMENTS) as u32, &mut one).unwrap();
 
     let timeline = set.take_timeline();
     let operations: Vec<_> = timeline.events().iter().map(|event| event.operation).collect();
@@ -127,7 +127,7 @@ fn every_transfer_and_launch_is_on_the_timeline(backend: Backend) {
         Backend::Simulator => {
             let stats = set.launch_stats().unwrap().expect("the simulator's statistics");
             assert_eq!(stats.dpus, 100);
-            assert_eq!(launch, Some(set.transfer_model().launch_time(stats.cycles, upmem::SIM_CLOCK_HZ)));
+            assert_eq!(launch, Some(set.transfer_model().launch_time(stats.cycles, upmem::CLOCK_HZ)));
             assert_eq!(stats.dma_bytes, 100 * 12 * ELEMENTS as u64, "two inputs read, one sum written per DPU");
             assert_eq!(stats.instructions_by_class.iter().sum::<u64>(), stats.instructions);
         }
@@ -208,11 +208,11 @@ fn queued_transfers_and_launches_run_in_order(backend: Backend) {
     for inputs in [&first, &second] {
         set.async_scope(|scope| {
             scope.broadcast("nr_elements", 0, &count)?;
-            scope.push("__sys_used_mram_end", 0, inputs)?;
+            scope.push(upmem::MRAM_HEAP, 0, inputs)?;
             scope.launch()
         })
         .unwrap();
-        sums.push(set.gather("__sys_used_mram_end", offset, ELEMENTS).unwrap());
+        sums.push(set.gather(upmem::MRAM_HEAP, offset, ELEMENTS).unwrap());
     }
     for dpu in 0..16u32 {
         assert!(sums[0][dpu as usize].iter().all(|&sum| sum == 2 * dpu), "DPU {dpu}, first scope");
@@ -227,14 +227,14 @@ fn a_panicking_async_scope_still_waits_for_what_it_queued(backend: Backend) {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         set.async_scope(|scope| -> upmem::Result<()> {
             scope.broadcast("nr_elements", 0, &[ELEMENTS as u32])?;
-            scope.push("__sys_used_mram_end", 0, &inputs)?;
+            scope.push(upmem::MRAM_HEAP, 0, &inputs)?;
             scope.launch()?;
             panic!("the scope's body panics with work queued");
         })
     }));
     assert!(outcome.is_err(), "the panic propagates");
     // The queued launch was waited for while unwinding: the set is idle and the launch's results are there.
-    let sums: Vec<Vec<u32>> = set.gather("__sys_used_mram_end", (8 * ELEMENTS) as u32, ELEMENTS).unwrap();
+    let sums: Vec<Vec<u32>> = set.gather(upmem::MRAM_HEAP, (8 * ELEMENTS) as u32, ELEMENTS).unwrap();
     for (dpu, sums) in sums.iter().enumerate() {
         assert!(sums.iter().all(|&sum| sum == 2 * dpu as u32), "DPU {dpu}");
     }
@@ -351,8 +351,8 @@ fn backend_names_parse() {
 /// Under the fast schedule the simulator's cycles are not the hardware's: no launch is predicted from them.
 #[test]
 fn the_fast_schedule_predicts_no_launch() {
-    let mut config = upmem_sim::SimConfig::new(upmem_sim::Topology::new(1, 4));
-    config.schedule = upmem_sim::Schedule::Fast;
+    let mut config = upmem::sim::SimConfig::new(upmem::Topology::new(1, 4));
+    config.schedule = upmem::sim::Schedule::Fast;
     let mut builder = DpuSet::builder();
     builder.dpus(4).backend(BackendKind::Simulator).simulator(config);
     let mut set = builder.allocate().expect("allocating").load(&kernel("vector_add")).expect("loading");
@@ -386,7 +386,7 @@ fn a_set_larger_than_a_server_is_refused_unless_the_machine_is_larger() {
         assert!(matches!(error, Error::Allocation { available: 2560, .. }), "{error:?}");
         assert!(error.to_string().contains("2560 are available"), "{error}");
     }
-    let larger = upmem_sim::SimConfig::new(upmem_sim::Topology::new(41, 64));
+    let larger = upmem::sim::SimConfig::new(upmem::Topology::new(41, 64));
     let set = DpuSet::builder().backend(BackendKind::Simulator).simulator(larger).dpus(2561).allocate().unwrap();
     assert_eq!(set.nr_dpus(), 2561);
 }

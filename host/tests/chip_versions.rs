@@ -7,7 +7,8 @@ mod common;
 use std::path::Path;
 
 use upmem::build::KernelBuilder;
-use upmem::{BackendKind, ChipVersion, DpuSet, DpuSetBuilder, Error, Kernel, SimConfig, Topology};
+use upmem::sim::SimConfig;
+use upmem::{BackendKind, ChipVersion, DpuSet, DpuSetBuilder, Error, Kernel, Topology};
 
 fn echo_builder(nr_tasklets: u32, chip: ChipVersion) -> KernelBuilder {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("dpu/echo.c");

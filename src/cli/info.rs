@@ -1,7 +1,11 @@
 //! `pimgnn info`: the backends this machine has.
 
 use pimgnn::gnn::Backend;
-use upmem::{BackendKind, DpuSet, RankInventory, SimConfig, Topology};
+#[cfg(feature = "simulator")]
+use upmem::sim::SimConfig;
+#[cfg(feature = "simulator")]
+use upmem::Topology;
+use upmem::{BackendKind, DpuSet, RankInventory};
 
 /// Runs `pimgnn info`.
 pub fn run() -> anyhow::Result<()> {
@@ -34,6 +38,27 @@ pub fn run() -> anyhow::Result<()> {
         println!("UPMEM hardware: not available ({machine})");
     }
 
+    print_simulator();
+    for variable in ["UPMEM_BACKEND", "UPMEM_PROFILE", "UPMEM_LIBDPU", "UPMEM_HOME"] {
+        if let Ok(value) = std::env::var(variable) {
+            println!("{variable}={value}");
+        }
+    }
+
+    let probe = pimgnn::gnn::spmm_engine(
+        pimgnn::Csr::<f32>::new(1, 1, vec![0, 1], vec![0], vec![1.0])?,
+        &pimgnn::gnn::EngineOptions { backend: Backend::Pim(BackendKind::Auto), dpus: Some(1), ..Default::default() },
+    );
+    match probe {
+        Ok(engine) => println!("PIM SpMM engine: available, `--backend auto` runs on `{}`", engine.backend),
+        Err(error) => println!("PIM SpMM engine: {error}"),
+    }
+    Ok(())
+}
+
+/// The simulator's default machine, or why there is none.
+#[cfg(feature = "simulator")]
+fn print_simulator() {
     let defaults = SimConfig::new(Topology::full_server());
     if cfg!(target_os = "linux") {
         println!(
@@ -53,19 +78,10 @@ pub fn run() -> anyhow::Result<()> {
     } else {
         println!("simulator: not available (it needs Linux on x86-64 or aarch64)");
     }
-    for variable in ["UPMEM_BACKEND", "UPMEM_PROFILE", "UPMEM_LIBDPU", "UPMEM_HOME"] {
-        if let Ok(value) = std::env::var(variable) {
-            println!("{variable}={value}");
-        }
-    }
+}
 
-    let probe = pimgnn::gnn::spmm_engine(
-        pimgnn::Csr::<f32>::new(1, 1, vec![0, 1], vec![0], vec![1.0])?,
-        &pimgnn::gnn::EngineOptions { backend: Backend::Pim(BackendKind::Auto), dpus: Some(1), ..Default::default() },
-    );
-    match probe {
-        Ok(engine) => println!("PIM SpMM engine: available, `--backend auto` runs on `{}`", engine.backend),
-        Err(error) => println!("PIM SpMM engine: {error}"),
-    }
-    Ok(())
+/// The simulator is not compiled in.
+#[cfg(not(feature = "simulator"))]
+fn print_simulator() {
+    println!("simulator: not compiled in (pimgnn's feature `simulator`)");
 }

@@ -5,8 +5,9 @@
 
 use upmem::DpuCopy;
 
-/// Tasklets the kernels are built with (`SPMM_MAX_TASKLETS`); plans give work to 1 up to this many.
-pub const MAX_TASKLETS: usize = 24;
+/// Tasklets the kernels are built with (`SPMM_MAX_TASKLETS`): a DPU's most, [`upmem::MAX_TASKLETS`]; plans give
+/// work to 1 up to this many.
+pub const MAX_TASKLETS: usize = upmem::MAX_TASKLETS;
 /// Features per pass over a tasklet's nonzeros (`SPMM_FEATURE_CHUNK`).
 pub const FEATURE_CHUNK: usize = 64;
 /// Rows a tasklet may share with its neighbours (`SPMM_MAX_PARTIALS`).

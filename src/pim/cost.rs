@@ -112,13 +112,16 @@ const ROW_FEATURE_INSTRUCTIONS: f64 = 2.0;
 const MEMSET_WORD_INSTRUCTIONS: f64 = 3.0;
 const MEMSET_FIXED_INSTRUCTIONS: f64 = 15.0;
 
+/// PrIM's server: its DPU clock, DMA costs and transfer bandwidths as upmem models them ([`upmem::CLOCK_HZ`],
+/// [`upmem::DMA_READ_ALPHA_CYCLES`], [`upmem::TransferModel::default`]), and the kernels' instruction counts.
 impl Default for HardwareModel {
     fn default() -> Self {
+        let transfers = upmem::TransferModel::default();
         HardwareModel {
-            clock_hz: 350e6,
-            dma_read_alpha: 77.0,
-            dma_write_alpha: 61.0,
-            dma_cycles_per_byte: 0.5,
+            clock_hz: upmem::CLOCK_HZ as f64,
+            dma_read_alpha: f64::from(upmem::DMA_READ_ALPHA_CYCLES),
+            dma_write_alpha: f64::from(upmem::DMA_WRITE_ALPHA_CYCLES),
+            dma_cycles_per_byte: upmem::DMA_CYCLES_PER_BYTE,
             pipeline_tasklets: 11.0,
             // The product, the feature's instructions and its share of an iteration over 8 bytes of X.
             int_mac_cycles: 30.0 + FEATURE_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS / 2.0,
@@ -127,12 +130,12 @@ impl Default for HardwareModel {
             float_mac_cycles: 179.0 + 66.0 + FEATURE_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS / 2.0,
             nonzero_instructions: 24.0 + 30.0 + 26.0,
             row_instructions: 40.0 + MEMSET_FIXED_INSTRUCTIONS,
-            push_bytes_per_second: 6.68e9,
-            gather_bytes_per_second: 4.74e9,
-            broadcast_bytes_per_second: 16.88e9,
+            push_bytes_per_second: transfers.push_rank_bytes_per_second,
+            gather_bytes_per_second: transfers.gather_rank_bytes_per_second,
+            broadcast_bytes_per_second: transfers.broadcast_rank_bytes_per_second,
             dpus_per_rank: 64,
             host_bytes_per_second: 5e9,
-            mram_bytes: 64 << 20,
+            mram_bytes: upmem::DEFAULT_MRAM_SIZE,
         }
     }
 }

@@ -431,8 +431,9 @@ impl<T: PimElement> PimSpmm<T> {
 
     /// The simulator's modelled cycles of the slowest DPU with work, when running on the simulator under a
     /// schedule whose cycles predict the hardware's.
+    #[cfg(feature = "simulator")]
     fn modelled_cycles(&self) -> Result<Option<(u64, u64)>> {
-        if !self.set.simulator().is_some_and(|machine| machine.config().schedule.predicts_hardware_time()) {
+        if !self.set.models_hardware_cycles() {
             return Ok(None);
         }
         let mut slowest = None;
@@ -442,6 +443,12 @@ impl<T: PimElement> PimSpmm<T> {
             slowest = Some((cycles.max(stats.cycles), dma.max(stats.dma_cycles)));
         }
         Ok(slowest)
+    }
+
+    /// Without the simulator no launch has modelled cycles.
+    #[cfg(not(feature = "simulator"))]
+    fn modelled_cycles(&self) -> Result<Option<(u64, u64)>> {
+        Ok(None)
     }
 }
 

@@ -15,7 +15,7 @@ use dpu::types::{
     dpu_error_t, dpu_set_dpu_iterator_t, dpu_set_t, SetParts, DPU_XFER_DEFAULT, DPU_XFER_FROM_DPU, DPU_XFER_TO_DPU,
 };
 use rayon::prelude::*;
-use upmem_sim::KernelBuilder;
+use upmem_sim::{KernelBuilder, SimulatedBuild as _};
 
 extern "C" {
     fn dpu_alloc(nr_dpus: u32, profile: *const c_char, set: *mut dpu_set_t) -> dpu_error_t;
@@ -87,7 +87,7 @@ fn main() -> anyhow::Result<()> {
     )?;
     KernelBuilder::new().source(&source).build(&kernel)?;
     let kernel = CString::new(kernel.to_str().expect("UTF-8 path"))?;
-    let heap = CString::new("__sys_used_mram_end")?;
+    let heap = CString::new(upmem_sim::MRAM_HEAP)?;
     let value = CString::new("value")?;
     let profile = CString::new("nrRanks=32,nrDpusPerRank=64")?;
 

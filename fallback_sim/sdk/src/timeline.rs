@@ -1,12 +1,12 @@
 //! `dpu_sim_timeline`: the transfers and launches of the program's current allocations, in order, with their
-//! wall time here and their predicted time on a UPMEM server (the model of `upmem_sim::transfer_model`).
+//! wall time here and their predicted time on a UPMEM server (the model of `upmem_types::transfer_model`).
 
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::time::Instant;
 
-use upmem_sim::transfer_model::{Operation, TransferModel};
 use upmem_sim::{DpuState, CLOCK_HZ};
+use upmem_types::transfer_model::{Operation, TransferModel};
 
 use crate::error::{code, DpuError, Result};
 use crate::guard;

@@ -13,8 +13,8 @@ use std::ffi::{c_char, c_void, CStr};
 use std::time::Instant;
 
 use rayon::prelude::*;
-use upmem_sim::transfer_model::Operation;
 use upmem_sim::{Machine, MemoryKind, MRAM_BASE};
+use upmem_types::transfer_model::Operation;
 
 use crate::error::{code, DpuError, Result};
 use crate::guard;

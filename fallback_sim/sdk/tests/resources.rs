@@ -12,7 +12,7 @@ use std::process::Command;
 use dpu::types::{
     dpu_error_t, dpu_set_dpu_iterator_t, dpu_set_t, SetParts, DPU_XFER_DEFAULT, DPU_XFER_FROM_DPU, DPU_XFER_TO_DPU,
 };
-use upmem_sim::KernelBuilder;
+use upmem_sim::{KernelBuilder, SimulatedBuild as _};
 
 extern "C" {
     fn dpu_alloc(nr_dpus: u32, profile: *const c_char, set: *mut dpu_set_t) -> dpu_error_t;
@@ -109,7 +109,7 @@ fn empty_kernel(name: &str) -> CString {
 fn dpu_free_gives_back_memory_and_worker_processes() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let kernel = empty_kernel("resources-kernel");
-    let heap = CString::new("__sys_used_mram_end").expect("no NUL");
+    let heap = CString::new(upmem_sim::MRAM_HEAP).expect("no NUL");
     let profile = CString::new(PROFILE).expect("no NUL");
     let sources: Vec<Vec<u8>> = (0..NR_DPUS).map(|dpu| vec![dpu as u8 | 1; BYTES_PER_DPU]).collect();
 
@@ -148,7 +148,7 @@ fn one_buffer_prepared_for_several_dpus_receives_the_last_dpu() {
     const WORDS: usize = 1 << 16;
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let profile = CString::new(PROFILE).expect("no NUL");
-    let heap = CString::new("__sys_used_mram_end").expect("no NUL");
+    let heap = CString::new(upmem_sim::MRAM_HEAP).expect("no NUL");
     let kernel = empty_kernel("aliasing-kernel");
     let mut set = <dpu_set_t as SetParts>::empty();
     let sources: Vec<Vec<u64>> = (0..NR_DPUS).map(|dpu| vec![u64::from(dpu) + 1; WORDS]).collect();
@@ -180,7 +180,7 @@ fn broadcasts_are_stored_once() {
     const BYTES: usize = 4 << 20;
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let profile = CString::new(PROFILE).expect("no NUL");
-    let heap = CString::new("__sys_used_mram_end").expect("no NUL");
+    let heap = CString::new(upmem_sim::MRAM_HEAP).expect("no NUL");
     let kernel = empty_kernel("broadcast-kernel");
     let features: Vec<u8> = (0..BYTES).map(|i| (i % 253) as u8).collect();
     let mut set = <dpu_set_t as SetParts>::empty();
@@ -223,7 +223,7 @@ fn reading_mram_nothing_wrote_takes_no_memory() {
     const BYTES: usize = 4 << 20;
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let profile = CString::new(PROFILE).expect("no NUL");
-    let heap = CString::new("__sys_used_mram_end").expect("no NUL");
+    let heap = CString::new(upmem_sim::MRAM_HEAP).expect("no NUL");
     let kernel = empty_kernel("unwritten-kernel");
     let mut buffers: Vec<Vec<u8>> = (0..NR_DPUS).map(|_| vec![0xAA; BYTES]).collect();
     let mut set = <dpu_set_t as SetParts>::empty();

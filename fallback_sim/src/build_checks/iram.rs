@@ -24,7 +24,7 @@ use crate::op_costs::{self, InstructionClass, Isa};
 
 use super::sdk_routines::{self, BOOTSTRAP};
 use super::IramEstimate;
-use crate::chip::ChipVersion;
+use upmem_types::ChipVersion;
 
 /// Estimates a program's IRAM: `sites` are its blocks, `disassembly` the kernel object's code (for the
 /// arithmetic routines its instructions need) and `functions` the names its sources call, define or inline

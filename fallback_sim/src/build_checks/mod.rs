@@ -24,8 +24,8 @@ use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 
 use crate::block_costs::BlockCost;
 use crate::builder::BuildError;
-use crate::chip::ChipVersion;
 use dpu_abi::{Abi, Layouts, Unmodelled};
+use upmem_types::ChipVersion;
 
 /// The section of a simulated DPU binary that holds what its build checks found.
 pub(crate) const SECTION: &str = ".dpusim.checks";

@@ -17,8 +17,8 @@ use object::read::archive::ArchiveFile;
 use object::{Object, ObjectKind, ObjectSymbol};
 
 use super::{run, BuildError};
-use crate::chip::ChipVersion;
 use crate::layout::ABI_VERSION;
+use upmem_types::ChipVersion;
 
 /// The section that marks a DPU object.
 const SECTION: &str = ".dpusim.object";

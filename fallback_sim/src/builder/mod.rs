@@ -5,7 +5,7 @@
 //!    with the same tasklet and stack settings.
 //!    The kernel sources (not the runtime) are instrumented with `-fsanitize-coverage=trace-pc`, which counts
 //!    the instructions each tasklet executes (see [`crate::block_costs`]). A kernel source compiled alone
-//!    ([`KernelBuilder::compile_object`], the compiler's `-c`) is a DPU object: the same object, marked
+//!    ([`SimulatedBuild::compile_object`], the compiler's `-c`) is a DPU object: the same object, marked
 //!    ([`dpu_object`]), which a later build links, as it links the members of static libraries of them that
 //!    the program needs.
 //! 2. Kernel objects (compiled, given, and taken from libraries) and runtime objects are combined into one
@@ -30,7 +30,8 @@ use object::{Object, ObjectSymbol};
 
 use crate::block_costs::{self, BlockCost};
 use crate::build_checks::{self, BuildWarning, IramEstimate, KernelBuild, KernelUnit};
-use crate::chip::ChipVersion;
+use upmem_types::KernelBuilder;
+
 use crate::layout::{ABI_VERSION, DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE};
 use crate::program::Program;
 use crate::runtime;
@@ -152,7 +153,7 @@ impl BuildError {
     }
 }
 
-/// A kernel built by [`KernelBuilder::build_kernel`]: its binary and what the build checks found.
+/// A kernel built by [`SimulatedBuild::build_kernel`]: its binary and what the build checks found.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct BuiltKernel {
@@ -164,16 +165,19 @@ pub struct BuiltKernel {
     pub warnings: Vec<BuildWarning>,
 }
 
-/// Compiles DPU C sources into a simulated DPU binary, from a build script or a command line.
+/// Builds a [`KernelBuilder`]'s kernel for the simulator: compiles its DPU C sources with the host C compiler into
+/// a simulated DPU binary, from a build script or a command line.
 ///
 /// Each build checks the kernel for what works on the simulator but not on a DPU: `__host` and MRAM variables
 /// whose types have another layout on a DPU (a pointer or a `size_t` is 4 bytes there), and a program too
-/// large for a DPU's IRAM ([`IramEstimate`]). What it finds is a [`BuildWarning`]: [`KernelBuilder::build`]
+/// large for a DPU's IRAM ([`IramEstimate`]). What it finds is a [`BuildWarning`]: [`SimulatedBuild::build`]
 /// prints them (`cargo:warning` lines with [`KernelBuilder::cargo_metadata`], else the `log` crate's warnings),
-/// [`KernelBuilder::build_kernel`] returns them, and strict mode ([`SimConfig::strict`](crate::SimConfig::strict))
+/// [`SimulatedBuild::build_kernel`] returns them, and strict mode ([`SimConfig::strict`](crate::SimConfig::strict))
 /// refuses such a program when it is loaded.
 ///
 /// ```no_run
+/// use upmem_sim::SimulatedBuild as _;
+///
 /// let binary = upmem_sim::KernelBuilder::new()
 ///     .source("dpu/kernel.c")
 ///     .define("NR_TASKLETS", Some("16"))
@@ -181,168 +185,40 @@ pub struct BuiltKernel {
 ///     .build("target/kernel.dpusim")?;
 /// # Ok::<(), upmem_sim::BuildError>(())
 /// ```
-#[derive(Clone, Debug, Default)]
-pub struct KernelBuilder {
-    sources: Vec<PathBuf>,
-    objects: Vec<PathBuf>,
-    libraries: Vec<PathBuf>,
-    defines: Vec<(String, Option<String>)>,
-    include_dirs: Vec<PathBuf>,
-    flags: Vec<String>,
-    compiler: Option<PathBuf>,
-    work_dir: Option<PathBuf>,
-    cargo_metadata: bool,
-    chip: ChipVersion,
-}
-
-impl KernelBuilder {
-    /// A builder with no sources.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Adds a C source file.
-    pub fn source(&mut self, path: impl AsRef<Path>) -> &mut Self {
-        self.sources.push(path.as_ref().to_path_buf());
-        self
-    }
-
-    /// Adds a DPU object file, one that [`KernelBuilder::compile_object`] (or `dpu-upmem-dpurte-clang -c`)
-    /// compiled, to link with the sources.
-    pub fn object(&mut self, path: impl AsRef<Path>) -> &mut Self {
-        self.objects.push(path.as_ref().to_path_buf());
-        self
-    }
-
-    /// Adds a static library of DPU objects (made with `ar`): its members that define what the program's other
-    /// objects need (its `main`, too) are linked, whatever the order of the libraries, as the SDK's linker takes
-    /// them.
-    pub fn library(&mut self, path: impl AsRef<Path>) -> &mut Self {
-        self.libraries.push(path.as_ref().to_path_buf());
-        self
-    }
-
-    /// Defines a preprocessor macro (`-DNAME` or `-DNAME=VALUE`), e.g. `NR_TASKLETS`.
-    pub fn define(&mut self, name: &str, value: Option<&str>) -> &mut Self {
-        self.defines.push((name.to_owned(), value.map(str::to_owned)));
-        self
-    }
-
-    /// Sets `NR_TASKLETS`.
-    pub fn nr_tasklets(&mut self, nr_tasklets: u32) -> &mut Self {
-        self.define("NR_TASKLETS", Some(&nr_tasklets.to_string()))
-    }
-
-    /// Adds an include directory (`-I`).
-    pub fn include(&mut self, dir: impl AsRef<Path>) -> &mut Self {
-        self.include_dirs.push(dir.as_ref().to_path_buf());
-        self
-    }
-
-    /// Adds a compiler flag for the kernel sources (`-O2`, `-g`, `-Wall`, `-std=c11`, ...).
-    pub fn flag(&mut self, flag: &str) -> &mut Self {
-        self.flags.push(flag.to_owned());
-        self
-    }
-
-    /// The C compiler to use (default: `$CC`, else `clang` when one runs, as the SDK's compiler is a clang, else
-    /// `cc`).
-    pub fn compiler(&mut self, compiler: impl AsRef<Path>) -> &mut Self {
-        self.compiler = Some(compiler.as_ref().to_path_buf());
-        self
-    }
-
-    /// Keeps intermediate files in `dir` (default: a temporary directory removed after the build).
-    pub fn work_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
-        self.work_dir = Some(dir.as_ref().to_path_buf());
-        self
-    }
-
-    /// The chip the kernel is built for (default v1A), as the SDK compiler's `-mcpu=`: it bounds `NR_TASKLETS`
-    /// (24 on v1A, 16 on v1B) and the program's size, and the sources see its macro (`__dpu_v1A__` or
-    /// `__dpu_v1B__`).
-    pub fn chip(&mut self, chip: ChipVersion) -> &mut Self {
-        self.chip = chip;
-        self
-    }
-
-    /// The chip the kernel is built for.
-    pub fn target_chip(&self) -> ChipVersion {
-        self.chip
-    }
-
-    /// Prints `cargo:rerun-if-changed` for every source, object and library and `cargo:rerun-if-env-changed=CC`
-    /// (for build.rs).
-    pub fn cargo_metadata(&mut self, enabled: bool) -> &mut Self {
-        self.cargo_metadata = enabled;
-        self
-    }
-
-    /// The same kernel as arguments of the UPMEM SDK's own `dpu-upmem-dpurte-clang` (defines, include
-    /// directories, flags and sources, and the chip as `-mcpu=`, which the SDK's wrapper's own `-mcpu=` before
-    /// them yields to; no `-o`), to build it for real DPUs as well. Objects and libraries are the simulator's own
-    /// and are not among them.
-    pub fn sdk_arguments(&self) -> Vec<OsString> {
-        let chip = OsString::from(format!("-mcpu={}", self.chip.name()));
-        let defines = self.defines.iter().map(|(name, value)| define_argument(name, value.as_deref()));
-        let includes = self.include_dirs.iter().flat_map(|dir| [OsString::from("-I"), dir.into()]);
-        let flags = self.flags.iter().map(OsString::from);
-        let sources = self.sources.iter().map(OsString::from);
-        std::iter::once(chip).chain(defines).chain(includes).chain(flags).chain(sources).collect()
-    }
-
-    fn defined(&self, name: &str) -> bool {
-        self.defines.iter().any(|(defined, _)| defined == name)
-    }
-
-    /// `NR_TASKLETS` as the kernel's code sees it: its definition, else the DPU compiler's default 1.
-    fn nr_tasklets_value(&self) -> String {
-        self.defines
-            .iter()
-            .rev()
-            .find(|(name, _)| name == "NR_TASKLETS")
-            .map_or_else(|| "1".to_owned(), |(_, value)| value.clone().unwrap_or_else(|| "1".to_owned()))
-    }
-
-    /// The compiler the builder was given, else `$CC`.
-    fn chosen_compiler(&self) -> Option<PathBuf> {
-        self.compiler.clone().or_else(|| env::var_os("CC").map(PathBuf::from))
-    }
-
-    /// The directory of a build's intermediate files.
-    fn intermediate_dir(&self) -> Result<WorkDir, BuildError> {
-        let work = match &self.work_dir {
-            Some(dir) => WorkDir { path: dir.clone(), _temporary: None },
-            None => {
-                let temporary = tempfile::tempdir().map_err(|error| BuildError::io(&env::temp_dir(), error))?;
-                WorkDir { path: temporary.path().to_path_buf(), _temporary: Some(temporary) }
-            }
-        };
-        fs::create_dir_all(&work.path).map_err(|error| BuildError::io(&work.path, error))?;
-        Ok(work)
-    }
-
+pub trait SimulatedBuild {
     /// Compiles `source` alone into the DPU object file `output`, as `dpu-upmem-dpurte-clang -c` does: with this
     /// builder's defines, include directories, flags and chip (its sources, objects and libraries play no part),
     /// into a host object of the simulated kernel code marked as a DPU object. A later build links it
     /// ([`KernelBuilder::object`]), or a static library of such objects ([`KernelBuilder::library`]). Returns
     /// `output`.
-    pub fn compile_object(&self, source: impl AsRef<Path>, output: impl AsRef<Path>) -> Result<PathBuf, BuildError> {
+    fn compile_object(&self, source: impl AsRef<Path>, output: impl AsRef<Path>) -> Result<PathBuf, BuildError>;
+
+    /// Builds the binary at `output` and checks that it is a loadable DPU program; prints the build checks'
+    /// warnings. Returns `output`.
+    fn build(&self, output: impl AsRef<Path>) -> Result<PathBuf, BuildError>;
+
+    /// Builds the binary at `output` from the sources, objects and libraries, and checks that it is a loadable
+    /// DPU program; returns it with what the build checks found.
+    fn build_kernel(&self, output: impl AsRef<Path>) -> Result<BuiltKernel, BuildError>;
+}
+
+impl SimulatedBuild for KernelBuilder {
+    fn compile_object(&self, source: impl AsRef<Path>, output: impl AsRef<Path>) -> Result<PathBuf, BuildError> {
         let (source, output) = (source.as_ref(), output.as_ref());
-        if self.cargo_metadata {
+        if self.prints_cargo_metadata() {
             println!("cargo:rerun-if-env-changed=CC");
             println!("cargo:rerun-if-changed={}", source.display());
         }
-        let work = self.intermediate_dir()?;
+        let work = intermediate_dir(self)?;
         let runtime_dir = work.path.join("runtime");
         runtime::extract(&runtime_dir)?;
-        let compiler = HostCompiler::detect(self.chosen_compiler());
-        let (_, args) = self.kernel_arguments(&runtime_dir.join("include"), &compiler);
+        let compiler = HostCompiler::detect(chosen_compiler(self));
+        let (_, args) = kernel_arguments(self, &runtime_dir.join("include"), &compiler);
         create_parent_dir(output)?;
         compiler.compile_kernel_source(&args, source, output, &work.path)?;
         let info = ObjectInfo {
             abi_version: ABI_VERSION,
-            chip: self.chip,
+            chip: self.target_chip(),
             nr_tasklets: self.nr_tasklets_value(),
             source: file_name(source),
         };
@@ -350,12 +226,10 @@ impl KernelBuilder {
         Ok(output.to_path_buf())
     }
 
-    /// Builds the binary at `output` and checks that it is a loadable DPU program; prints the build checks'
-    /// warnings. Returns `output`.
-    pub fn build(&self, output: impl AsRef<Path>) -> Result<PathBuf, BuildError> {
+    fn build(&self, output: impl AsRef<Path>) -> Result<PathBuf, BuildError> {
         let built = self.build_kernel(output)?;
         for warning in &built.warnings {
-            if self.cargo_metadata {
+            if self.prints_cargo_metadata() {
                 println!("cargo:warning={warning}");
             } else {
                 log::warn!("{warning}");
@@ -364,29 +238,27 @@ impl KernelBuilder {
         Ok(built.path)
     }
 
-    /// Builds the binary at `output` from the sources, objects and libraries, and checks that it is a loadable
-    /// DPU program; returns it with what the build checks found.
-    pub fn build_kernel(&self, output: impl AsRef<Path>) -> Result<BuiltKernel, BuildError> {
+    fn build_kernel(&self, output: impl AsRef<Path>) -> Result<BuiltKernel, BuildError> {
         let output = output.as_ref();
-        if self.sources.is_empty() && self.objects.is_empty() && self.libraries.is_empty() {
+        if self.sources().is_empty() && self.objects().is_empty() && self.libraries().is_empty() {
             return Err(BuildError::NoSources);
         }
-        if self.cargo_metadata {
+        if self.prints_cargo_metadata() {
             println!("cargo:rerun-if-env-changed=CC");
-            for input in self.sources.iter().chain(&self.objects).chain(&self.libraries) {
+            for input in self.sources().iter().chain(self.objects()).chain(self.libraries()) {
                 println!("cargo:rerun-if-changed={}", input.display());
             }
         }
-        let work = self.intermediate_dir()?;
+        let work = intermediate_dir(self)?;
         let dir = work.path.as_path();
         let runtime_dir = dir.join("runtime");
         runtime::extract(&runtime_dir)?;
         let include = runtime_dir.join("include");
 
-        let compiler = HostCompiler::detect(self.chosen_compiler());
-        let (tasklet_defines, kernel_args) = self.kernel_arguments(&include, &compiler);
+        let compiler = HostCompiler::detect(chosen_compiler(self));
+        let (tasklet_defines, kernel_args) = kernel_arguments(self, &include, &compiler);
         let kernel_jobs: Vec<CompileJob> = self
-            .sources
+            .sources()
             .iter()
             .enumerate()
             .map(|(index, source)| CompileJob {
@@ -429,7 +301,7 @@ impl KernelBuilder {
         let jobs: Vec<&CompileJob> = kernel_jobs.iter().chain(&runtime_jobs).chain(&harness_jobs).collect();
         compile_all(&compiler, &jobs, dir)?;
 
-        let (units, warnings) = self.kernel_units(&kernel_jobs, dir)?;
+        let (units, warnings) = kernel_units(self, &kernel_jobs, dir)?;
         let kernel_object = dir.join("dpu_kernel.o");
         let mut combine = compiler.command();
         combine
@@ -469,111 +341,133 @@ impl KernelBuilder {
             .args(["-pthread", "-lm", "-o"])
             .arg(output);
         run("linking the simulated DPU binary", &mut link, "a C compiler (set CC)")?;
-        let build =
-            KernelBuild { binary: output, units: &units, sites: &sites, disassembly: &disassembly, chip: self.chip };
+        let build = KernelBuild {
+            binary: output,
+            units: &units,
+            sites: &sites,
+            disassembly: &disassembly,
+            chip: self.target_chip(),
+        };
         let findings = build_checks::check(&build)?;
         record_checks(output, &findings.recorded().to_text(), dir)?;
         let program = Program::from_file(output)?;
         program.check_fits(DEFAULT_WRAM_SIZE, DEFAULT_MRAM_SIZE)?;
         // What the SDK's linker script asserts: NR_TASKLETS within the chip's threads.
-        program.check_threads(self.chip)?;
+        program.check_threads(self.target_chip())?;
         let warnings = warnings.into_iter().chain(findings.warnings).collect();
         Ok(BuiltKernel { path: output.to_path_buf(), iram: findings.iram, warnings })
     }
+}
 
-    /// The kernel's own objects (its compiled sources, the DPU objects given, and the library members they need),
-    /// and a warning for each DPU object compiled with another chip or `NR_TASKLETS` than the program's.
-    fn kernel_units(
-        &self,
-        compiled: &[CompileJob],
-        dir: &Path,
-    ) -> Result<(Vec<KernelUnit>, Vec<BuildWarning>), BuildError> {
-        let mut units: Vec<KernelUnit> = compiled
-            .iter()
-            .map(|job| KernelUnit { object: job.object.clone(), source_name: file_name(&job.source) })
-            .collect();
-        let mut linked =
-            self.objects.iter().map(|path| dpu_object::read_object(path)).collect::<Result<Vec<_>, _>>()?;
-        let objects: Vec<PathBuf> = units
-            .iter()
-            .map(|unit| unit.object.clone())
-            .chain(linked.iter().map(|object| object.path.clone()))
-            .collect();
-        linked.extend(dpu_object::take_library_members(&self.libraries, &objects, dir)?);
-        let warnings = linked.iter().flat_map(|object| self.setting_differences(object)).collect();
-        units.extend(
-            linked.into_iter().map(|object| KernelUnit { object: object.path, source_name: object.info.source }),
-        );
-        Ok((units, warnings))
-    }
+/// The compiler the builder was given, else `$CC`.
+fn chosen_compiler(builder: &KernelBuilder) -> Option<PathBuf> {
+    builder.given_compiler().map(Path::to_path_buf).or_else(|| env::var_os("CC").map(PathBuf::from))
+}
 
-    /// What differs between how `object` was compiled and how the program is linked.
-    fn setting_differences(&self, object: &LinkedObject) -> Vec<BuildWarning> {
-        let differs = |setting: &'static str, compiled: String, linked: String| {
-            (compiled != linked).then(|| BuildWarning::ObjectSettingDiffers {
-                object: object.name.clone(),
-                setting,
-                compiled,
-                linked,
-            })
-        };
-        [
-            differs("NR_TASKLETS", object.info.nr_tasklets.clone(), self.nr_tasklets_value()),
-            differs("-mcpu", object.info.chip.name().to_owned(), self.chip.name().to_owned()),
-        ]
-        .into_iter()
-        .flatten()
-        .collect()
-    }
+/// The directory of a build's intermediate files.
+fn intermediate_dir(builder: &KernelBuilder) -> Result<WorkDir, BuildError> {
+    let work = match builder.given_work_dir() {
+        Some(dir) => WorkDir { path: dir.to_path_buf(), _temporary: None },
+        None => {
+            let temporary = tempfile::tempdir().map_err(|error| BuildError::io(&env::temp_dir(), error))?;
+            WorkDir { path: temporary.path().to_path_buf(), _temporary: Some(temporary) }
+        }
+    };
+    fs::create_dir_all(&work.path).map_err(|error| BuildError::io(&work.path, error))?;
+    Ok(work)
+}
 
-    /// The tasklet/stack defines (shared with the runtime) and the full argument list for kernel sources.
-    fn kernel_arguments(&self, include: &Path, compiler: &HostCompiler) -> (Vec<OsString>, Vec<OsString>) {
-        let mut tasklet_defines: Vec<OsString> = KERNEL_FLAGS.map(OsString::from).to_vec();
-        tasklet_defines.push(format!("-D{}", self.chip.target_macro()).into());
-        if !self.defined("NR_TASKLETS") {
-            tasklet_defines.push("-DNR_TASKLETS=1".into());
-        }
-        if !self.defined("STACK_SIZE_DEFAULT") {
-            tasklet_defines.push("-DSTACK_SIZE_DEFAULT=1024".into());
-        }
-        for (name, value) in &self.defines {
-            if name == "NR_TASKLETS" || name.starts_with("STACK_SIZE_") {
-                tasklet_defines.push(define_argument(name, value.as_deref()));
-            }
-        }
-        let mut kernel = tasklet_defines.clone();
-        for (name, value) in
-            self.defines.iter().filter(|(name, _)| name != "NR_TASKLETS" && !name.starts_with("STACK_SIZE_"))
-        {
-            kernel.push(define_argument(name, value.as_deref()));
-        }
-        // The runtime headers are system headers, as the SDK's are to its compiler: `-pedantic` and `-W...`
-        // apply to the kernel's code, not to them. `libc/` has the DPU's <errno.h>, <stdint.h>, <stdlib.h> and
-        // <string.h>, for kernel sources only (the runtime's own C files use the host's).
-        for dir in [include.to_path_buf(), include.join("libc")] {
-            kernel.push("-isystem".into());
-            kernel.push(dir.into());
-        }
-        for dir in &self.include_dirs {
-            kernel.push("-I".into());
-            kernel.push(dir.into());
-        }
-        kernel.extend(self.flags.iter().map(OsString::from));
-        kernel.extend(CAST_WARNINGS_OFF.map(OsString::from));
-        // After the user's flags, so that they win: the SDK compiler's warnings and errors (see
-        // HostCompiler::sdk_warning_options), code shaped as the DPU's compiler shapes it (see DPU_LIKE_CODE),
-        // whose instructions the block costs count, and the debug information the build checks read.
-        kernel.extend(compiler.sdk_warning_options(&self.flags));
-        kernel.extend(DPU_LIKE_CODE.map(OsString::from));
-        kernel.push(DEBUG_INFO.into());
-        kernel.push(DPU_MEMCPY.into());
-        kernel.push(INSTRUMENTATION_FLAG.into());
-        kernel.push(HOOK_NEVER_TAIL_CALLED.into());
-        if compiler.is_clang() {
-            kernel.push(CLANG_INSTRUMENT_EVERY_BLOCK.into());
-        }
-        (tasklet_defines, kernel)
+/// The kernel's own objects (its compiled sources, the DPU objects given, and the library members they need),
+/// and a warning for each DPU object compiled with another chip or `NR_TASKLETS` than the program's.
+fn kernel_units(
+    builder: &KernelBuilder,
+    compiled: &[CompileJob],
+    dir: &Path,
+) -> Result<(Vec<KernelUnit>, Vec<BuildWarning>), BuildError> {
+    let mut units: Vec<KernelUnit> = compiled
+        .iter()
+        .map(|job| KernelUnit { object: job.object.clone(), source_name: file_name(&job.source) })
+        .collect();
+    let mut linked =
+        builder.objects().iter().map(|path| dpu_object::read_object(path)).collect::<Result<Vec<_>, _>>()?;
+    let objects: Vec<PathBuf> =
+        units.iter().map(|unit| unit.object.clone()).chain(linked.iter().map(|object| object.path.clone())).collect();
+    linked.extend(dpu_object::take_library_members(builder.libraries(), &objects, dir)?);
+    let warnings = linked.iter().flat_map(|object| setting_differences(builder, object)).collect();
+    units.extend(linked.into_iter().map(|object| KernelUnit { object: object.path, source_name: object.info.source }));
+    Ok((units, warnings))
+}
+
+/// What differs between how `object` was compiled and how the program is linked.
+fn setting_differences(builder: &KernelBuilder, object: &LinkedObject) -> Vec<BuildWarning> {
+    let differs = |setting: &'static str, compiled: String, linked: String| {
+        (compiled != linked).then(|| BuildWarning::ObjectSettingDiffers {
+            object: object.name.clone(),
+            setting,
+            compiled,
+            linked,
+        })
+    };
+    [
+        differs("NR_TASKLETS", object.info.nr_tasklets.clone(), builder.nr_tasklets_value()),
+        differs("-mcpu", object.info.chip.name().to_owned(), builder.target_chip().name().to_owned()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// The tasklet/stack defines (shared with the runtime) and the full argument list for kernel sources.
+fn kernel_arguments(
+    builder: &KernelBuilder,
+    include: &Path,
+    compiler: &HostCompiler,
+) -> (Vec<OsString>, Vec<OsString>) {
+    let mut tasklet_defines: Vec<OsString> = KERNEL_FLAGS.map(OsString::from).to_vec();
+    tasklet_defines.push(format!("-D{}", builder.target_chip().target_macro()).into());
+    if !builder.is_defined("NR_TASKLETS") {
+        tasklet_defines.push("-DNR_TASKLETS=1".into());
     }
+    if !builder.is_defined("STACK_SIZE_DEFAULT") {
+        tasklet_defines.push("-DSTACK_SIZE_DEFAULT=1024".into());
+    }
+    for (name, value) in builder.defines() {
+        if name == "NR_TASKLETS" || name.starts_with("STACK_SIZE_") {
+            tasklet_defines.push(KernelBuilder::define_argument(name, value.as_deref()));
+        }
+    }
+    let mut kernel = tasklet_defines.clone();
+    for (name, value) in
+        builder.defines().iter().filter(|(name, _)| name != "NR_TASKLETS" && !name.starts_with("STACK_SIZE_"))
+    {
+        kernel.push(KernelBuilder::define_argument(name, value.as_deref()));
+    }
+    // The runtime headers are system headers, as the SDK's are to its compiler: `-pedantic` and `-W...`
+    // apply to the kernel's code, not to them. `libc/` has the DPU's <errno.h>, <stdint.h>, <stdlib.h> and
+    // <string.h>, for kernel sources only (the runtime's own C files use the host's).
+    for dir in [include.to_path_buf(), include.join("libc")] {
+        kernel.push("-isystem".into());
+        kernel.push(dir.into());
+    }
+    for dir in builder.include_dirs() {
+        kernel.push("-I".into());
+        kernel.push(dir.into());
+    }
+    kernel.extend(builder.flags().iter().map(OsString::from));
+    kernel.extend(CAST_WARNINGS_OFF.map(OsString::from));
+    // After the user's flags, so that they win: the SDK compiler's warnings and errors (see
+    // HostCompiler::sdk_warning_options), code shaped as the DPU's compiler shapes it (see DPU_LIKE_CODE),
+    // whose instructions the block costs count, and the debug information the build checks read.
+    kernel.extend(compiler.sdk_warning_options(builder.flags()));
+    kernel.extend(DPU_LIKE_CODE.map(OsString::from));
+    kernel.push(DEBUG_INFO.into());
+    kernel.push(DPU_MEMCPY.into());
+    kernel.push(INSTRUMENTATION_FLAG.into());
+    kernel.push(HOOK_NEVER_TAIL_CALLED.into());
+    if compiler.is_clang() {
+        kernel.push(CLANG_INSTRUMENT_EVERY_BLOCK.into());
+    }
+    (tasklet_defines, kernel)
 }
 
 /// Where a build keeps its intermediate files: the builder's work directory, or a temporary one removed with it.
@@ -671,13 +565,6 @@ fn record_checks(binary: &Path, checks: &str, dir: &Path) -> Result<(), BuildErr
         .arg(format!("--set-section-flags={}=readonly", build_checks::SECTION))
         .arg(binary);
     run("recording the build checks", &mut add, "objcopy from GNU binutils (set OBJCOPY)").map(drop)
-}
-
-fn define_argument(name: &str, value: Option<&str>) -> OsString {
-    match value {
-        Some(value) => format!("-D{name}={value}").into(),
-        None => format!("-D{name}").into(),
-    }
 }
 
 fn file_name(path: &Path) -> String {

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use upmem_sim::{DpuStats, CLOCK_HZ, MRAM_HEAP_SYMBOL};
+use upmem_sim::{DpuStats, CLOCK_HZ, MRAM_HEAP};
 
 use super::{build, build_source, machine, write_u32};
 
@@ -200,7 +200,7 @@ fn stream_cycles(bytes: u32) -> u64 {
     let program = build_source(&source, 16, &[]);
     let mut machine = machine(1, 1);
     machine.load(&[0], &program).expect("loading the stream kernel");
-    let heap = machine.symbol(0, MRAM_HEAP_SYMBOL).expect("the MRAM heap");
+    let heap = machine.symbol(0, MRAM_HEAP).expect("the MRAM heap");
     machine.write(0, upmem_sim::MemoryKind::Mram, heap.offset(), &vec![7u8; bytes as usize]).expect("filling MRAM");
     write_u32(&machine, 0, "bytes", bytes);
     write_u32(&machine, 0, "block_bytes", MRAM_READ_BLOCK_BYTES);

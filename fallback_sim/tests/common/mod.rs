@@ -10,7 +10,7 @@ use std::hash::{Hash as _, Hasher as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use upmem_sim::{KernelBuilder, Machine, Program, SimConfig, Topology};
+use upmem_sim::{KernelBuilder, Machine, Program, SimConfig, SimulatedBuild as _, Topology};
 
 /// Tasklet counts every facility is tested with.
 pub const TASKLET_COUNTS: [u32; 4] = [1, 11, 16, 24];

@@ -2,8 +2,8 @@
 //! (`dpu_get_description(dpu_rank_from_set(rank))`, whose `hw.signature.chip_id` and `hw.dpu.nr_of_threads` the
 //! SDK's hardware backend fills from the driver).
 
-use upmem_sim::ChipVersion;
 use upmem_sys::dpu_set_t;
+use upmem_types::ChipVersion;
 
 use super::library::Library;
 use crate::error::{Error, Result};

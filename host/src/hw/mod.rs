@@ -18,16 +18,17 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
-use upmem_sim::ChipVersion;
 use upmem_sys::{
     dpu_error_t, dpu_set_t, DPU_ASYNCHRONOUS, DPU_ERR_ALLOCATION, DPU_ERR_ASYNC_JOBS, DPU_ERR_DPU_FAULT, DPU_OK,
     DPU_SYNCHRONOUS, DPU_XFER_ASYNC, DPU_XFER_DEFAULT, DPU_XFER_FROM_DPU, DPU_XFER_TO_DPU,
 };
+use upmem_types::{ChipVersion, Symbol};
 
 use crate::backend::BackendKind;
 use crate::driver::RankInventory;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::set::{Amount, FaultInfo, Symbol};
+use crate::set::{Amount, FaultInfo};
 use crate::Kernel;
 use chip::Silicon;
 pub(crate) use library::library;
@@ -173,27 +174,43 @@ impl HwEngine {
         Ok(())
     }
 
-    pub fn silicon(&self) -> Silicon {
-        self.silicon
+    fn raw_symbol(symbol: Symbol) -> upmem_sys::dpu_symbol_t {
+        upmem_sys::dpu_symbol_t { address: symbol.address, size: symbol.size }
     }
 
-    pub fn sdk_version(&self) -> Option<&str> {
+    fn fault_reason(&self, dpu: dpu_set_t) -> String {
+        let Some(Ok(reason)) = self.lib.sim.as_ref().map(|sim| &sim.dpu_sim_fault_reason) else {
+            return "in fault (the hardware does not say why: inspect it with dpu-lldb)".into();
+        };
+        let mut buffer = [0 as c_char; 512];
+        // SAFETY: a single-DPU set of this library and a writable buffer of the given size.
+        let status = unsafe { reason(dpu, buffer.as_mut_ptr(), buffer.len()) };
+        if status != DPU_OK {
+            return "in fault".into();
+        }
+        // SAFETY: dpu_sim_fault_reason NUL-terminates within the buffer.
+        unsafe { CStr::from_ptr(buffer.as_ptr()) }.to_string_lossy().into_owned()
+    }
+}
+
+impl Engine for HwEngine {
+    fn sdk_version(&self) -> Option<&str> {
         self.lib.sdk_version.as_deref()
     }
 
-    pub fn nr_dpus(&self) -> usize {
+    fn nr_dpus(&self) -> usize {
         self.dpus.len()
     }
 
-    pub fn ranks(&self) -> &[Range<usize>] {
+    fn ranks(&self) -> &[Range<usize>] {
         &self.ranks
     }
 
-    pub fn as_raw(&self) -> (dpu_set_t, &upmem_sys::LibDpu) {
-        (self.set, &self.lib.dpu)
+    fn as_raw(&self) -> Option<(dpu_set_t, &upmem_sys::LibDpu)> {
+        Some((self.set, &self.lib.dpu))
     }
 
-    pub fn load(&mut self, kernel: &Kernel) -> Result<()> {
+    fn load(&mut self, kernel: &Kernel) -> Result<()> {
         let chip = self.silicon.chip;
         let (binary, which) = if self.lib.sim.is_some() {
             (kernel.simulator_binary(chip), format!("the simulator's {chip} DPUs (this libdpu is upmem-sim's)"))
@@ -214,7 +231,7 @@ impl HwEngine {
         Ok(())
     }
 
-    pub fn load_from_memory(&mut self, binary: &[u8]) -> Result<()> {
+    fn load_from_memory(&mut self, binary: &[u8]) -> Result<()> {
         let mut program = std::ptr::null_mut();
         let buffer = binary.as_ptr().cast_mut();
         let status = call!(self.lib, dpu_load_from_memory(self.set, buffer, binary.len(), &mut program));
@@ -223,7 +240,7 @@ impl HwEngine {
         Ok(())
     }
 
-    pub fn symbol(&self, name: &str) -> Option<Symbol> {
+    fn symbol(&self, name: &str) -> Option<Symbol> {
         let name = CString::new(name).ok()?;
         let get_symbol = self.lib.dpu.dpu_get_symbol.as_ref().ok()?;
         // SAFETY: a zeroed dpu_symbol_t is valid; the program came from dpu_load.
@@ -233,13 +250,9 @@ impl HwEngine {
         (status == DPU_OK).then_some(Symbol::at(symbol.address, symbol.size))
     }
 
-    fn raw_symbol(symbol: Symbol) -> upmem_sys::dpu_symbol_t {
-        upmem_sys::dpu_symbol_t { address: symbol.address, size: symbol.size }
-    }
-
     /// Writes `data[i]` to DPU i (or `data[0]` to all) with prepared buffers and one push (or a broadcast).
     /// A queued write returns before the copy is done: the caller keeps `data` alive until `sync`.
-    pub fn write(&mut self, symbol: Symbol, offset: u32, data: &[&[u8]], queued: bool) -> Result<()> {
+    fn write(&mut self, symbol: Symbol, offset: u32, data: &[&[u8]], queued: bool) -> Result<()> {
         let raw = Self::raw_symbol(symbol);
         let length = data[0].len();
         let flags = if queued { DPU_XFER_ASYNC } else { DPU_XFER_DEFAULT };
@@ -256,7 +269,7 @@ impl HwEngine {
         checked(&self.lib, "dpu_push_xfer", status)
     }
 
-    pub fn read(&mut self, symbol: Symbol, offset: u32, out: &mut [&mut [u8]]) -> Result<()> {
+    fn read(&mut self, symbol: Symbol, offset: u32, out: &mut [&mut [u8]]) -> Result<()> {
         let raw = Self::raw_symbol(symbol);
         let length = out[0].len();
         for (dpu, bytes) in self.dpus.iter().zip(out.iter_mut()) {
@@ -268,21 +281,21 @@ impl HwEngine {
         checked(&self.lib, "dpu_push_xfer", status)
     }
 
-    pub fn write_one(&mut self, index: usize, symbol: Symbol, offset: u32, data: &[u8]) -> Result<()> {
+    fn write_one(&mut self, index: usize, symbol: Symbol, offset: u32, data: &[u8]) -> Result<()> {
         let raw = Self::raw_symbol(symbol);
         let status =
             call!(self.lib, dpu_copy_to_symbol(self.dpus[index], raw, offset, data.as_ptr().cast(), data.len()));
         checked(&self.lib, "dpu_copy_to", status)
     }
 
-    pub fn read_one(&mut self, index: usize, symbol: Symbol, offset: u32, out: &mut [u8]) -> Result<()> {
+    fn read_one(&mut self, index: usize, symbol: Symbol, offset: u32, out: &mut [u8]) -> Result<()> {
         let raw = Self::raw_symbol(symbol);
         let status =
             call!(self.lib, dpu_copy_from_symbol(self.dpus[index], raw, offset, out.as_mut_ptr().cast(), out.len()));
         checked(&self.lib, "dpu_copy_from", status)
     }
 
-    pub fn launch(&mut self, wait: bool) -> Result<()> {
+    fn launch(&mut self, wait: bool) -> Result<()> {
         let policy = if wait { DPU_SYNCHRONOUS } else { DPU_ASYNCHRONOUS };
         let status = call!(self.lib, dpu_launch(self.set, policy));
         if status == DPU_ERR_DPU_FAULT {
@@ -292,7 +305,7 @@ impl HwEngine {
     }
 
     /// Waits for everything queued on the set (the launch being polled, if any, through its waiting thread).
-    pub fn sync(&mut self) -> Result<()> {
+    fn sync(&mut self) -> Result<()> {
         let status = match self.waiter.take() {
             Some(waiter) => waiter.join()?,
             None => call!(self.lib, dpu_sync(self.set)),
@@ -304,7 +317,7 @@ impl HwEngine {
     }
 
     /// Whether the asynchronous launch has finished, without waiting (see [`waiter`]).
-    pub fn poll(&mut self) -> Result<bool> {
+    fn poll(&mut self) -> Result<bool> {
         let waiter = match self.waiter.take() {
             Some(waiter) => waiter,
             None => LaunchWaiter::start(Arc::clone(&self.lib), self.set)?,
@@ -314,7 +327,7 @@ impl HwEngine {
         Ok(finished)
     }
 
-    pub fn faults(&mut self) -> Result<Vec<FaultInfo>> {
+    fn faults(&mut self) -> Result<Vec<FaultInfo>> {
         let mut faults = Vec::new();
         for (index, dpu) in self.dpus.iter().enumerate() {
             let (mut done, mut fault) = (false, false);
@@ -327,21 +340,7 @@ impl HwEngine {
         Ok(faults)
     }
 
-    fn fault_reason(&self, dpu: dpu_set_t) -> String {
-        let Some(Ok(reason)) = self.lib.sim.as_ref().map(|sim| &sim.dpu_sim_fault_reason) else {
-            return "in fault (the hardware does not say why: inspect it with dpu-lldb)".into();
-        };
-        let mut buffer = [0 as c_char; 512];
-        // SAFETY: a single-DPU set of this library and a writable buffer of the given size.
-        let status = unsafe { reason(dpu, buffer.as_mut_ptr(), buffer.len()) };
-        if status != DPU_OK {
-            return "in fault".into();
-        }
-        // SAFETY: dpu_sim_fault_reason NUL-terminates within the buffer.
-        unsafe { CStr::from_ptr(buffer.as_ptr()) }.to_string_lossy().into_owned()
-    }
-
-    pub fn log(&mut self, index: usize) -> Result<Vec<u8>> {
+    fn log(&mut self, index: usize) -> Result<Vec<u8>> {
         // dpulog_read_for_dpu gives what the DPU printed, as the simulator backend does; dpu_log_read would put a
         // line naming the DPU ("=== DPU#0x... ===") before it.
         let dpu = call!(self.lib, dpu_from_set(self.dpus[index]));
@@ -363,6 +362,14 @@ impl HwEngine {
         };
         checked(&self.lib, "dpulog_read_for_dpu", status)?;
         Ok(text)
+    }
+
+    fn chip(&self) -> ChipVersion {
+        self.silicon.chip
+    }
+
+    fn hardware_threads(&self) -> u32 {
+        self.silicon.hardware_threads
     }
 }
 

@@ -3,17 +3,22 @@
 
 use std::fmt;
 
-use upmem::{BackendKind, ChipVersion, DpuSet, LoadedSet, SimConfig, Topology, MRAM_HEAP};
+#[cfg(feature = "simulator")]
+use upmem::sim::SimConfig;
+use upmem::{BackendKind, ChipVersion, DpuSet, LoadedSet, Topology, MRAM_HEAP};
 
 /// DPUs per rank of the simulated machine: a small rank, so that the few DPUs of a check span several ranks.
+#[cfg(feature = "simulator")]
 const SIM_DPUS_PER_RANK: u32 = 4;
 /// Ranks of the simulated machine without `--dpus`.
+#[cfg(feature = "simulator")]
 const SIM_DEFAULT_RANKS: u32 = 3;
 
 /// The simulated machine for a set of `dpus` DPUs (every enabled one without `--dpus`): the fewest ranks of
 /// [`SIM_DPUS_PER_RANK`] that hold them with one DPU of each rank disabled, as real servers have a few disabled
 /// DPUs. Rank `r`'s disabled DPU is its member `r % SIM_DPUS_PER_RANK`, so the first DPU of the set is not the
 /// machine's first.
+#[cfg(feature = "simulator")]
 pub fn simulated_machine(dpus: Option<u32>) -> Topology {
     let enabled_per_rank = SIM_DPUS_PER_RANK - 1;
     let ranks = dpus.map_or(SIM_DEFAULT_RANKS, |dpus| dpus.div_ceil(enabled_per_rank).max(1));
@@ -28,24 +33,35 @@ pub struct Dpus {
     backend: BackendKind,
     /// `None`: every DPU the backend has.
     count: Option<u32>,
+    #[cfg(feature = "simulator")]
     simulated: SimConfig,
 }
 
 impl Dpus {
     /// `count` DPUs (every one the hardware has, or [`simulated_machine`]'s, when `None`) on `backend`.
     pub fn new(backend: BackendKind, count: Option<u32>) -> Self {
-        Dpus { backend, count, simulated: SimConfig::new(simulated_machine(count)) }
+        Dpus {
+            backend,
+            count,
+            #[cfg(feature = "simulator")]
+            simulated: SimConfig::new(simulated_machine(count)),
+        }
     }
 
     /// The same DPUs as `set` (the first set of a run), for the sets after it.
     pub fn as_in(&self, set: &DpuSet) -> Self {
-        Dpus { backend: set.backend(), count: Some(set.nr_dpus() as u32), ..self.clone() }
+        let mut dpus = self.clone();
+        dpus.backend = set.backend();
+        dpus.count = Some(set.nr_dpus() as u32);
+        dpus
     }
 
     /// Allocates a set.
     pub fn allocate(&self) -> upmem::Result<DpuSet> {
         let mut builder = DpuSet::builder();
-        builder.backend(self.backend).simulator(self.simulated.clone());
+        builder.backend(self.backend);
+        #[cfg(feature = "simulator")]
+        builder.simulator(self.simulated.clone());
         if let Some(count) = self.count {
             builder.dpus(count);
         }
@@ -86,7 +102,7 @@ pub struct Silicon {
 
 /// The chip version, hardware tasklet limit and SDK version of `set`'s DPUs, as the `upmem` crate reports them
 /// (the ranks' descriptions on hardware).
-pub fn silicon(set: &DpuSet) -> Silicon {
+pub fn silicon(set: &LoadedSet) -> Silicon {
     Silicon {
         chip_version: set.chip(),
         tasklet_limit: set.hardware_threads(),
@@ -124,7 +140,7 @@ impl Description {
             reason: backend_reason(asked, set.backend()),
             ranks: set.nr_ranks(),
             dpus: set.nr_dpus(),
-            machine: set.simulator().map(|machine| machine.topology().clone()),
+            machine: set.topology().cloned(),
             mram_bytes: heap.offset() + u64::from(heap.size),
             silicon: silicon(set),
         })
@@ -181,6 +197,8 @@ impl fmt::Display for Description {
 mod tests {
     use super::*;
 
+    // On the simulated machine of a check, which only a build with the simulator has.
+    #[cfg(feature = "simulator")]
     #[test]
     fn the_simulated_machine_holds_the_dpus_with_one_disabled_per_rank() {
         let default = simulated_machine(None);
@@ -193,6 +211,8 @@ mod tests {
         }
     }
 
+    // On the simulated machine of a check, which only a build with the simulator has.
+    #[cfg(feature = "simulator")]
     #[test]
     fn long_lists_of_dpus_are_cut_short() {
         assert_eq!(first_few([0, 5, 10].iter()), "0, 5, 10");

@@ -27,7 +27,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use upmem_sim::{ChipVersion, KernelBuilder};
+use upmem_sim::{ChipVersion, KernelBuilder, SimulatedBuild as _};
 
 const USAGE: &str = "usage: dpu-upmem-dpurte-clang [-DNAME[=VALUE]] [-IDIR] [-O2] [-g] [-W...] [-c] [-o OUTPUT] \
                      [-LDIR] [-lNAME] SOURCE.c|OBJECT.o|LIBRARY.a...

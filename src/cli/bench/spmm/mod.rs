@@ -8,7 +8,9 @@ mod graph;
 mod runs;
 
 use runs::{PlanChoice, SpmmBenchConfig};
-use upmem::{BackendKind, Schedule};
+#[cfg(feature = "simulator")]
+use upmem::sim::Schedule;
+use upmem::BackendKind;
 
 use crate::cli::{pim_args, progress};
 
@@ -38,6 +40,7 @@ pub struct BenchSpmmArgs {
     /// The simulator's tasklet schedules, comma-separated, one row each: modelled (the default everywhere else:
     /// hardware-like interleaving), fast (each tasklet runs until it blocks: raw speed, correct for kernels
     /// without races such as these, which the tests check under shuffle), shuffle:SEED.
+    #[cfg(feature = "simulator")]
     #[arg(long, value_delimiter = ',', default_value = "modelled,fast")]
     schedules: Vec<Schedule>,
 }
@@ -55,6 +58,7 @@ pub fn run(args: BenchSpmmArgs) -> anyhow::Result<()> {
         tasklets: args.tasklets,
         plan,
         backend: args.backend,
+        #[cfg(feature = "simulator")]
         schedules: args.schedules,
     };
     let a = progress::step("loading the graph", || runs::load_graph(&config)).context("loading the graph")?;
@@ -67,10 +71,13 @@ pub fn run(args: BenchSpmmArgs) -> anyhow::Result<()> {
         config.tasklets,
         rayon::current_num_threads()
     );
+    #[cfg(feature = "simulator")]
+    let schedules = config.schedules.len();
+    #[cfg(not(feature = "simulator"))]
+    let schedules = 1;
     let runs = format!(
-        "timing SpMM at {} feature width(s) on the CPU and, per width, under {} schedule(s) on PIM",
+        "timing SpMM at {} feature width(s) on the CPU and, per width, under {schedules} schedule(s) on PIM",
         config.features.len(),
-        config.schedules.len()
     );
     let rows = progress::step(&runs, || runs::run(&config, &a))?;
     println!("{}", runs::table(&rows));

@@ -7,7 +7,11 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use comfy_table::Table;
-use upmem::{BackendKind, DpuSet, Schedule, SimConfig, Topology};
+#[cfg(feature = "simulator")]
+use upmem::sim::{Schedule, SimConfig};
+#[cfg(feature = "simulator")]
+use upmem::Topology;
+use upmem::{BackendKind, DpuSet};
 
 use pimgnn::pim::cost::{self, Costed, HardwareModel, Prediction, Target};
 use pimgnn::pim::plan::Plan;
@@ -57,6 +61,7 @@ pub struct SpmmBenchConfig {
     /// Where the DPUs are.
     pub backend: BackendKind,
     /// The simulator's tasklet schedules, one row each per width (on hardware, one row: the first).
+    #[cfg(feature = "simulator")]
     pub schedules: Vec<Schedule>,
 }
 
@@ -66,6 +71,7 @@ pub struct SpmmBenchRow {
     /// Features.
     pub features: usize,
     /// The simulator's schedule (`None` on hardware).
+    #[cfg(feature = "simulator")]
     pub schedule: Option<Schedule>,
     /// The CPU SpMM's wall time (best of three).
     pub cpu: Duration,
@@ -106,7 +112,7 @@ pub fn run(config: &SpmmBenchConfig, a: &Csr<f32>) -> Result<Vec<SpmmBenchRow>> 
         }
         let expected = expected.expect("three CPU runs");
         let mut chosen = None;
-        for &schedule in &config.schedules {
+        for schedule in schedules(config) {
             let set = allocate(config, schedule)?;
             let on_simulator = set.backend() == BackendKind::Simulator;
             let (plan, pygim, fastest) = match chosen {
@@ -120,6 +126,7 @@ pub fn run(config: &SpmmBenchConfig, a: &Csr<f32>) -> Result<Vec<SpmmBenchRow>> 
             let pim = started.elapsed();
             rows.push(SpmmBenchRow {
                 features,
+                #[cfg(feature = "simulator")]
                 schedule: on_simulator.then_some(schedule),
                 cpu: cpu_best,
                 pim,
@@ -140,11 +147,42 @@ pub fn run(config: &SpmmBenchConfig, a: &Csr<f32>) -> Result<Vec<SpmmBenchRow>> 
     Ok(rows)
 }
 
+/// The schedules each width runs under: the configuration's.
+#[cfg(feature = "simulator")]
+fn schedules(config: &SpmmBenchConfig) -> Vec<Schedule> {
+    config.schedules.clone()
+}
+
+/// Without the simulator each width runs once, on hardware.
+#[cfg(not(feature = "simulator"))]
+fn schedules(_config: &SpmmBenchConfig) -> [(); 1] {
+    [()]
+}
+
 /// The configuration's DPUs; on the simulator, a machine of ranks of 64 DPUs running `schedule`, at most a full
 /// server (a larger set is refused, as on the hardware).
+#[cfg(feature = "simulator")]
 fn allocate(config: &SpmmBenchConfig, schedule: Schedule) -> Result<DpuSet> {
     let machine = SimConfig { schedule, ..SimConfig::new(Topology::server_ranks_for(config.dpus)) };
     Ok(DpuSet::builder().dpus(config.dpus).backend(config.backend).simulator(machine).allocate()?)
+}
+
+/// The configuration's DPUs.
+#[cfg(not(feature = "simulator"))]
+fn allocate(config: &SpmmBenchConfig, _schedule: ()) -> Result<DpuSet> {
+    Ok(DpuSet::builder().dpus(config.dpus).backend(config.backend).allocate()?)
+}
+
+/// The table's cell for the row's simulator schedule.
+#[cfg(feature = "simulator")]
+fn schedule_cell(row: &SpmmBenchRow) -> String {
+    row.schedule.map_or("- (hardware)".into(), |schedule| schedule.to_string())
+}
+
+/// Without the simulator every row ran on hardware.
+#[cfg(not(feature = "simulator"))]
+fn schedule_cell(_row: &SpmmBenchRow) -> String {
+    "- (hardware)".into()
 }
 
 /// The plan to run at `features` (checked against the simulator's memory budget), PyGim's default plan's
@@ -209,7 +247,7 @@ pub fn table(rows: &[SpmmBenchRow]) -> Table {
             ms(row.cpu),
             ms(row.pim),
             format!("{:.2}", row.pim.as_secs_f64() / row.cpu.as_secs_f64()),
-            row.schedule.map_or("- (hardware)".into(), |schedule| schedule.to_string()),
+            schedule_cell(row),
             report.plan.to_string().replace(',', "\n"),
             format!("{:.3}", report.predicted.total().as_secs_f64() * 1e3),
             if row.fastest.plan == report.plan {
@@ -234,10 +272,8 @@ pub fn table(rows: &[SpmmBenchRow]) -> Table {
 
 /// The benchmark's runs on a small graph: every feature width gives a row whose PIM result matches the CPU, whose
 /// plan beats or equals PyGim's default in prediction, and the table prints them.
-#[cfg(test)]
+#[cfg(all(test, feature = "simulator"))]
 mod tests {
-    use upmem::{BackendKind, Schedule};
-
     use super::*;
 
     #[test]

@@ -5,11 +5,13 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use rayon::prelude::*;
-use upmem_sim::{Machine, MemoryKind, Program, SimConfig, SimError};
+use upmem_sim::{DpuStats, Machine, MemoryKind, Program, SimConfig, SimError};
+use upmem_types::{ChipVersion, Symbol, Topology};
 
 use crate::backend::BackendKind;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::set::{Amount, FaultInfo, Symbol};
+use crate::set::{Amount, FaultInfo};
 use crate::Kernel;
 
 pub(crate) struct SimEngine {
@@ -55,15 +57,21 @@ impl SimEngine {
         Ok(SimEngine { machine, dpus, ranks, program: None })
     }
 
-    pub fn nr_dpus(&self) -> usize {
+    fn memory(symbol: Symbol, offset: u32) -> (MemoryKind, u64) {
+        (symbol.memory, symbol.offset() + u64::from(offset))
+    }
+}
+
+impl Engine for SimEngine {
+    fn nr_dpus(&self) -> usize {
         self.dpus.len()
     }
 
-    pub fn ranks(&self) -> &[Range<usize>] {
+    fn ranks(&self) -> &[Range<usize>] {
         &self.ranks
     }
 
-    pub fn load(&mut self, kernel: &Kernel) -> Result<()> {
+    fn load(&mut self, kernel: &Kernel) -> Result<()> {
         let chip = self.machine.topology().chip;
         let path = kernel.simulator_binary(chip).ok_or_else(|| Error::KernelUnavailable {
             kernel: kernel.name().to_owned(),
@@ -76,26 +84,22 @@ impl SimEngine {
         Ok(())
     }
 
-    pub fn load_from_memory(&mut self, binary: &[u8]) -> Result<()> {
+    fn load_from_memory(&mut self, binary: &[u8]) -> Result<()> {
         let program = Arc::new(Program::from_bytes(binary)?);
         self.machine.load(&self.dpus, &program)?;
         self.program = Some(program);
         Ok(())
     }
 
-    pub fn symbol(&self, name: &str) -> Option<Symbol> {
+    fn symbol(&self, name: &str) -> Option<Symbol> {
         self.program.as_ref()?.symbol(name, self.machine.topology().mram_size)
-    }
-
-    fn memory(symbol: Symbol, offset: u32) -> (MemoryKind, u64) {
-        (symbol.memory, symbol.offset() + u64::from(offset))
     }
 
     /// Writes `data[i]` (or `data[0]` to every DPU when it has one element) at symbol + offset, after the
     /// launch in progress if any (queued writes run in order, as libdpu's job queue does; here at once).
     /// DPUs given the same buffer (the same slice, as when a caller sends each group of DPUs its part) get it
     /// as one broadcast, whose large MRAM writes the machine stores once, shared copy-on-write.
-    pub fn write(&mut self, symbol: Symbol, offset: u32, data: &[&[u8]], _queued: bool) -> Result<()> {
+    fn write(&mut self, symbol: Symbol, offset: u32, data: &[&[u8]], _queued: bool) -> Result<()> {
         self.sync()?;
         let (memory, at) = Self::memory(symbol, offset);
         if let [same] = data {
@@ -121,7 +125,7 @@ impl SimEngine {
         Ok(())
     }
 
-    pub fn read(&mut self, symbol: Symbol, offset: u32, out: &mut [&mut [u8]]) -> Result<()> {
+    fn read(&mut self, symbol: Symbol, offset: u32, out: &mut [&mut [u8]]) -> Result<()> {
         let (memory, at) = Self::memory(symbol, offset);
         let machine = &self.machine;
         self.dpus
@@ -131,17 +135,17 @@ impl SimEngine {
         Ok(())
     }
 
-    pub fn read_one(&mut self, index: usize, symbol: Symbol, offset: u32, out: &mut [u8]) -> Result<()> {
+    fn read_one(&mut self, index: usize, symbol: Symbol, offset: u32, out: &mut [u8]) -> Result<()> {
         let (memory, at) = Self::memory(symbol, offset);
         Ok(self.machine.read(self.dpus[index], memory, at, out)?)
     }
 
-    pub fn write_one(&mut self, index: usize, symbol: Symbol, offset: u32, data: &[u8]) -> Result<()> {
+    fn write_one(&mut self, index: usize, symbol: Symbol, offset: u32, data: &[u8]) -> Result<()> {
         let (memory, at) = Self::memory(symbol, offset);
         Ok(self.machine.write(self.dpus[index], memory, at, data)?)
     }
 
-    pub fn launch(&mut self, wait: bool) -> Result<()> {
+    fn launch(&mut self, wait: bool) -> Result<()> {
         self.machine.launch_async(&self.dpus)?;
         if wait {
             self.sync()?;
@@ -149,42 +153,53 @@ impl SimEngine {
         Ok(())
     }
 
-    pub fn sync(&mut self) -> Result<()> {
+    fn sync(&mut self) -> Result<()> {
         match self.machine.wait() {
-            Err(SimError::DpuFault { .. }) => Err(Error::Fault(self.faults())),
+            Err(SimError::DpuFault { .. }) => Err(Error::Fault(self.faults()?)),
             other => Ok(other?),
         }
     }
 
-    pub fn poll(&mut self) -> Result<bool> {
+    fn poll(&mut self) -> Result<bool> {
         Ok(self.machine.poll()?)
     }
 
-    pub fn faults(&self) -> Vec<FaultInfo> {
-        self.dpus
+    fn faults(&mut self) -> Result<Vec<FaultInfo>> {
+        Ok(self
+            .dpus
             .iter()
             .enumerate()
             .filter_map(|(index, &dpu)| {
                 self.machine.fault(dpu).ok().flatten().map(|fault| FaultInfo { dpu: index, reason: fault.to_string() })
             })
-            .collect()
+            .collect())
     }
 
-    pub fn log(&self, index: usize) -> Result<Vec<u8>> {
+    fn log(&mut self, index: usize) -> Result<Vec<u8>> {
         Ok(self.machine.log(self.dpus[index])?)
     }
 
-    /// The slowest DPU's modelled cycles in the last launch.
-    pub fn slowest_cycles(&self) -> Result<u64> {
-        Ok(self.machine.slowest_cycles(&self.dpus)?)
+    fn chip(&self) -> ChipVersion {
+        self.machine.topology().chip
     }
 
-    pub fn stats(&self, index: usize) -> Result<upmem_sim::DpuStats> {
-        Ok(self.machine.stats(self.dpus[index])?)
+    fn hardware_threads(&self) -> u32 {
+        self.machine.topology().chip.hardware_threads()
     }
 
-    /// The simulated machine, for what the safe API does not cover (statistics, raw memory).
-    pub fn machine(&self) -> &Machine {
-        &self.machine
+    fn topology(&self) -> Option<&Topology> {
+        Some(self.machine.topology())
+    }
+
+    fn models_hardware_cycles(&self) -> bool {
+        self.machine.config().schedule.predicts_hardware_time()
+    }
+
+    fn modelled_launch_cycles(&self) -> Result<Option<u64>> {
+        self.models_hardware_cycles().then(|| Ok(self.machine.slowest_cycles(&self.dpus)?)).transpose()
+    }
+
+    fn dpu_stats(&self, index: usize) -> Result<Option<DpuStats>> {
+        Ok(Some(self.machine.stats(self.dpus[index])?))
     }
 }

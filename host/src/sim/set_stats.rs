@@ -4,7 +4,9 @@
 use std::fmt;
 use std::time::Duration;
 
-use upmem_sim::{DpuStats, InstructionClass, CLOCK_HZ};
+use upmem_types::CLOCK_HZ;
+
+use super::{DpuStats, InstructionClass};
 
 /// A launch on a simulator set, over its DPUs; see [`LoadedSet::launch_stats`](crate::LoadedSet::launch_stats).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
