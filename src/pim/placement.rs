@@ -73,7 +73,7 @@ pub struct EngineOptions {
     /// Tasklets per DPU on PIM (default: [`DEFAULT_TASKLETS`]).
     pub tasklets: Option<u32>,
     /// Feature widths of the calls to come, one per aggregation of a forward pass
-    /// ([`Model::aggregation_widths`](super::Model::aggregation_widths)). The PIM engine keeps one plan for
+    /// ([`Model::aggregation_widths`](crate::gnn::Model::aggregation_widths)). The PIM engine keeps one plan for
     /// every call and picks the one predicted fastest over all of them; empty plans for one call of
     /// [`DEFAULT_PLAN_WIDTH`].
     pub widths: Vec<usize>,
