@@ -110,7 +110,7 @@ fn check_inference(dir: &Path, run: &Inference, dtype: &str) {
     assert_eq!(
         model,
         format!(
-            "{predicted:.2} ms predicted on PIM hardware (host steps at wall time), {wall:.2} ms wall on backend `sim`"
+            "{predicted:.2} ms predicted on PIM hardware (host steps at wall time), {wall:.2} ms wall on backend `simulator`"
         )
     );
 

@@ -48,7 +48,7 @@ fn gcn_cora_reproduces_pygs_accuracy_and_logits() {
     // f32: 2.9e-6 here (sums in another order than PyG's); i8: accuracy 0.8080 and 0.24 (8-bit features).
     for (dtype, least_accuracy, largest_difference) in [("f32", 0.8090, 1e-5), ("i8", 0.79, 0.5)] {
         let (stdout, _) = run("gcn_cora", &["--backend", "sim", "--datasets", datasets, "--dtype", dtype], &[]);
-        assert_eq!(line_after(&stdout, "backend "), format!("sim, aggregation in {dtype}"));
+        assert_eq!(line_after(&stdout, "backend "), format!("simulator, aggregation in {dtype}"));
         let accuracy = line_after(&stdout, "test accuracy ");
         let accuracy = finite(accuracy.strip_suffix(" (PyG: 0.8090)").expect("PyG's accuracy beside it"));
         assert!(accuracy >= least_accuracy, "{dtype}: test accuracy {accuracy}");

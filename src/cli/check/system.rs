@@ -221,8 +221,11 @@ mod tests {
 
     #[test]
     fn an_explicit_backend_is_the_reason() {
-        assert_eq!(backend_reason(BackendKind::Simulator, BackendKind::Simulator), "asked for with --backend sim");
-        assert_eq!(backend_reason(BackendKind::Hardware, BackendKind::Hardware), "asked for with --backend hw");
+        assert_eq!(
+            backend_reason(BackendKind::Simulator, BackendKind::Simulator),
+            "asked for with --backend simulator"
+        );
+        assert_eq!(backend_reason(BackendKind::Hardware, BackendKind::Hardware), "asked for with --backend hardware");
     }
 
     #[test]
