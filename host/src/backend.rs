@@ -1,45 +1,24 @@
 //! Choosing a backend: real DPUs through libdpu, or the bundled simulator.
 
-use std::fmt;
 use std::path::Path;
-use std::str::FromStr;
 
 use crate::error::{Error, Result};
 
-/// Which DPUs to drive.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+/// Which DPUs to drive: displayed as `auto`, `hardware` or `simulator`, parsed from those, `hw` and `sim`, in any
+/// case (as `UPMEM_BACKEND` takes them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, strum::Display, strum::EnumString)]
+#[strum(serialize_all = "lowercase", ascii_case_insensitive)]
+#[strum(parse_err_ty = Error, parse_err_fn = Error::invalid_backend)]
 pub enum BackendKind {
     /// Hardware when present (and libdpu loads), else the simulator; `UPMEM_BACKEND` decides when set.
     #[default]
     Auto,
     /// UPMEM DPUs through the SDK's libdpu, loaded at run time. Never falls back.
+    #[strum(to_string = "hardware", serialize = "hw")]
     Hardware,
     /// The bundled simulator (`upmem-sim`), in this process.
+    #[strum(to_string = "simulator", serialize = "sim")]
     Simulator,
-}
-
-impl fmt::Display for BackendKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            BackendKind::Auto => "auto",
-            BackendKind::Hardware => "hardware",
-            BackendKind::Simulator => "simulator",
-        })
-    }
-}
-
-impl FromStr for BackendKind {
-    type Err = Error;
-
-    /// `hw`/`hardware`, `sim`/`simulator` or `auto`, as `UPMEM_BACKEND` takes them.
-    fn from_str(text: &str) -> Result<Self> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "hw" | "hardware" => Ok(BackendKind::Hardware),
-            "sim" | "simulator" => Ok(BackendKind::Simulator),
-            "auto" | "" => Ok(BackendKind::Auto),
-            _ => Err(Error::InvalidBackend(text.to_owned())),
-        }
-    }
 }
 
 impl BackendKind {
@@ -64,8 +43,10 @@ pub fn hardware_present() -> bool {
 pub(crate) fn resolve(requested: BackendKind, libdpu: Option<&Path>) -> Result<BackendKind> {
     let requested = match requested {
         BackendKind::Auto => match std::env::var("UPMEM_BACKEND") {
-            Ok(value) => value.parse()?,
-            Err(_) => BackendKind::Auto,
+            Ok(value) if !value.trim().is_empty() => {
+                value.trim().parse().map_err(|_| Error::InvalidBackend(format!("UPMEM_BACKEND={value}")))?
+            }
+            _ => BackendKind::Auto,
         },
         explicit => explicit,
     };

@@ -30,8 +30,9 @@ pub enum Error {
          was not found (set UPMEM_HOME)"
     )]
     NoKernelCompiler(String),
-    /// `UPMEM_BACKEND` holds something other than `hw`, `sim` or `auto`.
-    #[error("UPMEM_BACKEND={0:?}: expected hw, sim or auto")]
+    /// A backend name (`UPMEM_BACKEND`'s, or one parsed as a [`crate::BackendKind`]) other than `auto`,
+    /// `hardware` (`hw`) or `simulator` (`sim`).
+    #[error("backend {0:?}: expected auto, hardware (hw) or simulator (sim)")]
     InvalidBackend(String),
     /// libdpu could not be loaded: each candidate tried and why.
     #[error(
@@ -193,6 +194,13 @@ pub enum Error {
 
 /// Result type of the runtime.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// The error of parsing `text` as a [`crate::BackendKind`] (strum's `parse_err_fn`).
+    pub(crate) fn invalid_backend(text: &str) -> Self {
+        Error::InvalidBackend(text.to_owned())
+    }
+}
 
 /// One libdpu candidate that did not load.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -345,7 +345,11 @@ fn backend_names_parse() {
     assert_eq!("hw".parse::<BackendKind>().unwrap(), BackendKind::Hardware);
     assert_eq!("sim".parse::<BackendKind>().unwrap(), BackendKind::Simulator);
     assert_eq!("auto".parse::<BackendKind>().unwrap(), BackendKind::Auto);
+    assert_eq!("Simulator".parse::<BackendKind>().unwrap(), BackendKind::Simulator);
+    assert_eq!("HW".parse::<BackendKind>().unwrap(), BackendKind::Hardware);
     assert!(matches!("fpga".parse::<BackendKind>(), Err(Error::InvalidBackend(_))));
+    let names = [BackendKind::Auto, BackendKind::Hardware, BackendKind::Simulator].map(|kind| kind.to_string());
+    assert_eq!(names, ["auto", "hardware", "simulator"]);
 }
 
 /// Under the fast schedule the simulator's cycles are not the hardware's: no launch is predicted from them.
