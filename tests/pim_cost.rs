@@ -205,16 +205,19 @@ fn check_simulator_choice(a: &Csr<f32>, nr_dpus: u32, features: usize, tolerance
 
 #[test]
 fn hardware_gets_the_fastest_plan_and_the_simulator_a_nearly_as_fast_one_cheaper_to_simulate() {
-    // On this graph no plan within the default tolerance saves enough: the simulator runs the hardware's plan.
+    // On 20,000 rows over 512 DPUs at 16 and 64 features, transfers dominate and plans doing less simulation work
+    // are predicted within 2% of the fastest: the simulator runs one of them.
     let a = graph(20_000);
-    for features in [16, 64, 256] {
-        assert!(!check_simulator_choice(&a, 512, features, cost::SIMULATOR_TOLERANCE));
+    for features in [16, 64] {
+        assert!(check_simulator_choice(&a, 512, features, 0.02));
     }
-    // With 100,000 rows at 256 features 64 feature groups are fastest; 32 groups do 40% less simulation work
-    // (half the DMAs) for a prediction 16% slower.
+    // At 256 features, and on 100,000 rows over 2,048 DPUs, no plan within even 40% saves enough: the simulator
+    // runs the hardware's plan.
+    assert!(!check_simulator_choice(&a, 512, 256, 0.4));
     let a = graph(100_000);
-    assert!(!check_simulator_choice(&a, 2048, 256, 0.1));
-    assert!(check_simulator_choice(&a, 2048, 256, 0.2));
+    for features in [16, 256] {
+        assert!(!check_simulator_choice(&a, 2048, features, 0.4));
+    }
 }
 
 #[test]

@@ -112,6 +112,7 @@ pub use error::{Error, LoadAttempt, MissingLibrary, Result};
 pub use kernel::Kernel;
 pub use set::{AsyncScope, Dpu, DpuSet, DpuSetBuilder, FaultInfo, Launch, LoadedSet};
 pub use timeline::{Timeline, TransferModel};
+pub use upmem_types::RankScaling;
 pub use upmem_types::{
     ChipVersion, MemoryKind, ParseChipVersionError, Symbol, Topology, CLOCK_HZ, DEFAULT_MRAM_SIZE, DEFAULT_WRAM_SIZE,
     DMA_CYCLES_PER_BYTE, DMA_READ_ALPHA_CYCLES, DMA_WRITE_ALPHA_CYCLES, MAX_TASKLETS, MRAM_HEAP,

@@ -119,8 +119,8 @@ fn every_transfer_and_launch_is_on_the_timeline(backend: Backend) {
     assert_eq!(operations, expected);
     let push = &timeline.events()[1];
     assert_eq!((push.bytes_per_dpu, push.dpus), (8 * ELEMENTS as u64, 100));
-    // 64 DPUs of the first rank bound the push: 64 x 32 KiB at 6.68 GB/s.
-    let expected = 64.0 * 8.0 * ELEMENTS as f64 / 6.68e9;
+    // 100 DPUs x 32 KiB over the bandwidth of the 2 ranks they span, 5.04 + 2 x 0.259 GB/s.
+    let expected = 100.0 * 8.0 * ELEMENTS as f64 / (5.042768e9 + 2.0 * 0.258673e9);
     assert!((push.predicted.unwrap().as_secs_f64() - expected).abs() < 1e-9, "{timeline}");
     let launch = timeline.events()[2].predicted;
     match backend {

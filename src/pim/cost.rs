@@ -2,13 +2,14 @@
 //!
 //! # Sources
 //!
-//! Figures are PrIM's measurements on a 2,556-DPU server at 350 MHz (Gómez-Luna et al., "Benchmarking a New
+//! Figures other than the transfers' are PrIM's measurements on a 2,556-DPU server at 350 MHz (Gómez-Luna et al., "Benchmarking a New
 //! Paradigm", arXiv 2105.03814), as collected in `upmem-compat.md` section 3.3, and the UPMEM documentation:
 //!
-//! - **Host <-> DPU transfers**: parallel push 6.68 GB/s per rank, parallel gather 4.74 GB/s per rank,
-//!   broadcast 16.88 GB/s per rank (PrIM, 1 rank of 64 DPUs). Ranks transfer in parallel; PrIM reports
-//!   sub-linear scaling over ranks, so multi-rank predictions are a lower bound. A parallel transfer moves the
-//!   same size to every DPU of a rank, so the largest DPU buffer counts.
+//! - **Host <-> DPU transfers**: `upmem`'s [`TransferModel`](upmem::TransferModel), the one the runtime's
+//!   timelines use: a full server's aggregate push and gather bandwidths over the ranks a transfer spans
+//!   (measured on SDK 2025.1: push 5.3 GB/s at one rank to 13.2 GB/s from 32 ranks, gather 2.7 to 7.9 GB/s),
+//!   broadcasts charged their delivered bytes (source bytes x DPUs). A parallel transfer moves the same size to
+//!   every DPU of a rank, so the largest DPU buffer counts.
 //! - **MRAM DMA**: `alpha + beta * bytes` cycles, alpha 77 (read) and 61 (write), beta 0.5 cycle per byte. The
 //!   DMA engine serves one transfer at a time, so a DPU's DMA cycles add up.
 //! - **Compute**: the pipeline issues one instruction per cycle once at least 11 tasklets are ready (a
@@ -49,6 +50,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::time::Duration;
 
+use upmem::timeline::Operation;
+
 use crate::error::{Error, Result};
 use crate::pim::abi::{FEATURE_CHUNK, MAX_PARTIALS, MAX_TASKLETS, SEQREAD_BYTES};
 use crate::pim::partition::{Partition, TileStats};
@@ -83,12 +86,9 @@ pub struct HardwareModel {
     pub nonzero_instructions: f64,
     /// Instructions per row and feature chunk besides the sums (row walk, store setup, the call clearing them).
     pub row_instructions: f64,
-    /// Host -> DPU parallel push bandwidth of one rank, bytes per second.
-    pub push_bytes_per_second: f64,
-    /// DPU -> host parallel gather bandwidth of one rank, bytes per second.
-    pub gather_bytes_per_second: f64,
-    /// Host -> DPU broadcast bandwidth of one rank, bytes per second.
-    pub broadcast_bytes_per_second: f64,
+    /// Host <-> DPU transfers: the runtime's model of a server's push, gather and broadcast bandwidths over the
+    /// ranks a transfer spans, the same one `upmem`'s timelines predict with.
+    pub transfers: upmem::TransferModel,
     /// DPUs per rank.
     pub dpus_per_rank: usize,
     /// Host memory bandwidth for building buffers and merging, bytes per second.
@@ -112,11 +112,11 @@ const ROW_FEATURE_INSTRUCTIONS: f64 = 2.0;
 const MEMSET_WORD_INSTRUCTIONS: f64 = 3.0;
 const MEMSET_FIXED_INSTRUCTIONS: f64 = 15.0;
 
-/// PrIM's server: its DPU clock, DMA costs and transfer bandwidths as upmem models them ([`upmem::CLOCK_HZ`],
-/// [`upmem::DMA_READ_ALPHA_CYCLES`], [`upmem::TransferModel::default`]), and the kernels' instruction counts.
+/// A UPMEM server: the DPU clock and DMA costs of PrIM's, transfers as upmem models a full server on SDK 2025.1
+/// ([`upmem::CLOCK_HZ`], [`upmem::DMA_READ_ALPHA_CYCLES`], [`upmem::TransferModel::default`]), and the kernels'
+/// instruction counts.
 impl Default for HardwareModel {
     fn default() -> Self {
-        let transfers = upmem::TransferModel::default();
         HardwareModel {
             clock_hz: upmem::CLOCK_HZ as f64,
             dma_read_alpha: f64::from(upmem::DMA_READ_ALPHA_CYCLES),
@@ -130,9 +130,7 @@ impl Default for HardwareModel {
             float_mac_cycles: 179.0 + 66.0 + FEATURE_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS / 2.0,
             nonzero_instructions: 24.0 + 30.0 + 26.0,
             row_instructions: 40.0 + MEMSET_FIXED_INSTRUCTIONS,
-            push_bytes_per_second: transfers.push_rank_bytes_per_second,
-            gather_bytes_per_second: transfers.gather_rank_bytes_per_second,
-            broadcast_bytes_per_second: transfers.broadcast_rank_bytes_per_second,
+            transfers: upmem::TransferModel::default(),
             dpus_per_rank: 64,
             host_bytes_per_second: 5e9,
             mram_bytes: upmem::DEFAULT_MRAM_SIZE,
@@ -232,13 +230,14 @@ pub(crate) fn call_bytes<T: PimElement>(matrix: usize, x_rows: usize, rows: usiz
 impl HardwareModel {
     /// Predicted time to load a matrix of `bytes_per_dpu` (the largest DPU's image) onto `dpus` DPUs.
     pub fn load_time(&self, dpus: usize, bytes_per_dpu: usize) -> Duration {
-        self.parallel_transfer(dpus, bytes_per_dpu, self.push_bytes_per_second)
+        self.parallel_transfer(Operation::Push, dpus, bytes_per_dpu)
     }
 
-    /// Time to move `bytes_per_dpu` to or from each of `dpus` DPUs at a rank bandwidth, ranks in parallel.
-    fn parallel_transfer(&self, dpus: usize, bytes_per_dpu: usize, rank_bytes_per_second: f64) -> Duration {
-        let per_rank = dpus.min(self.dpus_per_rank);
-        Duration::from_secs_f64((per_rank * bytes_per_dpu) as f64 / rank_bytes_per_second)
+    /// Time of a parallel transfer (or a broadcast) of `bytes_per_dpu` to or from each of `dpus` DPUs, which
+    /// span `dpus / dpus_per_rank` ranks (rounded up).
+    fn parallel_transfer(&self, operation: Operation, dpus: usize, bytes_per_dpu: usize) -> Duration {
+        let ranks = dpus.div_ceil(self.dpus_per_rank.max(1));
+        self.transfers.parallel_time(operation, bytes_per_dpu as u64, dpus, ranks).unwrap_or_default()
     }
 
     fn host(&self, bytes: usize) -> Duration {
@@ -310,19 +309,19 @@ impl HardwareModel {
         let broadcast = plan.broadcasts_x();
         let x_bytes = max_x_rows * padded * size;
         let send_x = if broadcast {
-            Duration::from_secs_f64(x_bytes as f64 / self.broadcast_bytes_per_second)
+            self.parallel_transfer(Operation::Broadcast, nr_dpus, x_bytes)
         } else {
             let built = match plan.x {
                 XDelivery::Whole => plan.col_blocks as usize * groups * x_bytes,
                 XDelivery::Referenced => tiles.len() * groups * x_bytes,
             };
-            self.host(built) + self.parallel_transfer(nr_dpus, x_bytes, self.push_bytes_per_second)
+            self.host(built) + self.parallel_transfer(Operation::Push, nr_dpus, x_bytes)
         };
         let cycles = tiles
             .iter()
             .map(|tile| self.kernel_cycles::<T>(plan.format, tile.rows, tile.nonzeros, padded, plan.tasklets).total())
             .fold(0.0, f64::max);
-        let gather = self.parallel_transfer(nr_dpus, max_rows * padded * acc, self.gather_bytes_per_second);
+        let gather = self.parallel_transfer(Operation::Gather, nr_dpus, max_rows * padded * acc);
         let merge = self.host(nrows * features * acc * plan.col_blocks as usize);
         Prediction { send_x, kernel: Duration::from_secs_f64(cycles / self.clock_hz), gather, merge }
     }

@@ -18,7 +18,7 @@ pub use chip::{parse_chip_id, ChipVersion, ParseChipVersionError};
 pub use kernel::KernelBuilder;
 pub use symbol::{MemoryKind, Symbol};
 pub use topology::Topology;
-pub use transfer_model::{Operation, TransferModel};
+pub use transfer_model::{Operation, RankScaling, TransferModel};
 
 /// The DPU clock of PrIM's server, 350 MHz: what the simulator's cycles run at and `CLOCKS_PER_SEC` says there.
 pub const CLOCK_HZ: u64 = 350_000_000;
