@@ -172,6 +172,15 @@ impl Prediction {
     pub fn total(&self) -> Duration {
         self.send_x + self.kernel + self.gather + self.merge
     }
+
+    /// The share of the total that moves data between host and DPUs (send X and gather), 0 to 1.
+    pub fn transfer_share(&self) -> f64 {
+        let total = self.total().as_secs_f64();
+        if total == 0.0 {
+            return 0.0;
+        }
+        (self.send_x + self.gather).as_secs_f64() / total
+    }
 }
 
 /// Phase by phase: the prediction of a sequence of calls.

@@ -171,7 +171,7 @@ fn pim_engine<T: PimElement>(matrix: Csr<T>, kind: BackendKind, options: &Engine
         }
     };
     let backend = Backend::Pim(set.backend());
-    let plan = describe::<T>(&choice, &widths, set.nr_dpus(), set.backend());
+    let plan = describe::<T>(&choice, &widths, set.nr_dpus(), set.backend(), &model);
     let allocated_dpus = Some(set.nr_dpus());
     let engine = PimSpmm::with_model(set, matrix, choice.best.plan, model)?;
     let balance = Some(engine.report().balance);
@@ -180,7 +180,13 @@ fn pim_engine<T: PimElement>(matrix: Csr<T>, kind: BackendKind, options: &Engine
 
 /// The plan line of a PIM engine: the DPUs, the plan and its predicted time over the calls, and the hardware's
 /// choice when the simulator runs another plan (see [`cost::Target::Simulator`]).
-fn describe<T: PimElement>(choice: &Choice, widths: &[usize], nr_dpus: usize, kind: BackendKind) -> String {
+fn describe<T: PimElement>(
+    choice: &Choice,
+    widths: &[usize],
+    nr_dpus: usize,
+    kind: BackendKind,
+    model: &HardwareModel,
+) -> String {
     let ms = |costed: &Costed| costed.prediction.total().as_secs_f64() * 1e3;
     let (chosen, fastest) = (&choice.best, &choice.fastest);
     let budgeted = if fastest.plan == chosen.plan {
@@ -195,19 +201,27 @@ fn describe<T: PimElement>(choice: &Choice, widths: &[usize], nr_dpus: usize, ki
             cost::SIMULATOR_MIN_SAVING * 1e2
         )
     };
+    let share = chosen.prediction.transfer_share();
+    let bound = if share > 0.5 {
+        format!(", transfer-bound: send X and gather are {:.0}% of it", share * 1e2)
+    } else {
+        String::new()
+    };
     format!(
         "PIM SpMM on {nr_dpus} {kind} DPUs ({} used), {}, plan {} (predicted {:.3} ms on hardware over calls of \
-         width {widths:?}{budgeted})",
+         width {widths:?}{bound}, transfers as measured with {}{budgeted})",
         chosen.plan.dpus_used(),
         T::NAME,
         chosen.plan,
         ms(chosen),
+        model.transfers.source,
     )
 }
 
 #[cfg(test)]
 mod tests {
     use std::path::Path;
+    use std::time::Duration;
 
     use super::*;
 
@@ -239,5 +253,25 @@ mod tests {
         assert_eq!(allocation(hardware, None, || absent), Allocation::Ranks { ranks: 32, budget: DEFAULT_DPUS });
         assert_eq!(allocation(hardware, Some(100), || unreachable!()), Allocation::Planned(100));
         assert_eq!(allocation(BackendKind::Simulator, None, || unreachable!()), Allocation::Planned(2048));
+    }
+
+    /// The plan line says which transfer figures the prediction used and when transfers dominate it.
+    #[test]
+    fn the_plan_line_names_the_transfer_figures_and_a_transfer_bound_plan() {
+        let ms = Duration::from_millis;
+        let costed = |send_x, kernel| Costed {
+            plan: crate::pim::plan::Plan::pygim(64, 1, 16),
+            prediction: cost::Prediction { send_x: ms(send_x), kernel: ms(kernel), gather: ms(1), merge: ms(1) },
+        };
+        let choice = |best: Costed| Choice { fastest: best, best, pygim: None, candidates: Vec::new() };
+        let model = HardwareModel::default();
+        let line = |send_x, kernel| {
+            describe::<f32>(&choice(costed(send_x, kernel)), &[64], 64, BackendKind::Simulator, &model)
+        };
+        let bound = line(7, 1);
+        assert!(bound.contains("transfer-bound: send X and gather are 80% of it"), "{bound}");
+        assert!(bound.contains(&format!("transfers as measured with {}", model.transfers.source)), "{bound}");
+        let compute = line(1, 7);
+        assert!(!compute.contains("transfer-bound"), "{compute}");
     }
 }

@@ -108,6 +108,8 @@ impl RankScaling {
 /// on SDK 2025.1 (see the module docs for the sources). A server's own figures replace them field by field.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TransferModel {
+    /// Where the figures come from, for the predictions that use them to say so.
+    pub source: String,
     /// Parallel push, host to DPUs.
     pub push: RankScaling,
     /// Parallel gather, DPUs to host.
@@ -130,6 +132,7 @@ impl Default for TransferModel {
     fn default() -> Self {
         let push = RankScaling { intercept: 5.042768e9, per_rank: 0.258673e9, saturation_ranks: 31.536102 };
         TransferModel {
+            source: "SDK 2025.1 on a 40-rank server (derf/prim-benchmarks CPU-DPU)".to_owned(),
             push,
             gather: RankScaling { intercept: 3.37e9, per_rank: 0.231e9, saturation_ranks: 23.5 },
             broadcast: push.scaled(PRIM_BROADCAST_ONE_RANK / PRIM_PUSH_ONE_RANK),
