@@ -3,9 +3,13 @@
 //! DPU compiler's instructions give) and their ratio (goal: 0.75x to 1.33x), and the arithmetic throughput
 //! against the number of tasklets, which saturates at 11. Run with
 //! `cargo bench -p upmem-sim --bench calibration`; the figures are modelled, so they are the same on every host.
+//! With `PIMGNN_BENCH_QUICK=1` the MRAM read streams 128 and 256 KiB instead of 1 and 2 MiB (the same figure
+//! to a few percent).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/quick.rs"]
+mod quick;
 
 use comfy_table::{presets::UTF8_FULL, Table};
 
@@ -39,7 +43,7 @@ fn main() {
         ]);
     }
     eprintln!("MRAM read...");
-    let mram_read = modelled_mram_read_mbps();
+    let mram_read = modelled_mram_read_mbps(quick::pick(1 << 20, 128 << 10));
     figures.add_row([
         format!("MRAM read, {MRAM_READ_BLOCK_BYTES}-byte transfers"),
         format!("{mram_read:.0} MB/s"),

@@ -210,9 +210,9 @@ fn stream_cycles(bytes: u32) -> u64 {
 }
 
 /// The modelled MRAM read bandwidth of one DPU with 16 tasklets at `MRAM_READ_BLOCK_BYTES`, in MB/s: the
-/// difference between streaming 2 MiB and 1 MiB, which leaves out the boot.
-pub fn modelled_mram_read_mbps() -> f64 {
-    const MIB: u32 = 1 << 20;
-    let seconds = (stream_cycles(2 * MIB) - stream_cycles(MIB)) as f64 / CLOCK_HZ as f64;
-    f64::from(MIB) / seconds / 1e6
+/// difference between streaming `2 * step_bytes` and `step_bytes` (the benchmark's: 1 MiB), which leaves out the
+/// boot.
+pub fn modelled_mram_read_mbps(step_bytes: u32) -> f64 {
+    let seconds = (stream_cycles(2 * step_bytes) - stream_cycles(step_bytes)) as f64 / CLOCK_HZ as f64;
+    f64::from(step_bytes) / seconds / 1e6
 }
