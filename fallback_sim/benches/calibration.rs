@@ -14,7 +14,8 @@ mod quick;
 use comfy_table::{presets::UTF8_FULL, Table};
 
 use common::calibration::{
-    modelled_mops, modelled_mram_read_mbps, operation, MRAM_READ_BLOCK_BYTES, OPERATIONS, PUBLISHED_MRAM_READ_MBPS,
+    build_kernels, modelled_mops, modelled_mram_read_mbps, operation, MRAM_READ_BLOCK_BYTES, OPERATIONS,
+    PUBLISHED_MRAM_READ_MBPS,
 };
 
 const TASKLET_COUNTS: [u32; 6] = [1, 2, 4, 8, 11, 16];
@@ -25,6 +26,12 @@ fn ratio(modelled: f64, published: f64) -> String {
 }
 
 fn main() {
+    eprintln!("building the kernels...");
+    // Every operation at 16 tasklets, and the swept ones at the other counts.
+    let swept = SWEPT_OPERATIONS.iter().flat_map(|&name| TASKLET_COUNTS.map(|count| (operation(name), count)));
+    let swept = swept.filter(|&(_, count)| count != 16);
+    build_kernels(&OPERATIONS.iter().map(|&operation| (operation, 16)).chain(swept).collect::<Vec<_>>());
+
     let mut figures = Table::new();
     figures.load_preset(UTF8_FULL).set_header([
         "microbenchmark (1 DPU, 16 tasklets)",
