@@ -39,7 +39,7 @@ fn median(mut run: impl FnMut() -> anyhow::Result<Duration>) -> anyhow::Result<D
 
 /// `bytes` for a table: `1 MiB`, `256 KiB`.
 fn size(bytes: usize) -> String {
-    if bytes % (1 << 20) == 0 {
+    if bytes.is_multiple_of(1 << 20) {
         format!("{} MiB", bytes >> 20)
     } else {
         format!("{} KiB", bytes >> 10)

@@ -80,9 +80,9 @@ fn broadcast_bytes() -> usize {
 
 /// `bytes` for a table: `96 GiB`, `1 MiB`, `256 KiB`.
 fn size(bytes: usize) -> String {
-    if bytes % (1 << 30) == 0 {
+    if bytes.is_multiple_of(1 << 30) {
         format!("{} GiB", bytes >> 30)
-    } else if bytes % (1 << 20) == 0 {
+    } else if bytes.is_multiple_of(1 << 20) {
         format!("{} MiB", bytes >> 20)
     } else {
         format!("{} KiB", bytes >> 10)
