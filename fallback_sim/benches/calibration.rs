@@ -3,14 +3,19 @@
 //! DPU compiler's instructions give) and their ratio (goal: 0.75x to 1.33x), and the arithmetic throughput
 //! against the number of tasklets, which saturates at 11. Run with
 //! `cargo bench -p upmem-sim --bench calibration`; the figures are modelled, so they are the same on every host.
+//! With `PIMGNN_BENCH_QUICK=1` the MRAM read streams 128 and 256 KiB instead of 1 and 2 MiB (the same figure
+//! to a few percent).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/quick.rs"]
+mod quick;
 
 use comfy_table::{presets::UTF8_FULL, Table};
 
 use common::calibration::{
-    modelled_mops, modelled_mram_read_mbps, operation, MRAM_READ_BLOCK_BYTES, OPERATIONS, PUBLISHED_MRAM_READ_MBPS,
+    build_kernels, modelled_mops, modelled_mram_read_mbps, operation, MRAM_READ_BLOCK_BYTES, OPERATIONS,
+    PUBLISHED_MRAM_READ_MBPS,
 };
 
 const TASKLET_COUNTS: [u32; 6] = [1, 2, 4, 8, 11, 16];
@@ -21,6 +26,12 @@ fn ratio(modelled: f64, published: f64) -> String {
 }
 
 fn main() {
+    eprintln!("building the kernels...");
+    // Every operation at 16 tasklets, and the swept ones at the other counts.
+    let swept = SWEPT_OPERATIONS.iter().flat_map(|&name| TASKLET_COUNTS.map(|count| (operation(name), count)));
+    let swept = swept.filter(|&(_, count)| count != 16);
+    build_kernels(&OPERATIONS.iter().map(|&operation| (operation, 16)).chain(swept).collect::<Vec<_>>());
+
     let mut figures = Table::new();
     figures.load_preset(UTF8_FULL).set_header([
         "microbenchmark (1 DPU, 16 tasklets)",
@@ -39,7 +50,7 @@ fn main() {
         ]);
     }
     eprintln!("MRAM read...");
-    let mram_read = modelled_mram_read_mbps();
+    let mram_read = modelled_mram_read_mbps(quick::pick(1 << 20, 128 << 10));
     figures.add_row([
         format!("MRAM read, {MRAM_READ_BLOCK_BYTES}-byte transfers"),
         format!("{mram_read:.0} MB/s"),

@@ -1,5 +1,9 @@
 //! Simulator benchmarks: what a launch costs, how fast simulated DMA is next to the host's memcpy, and a full
-//! MRAM sweep. Run with `cargo bench -p upmem-sim --bench simulator`; it prints a table.
+//! MRAM sweep. Run with `cargo bench -p upmem-sim --bench simulator`; it prints a table. With
+//! `PIMGNN_BENCH_QUICK=1`, the same on 64 DPUs, 1 MiB regions read twice, an 8 MiB sweep and one timing each.
+
+#[path = "support/quick.rs"]
+mod quick;
 
 use std::hint::black_box;
 use std::path::Path;
@@ -11,11 +15,31 @@ use upmem_sim::{
     KernelBuilder, Machine, MemoryKind, Program, SimConfig, SimulatedBuild as _, Topology, CLOCK_HZ, MRAM_HEAP,
 };
 
-const REPEATS: usize = 5;
 const BLOCK_BYTES: u32 = 2048;
-/// The MRAM region each DPU streams in the DMA benchmark, read `STREAM_PASSES` times.
-const STREAM_REGION: u32 = 8 << 20;
-const STREAM_PASSES: u32 = 8;
+
+/// Timings of each measurement (the median is reported).
+fn repeats() -> usize {
+    quick::pick(5, 1)
+}
+
+/// The machine of the launch benchmark: a full server (quick: one rank).
+fn launch_topology() -> Topology {
+    quick::pick(Topology::full_server(), Topology::new(1, 64))
+}
+
+/// The MRAM region each DPU streams in the DMA benchmark, read `stream_passes()` times.
+fn stream_region() -> u32 {
+    quick::pick(8 << 20, 1 << 20)
+}
+
+fn stream_passes() -> u32 {
+    quick::pick(8, 2)
+}
+
+/// The most MRAM the sweep reads: all of it (quick: 8 MiB).
+fn sweep_limit() -> u32 {
+    quick::pick(u32::MAX, 8 << 20)
+}
 
 fn build(name: &str, nr_tasklets: u32) -> anyhow::Result<Arc<Program>> {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/kernels").join(format!("{name}.c"));
@@ -24,11 +48,12 @@ fn build(name: &str, nr_tasklets: u32) -> anyhow::Result<Arc<Program>> {
     Ok(Arc::new(Program::from_file(output)?))
 }
 
-/// Median of `REPEATS` timings of `run`.
+/// Median of `repeats()` timings of `run`.
 fn median(mut run: impl FnMut() -> anyhow::Result<Duration>) -> anyhow::Result<Duration> {
-    let mut times = (0..REPEATS).map(|_| run()).collect::<anyhow::Result<Vec<_>>>()?;
+    let repeats = repeats();
+    let mut times = (0..repeats).map(|_| run()).collect::<anyhow::Result<Vec<_>>>()?;
     times.sort();
-    Ok(times[REPEATS / 2])
+    Ok(times[repeats / 2])
 }
 
 fn gigabytes_per_second(bytes: u64, time: Duration) -> f64 {
@@ -52,17 +77,18 @@ fn set(machine: &Machine, dpus: &[u32], name: &str, value: u32) -> anyhow::Resul
 }
 
 /// The host doing what the simulated DPUs do, with the same working set and threads: `threads` threads copy
-/// `nr_regions` regions of `STREAM_REGION` bytes (region r by thread r % threads), `STREAM_PASSES` times each,
+/// `nr_regions` regions of `stream_region()` bytes (region r by thread r % threads), `stream_passes()` times each,
 /// block by block into a small buffer. Returns GB/s per thread.
 fn memcpy_rate(nr_regions: usize, threads: usize) -> f64 {
+    let (region_bytes, passes) = (stream_region(), stream_passes());
     let regions: Vec<Vec<u64>> =
-        (0..nr_regions as u64).map(|r| (0..u64::from(STREAM_REGION) / 8).map(|i| i ^ r).collect()).collect();
+        (0..nr_regions as u64).map(|r| (0..u64::from(region_bytes) / 8).map(|i| i ^ r).collect()).collect();
     let copy_regions = |thread: usize| {
         let mut block = [0u64; BLOCK_BYTES as usize / 8];
         let words = block.len();
         let mut checksum = 0u64;
         for region in regions.iter().skip(thread).step_by(threads) {
-            for _ in 0..STREAM_PASSES {
+            for _ in 0..passes {
                 for chunk in region.chunks_exact(words) {
                     block.copy_from_slice(black_box(chunk));
                     checksum ^= black_box(&block)[0] + block[words - 1];
@@ -81,7 +107,7 @@ fn memcpy_rate(nr_regions: usize, threads: usize) -> f64 {
         Ok(started.elapsed())
     })
     .expect("timing memcpy");
-    let bytes = u64::from(STREAM_REGION) * u64::from(STREAM_PASSES) * nr_regions as u64;
+    let bytes = u64::from(region_bytes) * u64::from(passes) * nr_regions as u64;
     gigabytes_per_second(bytes, time) / threads as f64
 }
 
@@ -91,10 +117,10 @@ fn main() -> anyhow::Result<()> {
     table.load_preset(UTF8_FULL).set_header(["benchmark", "result", "baseline / detail"]);
 
     // (a) An empty kernel on a full server.
-    eprintln!("[1/3] launching an empty kernel on 2,560 DPUs ({REPEATS} times)...");
     let empty = build("empty", 16)?;
-    let mut machine = Machine::new(SimConfig::new(Topology::full_server()))?;
+    let mut machine = Machine::new(SimConfig::new(launch_topology()))?;
     let dpus: Vec<u32> = machine.topology().enabled_dpus().collect();
+    eprintln!("[1/3] launching an empty kernel on {} DPUs ({} times)...", dpus.len(), repeats());
     machine.load(&dpus, &empty)?;
     machine.launch(&dpus)?; // starts the workers
     let launch = median(|| {
@@ -116,17 +142,18 @@ fn main() -> anyhow::Result<()> {
     let mut machine = Machine::new(SimConfig::new(Topology::new(1, 2 * workers as u32)))?;
     let dpus: Vec<u32> = machine.topology().enabled_dpus().collect();
     machine.load(&dpus, &stream)?;
-    fill_heap(&machine, &dpus, STREAM_REGION)?;
-    set(&machine, &dpus, "bytes", STREAM_REGION)?;
+    let (region_bytes, passes) = (stream_region(), stream_passes());
+    fill_heap(&machine, &dpus, region_bytes)?;
+    set(&machine, &dpus, "bytes", region_bytes)?;
     set(&machine, &dpus, "block_bytes", BLOCK_BYTES)?;
-    set(&machine, &dpus, "passes", STREAM_PASSES)?;
+    set(&machine, &dpus, "passes", passes)?;
     machine.launch(&dpus)?;
     let streamed = median(|| {
         let started = Instant::now();
         machine.launch(&dpus)?;
         Ok(started.elapsed())
     })?;
-    let total_bytes = u64::from(STREAM_REGION) * u64::from(STREAM_PASSES) * dpus.len() as u64;
+    let total_bytes = u64::from(region_bytes) * u64::from(passes) * dpus.len() as u64;
     let read: u64 =
         dpus.iter().map(|&dpu| machine.stats(dpu).map(|stats| stats.total().dma_read_bytes)).sum::<Result<_, _>>()?;
     anyhow::ensure!(read == total_bytes, "the DPUs read {read} bytes, expected {total_bytes}");
@@ -138,17 +165,19 @@ fn main() -> anyhow::Result<()> {
         format!(
             "host memcpy of the same blocks from {} regions of {} MiB: {memcpy:.2} GB/s per thread ({workers} threads)",
             dpus.len(),
-            STREAM_REGION >> 20
+            region_bytes >> 20
         ),
     ]);
     drop(machine);
 
     // (c) One DPU reading its whole MRAM with 16 tasklets.
-    eprintln!("[3/3] reading a whole 64 MiB MRAM...");
     let mut machine = Machine::new(SimConfig::new(Topology::new(1, 1)))?;
     machine.load(&[0], &stream)?;
     let heap = machine.symbol(0, MRAM_HEAP)?;
-    let sweep = (heap.size / BLOCK_BYTES) * BLOCK_BYTES;
+    let sweep = (heap.size.min(sweep_limit()) / BLOCK_BYTES) * BLOCK_BYTES;
+    let whole = sweep == (heap.size / BLOCK_BYTES) * BLOCK_BYTES;
+    let what = if whole { "a whole" } else { "part of a" };
+    eprintln!("[3/3] reading {what} MRAM ({} MiB)...", sweep >> 20);
     fill_heap(&machine, &[0], sweep)?;
     set(&machine, &[0], "bytes", sweep)?;
     set(&machine, &[0], "block_bytes", BLOCK_BYTES)?;
@@ -160,7 +189,7 @@ fn main() -> anyhow::Result<()> {
     })?;
     let stats = machine.stats(0)?;
     table.add_row([
-        format!("full MRAM read ({} MiB) by 16 tasklets, 1 DPU", sweep >> 20),
+        format!("{} MRAM read ({} MiB) by 16 tasklets, 1 DPU", if whole { "full" } else { "partial" }, sweep >> 20),
         format!("{:.1} ms = {:.2} GB/s", full.as_secs_f64() * 1e3, gigabytes_per_second(u64::from(sweep), full)),
         format!(
             "modelled DPU time {:.1} ms ({} cycles at {} MHz, {} of them with the DMA engine busy)",

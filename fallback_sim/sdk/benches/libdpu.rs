@@ -3,7 +3,11 @@
 //! bytes read back, and 1 MiB of MRAM nothing wrote read from each DPU (its time and resident memory), the rate of
 //! small `dpu_copy_to` calls, and a 48 MiB `dpu_broadcast_to` to 2,048 DPUs, first and repeated with new bytes
 //! (its resident memory and time next to one `memcpy` of 48 MiB). Run with
-//! `cargo bench -p upmem-sim-sdk --bench libdpu`.
+//! `cargo bench -p upmem-sim-sdk --bench libdpu`. With `PIMGNN_BENCH_QUICK=1`, the same with 256 KiB to each of
+//! 128 DPUs, 1,000 small calls, a 4 MiB broadcast and one timing each.
+
+#[path = "../../benches/support/quick.rs"]
+mod quick;
 
 use std::ffi::{c_char, c_void, CString};
 use std::hint::black_box;
@@ -49,20 +53,51 @@ extern "C" {
     fn dpu_set_dpu_iterator_next(iterator: *mut dpu_set_dpu_iterator_t);
 }
 
-const NR_DPUS: u32 = 2048;
-const BYTES_PER_DPU: usize = 1 << 20;
-const SMALL_COPIES: u32 = 10_000;
-const REPEATS: usize = 3;
-const BROADCAST_BYTES: usize = 48 << 20;
+/// DPUs of the pushes and broadcasts (in ranks of 64).
+fn nr_dpus() -> u32 {
+    quick::pick(2048, 128)
+}
+
+/// Bytes pushed to and read from each DPU.
+fn bytes_per_dpu() -> usize {
+    quick::pick(1 << 20, 256 << 10)
+}
+
+/// Calls of `dpu_copy_to` to one DPU.
+fn small_copies() -> u32 {
+    quick::pick(10_000, 1_000)
+}
+
+/// Timings of each measurement (the median is reported).
+fn repeats() -> usize {
+    quick::pick(3, 1)
+}
+
+/// Bytes of the broadcast.
+fn broadcast_bytes() -> usize {
+    quick::pick(48 << 20, 4 << 20)
+}
+
+/// `bytes` for a table: `96 GiB`, `1 MiB`, `256 KiB`.
+fn size(bytes: usize) -> String {
+    if bytes.is_multiple_of(1 << 30) {
+        format!("{} GiB", bytes >> 30)
+    } else if bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{} KiB", bytes >> 10)
+    }
+}
 
 fn check(status: dpu_error_t, what: &str) {
     assert_eq!(status, 0, "{what} failed with DPU error {status}");
 }
 
 fn median(mut run: impl FnMut() -> Duration) -> Duration {
-    let mut times: Vec<Duration> = (0..REPEATS).map(|_| run()).collect();
+    let repeats = repeats();
+    let mut times: Vec<Duration> = (0..repeats).map(|_| run()).collect();
     times.sort();
-    times[REPEATS / 2]
+    times[repeats / 2]
 }
 
 fn dpus_of(mut set: dpu_set_t) -> Vec<dpu_set_t> {
@@ -79,6 +114,8 @@ fn dpus_of(mut set: dpu_set_t) -> Vec<dpu_set_t> {
 }
 
 fn main() -> anyhow::Result<()> {
+    let (nr_dpus, bytes_per_dpu, small_copies, broadcast_bytes) =
+        (nr_dpus(), bytes_per_dpu(), small_copies(), broadcast_bytes());
     let kernel = Path::new(env!("CARGO_TARGET_TMPDIR")).join("libdpu-bench-kernel");
     let source = Path::new(env!("CARGO_TARGET_TMPDIR")).join("libdpu-bench-kernel.c");
     std::fs::write(
@@ -89,46 +126,46 @@ fn main() -> anyhow::Result<()> {
     let kernel = CString::new(kernel.to_str().expect("UTF-8 path"))?;
     let heap = CString::new(upmem_sim::MRAM_HEAP)?;
     let value = CString::new("value")?;
-    let profile = CString::new("nrRanks=32,nrDpusPerRank=64")?;
+    let profile = CString::new(format!("nrRanks={},nrDpusPerRank=64", nr_dpus.div_ceil(64)))?;
 
     let mut set = <dpu_set_t as SetParts>::empty();
     // SAFETY: the library's C API, called as a C program would.
     unsafe {
-        check(dpu_alloc(NR_DPUS, profile.as_ptr(), &mut set), "dpu_alloc");
+        check(dpu_alloc(nr_dpus, profile.as_ptr(), &mut set), "dpu_alloc");
         check(dpu_load(set, kernel.as_ptr(), std::ptr::null_mut()), "dpu_load");
     }
     let dpus = dpus_of(set);
-    assert_eq!(dpus.len() as u32, NR_DPUS);
-    let sources: Vec<Vec<u8>> = (0..NR_DPUS).map(|dpu| vec![dpu as u8; BYTES_PER_DPU]).collect();
+    assert_eq!(dpus.len() as u32, nr_dpus);
+    let sources: Vec<Vec<u8>> = (0..nr_dpus).map(|dpu| vec![dpu as u8; bytes_per_dpu]).collect();
     let push = || {
         let started = Instant::now();
-        // SAFETY: each prepared buffer holds BYTES_PER_DPU bytes and outlives the push.
+        // SAFETY: each prepared buffer holds bytes_per_dpu bytes and outlives the push.
         unsafe {
             for (dpu, buffer) in dpus.iter().zip(&sources) {
                 check(dpu_prepare_xfer(*dpu, buffer.as_ptr().cast_mut().cast()), "dpu_prepare_xfer");
             }
             check(
-                dpu_push_xfer(set, DPU_XFER_TO_DPU, heap.as_ptr(), 0, BYTES_PER_DPU, DPU_XFER_DEFAULT),
+                dpu_push_xfer(set, DPU_XFER_TO_DPU, heap.as_ptr(), 0, bytes_per_dpu, DPU_XFER_DEFAULT),
                 "dpu_push_xfer",
             );
         }
         started.elapsed()
     };
-    eprintln!("[1/5] dpu_push_xfer of 1 MiB to each of {NR_DPUS} DPUs...");
+    eprintln!("[1/5] dpu_push_xfer of {} to each of {nr_dpus} DPUs...", size(bytes_per_dpu));
     let cold = push();
     let warm = median(push);
 
-    eprintln!("[2/5] dpu_push_xfer of 1 MiB from each of {NR_DPUS} DPUs...");
-    let mut read_back: Vec<Vec<u8>> = (0..NR_DPUS).map(|_| vec![1u8; BYTES_PER_DPU]).collect();
+    eprintln!("[2/5] dpu_push_xfer of {} from each of {nr_dpus} DPUs...", size(bytes_per_dpu));
+    let mut read_back: Vec<Vec<u8>> = (0..nr_dpus).map(|_| vec![1u8; bytes_per_dpu]).collect();
     let pull = |buffers: &mut [Vec<u8>], offset: u32| {
         let started = Instant::now();
-        // SAFETY: each prepared buffer holds BYTES_PER_DPU writable bytes and outlives the push.
+        // SAFETY: each prepared buffer holds bytes_per_dpu writable bytes and outlives the push.
         unsafe {
             for (dpu, buffer) in dpus.iter().zip(buffers) {
                 check(dpu_prepare_xfer(*dpu, buffer.as_mut_ptr().cast()), "dpu_prepare_xfer");
             }
             check(
-                dpu_push_xfer(set, DPU_XFER_FROM_DPU, heap.as_ptr(), offset, BYTES_PER_DPU, DPU_XFER_DEFAULT),
+                dpu_push_xfer(set, DPU_XFER_FROM_DPU, heap.as_ptr(), offset, bytes_per_dpu, DPU_XFER_DEFAULT),
                 "dpu_push_xfer",
             );
         }
@@ -138,7 +175,7 @@ fn main() -> anyhow::Result<()> {
     assert!(read_back == sources, "the bytes pushed read back");
     // Once: the pages of MRAM nothing wrote are not that any more if a read commits them.
     let before_unwritten = resident_shared_mib();
-    let unwritten = pull(&mut read_back, BYTES_PER_DPU as u32);
+    let unwritten = pull(&mut read_back, bytes_per_dpu as u32);
     let grown_unwritten = resident_shared_mib() - before_unwritten;
     assert!(read_back.iter().all(|bytes| bytes.iter().all(|&byte| byte == 0)), "MRAM nothing wrote reads as zeroes");
     drop(read_back);
@@ -147,7 +184,7 @@ fn main() -> anyhow::Result<()> {
     // Into shared memory the process has not touched yet, as the first push's is: each fresh page costs the
     // kernel's work to commit it, whoever copies.
     let fresh_shared = {
-        let length = BYTES_PER_DPU * NR_DPUS as usize;
+        let length = bytes_per_dpu * nr_dpus as usize;
         // SAFETY: a new shared anonymous mapping, unmapped below; nothing else refers to it.
         let mapping = unsafe {
             libc::mmap(
@@ -163,7 +200,7 @@ fn main() -> anyhow::Result<()> {
         // SAFETY: the mapping is `length` writable bytes, only used through this slice until it is unmapped.
         let fresh = unsafe { std::slice::from_raw_parts_mut(mapping.cast::<u8>(), length) };
         let started = Instant::now();
-        fresh.par_chunks_mut(BYTES_PER_DPU).zip(&sources).for_each(|(destination, source)| {
+        fresh.par_chunks_mut(bytes_per_dpu).zip(&sources).for_each(|(destination, source)| {
             destination.copy_from_slice(source);
         });
         black_box(&fresh);
@@ -172,7 +209,7 @@ fn main() -> anyhow::Result<()> {
         unsafe { libc::munmap(mapping, length) };
         elapsed
     };
-    let mut destinations: Vec<Vec<u8>> = (0..NR_DPUS).map(|_| vec![0u8; BYTES_PER_DPU]).collect();
+    let mut destinations: Vec<Vec<u8>> = (0..nr_dpus).map(|_| vec![0u8; bytes_per_dpu]).collect();
     let serial = median(|| {
         let started = Instant::now();
         for (destination, source) in destinations.iter_mut().zip(&sources) {
@@ -192,11 +229,11 @@ fn main() -> anyhow::Result<()> {
     let word = 42u64;
     let small = |target: dpu_set_t| {
         let started = Instant::now();
-        for _ in 0..SMALL_COPIES {
+        for _ in 0..small_copies {
             // SAFETY: 8 readable bytes for an 8-byte __host symbol.
             check(unsafe { dpu_copy_to(target, value.as_ptr(), 0, (&word as *const u64).cast(), 8) }, "dpu_copy_to");
         }
-        f64::from(SMALL_COPIES) / started.elapsed().as_secs_f64()
+        f64::from(small_copies) / started.elapsed().as_secs_f64()
     };
     let one_dpu = small(dpus[0]);
     let whole_set = {
@@ -210,9 +247,9 @@ fn main() -> anyhow::Result<()> {
     // SAFETY: the set came from dpu_alloc.
     check(unsafe { dpu_free(set) }, "dpu_free");
 
-    eprintln!("[5/5] dpu_broadcast_to of 48 MiB to {NR_DPUS} DPUs...");
-    let features: Vec<u8> = (0..BROADCAST_BYTES).map(|i| (i % 251) as u8).collect();
-    let mut copy = vec![0u8; BROADCAST_BYTES];
+    eprintln!("[5/5] dpu_broadcast_to of {} to {nr_dpus} DPUs...", size(broadcast_bytes));
+    let features: Vec<u8> = (0..broadcast_bytes).map(|i| (i % 251) as u8).collect();
+    let mut copy = vec![0u8; broadcast_bytes];
     copy.copy_from_slice(&features);
     let one_memcpy = median(|| {
         let started = Instant::now();
@@ -223,23 +260,23 @@ fn main() -> anyhow::Result<()> {
     // Into memory the process has not touched yet, as the broadcast's one copy is.
     let fresh_memcpy = median(|| {
         let started = Instant::now();
-        let mut fresh = Vec::with_capacity(BROADCAST_BYTES);
+        let mut fresh = Vec::with_capacity(broadcast_bytes);
         fresh.extend_from_slice(black_box(&features));
         black_box(&fresh);
         started.elapsed()
     });
     let before = resident_shared_mib();
-    // SAFETY: as above; `features` holds BROADCAST_BYTES bytes for the call.
+    // SAFETY: as above; `features` holds broadcast_bytes bytes for the call.
     unsafe {
-        check(dpu_alloc(NR_DPUS, profile.as_ptr(), &mut set), "dpu_alloc");
+        check(dpu_alloc(nr_dpus, profile.as_ptr(), &mut set), "dpu_alloc");
         check(dpu_load(set, kernel.as_ptr(), std::ptr::null_mut()), "dpu_load");
     }
     let broadcast = |bytes: &[u8]| {
         let started = Instant::now();
-        // SAFETY: as above; `bytes` holds BROADCAST_BYTES bytes for the call.
+        // SAFETY: as above; `bytes` holds broadcast_bytes bytes for the call.
         check(
             unsafe {
-                dpu_broadcast_to(set, heap.as_ptr(), 0, bytes.as_ptr().cast(), BROADCAST_BYTES, DPU_XFER_DEFAULT)
+                dpu_broadcast_to(set, heap.as_ptr(), 0, bytes.as_ptr().cast(), broadcast_bytes, DPU_XFER_DEFAULT)
             },
             "dpu_broadcast_to",
         );
@@ -258,12 +295,12 @@ fn main() -> anyhow::Result<()> {
     // SAFETY: the set came from dpu_alloc.
     check(unsafe { dpu_free(set) }, "dpu_free");
 
-    let total = (BYTES_PER_DPU * NR_DPUS as usize) as f64;
+    let total = (bytes_per_dpu * nr_dpus as usize) as f64;
     let rate = |time: Duration| total / time.as_secs_f64() / 1e9;
     let mut table = Table::new();
     table.load_preset(UTF8_FULL).set_header(["benchmark", "result", "baseline"]);
     table.add_row([
-        format!("dpu_push_xfer 1 MiB to each of {NR_DPUS} DPUs"),
+        format!("dpu_push_xfer {} to each of {nr_dpus} DPUs", size(bytes_per_dpu)),
         format!(
             "{:.2} GB/s ({:.0} ms); first push into fresh memory {:.2} GB/s ({:.2}x)",
             rate(warm),
@@ -283,7 +320,7 @@ fn main() -> anyhow::Result<()> {
         ),
     ]);
     table.add_row([
-        format!("dpu_push_xfer 1 MiB from each of {NR_DPUS} DPUs"),
+        format!("dpu_push_xfer {} from each of {nr_dpus} DPUs", size(bytes_per_dpu)),
         format!(
             "{:.2} GB/s ({:.0} ms); from MRAM nothing wrote {:.2} GB/s, resident memory +{grown_unwritten:.0} MiB",
             rate(pulled),
@@ -297,18 +334,20 @@ fn main() -> anyhow::Result<()> {
         ),
     ]);
     table.add_row([
-        format!("dpu_copy_to of 8 bytes, {SMALL_COPIES} calls"),
+        format!("dpu_copy_to of 8 bytes, {small_copies} calls"),
         format!("{one_dpu:.0} calls/s to one DPU"),
-        format!("{whole_set:.0} calls/s broadcasting to all {NR_DPUS} DPUs"),
+        format!("{whole_set:.0} calls/s broadcasting to all {nr_dpus} DPUs"),
     ]);
     table.add_row([
         format!(
-            "dpu_broadcast_to of 48 MiB to {NR_DPUS} DPUs ({} GiB as copies)",
-            (BROADCAST_BYTES * NR_DPUS as usize) >> 30
+            "dpu_broadcast_to of {} to {nr_dpus} DPUs ({} as copies)",
+            size(broadcast_bytes),
+            size(broadcast_bytes * nr_dpus as usize)
         ),
         format!("{:.1} ms, resident memory +{grown:.0} MiB", broadcast_time.as_secs_f64() * 1e3),
         format!(
-            "one memcpy of 48 MiB: {:.1} ms ({:.2}x); into fresh memory {:.1} ms ({:.2}x)",
+            "one memcpy of {}: {:.1} ms ({:.2}x); into fresh memory {:.1} ms ({:.2}x)",
+            size(broadcast_bytes),
             one_memcpy.as_secs_f64() * 1e3,
             broadcast_time.as_secs_f64() / one_memcpy.as_secs_f64(),
             fresh_memcpy.as_secs_f64() * 1e3,
@@ -316,10 +355,11 @@ fn main() -> anyhow::Result<()> {
         ),
     ]);
     table.add_row([
-        format!("dpu_broadcast_to of 48 MiB to the same {NR_DPUS} DPUs again, new bytes"),
+        format!("dpu_broadcast_to of {} to the same {nr_dpus} DPUs again, new bytes", size(broadcast_bytes)),
         format!("{:.1} ms, resident memory +{grown_repeated:.0} MiB in all", repeated_time.as_secs_f64() * 1e3),
         format!(
-            "one memcpy of 48 MiB: {:.1} ms ({:.2}x)",
+            "one memcpy of {}: {:.1} ms ({:.2}x)",
+            size(broadcast_bytes),
             one_memcpy.as_secs_f64() * 1e3,
             repeated_time.as_secs_f64() / one_memcpy.as_secs_f64()
         ),

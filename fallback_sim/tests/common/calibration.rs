@@ -4,8 +4,9 @@
 //! their reference is the throughput the DPU's instruction set gives them (see [`Reference::Derived`]).
 
 use std::path::Path;
+use std::sync::Arc;
 
-use upmem_sim::{DpuStats, CLOCK_HZ, MRAM_HEAP};
+use upmem_sim::{DpuStats, Program, CLOCK_HZ, MRAM_HEAP};
 
 use super::{build, build_source, machine, write_u32};
 
@@ -164,10 +165,41 @@ pub fn operation(name: &str) -> Operation {
     *OPERATIONS.iter().find(|operation| operation.name == name).unwrap_or_else(|| panic!("no operation {name}"))
 }
 
+/// The arithmetic kernel of `operation` for `nr_tasklets`, built once (see [`build`]).
+pub fn arithmetic_program(operation: &Operation, nr_tasklets: u32) -> Arc<Program> {
+    let defines = [("TYPE", operation.element.c_type()), ("OP", operation.operator)];
+    build("arithmetic", nr_tasklets, &defines)
+}
+
+/// The stream kernel of the MRAM read microbenchmark, built once.
+fn stream_program() -> Arc<Program> {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/kernels/stream.c");
+    // The kernel's 2,048-byte blocks are a WRAM global, so the default 1 KiB stacks do.
+    build_source(&source, 16, &[])
+}
+
+/// Builds the arithmetic kernels of these operations at these tasklet counts, and the stream kernel, on all
+/// cores, so that measuring them later builds nothing (building is most of a run with an empty cache).
+pub fn build_kernels(operations: &[(Operation, u32)]) {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, |threads| threads.get());
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                match operations.get(index) {
+                    Some((operation, nr_tasklets)) => drop(arithmetic_program(operation, *nr_tasklets)),
+                    None if index == operations.len() => drop(stream_program()),
+                    None => break,
+                }
+            });
+        }
+    });
+}
+
 /// The statistics of one launch of the arithmetic kernel on one DPU with `repeats` passes over the blocks.
 pub fn arithmetic_stats(operation: &Operation, nr_tasklets: u32, repeats: u32) -> DpuStats {
-    let defines = [("TYPE", operation.element.c_type()), ("OP", operation.operator)];
-    let program = build("arithmetic", nr_tasklets, &defines);
+    let program = arithmetic_program(operation, nr_tasklets);
     let mut machine = machine(1, 1);
     machine.load(&[0], &program).expect("loading the arithmetic kernel");
     machine.write_symbol(0, "operand", 0, &operation.element.three()).expect("writing operand");
@@ -195,9 +227,7 @@ pub fn modelled_mops(operation: &Operation, nr_tasklets: u32) -> f64 {
 
 /// Modelled cycles of one DPU with 16 tasklets streaming `bytes` of MRAM in `MRAM_READ_BLOCK_BYTES` reads.
 fn stream_cycles(bytes: u32) -> u64 {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/kernels/stream.c");
-    // The kernel's 2,048-byte blocks are a WRAM global, so the default 1 KiB stacks do.
-    let program = build_source(&source, 16, &[]);
+    let program = stream_program();
     let mut machine = machine(1, 1);
     machine.load(&[0], &program).expect("loading the stream kernel");
     let heap = machine.symbol(0, MRAM_HEAP).expect("the MRAM heap");
@@ -210,9 +240,9 @@ fn stream_cycles(bytes: u32) -> u64 {
 }
 
 /// The modelled MRAM read bandwidth of one DPU with 16 tasklets at `MRAM_READ_BLOCK_BYTES`, in MB/s: the
-/// difference between streaming 2 MiB and 1 MiB, which leaves out the boot.
-pub fn modelled_mram_read_mbps() -> f64 {
-    const MIB: u32 = 1 << 20;
-    let seconds = (stream_cycles(2 * MIB) - stream_cycles(MIB)) as f64 / CLOCK_HZ as f64;
-    f64::from(MIB) / seconds / 1e6
+/// difference between streaming `2 * step_bytes` and `step_bytes` (the benchmark's: 1 MiB), which leaves out the
+/// boot.
+pub fn modelled_mram_read_mbps(step_bytes: u32) -> f64 {
+    let seconds = (stream_cycles(2 * step_bytes) - stream_cycles(step_bytes)) as f64 / CLOCK_HZ as f64;
+    f64::from(step_bytes) / seconds / 1e6
 }

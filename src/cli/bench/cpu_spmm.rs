@@ -40,11 +40,15 @@ pub struct BenchCpuSpmmArgs {
 /// The references, driven line by line so that their runs interleave with ours (the machine may be shared, and
 /// load that comes and goes then weighs on both alike). Arguments: the folder holding the graph
 /// (`row_ptr.u32`, `col_idx.u32`), `n` and the thread count. It first prints the references it has
-/// (`available torch scipy`), then for each request `NAME F` runs that product once (building X as
+/// (`available torch scipy`; only `available` without numpy), then for each request `NAME F` runs that product once (building X as
 /// [`x_matrix`] does, the first time) and prints `milliseconds sum_of_Y`.
 const REFERENCE_SCRIPT: &str = r#"
 import sys, time
-import numpy as np
+try:
+    import numpy as np
+except ImportError:
+    print("available", flush=True)  # both references need numpy
+    sys.exit(0)
 folder, n, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 row_ptr = np.fromfile(folder + "/row_ptr.u32", dtype=np.uint32).astype(np.int64)
 col_idx = np.fromfile(folder + "/col_idx.u32", dtype=np.uint32).astype(np.int64)
@@ -146,7 +150,7 @@ pub fn run(args: &BenchCpuSpmmArgs) -> anyhow::Result<()> {
         References::start(&args.python, &a, args.threads).inspect_err(|e| println!("references not run: {e:#}")).ok();
     for name in ["torch", "scipy"] {
         if !references.as_ref().is_some_and(|r| r.has(name)) {
-            println!("{name} not available");
+            println!("{name} comparison skipped: {} has no {name} (with numpy)", args.python);
         }
     }
 
