@@ -3,6 +3,8 @@
 //! DPU compiler's instructions give) and their ratio (goal: 0.75x to 1.33x), and the arithmetic throughput
 //! against the number of tasklets, which saturates at 11. Run with
 //! `cargo bench -p upmem-sim --bench calibration`; the figures are modelled, so they are the same on every host.
+//! Last, the host-DPU transfer model (`upmem_types::TransferModel`, which the simulator's timelines and pimgnn's
+//! cost model predict with) against every published bandwidth it is calibrated on, over 1 to 40 ranks.
 //! With `PIMGNN_BENCH_QUICK=1` the MRAM read streams 128 and 256 KiB instead of 1 and 2 MiB (the same figure
 //! to a few percent).
 
@@ -69,4 +71,19 @@ fn main() {
         sweep.add_row(std::iter::once(name.to_string()).chain(row));
     }
     println!("{sweep}");
+
+    let mut transfers = Table::new();
+    transfers.load_preset(UTF8_FULL).set_header(["transfer", "ranks", "modelled", "published", "ratio", "source"]);
+    for (measurement, modelled) in upmem_types::TransferModel::default().calibration() {
+        let gigabytes = |bytes_per_second: f64| format!("{:.2} GB/s", bytes_per_second / 1e9);
+        transfers.add_row([
+            measurement.operation.to_string(),
+            measurement.ranks.to_string(),
+            gigabytes(modelled),
+            gigabytes(measurement.bytes_per_second),
+            ratio(modelled, measurement.bytes_per_second),
+            measurement.source.to_owned(),
+        ]);
+    }
+    println!("{transfers}");
 }
