@@ -89,6 +89,7 @@ fn check_inference(dir: &Path, run: &Inference, dtype: &str) {
     assert!(plan.starts_with(&format!("GCN-normalised D^-1/2 (A + I) D^-1/2 aggregation in {dtype}")), "{plan}");
     assert!(plan.contains(" simulator DPUs (") && plan.contains(",tasklets=4 (predicted "), "{plan}");
     assert!(plan.contains(", transfers as measured with SDK 2025.1 on a 40-rank server"), "{plan}");
+    assert!(plan.contains("; PyGim's default csr:") && plan.contains(",x=whole,tasklets=4 predicted "), "{plan}");
     let balance: Vec<u64> = line_after(stdout, "load balance: nonzeros per DPU min ")
         .split([' ', '/'])
         .filter_map(|word| word.parse().ok())

@@ -201,6 +201,10 @@ fn describe<T: PimElement>(
             cost::SIMULATOR_MIN_SAVING * 1e2
         )
     };
+    let pygim = match &choice.pygim {
+        Some(pygim) => format!("; PyGim's default {} predicted {:.3} ms", pygim.plan, ms(pygim)),
+        None => "; no PyGim plan fits the DPUs' MRAM".to_owned(),
+    };
     let share = chosen.prediction.transfer_share();
     let bound = if share > 0.5 {
         format!(", transfer-bound: send X and gather are {:.0}% of it", share * 1e2)
@@ -209,7 +213,7 @@ fn describe<T: PimElement>(
     };
     format!(
         "PIM SpMM on {nr_dpus} {kind} DPUs ({} used), {}, plan {} (predicted {:.3} ms on hardware over calls of \
-         width {widths:?}{bound}, transfers as measured with {}{budgeted})",
+         width {widths:?}{bound}, transfers as measured with {}{budgeted}{pygim})",
         chosen.plan.dpus_used(),
         T::NAME,
         chosen.plan,
@@ -255,7 +259,8 @@ mod tests {
         assert_eq!(allocation(BackendKind::Simulator, None, || unreachable!()), Allocation::Planned(2048));
     }
 
-    /// The plan line says which transfer figures the prediction used and when transfers dominate it.
+    /// The plan line says which transfer figures the prediction used, when transfers dominate it, and what PyGim's
+    /// default would take.
     #[test]
     fn the_plan_line_names_the_transfer_figures_and_a_transfer_bound_plan() {
         let ms = Duration::from_millis;
@@ -270,8 +275,14 @@ mod tests {
         };
         let bound = line(7, 1);
         assert!(bound.contains("transfer-bound: send X and gather are 80% of it"), "{bound}");
+        assert!(bound.contains("; no PyGim plan fits the DPUs' MRAM"), "{bound}");
         assert!(bound.contains(&format!("transfers as measured with {}", model.transfers.source)), "{bound}");
         let compute = line(1, 7);
         assert!(!compute.contains("transfer-bound"), "{compute}");
+        let beside_pygim = Choice { pygim: Some(costed(20, 20)), ..choice(costed(1, 7)) };
+        let with_pygim = describe::<f32>(&beside_pygim, &[64], 64, BackendKind::Simulator, &model);
+        let expected =
+            "; PyGim's default csr:rows=64,split=no,cols=1,groups=1,x=whole,tasklets=16 predicted 42.000 ms)";
+        assert!(with_pygim.ends_with(expected), "{with_pygim}");
     }
 }
