@@ -89,8 +89,8 @@ pub struct RankScaling {
 
 impl RankScaling {
     /// Aggregate bytes per second of a transfer spanning `ranks` ranks (at least 1).
-    pub fn bytes_per_second(&self, ranks: usize) -> f64 {
-        self.intercept + self.per_rank * (ranks.max(1) as f64).min(self.saturation_ranks)
+    pub const fn bytes_per_second(&self, ranks: usize) -> f64 {
+        self.intercept + self.per_rank * (if ranks == 0 { 1 } else { ranks } as f64).min(self.saturation_ranks)
     }
 
     /// The system's cap: the bandwidth from [`RankScaling::saturation_ranks`] ranks on.
@@ -124,18 +124,25 @@ pub struct TransferModel {
     pub launch_overhead: Duration,
 }
 
+/// The published fit of the 2025.1 SDK's push over 1 to 40 ranks (module docs, source 1).
+const DERF_PUSH_FIT: RankScaling =
+    RankScaling { intercept: 5.042768e9, per_rank: 0.258673e9, saturation_ranks: 31.536102 };
+/// The published fit of its gather (module docs, source 2), whose intercept the model raises by
+/// [`GATHER_INTERCEPT_RAISE`].
+const DERF_GATHER_FIT: RankScaling = RankScaling { intercept: 2.49e9, per_rank: 0.231e9, saturation_ranks: 23.5 };
+const GATHER_INTERCEPT_RAISE: f64 = 0.88e9;
+
 /// PrIM's one-rank push and broadcast, whose ratio the broadcast curve keeps (module docs, source 3).
 const PRIM_PUSH_ONE_RANK: f64 = 6.68e9;
 const PRIM_BROADCAST_ONE_RANK: f64 = 16.88e9;
 
 impl Default for TransferModel {
     fn default() -> Self {
-        let push = RankScaling { intercept: 5.042768e9, per_rank: 0.258673e9, saturation_ranks: 31.536102 };
         TransferModel {
             source: "SDK 2025.1 on a 40-rank server (derf/prim-benchmarks CPU-DPU)".to_owned(),
-            push,
-            gather: RankScaling { intercept: 3.37e9, per_rank: 0.231e9, saturation_ranks: 23.5 },
-            broadcast: push.scaled(PRIM_BROADCAST_ONE_RANK / PRIM_PUSH_ONE_RANK),
+            push: DERF_PUSH_FIT,
+            gather: RankScaling { intercept: DERF_GATHER_FIT.intercept + GATHER_INTERCEPT_RAISE, ..DERF_GATHER_FIT },
+            broadcast: DERF_PUSH_FIT.scaled(PRIM_BROADCAST_ONE_RANK / PRIM_PUSH_ONE_RANK),
             serial_to_dpu_bytes_per_second: 0.33e9,
             serial_from_dpu_bytes_per_second: 0.12e9,
             launch_overhead: Duration::from_micros(20),
@@ -206,18 +213,12 @@ const PRIM: &str = "PrIM (Gomez-Luna et al. 2021), SDK 2020, one rank";
 /// one-rank push, gather and broadcast.
 pub const MEASUREMENTS: &[Measurement] = &{
     const fn derf_push(ranks: usize) -> Measurement {
-        let used = if ranks as f64 > 31.536102 { 31.536102 } else { ranks as f64 };
-        let bytes_per_second = 5.042768e9 + 0.258673e9 * used;
+        let bytes_per_second = DERF_PUSH_FIT.bytes_per_second(ranks);
         Measurement { operation: Operation::Push, ranks, bytes_per_second, source: DERF_WRITE }
     }
     const fn derf_gather(ranks: usize) -> Measurement {
-        let used = if ranks as f64 > 23.5 { 23.5 } else { ranks as f64 };
-        Measurement {
-            operation: Operation::Gather,
-            ranks,
-            bytes_per_second: 2.49e9 + 0.231e9 * used,
-            source: DERF_READ_FIT,
-        }
+        let bytes_per_second = DERF_GATHER_FIT.bytes_per_second(ranks);
+        Measurement { operation: Operation::Gather, ranks, bytes_per_second, source: DERF_READ_FIT }
     }
     const fn read(ranks: usize, bytes_per_second: f64) -> Measurement {
         Measurement { operation: Operation::Gather, ranks, bytes_per_second, source: DERF_READ }

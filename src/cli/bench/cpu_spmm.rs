@@ -40,8 +40,8 @@ pub struct BenchCpuSpmmArgs {
 /// The references, driven line by line so that their runs interleave with ours (the machine may be shared, and
 /// load that comes and goes then weighs on both alike). Arguments: the folder holding the graph
 /// (`row_ptr.u32`, `col_idx.u32`), `n` and the thread count. It first prints the references it has
-/// (`available torch scipy`; only `available` without numpy), then for each request `NAME F` runs that product once (building X as
-/// [`x_matrix`] does, the first time) and prints `milliseconds sum_of_Y`.
+/// (`available torch scipy`; only `available` without numpy), then for each request `NAME F` runs that product
+/// once (building X as [`x_matrix`] does, the first time) and prints `milliseconds sum_of_Y`.
 const REFERENCE_SCRIPT: &str = r#"
 import sys, time
 try:

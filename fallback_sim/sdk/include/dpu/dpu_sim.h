@@ -130,8 +130,8 @@ enum dpu_sim_operation {
 
 /*
  * One transfer or launch of the program: its wall time on the simulator and its predicted time on a UPMEM
- * server (PrIM's per-rank transfer bandwidths, ranks in parallel; a launch's overhead plus its slowest DPU's
- * modelled cycles at 350 MHz). Run one after the other, the events' predicted times add up to the run's.
+ * server (a full server's aggregate transfer bandwidth over the ranks a transfer spans, measured on SDK 2025.1,
+ * a broadcast counted in bytes delivered; a launch's overhead plus its slowest DPU's modelled cycles at 350 MHz). Run one after the other, the events' predicted times add up to the run's.
  */
 struct dpu_sim_event {
     uint32_t operation; /* enum dpu_sim_operation */
