@@ -98,8 +98,7 @@ impl WorkerPool {
         unsafe {
             command.pre_exec(move || place_descriptors(&sources));
         }
-        let mut child = command
-            .spawn()
+        let mut child = spawn_when_not_busy(&mut command)
             .map_err(|error| self.error(format!("cannot start {}: {error}", self.program.path().display())))?;
         drop(worker_end);
         let mut channel = host_end;
@@ -245,5 +244,28 @@ fn describe_exit(status: Option<ExitStatus>) -> String {
             (None, Some(signal)) => format!("killed by signal {signal}"),
             _ => status.to_string(),
         },
+    }
+}
+
+/// How long [`spawn_when_not_busy`] keeps retrying an executable that is open for writing somewhere.
+const EXECUTABLE_BUSY_PATIENCE: Duration = Duration::from_secs(2);
+
+/// Spawns `command`, retrying while exec fails with ETXTBSY.
+///
+/// A program loaded from memory is written to a temporary file and the writable descriptor closed before any
+/// worker starts, but a thread that forks meanwhile (another DPU set starting its workers) holds a copy of that
+/// descriptor until its child execs: for that moment the file counts as open for writing and cannot be
+/// executed. The copy goes away on its own, so waiting it out is the whole fix.
+fn spawn_when_not_busy(command: &mut Command) -> std::io::Result<Child> {
+    let deadline = Instant::now() + EXECUTABLE_BUSY_PATIENCE;
+    let mut pause = Duration::from_micros(200);
+    loop {
+        match command.spawn() {
+            Err(error) if error.kind() == ErrorKind::ExecutableFileBusy && Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            result => return result,
+        }
     }
 }

@@ -332,6 +332,28 @@ fn programs_load_from_memory_and_run_from_a_file_no_directory_names() {
 }
 
 #[test]
+fn programs_loaded_from_memory_start_while_other_threads_load_and_start_theirs() {
+    // Each load writes an executable; another thread's worker fork can hold the write descriptor for a moment,
+    // which makes exec fail with "Text file busy" unless the start waits it out.
+    const THREADS: usize = 6;
+    const ROUNDS: usize = 24;
+    let bytes = std::fs::read(build("persistence", 1, &[]).path()).unwrap();
+    std::thread::scope(|scope| {
+        for _ in 0..THREADS {
+            scope.spawn(|| {
+                for round in 0..ROUNDS {
+                    let program = Arc::new(Program::from_bytes(&bytes).unwrap());
+                    let mut machine = machine(1, 1);
+                    machine.load(&[0], &program).unwrap_or_else(|error| panic!("round {round}: {error}"));
+                    machine.launch(&[0]).unwrap_or_else(|error| panic!("round {round}: {error}"));
+                    assert_eq!(read_u32(&machine, 0, "bss_count"), 1);
+                }
+            });
+        }
+    });
+}
+
+#[test]
 fn reset_clears_memories_and_unloads() {
     let program = build("isolation", 2, &[]);
     let mut machine = machine(1, 1);
