@@ -138,6 +138,28 @@ impl<T: Element> Csr<T> {
         (&self.col_idx[range.clone()], &self.values[range])
     }
 
+    /// Rows `rows` with all the columns (cut at the last row), as [`Csr::row_blocks`] of that one range.
+    pub fn row_range(&self, rows: std::ops::Range<usize>) -> Csr<T> {
+        self.row_blocks(std::slice::from_ref(&rows))
+    }
+
+    /// The rows of `ranges`, in their order, stacked into one matrix with all the columns (a range past the last
+    /// row is cut at it, an empty or reversed range adds nothing).
+    pub fn row_blocks(&self, ranges: &[std::ops::Range<usize>]) -> Csr<T> {
+        let mut row_ptr = vec![0u32];
+        let (mut col_idx, mut values) = (Vec::new(), Vec::new());
+        for rows in ranges {
+            let end = rows.end.min(self.nrows);
+            let rows = rows.start.min(end)..end;
+            let (first, last) = (self.row_ptr[rows.start] as usize, self.row_ptr[rows.end] as usize);
+            let base = col_idx.len() as u32;
+            row_ptr.extend(self.row_ptr[rows.start + 1..=rows.end].iter().map(|&end| end - first as u32 + base));
+            col_idx.extend_from_slice(&self.col_idx[first..last]);
+            values.extend_from_slice(&self.values[first..last]);
+        }
+        Csr { nrows: row_ptr.len() - 1, ncols: self.ncols, row_ptr, col_idx, values }
+    }
+
     /// The same matrix in coordinate form, row-major.
     pub fn to_coo(&self) -> Coo<T> {
         let rows = (0..self.nrows)
@@ -546,6 +568,18 @@ mod tests {
     /// 3 x 4, row 1 empty, row 2 unsorted with a repeated column.
     fn sample() -> Csr<i32> {
         Csr::new(3, 4, vec![0, 2, 2, 5], vec![3, 0, 2, 1, 2], vec![1, 2, 3, 4, 5]).unwrap()
+    }
+
+    #[test]
+    fn row_blocks_stack_the_rows_of_each_range_with_every_column() {
+        let a = sample();
+        #[allow(clippy::reversed_empty_ranges)] // what a reversed range adds is part of the contract
+        let blocks = a.row_blocks(&[2..3, 0..2, 5..9, 1..0]);
+        assert_eq!((blocks.nrows(), blocks.ncols(), blocks.row_ptr()), (3, 4, &[0, 3, 5, 5][..]));
+        assert_eq!(blocks.col_idx(), [2, 1, 2, 3, 0]);
+        assert_eq!(blocks.values(), [3, 4, 5, 1, 2]);
+        assert_eq!(a.row_range(0..3), a);
+        assert_eq!(a.row_blocks(&[]).nrows(), 0);
     }
 
     #[test]

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::cli::{finite, line_after, pimgnn, table_rows, write_dataset, NODES};
+use common::cli::{finite, line_after, pimgnn, table_cells, table_rows, write_dataset, NODES};
 use pimgnn::gnn::{accuracy, inputs, Aggregator, Backend, Dtype, EngineOptions, Model};
 use pimgnn::io::npy;
 use pimgnn::Dense;
@@ -45,7 +45,7 @@ fn info_names_the_cpu_kernels_the_backends_and_the_simulators_settings() {
     assert!(stdout.contains("\n           v1A DPUs (24 hardware tasklets each), WRAM 64 KiB and MRAM 64 MiB per DPU\n"));
     assert!(stdout.lines().any(|line| line == "UPMEM_PROFILE=nrThreadsPerRank=1"), "{stdout}");
     let auto = if upmem::hardware_present() { "hardware" } else { "simulator" };
-    assert_eq!(line_after(&stdout, "PIM SpMM engine: available, `--backend auto` runs on "), format!("`{auto}`"));
+    assert_eq!(line_after(&stdout, "PIM SpMM engine: available, `--backend pim` runs on "), format!("`{auto}`"));
 }
 
 /// The logits of the test workload's model with aggregation in `dtype` on the CPU backend.
@@ -96,10 +96,7 @@ fn check_inference(dir: &Path, run: &Inference, dtype: &str) {
         .collect();
     assert!(balance.len() == 3 && balance[0] <= balance[1] && balance[1] <= balance[2], "{balance:?}");
 
-    assert_eq!(
-        table_rows(stdout, "layer"),
-        [["layer", "step", "wall (ms)", "predicted on PIM hardware (ms; host steps at wall time)"]]
-    );
+    assert_eq!(table_rows(stdout, "layer"), [["layer", "step", "wall (ms)", "predicted on PIM hardware (ms)"]]);
     for layer in ["conv1 GCNConv 12 -> 8", "conv2 GCNConv 8 -> 4"] {
         assert_eq!(table_rows(stdout, layer).len(), 1, "no row of {layer}:\n{stdout}");
     }
@@ -157,6 +154,29 @@ fn infer_on_the_simulator_overlapped_or_not_gives_the_cpus_logits() {
     assert!(difference <= 1e-6, "{difference:e}");
 }
 
+/// `auto` prints the model's pick with the CPU time measured here and the predictions; without hardware it runs
+/// PIM on the simulator whatever the pick, and says so.
+#[test]
+fn infer_with_auto_prints_the_pick_and_runs_the_simulator_without_hardware() {
+    if upmem::hardware_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    let mut args = vec!["infer"];
+    args.extend(WORKLOAD);
+    args.extend(["--backend", "auto", "--dpus", "8", "--tasklets", "4"]);
+    let stdout = succeeds(dir.path(), &args);
+    assert_eq!(line_after(&stdout, "backend: "), "simulator (asked for auto)");
+    let pick = line_after(&stdout, "model's pick for the modelled server: ");
+    assert!(["cpu: ", "pim: ", "split: "].iter().any(|name| pick.starts_with(name)), "{pick}");
+    assert!(
+        pick.contains(" ms (measured here on ") && pick.contains(" ms (predicted on 8 DPUs, transfers as"),
+        "{pick}"
+    );
+    assert!(pick.ends_with("; there is no UPMEM hardware here, so the simulator runs PIM whatever the pick"), "{pick}");
+}
+
 /// Quantized aggregation sums integers, exactly: the simulator's logits are the CPU's, bit for bit, in each type.
 #[test]
 fn infer_on_the_simulator_quantizes_to_the_dtype_asked_for() {
@@ -166,6 +186,12 @@ fn infer_on_the_simulator_quantizes_to_the_dtype_asked_for() {
         let run = infer_on_the_simulator(dir.path(), name, &[]);
         check_inference(dir.path(), &run, name);
         assert!(line_after(&run.stdout, "plan: ").contains("; features quantized to +-"), "{name}");
+        // Quantizing is a host step: the predicted total counts it at its wall time, and says so.
+        let quantize: Vec<_> = table_cells(&run.stdout).into_iter().filter(|cells| cells[1] == "quantize").collect();
+        assert_eq!(quantize.len(), 2, "one per layer:\n{}", run.stdout);
+        for row in quantize {
+            assert_eq!(row[3], format!("{} (host, wall)", row[2]), "{name}");
+        }
         assert_eq!(run.logits, cpu_logits(dir.path(), dtype), "{name}");
     }
 }
@@ -207,6 +233,7 @@ fn bench_spmm_runs_each_width_under_each_schedule_and_matches_the_cpu() {
     let header = table_rows(&stdout, "F");
     assert_eq!(header.len(), 1, "{stdout}");
     assert_eq!(header[0][4], "sim schedule");
+    assert_eq!(header[0][9], "auto's pick: CPU (sampled) / PIM / split ms");
     assert_eq!(header[0].last(), Some(&"max rel. error"));
     for width in ["8", "20"] {
         let rows = table_rows(&stdout, width);
@@ -215,13 +242,14 @@ fn bench_spmm_runs_each_width_under_each_schedule_and_matches_the_cpu() {
         for row in &rows {
             assert!(row[5].starts_with("csr:") || row[5].starts_with("coo:"), "the plan run: {row:?}");
             assert!(finite(row[1]) >= 0.0 && finite(row[2]) > 0.0 && finite(row[6]) > 0.0, "{row:?}");
-            let balance: Vec<f64> = row[10].split(" / ").map(finite).collect();
+            assert!(["cpu", "pim", "split"].contains(&row[9]), "auto's pick: {row:?}");
+            let balance: Vec<f64> = row[11].split(" / ").map(finite).collect();
             assert!(balance.len() == 3 && balance[0] <= balance[1] && balance[1] <= balance[2], "{row:?}");
             // f32 sums in another order than the CPU's: 2.7e-7 here, bound with a fourfold margin.
-            let error = finite(row[12]);
+            let error = finite(row[13]);
             assert!(error <= 1e-6, "F = {width}, {}: {error:e}", row[4]);
         }
-        assert!(finite(rows[0][11]) > 0.0, "the modelled schedule's cycles: {:?}", rows[0]);
-        assert_eq!(rows[1][11], "-", "the fast schedule models no cycles");
+        assert!(finite(rows[0][12]) > 0.0, "the modelled schedule's cycles: {:?}", rows[0]);
+        assert_eq!(rows[1][12], "-", "the fast schedule models no cycles");
     }
 }

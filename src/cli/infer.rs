@@ -5,12 +5,12 @@ use std::time::Instant;
 
 use anyhow::{bail, Context as _};
 use clap::Args;
-use pimgnn::gnn::{accuracy, inputs, Aggregator, Backend, Dtype, Overlap};
+use pimgnn::gnn::{accuracy, inputs, Aggregator, Dtype, Overlap};
 use pimgnn::io::npy;
 use pimgnn::Phase;
 
 use super::output;
-use super::pim_args::PimArgs;
+use super::pim_args::{self, BackendArgs, PimArgs};
 use super::progress;
 use super::timings;
 use super::workload::WorkloadArgs;
@@ -20,10 +20,8 @@ use super::workload::WorkloadArgs;
 pub struct InferArgs {
     #[command(flatten)]
     workload: WorkloadArgs,
-    /// Where aggregation runs: auto (UPMEM hardware when present, else the simulator),
-    /// simulator (sim), hardware (hw) or cpu.
-    #[arg(long, default_value = "auto")]
-    backend: Backend,
+    #[command(flatten)]
+    backend: BackendArgs,
     #[command(flatten)]
     pim_args: PimArgs,
     /// Value type of aggregation: f32 (exact) or quantized i32, i16, i8.
@@ -62,7 +60,7 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
     };
     println!("workload: {}", workload.description);
 
-    let options = args.pim_args.engine_options(args.backend, workload.model.aggregation_widths());
+    let options = args.pim_args.engine_options(args.backend.backend, workload.model.aggregation_widths());
     let mut setup = Vec::new();
     let started = Instant::now();
     let aggregation = workload.model.architecture().aggregation();
@@ -74,7 +72,7 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
             .context("building the aggregation engine")?;
     setup.push(Phase { name: "engine (graph resident)".into(), wall: started.elapsed(), predicted: None });
 
-    println!("backend: {} (asked for {})", aggregator.backend(), args.backend);
+    pim_args::print_backend(args.backend.backend, aggregator.backend(), aggregator.decision());
     if let Some(balance) = aggregator.balance() {
         println!(
             "load balance: nonzeros per DPU min {} / median {} / max {}",

@@ -50,7 +50,7 @@ pub fn run() -> anyhow::Result<()> {
         &pimgnn::gnn::EngineOptions { backend: Backend::Pim(BackendKind::Auto), dpus: Some(1), ..Default::default() },
     );
     match probe {
-        Ok(engine) => println!("PIM SpMM engine: available, `--backend auto` runs on `{}`", engine.backend),
+        Ok(engine) => println!("PIM SpMM engine: available, `--backend pim` runs on `{}`", engine.backend),
         Err(error) => println!("PIM SpMM engine: {error}"),
     }
     Ok(())

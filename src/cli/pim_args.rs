@@ -1,8 +1,34 @@
 //! The options every model command takes for the DPUs it runs on.
 
 use clap::Args;
-use pimgnn::gnn::{Backend, EngineOptions};
+use pimgnn::gnn::{Backend, Decision, EngineOptions};
 use pimgnn::pim::abi::MAX_TASKLETS;
+
+/// Where a model command aggregates, shared by `infer` and `train`.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct BackendArgs {
+    /// Where aggregation runs. auto: what the model predicts fastest for this graph, the CPU (timed here on a
+    /// sample), the DPUs or both at once; without UPMEM hardware it runs on the simulator and prints what it
+    /// would pick on the modelled server. pim: the DPUs, hardware when present, else the simulator. simulator
+    /// (sim), hardware (hw), cpu: exactly that. split (split:sim, split:hw): rows cut between the DPUs and the
+    /// host cores, running at once.
+    #[arg(long, default_value = "auto")]
+    pub backend: Backend,
+}
+
+/// Prints the backend aggregation runs on and, for `auto` and `split`, the model's pick and its predictions.
+pub fn print_backend(asked: Backend, running: Backend, decision: Option<&Decision>) {
+    println!("backend: {running} (asked for {asked})");
+    if let Some(decision) = decision {
+        let simulated = matches!(running, Backend::Pim(upmem::BackendKind::Simulator));
+        let here = if asked == Backend::Auto && simulated {
+            "; there is no UPMEM hardware here, so the simulator runs PIM whatever the pick"
+        } else {
+            ""
+        };
+        println!("model's pick for the modelled server: {decision}{here}");
+    }
+}
 
 /// DPU count and tasklets, shared by `infer`, `train`, `bench infer` and `bench train`.
 #[derive(Args, Debug, Clone, Copy)]

@@ -9,12 +9,12 @@ use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
 use comfy_table::{Cell, CellAlignment, Table};
 use indicatif::{ProgressBar, ProgressStyle};
-use pimgnn::gnn::{accuracy, inputs, Architecture, Backend, Model};
+use pimgnn::gnn::{accuracy, inputs, Architecture, Model};
 use pimgnn::train::{initial_model, Adam, OptimizerKind, Sgd, Stage, Targets, Timings, Trainer};
 use pimgnn::Dense;
 
 use super::output;
-use super::pim_args::PimArgs;
+use super::pim_args::{self, BackendArgs, PimArgs};
 use super::progress;
 use crate::cli::table;
 
@@ -75,10 +75,8 @@ pub struct TrainArgs {
     /// SGD momentum.
     #[arg(long, default_value_t = 0.0)]
     momentum: f32,
-    /// Where aggregation runs: auto (UPMEM hardware when present, else the simulator),
-    /// simulator (sim), hardware (hw) or cpu.
-    #[arg(long, default_value = "auto")]
-    backend: Backend,
+    #[command(flatten)]
+    backend: BackendArgs,
     #[command(flatten)]
     pim_args: PimArgs,
     /// Save the trained model as a PyG state_dict in safetensors (loadable by `pimgnn infer` and PyG).
@@ -186,7 +184,7 @@ pub fn run(args: &TrainArgs) -> anyhow::Result<()> {
         layers.join(", ")
     );
 
-    let options = args.pim_args.engine_options(args.backend, Vec::new());
+    let options = args.pim_args.engine_options(args.backend.backend, Vec::new());
     let started = Instant::now();
     let mut trainer = progress::step("loading the graph into the engines", || {
         Trainer::new(model, &graph, features, targets, optimizer, &options)
@@ -195,7 +193,7 @@ pub fn run(args: &TrainArgs) -> anyhow::Result<()> {
     let setup = started.elapsed();
     drop(graph);
     let propagator = trainer.propagator();
-    println!("backend: {} (asked for {})", propagator.backend(), args.backend);
+    pim_args::print_backend(args.backend.backend, propagator.backend(), propagator.decision());
     if let Some(balance) = propagator.balance() {
         println!(
             "load balance: nonzeros per DPU min {} / median {} / max {}",

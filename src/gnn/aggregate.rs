@@ -14,6 +14,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::pim::auto::Decision;
 use crate::pim::placement::{spmm_engine, Backend, EngineOptions};
 use crate::pim::{LoadBalance, PimElement};
 use crate::sparse::{Csr, Dense, Element};
@@ -129,7 +130,7 @@ impl<T: Quantized> QuantizedEngine<T> {
             Csr::new(matrix.nrows(), matrix.ncols(), matrix.row_ptr().to_vec(), matrix.col_idx().to_vec(), values)?;
         let engine = spmm_engine(quantized, options)?;
         let plan = format!("{}; features quantized to +-{feature_range}, matrix scale {matrix_scale:.4e}", engine.plan);
-        let described = Described { backend: engine.backend, plan, balance: engine.balance };
+        let described = Described { backend: engine.backend, plan, balance: engine.balance, decision: engine.decision };
         let scales = Quantization { matrix_scale, feature_range };
         Ok((QuantizedEngine { engine: engine.spmm, scales }, described))
     }
@@ -186,6 +187,7 @@ struct Described {
     backend: Backend,
     plan: String,
     balance: Option<LoadBalance>,
+    decision: Option<Decision>,
 }
 
 enum Engines {
@@ -215,7 +217,12 @@ impl Aggregator {
         let (engines, described) = match dtype {
             Dtype::F32 => {
                 let engine = spmm_engine(matrix, options)?;
-                let described = Described { backend: engine.backend, plan: engine.plan, balance: engine.balance };
+                let described = Described {
+                    backend: engine.backend,
+                    plan: engine.plan,
+                    balance: engine.balance,
+                    decision: engine.decision,
+                };
                 (Engines::Exact(engine.spmm), described)
             }
             Dtype::I32 => {
@@ -311,6 +318,12 @@ impl Aggregator {
     /// How the engine executes, in one line.
     pub fn plan(&self) -> &str {
         &self.described.plan
+    }
+
+    /// The model's pick and its predictions, when the backend asked for was [`Backend::Auto`] or
+    /// [`Backend::Split`] (without hardware, `auto` runs PIM on the simulator whatever it picks).
+    pub fn decision(&self) -> Option<&Decision> {
+        self.described.decision.as_ref()
     }
 }
 

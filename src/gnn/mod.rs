@@ -24,6 +24,7 @@ mod model;
 mod norm;
 mod state_dict;
 
+pub use crate::pim::auto::{Decision, Pick};
 pub use crate::pim::placement::{
     spmm_engine, Backend, Engine, EngineOptions, DEFAULT_DPUS, DEFAULT_PLAN_WIDTH, DEFAULT_TASKLETS,
 };

@@ -23,6 +23,8 @@
 //! caches per tasklet, 24 stacks of `STACK_SIZE_DEFAULT`), so a kernel that loads fits.
 
 pub mod abi;
+pub mod auto;
+mod coexec;
 pub mod cost;
 mod element;
 pub(crate) mod partition;
@@ -38,6 +40,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use upmem::{BackendKind, DpuSet, LoadedSet, MRAM_HEAP};
 
+pub use coexec::SplitSpmm;
 pub use element::PimElement;
 pub use report::{LoadBalance, PimReport};
 

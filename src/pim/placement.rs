@@ -6,33 +6,44 @@ use std::str::FromStr;
 use upmem::{BackendKind, DpuSet, RankInventory, Topology};
 
 use crate::error::{Error, Result};
+use crate::pim::auto::{self, Decision, Pick};
+use crate::pim::coexec::SplitSpmm;
 use crate::pim::cost::{self, Choice, Costed, HardwareModel};
 use crate::pim::{plan_target, LoadBalance, PimElement, PimSpmm};
 use crate::sparse::{Csr, Element};
 use crate::spmm::{CpuSpmm, SpmmEngine};
 
-/// Where aggregation runs: on DPUs (which ones as [`BackendKind`] says), or on the host CPU.
+/// Where aggregation runs: the model's pick, on DPUs (which ones as [`BackendKind`] says), on DPUs and the
+/// host CPU at once, or on the host CPU.
 ///
-/// Displayed as `auto`, `simulator`, `hardware` or `cpu`; parsed from those, from `sim` and `hw`, in any case.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Parsed, in any case, from `auto`, `pim`, `simulator` or `sim`, `hardware` or `hw`, `split` (optionally
+/// `split:sim` or `split:hw`) and `cpu`; displayed the same way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Backend {
+    /// What the model predicts fastest for the matrix and widths ([`auto::decide`]): the host CPU, the DPUs, or
+    /// both at once. On UPMEM hardware that is what runs; without it aggregation runs on the simulator's DPUs
+    /// (what a user without the hardware studies) and [`Engine::decision`] holds the pick for the modelled
+    /// server.
+    #[default]
+    Auto,
     /// PIM on the DPUs `upmem` resolves this to: [`BackendKind::Auto`] is UPMEM hardware when present, else the
     /// simulator; an explicit backend never falls back.
     Pim(BackendKind),
+    /// Co-execution ([`SplitSpmm`]): the first rows on these DPUs and the rest on the host cores, at the same
+    /// time, cut in proportion to their predicted throughputs.
+    Split(BackendKind),
     /// The host CPU on all cores.
     Cpu,
-}
-
-impl Default for Backend {
-    fn default() -> Self {
-        Backend::Pim(BackendKind::Auto)
-    }
 }
 
 impl fmt::Display for Backend {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Backend::Auto => f.write_str("auto"),
+            Backend::Pim(BackendKind::Auto) => f.write_str("pim"),
             Backend::Pim(kind) => fmt::Display::fmt(kind, f),
+            Backend::Split(BackendKind::Auto) => f.write_str("split"),
+            Backend::Split(kind) => write!(f, "split:{kind}"),
             Backend::Cpu => f.write_str("cpu"),
         }
     }
@@ -41,14 +52,24 @@ impl fmt::Display for Backend {
 impl FromStr for Backend {
     type Err = Error;
 
-    /// `cpu`, or a PIM backend as [`BackendKind`] parses it (`auto`, `simulator` or `sim`, `hardware` or `hw`).
     fn from_str(text: &str) -> Result<Self> {
-        if text.eq_ignore_ascii_case("cpu") {
-            return Ok(Backend::Cpu);
+        let invalid = || {
+            Error::invalid(
+                "backend",
+                format!("`{text}` is not one of auto, pim, simulator (sim), hardware (hw), split[:sim|:hw], cpu"),
+            )
+        };
+        let lower = text.to_ascii_lowercase();
+        match lower.as_str() {
+            "auto" => Ok(Backend::Auto),
+            "pim" => Ok(Backend::Pim(BackendKind::Auto)),
+            "cpu" => Ok(Backend::Cpu),
+            "split" => Ok(Backend::Split(BackendKind::Auto)),
+            _ => match lower.strip_prefix("split:") {
+                Some(kind) => kind.parse().map(Backend::Split).map_err(|_| invalid()),
+                None => lower.parse().map(Backend::Pim).map_err(|_| invalid()),
+            },
         }
-        text.parse().map(Backend::Pim).map_err(|_| {
-            Error::invalid("backend", format!("`{text}` is not one of auto, simulator (sim), hardware (hw), cpu"))
-        })
     }
 }
 
@@ -83,7 +104,7 @@ pub struct EngineOptions {
 pub struct Engine<T: Element> {
     /// The engine, with the matrix resident.
     pub spmm: Box<dyn SpmmEngine<T>>,
-    /// The backend it runs on (never `Backend::Pim(BackendKind::Auto)`).
+    /// The backend it runs on (never [`Backend::Auto`], nor [`BackendKind::Auto`] inside another).
     pub backend: Backend,
     /// One line describing how it executes (printed as the plan).
     pub plan: String,
@@ -91,16 +112,63 @@ pub struct Engine<T: Element> {
     pub balance: Option<LoadBalance>,
     /// DPUs allocated, on PIM.
     pub allocated_dpus: Option<usize>,
+    /// The model's pick and the predictions behind it, for [`Backend::Auto`] and [`Backend::Split`].
+    pub decision: Option<Decision>,
 }
 
 /// Builds the engine for `options.backend` with `matrix` resident in it, for every call to come.
 ///
-/// `Backend::Pim(BackendKind::Auto)` runs on PIM: UPMEM hardware when present, else the simulator; an explicit backend never
-/// falls back.
+/// [`Backend::Auto`] runs what the model predicts fastest on hardware, and PIM on the simulator without it; an
+/// explicit backend never falls back.
 pub fn spmm_engine<T: PimElement>(matrix: Csr<T>, options: &EngineOptions) -> Result<Engine<T>> {
     match options.backend {
         Backend::Cpu => Ok(cpu_engine(matrix)),
-        Backend::Pim(kind) => pim_engine(matrix, kind, options),
+        Backend::Pim(kind) => pim_engine(matrix, kind, options).map(PimEngine::into_engine),
+        Backend::Split(kind) => {
+            let kind = kind.resolve()?;
+            let decision = decide(&matrix, kind, options)?;
+            let Some(split) = decision.split else {
+                return Err(Error::invalid(
+                    "backend split",
+                    format!("the model gives one side every row, so there is nothing to split: {decision}"),
+                ));
+            };
+            split_engine(matrix, kind, split.pim_rows, options, decision)
+        }
+        Backend::Auto => {
+            let kind = BackendKind::Auto.resolve()?;
+            let decision = decide(&matrix, kind, options)?;
+            let mut engine = match (kind, decision.pick) {
+                (BackendKind::Hardware, Pick::Cpu) => cpu_engine(matrix),
+                (BackendKind::Hardware, Pick::Split { pim_rows }) => {
+                    return split_engine(matrix, kind, pim_rows, options, decision)
+                }
+                _ => pim_engine(matrix, kind, options)?.into_engine(),
+            };
+            engine.decision = Some(decision);
+            Ok(engine)
+        }
+    }
+}
+
+/// The model's pick for `matrix` on the DPUs `options` plans for on `kind` (resolved).
+fn decide<T: PimElement>(matrix: &Csr<T>, kind: BackendKind, options: &EngineOptions) -> Result<Decision> {
+    let nr_dpus = match allocation(kind, options.dpus, RankInventory::of_this_machine) {
+        Allocation::Planned(budget) | Allocation::Ranks { budget, .. } => budget,
+    };
+    if nr_dpus == 0 {
+        return Err(Error::invalid("DPUs", "at least 1 DPU is needed"));
+    }
+    let tasklets = options.tasklets.unwrap_or(DEFAULT_TASKLETS);
+    auto::decide(&HardwareModel::default(), matrix, &plan_widths(options), nr_dpus, tasklets)
+}
+
+/// The widths a PIM plan is chosen for: the options', or one call of [`DEFAULT_PLAN_WIDTH`].
+fn plan_widths(options: &EngineOptions) -> Vec<usize> {
+    if options.widths.is_empty() {
+        vec![DEFAULT_PLAN_WIDTH]
+    } else {
+        options.widths.clone()
     }
 }
 
@@ -113,7 +181,45 @@ fn cpu_engine<T: Element>(matrix: Csr<T>) -> Engine<T> {
         rayon::current_num_threads(),
         T::NAME
     );
-    Engine { spmm: Box::new(CpuSpmm::new(matrix)), backend: Backend::Cpu, plan, balance: None, allocated_dpus: None }
+    Engine {
+        spmm: Box::new(CpuSpmm::new(matrix)),
+        backend: Backend::Cpu,
+        plan,
+        balance: None,
+        allocated_dpus: None,
+        decision: None,
+    }
+}
+
+/// Rows `..pim_rows` of `matrix` on `kind`'s DPUs, the others on the host cores, at the same time.
+fn split_engine<T: PimElement>(
+    matrix: Csr<T>,
+    kind: BackendKind,
+    pim_rows: usize,
+    options: &EngineOptions,
+    decision: Decision,
+) -> Result<Engine<T>> {
+    let (rows, nnz) = (matrix.nrows(), matrix.nnz());
+    let cpu_rows = matrix.row_range(pim_rows..rows);
+    let pim = pim_engine(matrix.row_range(0..pim_rows), kind, options)?;
+    drop(matrix);
+    let share = if nnz == 0 { 0.0 } else { (nnz - cpu_rows.nnz()) as f64 / nnz as f64 };
+    let plan = format!(
+        "co-execution: rows 0..{pim_rows} ({:.0}% of the nonzeros) on {}; rows {pim_rows}..{rows} on the CPU, {}          threads, at the same time",
+        share * 1e2,
+        pim.plan,
+        rayon::current_num_threads()
+    );
+    let backend = Backend::Split(pim.backend);
+    let (balance, allocated_dpus) = (Some(pim.spmm.report().balance), Some(pim.allocated_dpus));
+    Ok(Engine {
+        spmm: Box::new(SplitSpmm::new(pim.spmm, cpu_rows)?),
+        backend,
+        plan,
+        balance,
+        allocated_dpus,
+        decision: Some(decision),
+    })
 }
 
 /// How a PIM engine gets its DPUs.
@@ -143,16 +249,38 @@ fn allocation(kind: BackendKind, asked: Option<u32>, machine: impl FnOnce() -> R
     }
 }
 
+/// A PIM engine as built, before it is boxed.
+struct PimEngine<T: PimElement> {
+    spmm: PimSpmm<T>,
+    backend: BackendKind,
+    plan: String,
+    allocated_dpus: usize,
+}
+
+impl<T: PimElement> PimEngine<T> {
+    fn into_engine(self) -> Engine<T> {
+        let balance = Some(self.spmm.report().balance);
+        Engine {
+            spmm: Box::new(self.spmm),
+            backend: Backend::Pim(self.backend),
+            plan: self.plan,
+            balance,
+            allocated_dpus: Some(self.allocated_dpus),
+            decision: None,
+        }
+    }
+}
+
 /// The PIM engine on `kind`'s DPUs, `matrix` loaded once with the plan predicted fastest over
 /// `options.widths`, on no more DPUs than that plan gives work to (up to a rank's worth more on hardware without
 /// `--dpus`, see [`Allocation::Ranks`]). On error the DPUs are released (the set is dropped) before returning.
-fn pim_engine<T: PimElement>(matrix: Csr<T>, kind: BackendKind, options: &EngineOptions) -> Result<Engine<T>> {
+fn pim_engine<T: PimElement>(matrix: Csr<T>, kind: BackendKind, options: &EngineOptions) -> Result<PimEngine<T>> {
     if options.dpus == Some(0) {
         return Err(Error::invalid("DPUs", "at least 1 DPU is needed"));
     }
     let kind = kind.resolve()?;
     let tasklets = options.tasklets.unwrap_or(DEFAULT_TASKLETS);
-    let widths = if options.widths.is_empty() { vec![DEFAULT_PLAN_WIDTH] } else { options.widths.clone() };
+    let widths = plan_widths(options);
     let model = HardwareModel::default();
     let plan_for =
         |nr_dpus: u32| cost::choose_for_calls(&model, &matrix, &widths, nr_dpus, tasklets, plan_target(kind));
@@ -170,12 +298,11 @@ fn pim_engine<T: PimElement>(matrix: Csr<T>, kind: BackendKind, options: &Engine
             (set, choice)
         }
     };
-    let backend = Backend::Pim(set.backend());
-    let plan = describe::<T>(&choice, &widths, set.nr_dpus(), set.backend(), &model);
-    let allocated_dpus = Some(set.nr_dpus());
-    let engine = PimSpmm::with_model(set, matrix, choice.best.plan, model)?;
-    let balance = Some(engine.report().balance);
-    Ok(Engine { spmm: Box::new(engine), backend, plan, balance, allocated_dpus })
+    let backend = set.backend();
+    let plan = describe::<T>(&choice, &widths, set.nr_dpus(), backend, &model);
+    let allocated_dpus = set.nr_dpus();
+    let spmm = PimSpmm::with_model(set, matrix, choice.best.plan, model)?;
+    Ok(PimEngine { spmm, backend, plan, allocated_dpus })
 }
 
 /// The plan line of a PIM engine: the DPUs, the plan and its predicted time over the calls, and the hardware's
@@ -257,6 +384,56 @@ mod tests {
         assert_eq!(allocation(hardware, None, || absent), Allocation::Ranks { ranks: 32, budget: DEFAULT_DPUS });
         assert_eq!(allocation(hardware, Some(100), || unreachable!()), Allocation::Planned(100));
         assert_eq!(allocation(BackendKind::Simulator, None, || unreachable!()), Allocation::Planned(2048));
+    }
+
+    #[test]
+    fn backends_parse_from_their_names_and_display_as_they_parse() {
+        let cases = [
+            ("auto", Backend::Auto),
+            ("pim", Backend::Pim(BackendKind::Auto)),
+            ("simulator", Backend::Pim(BackendKind::Simulator)),
+            ("hardware", Backend::Pim(BackendKind::Hardware)),
+            ("split", Backend::Split(BackendKind::Auto)),
+            ("split:simulator", Backend::Split(BackendKind::Simulator)),
+            ("split:hardware", Backend::Split(BackendKind::Hardware)),
+            ("cpu", Backend::Cpu),
+        ];
+        for (name, backend) in cases {
+            assert_eq!(name.parse::<Backend>().unwrap(), backend);
+            assert_eq!(backend.to_string(), name);
+        }
+        assert_eq!("SIM".parse::<Backend>().unwrap(), Backend::Pim(BackendKind::Simulator));
+        assert_eq!("Split:HW".parse::<Backend>().unwrap(), Backend::Split(BackendKind::Hardware));
+        for bad in ["gpu", "split:cpu", "split:", ""] {
+            let error = bad.parse::<Backend>().unwrap_err().to_string();
+            assert!(error.contains(&format!("`{bad}` is not one of auto, pim,")), "{error}");
+        }
+    }
+
+    /// One row, which cannot be split between the DPUs and the CPU.
+    fn one_row() -> Csr<f32> {
+        Csr::new(1, 3, vec![0, 3], vec![2, 0, 1], vec![1.0, 2.0, 3.0]).unwrap()
+    }
+
+    /// Without hardware `auto` runs PIM on the simulator and keeps the pick it would make on the modelled
+    /// server; an explicit split where one side would get every row is refused, saying why.
+    #[cfg(feature = "simulator")]
+    #[test]
+    fn auto_runs_pim_on_the_simulator_and_reports_its_pick() {
+        if upmem::hardware_present() {
+            return;
+        }
+        let options = |backend| EngineOptions { backend, dpus: Some(2), tasklets: Some(2), widths: vec![4] };
+        let engine = spmm_engine(one_row(), &options(Backend::Auto)).unwrap();
+        assert_eq!(engine.backend, Backend::Pim(BackendKind::Simulator));
+        let decision = engine.decision.expect("auto keeps its decision");
+        assert_eq!((decision.nr_dpus, decision.split), (2, None));
+        let faster = if decision.cpu.predicted <= decision.pim { Pick::Cpu } else { Pick::Pim };
+        assert_eq!(decision.pick, faster, "{decision}");
+        let split = options(Backend::Split(BackendKind::Simulator));
+        let error = spmm_engine(one_row(), &split).map(|_| ()).unwrap_err();
+        assert!(error.to_string().contains("nothing to split: "), "{error}");
+        assert!(spmm_engine(one_row(), &options(Backend::Pim(BackendKind::Simulator))).unwrap().decision.is_none());
     }
 
     /// The plan line says which transfer figures the prediction used, when transfers dominate it, and what PyGim's

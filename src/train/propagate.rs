@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::gnn::{Aggregator, Backend, Dtype, EngineOptions, DEFAULT_DPUS};
+use crate::gnn::{Aggregator, Backend, Decision, Dtype, EngineOptions, DEFAULT_DPUS};
 use crate::pim::LoadBalance;
 use crate::sparse::{Csr, Dense};
 use crate::spmm::Phase;
@@ -195,6 +195,11 @@ impl Propagator {
     /// The backend aggregation runs on.
     pub fn backend(&self) -> Backend {
         self.forward.backend()
+    }
+
+    /// The model's pick for the forward engine's matrix, for [`Backend::Auto`] and [`Backend::Split`].
+    pub fn decision(&self) -> Option<&Decision> {
+        self.forward.decision()
     }
 
     /// How the forward engine executes, in one line (and the backward engine's, when it has its own).

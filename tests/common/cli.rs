@@ -74,11 +74,15 @@ fn processes_in_group(group: u32) -> Vec<String> {
 /// The cells of the table rows of `stdout` (comfy-table's UTF-8 preset) whose first cell is `first`: each row's
 /// first line only, which holds the first line of every cell.
 pub fn table_rows<'a>(stdout: &'a str, first: &str) -> Vec<Vec<&'a str>> {
+    table_cells(stdout).into_iter().filter(|cells| cells[0] == first).collect()
+}
+
+/// The trimmed cells of every table row in `stdout`.
+pub fn table_cells(stdout: &str) -> Vec<Vec<&str>> {
     stdout
         .lines()
         .filter_map(|line| line.strip_prefix('│')?.strip_suffix('│'))
         .map(|line| line.split('┆').map(str::trim).collect::<Vec<_>>())
-        .filter(|cells| cells[0] == first)
         .collect()
 }
 

@@ -40,7 +40,8 @@ pub struct CheckArgs {
 /// `--backend`: a PIM backend as `pimgnn infer` takes it; `cpu` has no DPU kernel to check.
 fn dpu_backend(text: &str) -> Result<BackendKind, String> {
     match text.parse() {
-        Ok(Backend::Pim(kind)) => Ok(kind),
+        Ok(Backend::Auto) => Ok(BackendKind::Auto),
+        Ok(Backend::Pim(kind) | Backend::Split(kind)) => Ok(kind),
         Ok(Backend::Cpu) => Err("the CPU backend runs no DPU kernel, so there is nothing to check: use auto, \
                                  simulator or hardware"
             .into()),

@@ -13,6 +13,8 @@ use upmem::sim::{Schedule, SimConfig};
 use upmem::Topology;
 use upmem::{BackendKind, DpuSet};
 
+use pimgnn::gnn::Decision;
+use pimgnn::pim::auto;
 use pimgnn::pim::cost::{self, Costed, HardwareModel, Prediction, Target};
 use pimgnn::pim::plan::Plan;
 use pimgnn::pim::{self, PimReport, PimSpmm};
@@ -83,6 +85,8 @@ pub struct SpmmBenchRow {
     pub fastest: Costed,
     /// The PIM engine's report of that call.
     pub report: PimReport,
+    /// What `--backend auto` picks at this width on the modelled server, with the CPU timed on its sample.
+    pub decision: Decision,
     /// Largest difference from the CPU result, relative to the largest CPU value
     /// ([`compare::max_relative_difference`]: a NaN or an infinity in either fails the run instead).
     pub max_relative_error: f32,
@@ -111,6 +115,7 @@ pub fn run(config: &SpmmBenchConfig, a: &Csr<f32>) -> Result<Vec<SpmmBenchRow>> 
             cpu_best = cpu_best.min(started.elapsed());
         }
         let expected = expected.expect("three CPU runs");
+        let decision = auto::decide(&model, a, &[features], config.dpus, config.tasklets)?;
         let mut chosen = None;
         for schedule in schedules(config) {
             let set = allocate(config, schedule)?;
@@ -133,6 +138,7 @@ pub fn run(config: &SpmmBenchConfig, a: &Csr<f32>) -> Result<Vec<SpmmBenchRow>> 
                 pygim,
                 fastest,
                 report: engine.report().clone(),
+                decision: decision.clone(),
                 max_relative_error: compare::max_relative_difference(
                     &format!("PIM SpMM result at {features} features, against the CPU's"),
                     &y,
@@ -229,6 +235,7 @@ pub fn table(rows: &[SpmmBenchRow]) -> Table {
         "predicted hw ms",
         "hardware choice (if not run), predicted ms",
         "PyGim default predicted ms",
+        "auto's pick: CPU (sampled) / PIM / split ms",
         "phases wall ms (predicted hw); load A once",
         "nnz per DPU min / median / max",
         "slowest DPU cycles (sim)",
@@ -260,6 +267,7 @@ pub fn table(rows: &[SpmmBenchRow]) -> Table {
                 )
             },
             row.pygim.map_or("does not fit".into(), |p| format!("{:.3}", p.total().as_secs_f64() * 1e3)),
+            pick_cell(&row.decision),
             phases,
             format!("{} / {} / {}", balance.min, balance.median, balance.max),
             report.modelled_cycles.map_or("-".into(), |(cycles, dma)| format!("{cycles}\n({dma} DMA)")),
@@ -268,6 +276,15 @@ pub fn table(rows: &[SpmmBenchRow]) -> Table {
     }
     table::fit_to_terminal(&mut table);
     table
+}
+
+/// What `auto` picks and the three predictions it chose from, the split's with the DPUs' share of the nonzeros.
+fn pick_cell(decision: &Decision) -> String {
+    let ms = |d: Duration| format!("{:.1}", d.as_secs_f64() * 1e3);
+    let split = decision
+        .split
+        .map_or("no split".to_owned(), |split| format!("{} ({:.0}% PIM)", ms(split.total()), split.pim_share * 1e2));
+    format!("{}\n{} / {} / {split}", decision.pick_name(), ms(decision.cpu.predicted), ms(decision.pim))
 }
 
 /// The benchmark's runs on a small graph: every feature width gives a row whose PIM result matches the CPU, whose
@@ -305,6 +322,10 @@ mod tests {
         }
         let table = table(&rows).to_string();
         assert!(table.contains("tasklets=11") && table.contains("kernel") && table.contains("fast"), "{table}");
+        for row in &rows {
+            assert_eq!(row.decision.nr_dpus, 16);
+            assert!(row.decision.predicted() <= row.decision.cpu.predicted.min(row.decision.pim));
+        }
     }
 
     #[test]

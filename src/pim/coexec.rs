@@ -1,0 +1,148 @@
+//! Co-execution: the first rows of `A` on the DPUs while the host cores compute the rest.
+
+use std::time::Instant;
+
+use crate::error::{Error, Result};
+use crate::sparse::{Csr, Dense};
+use crate::spmm::{CpuSpmm, Phase, SpmmEngine};
+
+use super::{PimElement, PimSpmm};
+
+/// `Y = A X` with rows `..pim_rows` of `A` resident on DPUs and the others on the host CPU, both parts
+/// running at the same time.
+///
+/// The phases of a call are the PIM part's, each named `PIM rows: ...`, then the CPU part's, then the
+/// stacking of the two into `Y`. As the parts overlap, the CPU part's predicted time is only what it runs past
+/// the PIM part's predicted end (its wall time here, less that), so the phases' predictions add up to the
+/// later part's; the stacking is a host step at its wall time. On the simulator the CPU part shares the host's
+/// cores with the simulated DPUs, so its wall time there is longer than beside real DPUs.
+pub struct SplitSpmm<T: PimElement> {
+    pim: PimSpmm<T>,
+    cpu: CpuSpmm<T>,
+    phases: Vec<Phase>,
+}
+
+impl<T: PimElement> SplitSpmm<T> {
+    /// Runs `pim`'s rows (the first of `A`) on its DPUs and `cpu_rows` (the rest of `A`, with the same
+    /// columns) on the host.
+    pub fn new(pim: PimSpmm<T>, cpu_rows: Csr<T>) -> Result<Self> {
+        let columns = pim.shape().1;
+        if cpu_rows.ncols() != columns {
+            return Err(Error::shape(
+                "co-execution: columns of the CPU's rows (columns of A)",
+                columns,
+                cpu_rows.ncols(),
+            ));
+        }
+        Ok(SplitSpmm { pim, cpu: CpuSpmm::new(cpu_rows), phases: Vec::new() })
+    }
+
+    /// Rows on the DPUs (the first of `A`).
+    pub fn pim_rows(&self) -> usize {
+        self.pim.shape().0
+    }
+
+    /// The PIM part.
+    pub fn pim(&self) -> &PimSpmm<T> {
+        &self.pim
+    }
+}
+
+impl<T: PimElement> SpmmEngine<T> for SplitSpmm<T> {
+    fn shape(&self) -> (usize, usize) {
+        (self.pim.shape().0 + self.cpu.shape().0, self.pim.shape().1)
+    }
+
+    fn spmm(&mut self, x: &Dense<T>) -> Result<Dense<T::Acc>> {
+        let (pim, cpu) = (&mut self.pim, &mut self.cpu);
+        let (on_pim, on_cpu) = std::thread::scope(|scope| {
+            let on_pim = scope.spawn(|| pim.spmm(x));
+            let on_cpu = cpu.spmm(x);
+            (on_pim.join(), on_cpu)
+        });
+        let on_pim = on_pim.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        let on_cpu = on_cpu?;
+
+        let mut phases: Vec<Phase> = self
+            .pim
+            .last_phases()
+            .iter()
+            .map(|phase| Phase { name: format!("PIM rows: {}", phase.name).into(), ..phase.clone() })
+            .collect();
+        let pim_end = phases.iter().map(|phase| phase.predicted.unwrap_or(phase.wall)).sum();
+        let cpu_wall = self.cpu.last_phases().iter().map(|phase| phase.wall).sum();
+        phases.push(Phase {
+            name: "CPU rows, beside the DPUs (predicted: past their end)".into(),
+            wall: cpu_wall,
+            predicted: Some(cpu_wall.saturating_sub(pim_end)),
+        });
+
+        let started = Instant::now();
+        let width = x.cols();
+        let rows = on_pim.rows() + on_cpu.rows();
+        let mut values = on_pim.into_vec();
+        values.extend_from_slice(on_cpu.as_slice());
+        let y = Dense::from_vec(rows, width, values)?;
+        phases.push(Phase { name: "stack the rows".into(), wall: started.elapsed(), predicted: None });
+        self.phases = phases;
+        Ok(y)
+    }
+
+    fn last_phases(&self) -> &[Phase] {
+        &self.phases
+    }
+}
+
+#[cfg(all(test, feature = "simulator"))]
+mod tests {
+    use std::time::Duration;
+
+    use upmem::{BackendKind, DpuSet};
+
+    use super::*;
+    use crate::cpu;
+
+    /// 300 x 200 with a few nonzeros per row, in a pattern that differs from row to row.
+    fn matrix() -> Csr<i32> {
+        let mut row_ptr = vec![0u32];
+        let (mut col_idx, mut values) = (Vec::new(), Vec::new());
+        for row in 0..300u32 {
+            for k in 0..row % 5 {
+                col_idx.push((row * 31 + k * 17) % 200);
+                values.push((row as i32 % 7) - 3 + k as i32);
+            }
+            row_ptr.push(col_idx.len() as u32);
+        }
+        Csr::new(300, 200, row_ptr, col_idx, values).unwrap()
+    }
+
+    #[test]
+    fn the_dpus_rows_and_the_cpus_rows_stack_into_the_whole_product() {
+        let a = matrix();
+        let x = Dense::from_vec(200, 6, (0..1200).map(|v| v % 11 - 5).collect()).unwrap();
+        let set = DpuSet::builder().dpus(4).backend(BackendKind::Simulator).allocate().unwrap();
+        let pim = PimSpmm::auto(set, a.row_range(0..120), 6, 4).unwrap();
+        let mut split = SplitSpmm::new(pim, a.row_range(120..300)).unwrap();
+        assert_eq!((split.shape(), split.pim_rows()), ((300, 200), 120));
+        assert_eq!(split.spmm(&x).unwrap(), cpu::spmm(&a, &x).unwrap(), "integer sums are exact on both sides");
+
+        let phases = split.last_phases();
+        let (pim, rest): (Vec<&Phase>, Vec<&Phase>) = phases.iter().partition(|p| p.name.starts_with("PIM rows: "));
+        assert!(pim.iter().any(|phase| phase.name == "PIM rows: kernel"), "{phases:?}");
+        let names: Vec<&str> = rest.iter().map(|phase| phase.name.as_ref()).collect();
+        assert_eq!(names, ["CPU rows, beside the DPUs (predicted: past their end)", "stack the rows"]);
+        // The CPU rows count only for what they run past the PIM part's predicted end.
+        let pim_end: Duration = pim.iter().map(|phase| phase.predicted.unwrap_or(phase.wall)).sum();
+        assert_eq!(rest[0].predicted, Some(rest[0].wall.saturating_sub(pim_end)));
+    }
+
+    #[test]
+    fn cpu_rows_of_other_columns_are_refused() {
+        let a = matrix();
+        let set = DpuSet::builder().dpus(1).backend(BackendKind::Simulator).allocate().unwrap();
+        let pim = PimSpmm::auto(set, a.row_range(0..10), 4, 2).unwrap();
+        let other = Csr::<i32>::new(1, 7, vec![0, 0], vec![], vec![]).unwrap();
+        let error = SplitSpmm::new(pim, other).map(|_| ()).unwrap_err();
+        assert!(matches!(error, Error::Shape { .. }), "{error}");
+    }
+}
