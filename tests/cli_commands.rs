@@ -177,6 +177,39 @@ fn infer_with_auto_prints_the_pick_and_runs_the_simulator_without_hardware() {
     assert!(pick.ends_with("; there is no UPMEM hardware here, so the simulator runs PIM whatever the pick"), "{pick}");
 }
 
+/// `bench transfers` fits the transfer model to what it measured and writes it as a profile; named by
+/// `UPMEM_TRANSFER_PROFILE`, the profile is what `infer` predicts with, and a broken one is refused by name.
+#[test]
+fn a_transfer_profile_written_by_the_benchmark_is_what_predictions_use() {
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    let bench = ["bench", "transfers", "--backend", "sim", "--ranks", "1,2,4", "--repeats", "1", "--profile", "p.json"];
+    let stdout = succeeds(dir.path(), &bench);
+    for operation in ["push", "gather", "broadcast"] {
+        assert_eq!(table_rows(&stdout, operation).len(), 3, "{operation} at each rank count:\n{stdout}");
+    }
+    assert!(line_after(&stdout, "push: ").ends_with(" GB/s (cap 6.08)"), "the simulator's model, up to 4 ranks");
+    assert_eq!(line_after(&stdout, "profile: "), "p.json (use it with UPMEM_TRANSFER_PROFILE=p.json)");
+
+    let infer = |profile: &str| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_pimgnn"));
+        command.current_dir(dir.path()).arg("infer").args(WORKLOAD).args(PIM);
+        command.env_remove("UPMEM_BACKEND").env("UPMEM_TRANSFER_PROFILE", profile);
+        common::cli::run_alone(&mut command)
+    };
+    let profiled = infer("p.json");
+    assert!(profiled.status.success());
+    let plan = line_after(std::str::from_utf8(&profiled.stdout).unwrap(), "plan: ").to_owned();
+    let source = "transfers as measured with pimgnn bench transfers on simulator, 65536 bytes per DPU, [1, 2, 4] ranks";
+    assert!(plan.contains(source), "{plan}");
+
+    std::fs::write(dir.path().join("bad.json"), "{\"source\": 1}").unwrap();
+    let refused = infer("bad.json");
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8(refused.stderr).unwrap();
+    assert!(stderr.contains("transfer profile bad.json: invalid type: integer `1`"), "{stderr}");
+}
+
 /// Quantized aggregation sums integers, exactly: the simulator's logits are the CPU's, bit for bit, in each type.
 #[test]
 fn infer_on_the_simulator_quantizes_to_the_dtype_asked_for() {

@@ -30,6 +30,9 @@ pub enum Error {
          was not found (set UPMEM_HOME)"
     )]
     NoKernelCompiler(String),
+    /// The transfer profile named by `UPMEM_TRANSFER_PROFILE` could not be read.
+    #[error(transparent)]
+    TransferProfile(#[from] upmem_types::ProfileError),
     /// A backend name (`UPMEM_BACKEND`'s, or one parsed as a [`crate::BackendKind`]) other than `auto`,
     /// `hardware` (`hw`) or `simulator` (`sim`).
     #[error("backend {0:?}: expected auto, hardware (hw) or simulator (sim)")]

@@ -226,14 +226,14 @@ impl DpuSet {
     /// Loads `kernel` (its binary for this backend) into every DPU.
     pub fn load(mut self, kernel: &Kernel) -> Result<LoadedSet> {
         self.engine.load(kernel)?;
-        Ok(LoadedSet::new(self))
+        LoadedSet::new(self)
     }
 
     /// Loads a binary held in memory (`dpu_load_from_memory`): a simulated binary on the simulator, a DPU ELF
     /// on hardware.
     pub fn load_from_memory(mut self, binary: &[u8]) -> Result<LoadedSet> {
         self.engine.load_from_memory(binary)?;
-        Ok(LoadedSet::new(self))
+        LoadedSet::new(self)
     }
 
     /// The raw libdpu handles of a hardware set (`struct dpu_set_t` and the loaded library), `None` on the
@@ -252,8 +252,10 @@ pub struct LoadedSet {
 }
 
 impl LoadedSet {
-    fn new(set: DpuSet) -> Self {
-        LoadedSet { set, timeline: Timeline::default(), transfer_model: TransferModel::default() }
+    /// A loaded set whose timeline predicts with [`TransferModel::configured`]: a server's profile named by
+    /// `UPMEM_TRANSFER_PROFILE`, else the published defaults.
+    fn new(set: DpuSet) -> Result<Self> {
+        Ok(LoadedSet { set, timeline: Timeline::default(), transfer_model: TransferModel::configured()? })
     }
 
     /// The backend in use ([`DpuSet::backend`]).

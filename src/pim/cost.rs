@@ -115,6 +115,15 @@ const MEMSET_FIXED_INSTRUCTIONS: f64 = 15.0;
 /// A UPMEM server: the DPU clock and DMA costs of PrIM's, transfers as upmem models a full server on SDK 2025.1
 /// ([`upmem::CLOCK_HZ`], [`upmem::DMA_READ_ALPHA_CYCLES`], [`upmem::TransferModel::default`]), and the kernels'
 /// instruction counts.
+impl HardwareModel {
+    /// The default model with the transfers of [`upmem::TransferModel::configured`]: a server's profile named by
+    /// `UPMEM_TRANSFER_PROFILE`, else the published defaults.
+    pub fn configured() -> Result<HardwareModel> {
+        let transfers = upmem::TransferModel::configured().map_err(upmem::Error::from)?;
+        Ok(HardwareModel { transfers, ..HardwareModel::default() })
+    }
+}
+
 impl Default for HardwareModel {
     fn default() -> Self {
         HardwareModel {

@@ -110,14 +110,14 @@ impl<T: PimElement> PimSpmm<T> {
     /// Loads `a` onto `set` as `plan` says. Checks the plan and the MRAM budget first: on error nothing has
     /// been written to the DPUs.
     pub fn new(set: DpuSet, a: Csr<T>, plan: Plan) -> Result<Self> {
-        Self::with_model(set, a, plan, HardwareModel::default())
+        Self::with_model(set, a, plan, HardwareModel::configured()?)
     }
 
     /// Loads `a` onto `set` with the plan the cost model predicts fastest for `features` columns of X and
     /// `tasklets` tasklets per DPU (on the simulator, a plan nearly as fast that is cheaper to simulate, within
     /// [`SIMULATOR_MRAM_BUDGET`]: see [`plan_target`]).
     pub fn auto(set: DpuSet, a: Csr<T>, features: usize, tasklets: u32) -> Result<Self> {
-        let model = HardwareModel::default();
+        let model = HardwareModel::configured()?;
         let target = plan_target(set.backend());
         let choice = cost::choose(&model, &a, features, set.nr_dpus() as u32, tasklets, target)?;
         Self::with_model(set, a, choice.best.plan, model)

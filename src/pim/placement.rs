@@ -160,7 +160,7 @@ fn decide<T: PimElement>(matrix: &Csr<T>, kind: BackendKind, options: &EngineOpt
         return Err(Error::invalid("DPUs", "at least 1 DPU is needed"));
     }
     let tasklets = options.tasklets.unwrap_or(DEFAULT_TASKLETS);
-    auto::decide(&HardwareModel::default(), matrix, &plan_widths(options), nr_dpus, tasklets)
+    auto::decide(&HardwareModel::configured()?, matrix, &plan_widths(options), nr_dpus, tasklets)
 }
 
 /// The widths a PIM plan is chosen for: the options', or one call of [`DEFAULT_PLAN_WIDTH`].
@@ -281,7 +281,7 @@ fn pim_engine<T: PimElement>(matrix: Csr<T>, kind: BackendKind, options: &Engine
     let kind = kind.resolve()?;
     let tasklets = options.tasklets.unwrap_or(DEFAULT_TASKLETS);
     let widths = plan_widths(options);
-    let model = HardwareModel::default();
+    let model = HardwareModel::configured()?;
     let plan_for =
         |nr_dpus: u32| cost::choose_for_calls(&model, &matrix, &widths, nr_dpus, tasklets, plan_target(kind));
     let mut builder = DpuSet::builder();

@@ -27,12 +27,23 @@ pub(crate) const TIMELINE_CAPACITY: usize = 1 << 16;
 ///
 /// It starts anew at `dpu_sim_timeline_clear` and at each allocation made while no set is allocated (see
 /// [`Timeline::restart`]).
-#[derive(Default)]
 pub struct Timeline {
     events: EventRing,
     model: TransferModel,
     /// Asynchronous launches not predicted yet: their DPUs may still be running.
     pending: Vec<PendingLaunch>,
+}
+
+impl Default for Timeline {
+    /// A timeline predicting with [`TransferModel::configured`]. The C API has no error to return here, so a
+    /// profile that cannot be read is reported on stderr and the published defaults are used.
+    fn default() -> Self {
+        let model = TransferModel::configured().unwrap_or_else(|error| {
+            eprintln!("upmem-sim: {error}; the timeline predicts with the published transfer figures");
+            TransferModel::default()
+        });
+        Timeline { events: EventRing::default(), model, pending: Vec::new() }
+    }
 }
 
 /// An asynchronous launch's event (its sequence number in the [`EventRing`]) and its DPUs (machine ids).

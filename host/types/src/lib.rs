@@ -6,19 +6,21 @@
 //! transfer times ([`TransferModel`], PrIM's figures) and the DPU's constants ([`CLOCK_HZ`], [`MAX_TASKLETS`],
 //! [`MRAM_HEAP`], memory sizes, DMA costs).
 //!
-//! It has no dependency but `thiserror`.
+//! It depends on `thiserror`, and on `serde` and `serde_json` for transfer profiles ([`TransferModel::read_profile`]).
 
 mod chip;
 mod kernel;
 mod symbol;
 mod topology;
 pub mod transfer_model;
+mod transfer_profile;
 
 pub use chip::{parse_chip_id, ChipVersion, ParseChipVersionError};
 pub use kernel::KernelBuilder;
 pub use symbol::{MemoryKind, Symbol};
 pub use topology::Topology;
 pub use transfer_model::{Operation, RankScaling, TransferModel};
+pub use transfer_profile::{ProfileError, TRANSFER_PROFILE_VARIABLE};
 
 /// The DPU clock of PrIM's server, 350 MHz: what the simulator's cycles run at and `CLOCKS_PER_SEC` says there.
 pub const CLOCK_HZ: u64 = 350_000_000;

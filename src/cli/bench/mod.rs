@@ -5,6 +5,7 @@ mod cpu_spmm;
 mod infer;
 mod spmm;
 mod train;
+mod transfers;
 
 use clap::Subcommand;
 
@@ -20,6 +21,9 @@ pub enum BenchCommand {
     /// Full-batch training epochs on the CPU backend and on PIM (simulated without hardware, with the
     /// predicted hardware time) against PyTorch Geometric's on the same workload.
     Train(train::BenchTrainArgs),
+    /// Host-DPU push, gather and broadcast bandwidth over 1 to all ranks against the published figures, with
+    /// the transfer model fitted to them, written as this server's transfer profile with --profile.
+    Transfers(transfers::BenchTransfersArgs),
     /// The CPU SpMM kernels against torch.sparse.mm (CSR) and scipy on the default R-MAT graph, interleaved.
     CpuSpmm(cpu_spmm::BenchCpuSpmmArgs),
 }
@@ -31,5 +35,6 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Spmm(args) => spmm::run(args),
         BenchCommand::Train(args) => train::run(&args),
         BenchCommand::CpuSpmm(args) => cpu_spmm::run(&args),
+        BenchCommand::Transfers(args) => transfers::run(&args),
     }
 }

@@ -261,7 +261,7 @@ fn optimisations(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> any
         vec![("forward", forward, matrix, total - total / 2), ("backward (transpose)", backward, transpose, total / 2)]
     };
     let tasklets = args.pim_args.tasklets.unwrap_or(DEFAULT_TASKLETS);
-    let hardware = HardwareModel::default();
+    let hardware = HardwareModel::configured()?;
     // Predicted aggregation per epoch: all optimisations, without hub splitting, PyGim's plan, reloading.
     let (mut all, mut unsplit, mut pygim, mut reloaded) =
         (Duration::ZERO, Duration::ZERO, Duration::ZERO, Duration::ZERO);

@@ -102,7 +102,7 @@ pub fn load_graph(config: &SpmmBenchConfig) -> Result<Csr<f32>> {
 
 /// Runs the benchmark on `a` at each feature width.
 pub fn run(config: &SpmmBenchConfig, a: &Csr<f32>) -> Result<Vec<SpmmBenchRow>> {
-    let model = HardwareModel::default();
+    let model = HardwareModel::configured()?;
     let mut cpu = CpuSpmm::new(a.clone());
     let mut rows = Vec::new();
     for &features in &config.features {
