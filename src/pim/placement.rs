@@ -411,6 +411,7 @@ mod tests {
     }
 
     /// One row, which cannot be split between the DPUs and the CPU.
+    #[cfg(feature = "simulator")]
     fn one_row() -> Csr<f32> {
         Csr::new(1, 3, vec![0, 3], vec![2, 0, 1], vec![1.0, 2.0, 3.0]).unwrap()
     }
