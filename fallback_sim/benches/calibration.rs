@@ -12,8 +12,9 @@
 mod common;
 #[path = "support/quick.rs"]
 mod quick;
-
-use comfy_table::{presets::UTF8_FULL, Table};
+/// The command line's table style, so that every benchmark prints as `pimgnn` does.
+#[path = "../../src/cli/table.rs"]
+mod table;
 
 use common::calibration::{
     build_kernels, modelled_mops, modelled_mram_read_mbps, operation, MRAM_READ_BLOCK_BYTES, OPERATIONS,
@@ -34,13 +35,8 @@ fn main() {
     let swept = swept.filter(|&(_, count)| count != 16);
     build_kernels(&OPERATIONS.iter().map(|&operation| (operation, 16)).chain(swept).collect::<Vec<_>>());
 
-    let mut figures = Table::new();
-    figures.load_preset(UTF8_FULL).set_header([
-        "microbenchmark (1 DPU, 16 tasklets)",
-        "modelled",
-        "published (or derived)",
-        "ratio",
-    ]);
+    let mut figures =
+        table::with_header(["microbenchmark (1 DPU, 16 tasklets)", "modelled", "published (or derived)", "ratio"]);
     for operation in &OPERATIONS {
         eprintln!("{}...", operation.name);
         let modelled = modelled_mops(operation, 16);
@@ -59,21 +55,21 @@ fn main() {
         format!("{PUBLISHED_MRAM_READ_MBPS} MB/s"),
         ratio(mram_read, PUBLISHED_MRAM_READ_MBPS),
     ]);
+    table::fit_to_terminal(&mut figures);
     println!("{figures}");
 
-    let mut sweep = Table::new();
     let header = std::iter::once("MOPS by tasklets".to_string()).chain(TASKLET_COUNTS.map(|count| count.to_string()));
-    sweep.load_preset(UTF8_FULL).set_header(header);
+    let mut sweep = table::with_header(header);
     for name in SWEPT_OPERATIONS {
         eprintln!("{name} against tasklets...");
         let operation = operation(name);
         let row = TASKLET_COUNTS.map(|count| format!("{:.3}", modelled_mops(&operation, count)));
         sweep.add_row(std::iter::once(name.to_string()).chain(row));
     }
+    table::fit_to_terminal(&mut sweep);
     println!("{sweep}");
 
-    let mut transfers = Table::new();
-    transfers.load_preset(UTF8_FULL).set_header(["transfer", "ranks", "modelled", "published", "ratio", "source"]);
+    let mut transfers = table::with_header(["transfer", "ranks", "modelled", "published", "ratio", "source"]);
     for (measurement, modelled) in upmem_types::TransferModel::default().calibration() {
         let gigabytes = |bytes_per_second: f64| format!("{:.2} GB/s", bytes_per_second / 1e9);
         transfers.add_row([
@@ -85,5 +81,6 @@ fn main() {
             measurement.source.to_owned(),
         ]);
     }
+    table::fit_to_terminal(&mut transfers);
     println!("{transfers}");
 }

@@ -4,13 +4,15 @@
 
 #[path = "support/quick.rs"]
 mod quick;
+/// The command line's table style, so that every benchmark prints as `pimgnn` does.
+#[path = "../../src/cli/table.rs"]
+mod table;
 
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use comfy_table::{presets::UTF8_FULL, Table};
 use upmem_sim::{
     KernelBuilder, Machine, MemoryKind, Program, SimConfig, SimulatedBuild as _, Topology, CLOCK_HZ, MRAM_HEAP,
 };
@@ -113,8 +115,7 @@ fn memcpy_rate(nr_regions: usize, threads: usize) -> f64 {
 
 fn main() -> anyhow::Result<()> {
     let workers = SimConfig::new(Topology::new(1, 1)).workers;
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_header(["benchmark", "result", "baseline / detail"]);
+    let mut table = table::with_header(["benchmark", "result", "baseline / detail"]);
 
     // (a) An empty kernel on a full server.
     let empty = build("empty", 16)?;
@@ -199,6 +200,7 @@ fn main() -> anyhow::Result<()> {
             stats.dma_cycles
         ),
     ]);
+    table::fit_to_terminal(&mut table);
     println!("{table}");
     Ok(())
 }

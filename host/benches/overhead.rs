@@ -6,11 +6,13 @@
 
 #[path = "../../fallback_sim/benches/support/quick.rs"]
 mod quick;
+/// The command line's table style, so that every benchmark prints as `pimgnn` does.
+#[path = "../../src/cli/table.rs"]
+mod table;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use comfy_table::{presets::UTF8_FULL, Table};
 use rayon::prelude::*;
 use upmem::sim::{Machine, Program, SimConfig};
 use upmem::{BackendKind, DpuSet, MemoryKind, Topology};
@@ -96,9 +98,8 @@ fn main() -> anyhow::Result<()> {
     })?;
 
     let gigabytes = (bytes_per_dpu * nr_dpus as usize) as f64 / 1e9;
-    let mut table = Table::new();
     let header = format!("{} to each of {nr_dpus} DPUs", size(bytes_per_dpu));
-    table.load_preset(UTF8_FULL).set_header([header.as_str(), "time", "GB/s"]);
+    let mut table = table::with_header([header.as_str(), "time", "GB/s"]);
     table.add_row([
         "upmem: LoadedSet::push".to_owned(),
         format!("{:.1} ms", safe.as_secs_f64() * 1e3),
@@ -114,6 +115,7 @@ fn main() -> anyhow::Result<()> {
         format!("{:+.1} %", (safe.as_secs_f64() / raw.as_secs_f64() - 1.0) * 100.0),
         String::new(),
     ]);
+    table::fit_to_terminal(&mut table);
     println!("{table}");
     Ok(())
 }

@@ -34,13 +34,11 @@ pub fn fit_to_terminal(table: &mut Table) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn a_narrow_terminal_wraps_headers_but_no_value() {
-        let mut table = with_header(["a long header that can wrap", "another long header"]);
+        let mut table = super::with_header(["a long header that can wrap", "another long header"]);
         table.add_row(["csr:rows=2048", "12345.678"]);
-        fit_to_terminal(&mut table);
+        super::fit_to_terminal(&mut table);
         table.set_width(30);
         let printed = table.to_string();
         assert!(printed.contains("csr:rows=2048") && printed.contains("12345.678"), "{printed}");

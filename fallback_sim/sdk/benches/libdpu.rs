@@ -8,13 +8,15 @@
 
 #[path = "../../benches/support/quick.rs"]
 mod quick;
+/// The command line's table style, so that every benchmark prints as `pimgnn` does.
+#[path = "../../../src/cli/table.rs"]
+mod table;
 
 use std::ffi::{c_char, c_void, CString};
 use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use comfy_table::{presets::UTF8_FULL, Table};
 use dpu::types::{
     dpu_error_t, dpu_set_dpu_iterator_t, dpu_set_t, SetParts, DPU_XFER_DEFAULT, DPU_XFER_FROM_DPU, DPU_XFER_TO_DPU,
 };
@@ -297,8 +299,7 @@ fn main() -> anyhow::Result<()> {
 
     let total = (bytes_per_dpu * nr_dpus as usize) as f64;
     let rate = |time: Duration| total / time.as_secs_f64() / 1e9;
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL).set_header(["benchmark", "result", "baseline"]);
+    let mut table = table::with_header(["benchmark", "result", "baseline"]);
     table.add_row([
         format!("dpu_push_xfer {} to each of {nr_dpus} DPUs", size(bytes_per_dpu)),
         format!(
@@ -364,6 +365,7 @@ fn main() -> anyhow::Result<()> {
             repeated_time.as_secs_f64() / one_memcpy.as_secs_f64()
         ),
     ]);
+    table::fit_to_terminal(&mut table);
     println!("{table}");
     Ok(())
 }
