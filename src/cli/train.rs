@@ -13,6 +13,7 @@ use pimgnn::gnn::{accuracy, inputs, Architecture, Model};
 use pimgnn::train::{initial_model, Adam, OptimizerKind, Sgd, Stage, Targets, Timings, Trainer};
 use pimgnn::Dense;
 
+use super::history::History;
 use super::output;
 use super::pim_args::{self, BackendArgs, PimArgs};
 use super::progress;
@@ -60,6 +61,10 @@ pub struct TrainArgs {
     /// Seed of a new model's weights.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Train GIN's eps (PyG's train_eps=True) in every layer; a loaded model's `train_eps` metadata says so
+    /// otherwise (default: eps stays fixed).
+    #[arg(long)]
+    train_eps: bool,
     /// Epochs (full-batch steps).
     #[arg(long, default_value_t = 200)]
     epochs: usize,
@@ -82,13 +87,17 @@ pub struct TrainArgs {
     /// Save the trained model as a PyG state_dict in safetensors (loadable by `pimgnn infer` and PyG).
     #[arg(long)]
     output: Option<PathBuf>,
+    /// Write each epoch's loss and accuracies to this CSV file (epoch,loss,train,val,test; the figures of the
+    /// parameters before the epoch's step).
+    #[arg(long)]
+    history: Option<PathBuf>,
 }
 
 /// The accuracies of one set of logits over the masks given.
-struct Accuracies {
-    train: f64,
-    val: Option<f64>,
-    test: Option<f64>,
+pub(super) struct Accuracies {
+    pub(super) train: f64,
+    pub(super) val: Option<f64>,
+    pub(super) test: Option<f64>,
 }
 
 impl std::fmt::Display for Accuracies {
@@ -131,6 +140,9 @@ pub fn run(args: &TrainArgs) -> anyhow::Result<()> {
     if let Some(output) = &args.output {
         output::check_writable("--output", output)?;
     }
+    if let Some(history) = &args.history {
+        output::check_writable("--history", history)?;
+    }
     let graph = progress::step("loading the graph", || inputs::read_graph(&args.graph)).context("loading the graph")?;
     let nodes = graph.nrows();
     let raw_labels = pimgnn::io::npy::read_labels(&args.labels).context("loading the labels")?;
@@ -143,6 +155,7 @@ pub fn run(args: &TrainArgs) -> anyhow::Result<()> {
             initial_model(args.arch, &[width, args.hidden, classes], args.seed)?
         }
     };
+    let model = if args.train_eps { model.with_train_eps(&[true]).context("--train-eps")? } else { model };
     let classes = model.out_features();
     let features =
         progress::step("loading the features", || inputs::read_features(&args.features, nodes, model.in_features()))
@@ -203,10 +216,15 @@ pub fn run(args: &TrainArgs) -> anyhow::Result<()> {
     println!("plan: {}", propagator.plan());
     println!("optimiser: {:?}", trainer.optimizer().kind());
 
+    let mut history = args.history.as_deref().map(History::create).transpose()?;
     let bar = epoch_bar(args.epochs);
     for epoch in 0..args.epochs {
         let result = trainer.epoch().with_context(|| format!("epoch {epoch}"))?;
-        let line = format!("epoch {epoch:>4}: loss {:.6}, accuracy {}", result.loss, evaluation.of(&result.logits)?);
+        let accuracies = evaluation.of(&result.logits)?;
+        if let Some(history) = &mut history {
+            history.record(epoch, result.loss, &accuracies)?;
+        }
+        let line = format!("epoch {epoch:>4}: loss {:.6}, accuracy {accuracies}", result.loss);
         match &bar {
             Some(bar) => {
                 bar.set_message(line);
@@ -230,6 +248,9 @@ pub fn run(args: &TrainArgs) -> anyhow::Result<()> {
     let accuracies = evaluation.of(&logits)?;
     println!("final model after {} epochs: accuracy {accuracies}", args.epochs);
 
+    if let Some(history) = &args.history {
+        println!("history: {}", history.display());
+    }
     if let Some(output) = &args.output {
         let mut extra = vec![
             ("framework", format!("pimgnn {}", env!("CARGO_PKG_VERSION"))),

@@ -90,6 +90,10 @@ impl SageConv {
 pub struct GinConv {
     eps: f32,
     mlp: Vec<Linear>,
+    /// Each linear map's index in PyG's `nn` (a `Sequential`, so `nn.0`, `nn.2`, ... with ReLUs between).
+    positions: Vec<usize>,
+    /// Whether training updates `eps` (PyG's `train_eps=True`, which makes it a parameter).
+    train_eps: bool,
 }
 
 impl GinConv {
@@ -105,12 +109,36 @@ impl GinConv {
                 mlp[at + 1].in_features(),
             ));
         }
-        Ok(GinConv { eps, mlp })
+        let positions = (0..mlp.len()).map(|k| 2 * k).collect();
+        Ok(GinConv { eps, mlp, positions, train_eps: false })
+    }
+
+    /// The same layer with its linear maps at `positions` of `nn` (their `state_dict` names are
+    /// `nn.<position>.weight` and `.bias`): one per map, increasing. [`GinConv::new`] puts them at 0, 2, 4, ...,
+    /// as `Sequential(Linear, ReLU, Linear, ...)` does.
+    pub fn with_positions(self, positions: Vec<usize>) -> Result<Self> {
+        if positions.len() != self.mlp.len() {
+            return Err(Error::shape("GINConv nn positions (one per Linear)", self.mlp.len(), positions.len()));
+        }
+        if positions.windows(2).any(|pair| pair[0] >= pair[1]) {
+            return Err(Error::invalid("GINConv nn positions", format!("{positions:?} do not increase")));
+        }
+        Ok(GinConv { positions, ..self })
+    }
+
+    /// The same layer with `eps` trained or kept fixed (the default, as PyG's `train_eps=False`).
+    pub fn with_train_eps(self, train_eps: bool) -> Self {
+        GinConv { train_eps, ..self }
     }
 
     /// `eps`, the weight of the node itself beyond 1.
     pub fn eps(&self) -> f32 {
         self.eps
+    }
+
+    /// Whether training updates `eps`.
+    pub fn train_eps(&self) -> bool {
+        self.train_eps
     }
 
     /// The linear layers of `nn`, in order.
@@ -257,19 +285,47 @@ impl Layer {
             Layer::Gin(conv) => conv
                 .mlp
                 .iter()
-                .enumerate()
-                .map(|(k, lin)| named(format!("nn.{k}.weight"), format!("nn.{k}.bias"), lin))
+                .zip(&conv.positions)
+                .map(|(lin, k)| named(format!("nn.{k}.weight"), format!("nn.{k}.bias"), lin))
                 .collect(),
         }
     }
 
-    /// The layer's linear maps, writable, in the order of [`Layer::linears`].
-    pub(crate) fn linears_mut(&mut self) -> Vec<&mut Linear> {
-        match self {
-            Layer::Gcn(conv) => vec![&mut conv.lin],
-            Layer::Sage(conv) => vec![&mut conv.lin_l, &mut conv.lin_r],
-            Layer::Gin(conv) => conv.mlp.iter_mut().collect(),
+    /// The tensors training updates, with their `state_dict` names relative to the layer, in the order the
+    /// backward pass gives their gradients: each linear map's weight, then its bias when it has one (in
+    /// [`Layer::linears`] order), then GIN's `eps` when it is trained.
+    pub fn parameters(&self) -> Vec<(String, &[f32])> {
+        let mut parameters: Vec<(String, &[f32])> = self
+            .linears()
+            .into_iter()
+            .flat_map(|NamedLinear { weight, bias, linear }| {
+                std::iter::once((weight, linear.weight().as_slice())).chain(linear.bias().map(|values| (bias, values)))
+            })
+            .collect();
+        if let Layer::Gin(conv) = self {
+            if conv.train_eps {
+                parameters.push(("eps".to_owned(), std::slice::from_ref(&conv.eps)));
+            }
         }
+        parameters
+    }
+
+    /// The tensors of [`Layer::parameters`], writable, in the same order.
+    pub(crate) fn parameters_mut(&mut self) -> Vec<&mut [f32]> {
+        let (linears, eps): (Vec<&mut Linear>, Option<&mut f32>) = match self {
+            Layer::Gcn(conv) => (vec![&mut conv.lin], None),
+            Layer::Sage(conv) => (vec![&mut conv.lin_l, &mut conv.lin_r], None),
+            Layer::Gin(conv) => (conv.mlp.iter_mut().collect(), conv.train_eps.then_some(&mut conv.eps)),
+        };
+        let mut parameters: Vec<&mut [f32]> = linears
+            .into_iter()
+            .flat_map(|lin| {
+                let (weight, bias) = lin.parameters_mut();
+                std::iter::once(weight).chain(bias)
+            })
+            .collect();
+        parameters.extend(eps.map(std::slice::from_mut));
+        parameters
     }
 
     /// The architecture of models made of this layer.

@@ -32,7 +32,7 @@ pub use aggregate::{Aggregator, Dtype, Quantization};
 pub use dense::Linear;
 pub use layer::{GcnConv, GinConv, Layer, NamedLinear, Order, Overlap, SageConv};
 pub(crate) use model::check_weights_fit;
-pub use model::{Architecture, Inference, LayerReport, Model};
+pub use model::{Architecture, Inference, LayerReport, Model, TRAIN_EPS_METADATA};
 pub use norm::Aggregation;
 
 use crate::error::{Error, Result};

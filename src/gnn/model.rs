@@ -157,7 +157,20 @@ impl Model {
         if layers.is_empty() {
             return Err(bad("no layers".into()));
         }
-        let model = Model::new(architecture, layers).map_err(|e| bad(e.to_string()))?;
+        let mut model = Model::new(architecture, layers).map_err(|e| bad(e.to_string()))?;
+        if let Some(declared) = file.metadata.get(TRAIN_EPS_METADATA) {
+            let flags = declared
+                .split(',')
+                .map(|flag| match flag.trim() {
+                    "true" => Ok(true),
+                    "false" => Ok(false),
+                    other => {
+                        Err(bad(format!("metadata {TRAIN_EPS_METADATA}={declared}: `{other}` is not true or false")))
+                    }
+                })
+                .collect::<Result<Vec<bool>>>()?;
+            model = model.with_train_eps(&flags).map_err(|e| bad(format!("metadata {TRAIN_EPS_METADATA}: {e}")))?;
+        }
         for (key, actual) in
             [("layers", model.layers.len()), ("in_features", model.in_features()), ("classes", model.out_features())]
         {
@@ -224,6 +237,23 @@ impl Model {
             })
             .collect::<Result<_>>()?;
         Self::new(Architecture::Gcn, layers)
+    }
+
+    /// The same GIN model with each layer's `eps` trained or fixed as `flags` says: one flag for every layer,
+    /// or one per layer. Refused for other architectures, which have no `eps`.
+    pub fn with_train_eps(mut self, flags: &[bool]) -> Result<Self> {
+        if self.architecture != Architecture::Gin {
+            return Err(Error::invalid("train_eps", format!("a {} model has no eps to train", self.architecture)));
+        }
+        if flags.len() != 1 && flags.len() != self.layers.len() {
+            return Err(Error::shape("train_eps flags (one, or one per layer)", self.layers.len(), flags.len()));
+        }
+        for (at, (_, layer)) in self.layers.iter_mut().enumerate() {
+            if let Layer::Gin(conv) = layer {
+                *conv = conv.clone().with_train_eps(flags[at.min(flags.len() - 1)]);
+            }
+        }
+        Ok(self)
     }
 
     /// The layer type.
@@ -303,6 +333,10 @@ impl Model {
         Ok(Inference { logits, layers: reports })
     }
 }
+
+/// The header metadata that says which GIN layers train `eps`: `true` or `false` for all, or a comma-separated
+/// flag per layer (absent: none, as PyG's default `train_eps=False`).
+pub const TRAIN_EPS_METADATA: &str = "train_eps";
 
 /// The architecture whose marker tensor some layer has.
 fn recognise(file: &TensorFile) -> Option<Architecture> {
@@ -405,7 +439,7 @@ fn parse_layer(architecture: Architecture, prefix: &str, tensors: &BTreeMap<&str
                 .iter()
                 .map(|k| linear(&format!("nn.{k}.weight"), Some(&format!("nn.{k}.bias"))))
                 .collect::<Result<Vec<_>>>()?;
-            Ok(Layer::Gin(GinConv::new(eps.data[0], mlp)?))
+            Ok(Layer::Gin(GinConv::new(eps.data[0], mlp)?.with_positions(indices)?))
         }
     }
 }

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use super::layer::Layer;
-use super::model::Model;
+use super::model::{Model, TRAIN_EPS_METADATA};
 use crate::error::Result;
 use crate::io::safetensors::{write_safetensors, Tensor};
 
@@ -31,13 +31,25 @@ impl Model {
     }
 
     /// Saves [`Model::state_dict`] as safetensors, its header metadata naming the architecture, the layer
-    /// count, the input width and the classes (which [`Model::load`] checks), plus `extra` entries.
+    /// count, the input width and the classes (which [`Model::load`] checks), which GIN layers train `eps`
+    /// ([`TRAIN_EPS_METADATA`]), plus `extra` entries.
     pub fn save(&self, path: &Path, extra: &[(&str, String)]) -> Result<()> {
         let mut metadata: HashMap<String, String> = extra.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
         metadata.insert("architecture".into(), self.architecture().to_string());
         metadata.insert("layers".into(), self.layers().len().to_string());
         metadata.insert("in_features".into(), self.in_features().to_string());
         metadata.insert("classes".into(), self.out_features().to_string());
+        let train_eps: Vec<String> = self
+            .layers()
+            .iter()
+            .filter_map(|(_, layer)| match layer {
+                Layer::Gin(conv) => Some(conv.train_eps().to_string()),
+                Layer::Gcn(_) | Layer::Sage(_) => None,
+            })
+            .collect();
+        if !train_eps.is_empty() {
+            metadata.insert(TRAIN_EPS_METADATA.into(), train_eps.join(","));
+        }
         write_safetensors(path, &self.state_dict(), &metadata)
     }
 }

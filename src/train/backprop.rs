@@ -17,16 +17,16 @@ use crate::sparse::Dense;
 
 /// The gradient of one [`Linear`]'s weight and bias.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct LinearGradient {
-    pub weight: Dense<f32>,
-    pub bias: Option<Vec<f32>>,
+struct LinearGradient {
+    weight: Dense<f32>,
+    bias: Option<Vec<f32>>,
 }
 
 /// What the forward pass of a layer's aggregated linear map keeps.
 #[derive(Debug)]
 enum AggregatedCache {
-    /// `M (X W^T)`: the layer's input suffices.
-    TransformFirst,
+    /// `M (X W^T)`: the layer's input suffices, and `X W^T` when a trained self weight needs it.
+    TransformFirst { transformed: Option<Dense<f32>> },
     /// `(M X) W^T`: the aggregated features the weight multiplied.
     AggregateFirst { aggregated: Dense<f32> },
 }
@@ -39,10 +39,29 @@ pub(crate) struct LayerCache {
     hidden: Vec<Dense<f32>>,
 }
 
+/// A layer's weight of each node's own features (GIN's `1 + eps`) and whether it is trained.
+#[derive(Clone, Copy, Debug)]
+struct SelfWeight {
+    weight: f32,
+    trained: bool,
+}
+
+impl SelfWeight {
+    fn of(layer: &Layer) -> Option<Self> {
+        let trained = matches!(layer, Layer::Gin(conv) if conv.train_eps());
+        layer.self_weight().map(|weight| SelfWeight { weight, trained })
+    }
+}
+
+/// `sum_ij a_ij b_ij`, accumulated in f64: the gradient of a weight that scaled `b` in a sum whose gradient is `a`.
+fn dot(a: &Dense<f32>, b: &Dense<f32>) -> f32 {
+    a.as_slice().iter().zip(b.as_slice()).map(|(&a, &b)| f64::from(a) * f64::from(b)).sum::<f64>() as f32
+}
+
 /// `lin(M x + self_weight x)`, in the order the layer runs in.
 fn aggregated_forward(
     lin: &Linear,
-    self_weight: Option<f32>,
+    self_weight: Option<SelfWeight>,
     x: &Dense<f32>,
     propagator: &mut Propagator,
 ) -> Result<(Dense<f32>, AggregatedCache)> {
@@ -51,7 +70,7 @@ fn aggregated_forward(
             let h = propagator.dense(|| lin.transform(x))?;
             let mut y = propagator.aggregate(&h)?;
             propagator.dense(|| {
-                if let Some(weight) = self_weight {
+                if let Some(SelfWeight { weight, .. }) = self_weight {
                     add_scaled(&mut y, weight, &h)?;
                 }
                 if let Some(bias) = lin.bias() {
@@ -59,12 +78,13 @@ fn aggregated_forward(
                 }
                 Ok(())
             })?;
-            Ok((y, AggregatedCache::TransformFirst))
+            let transformed = self_weight.is_some_and(|w| w.trained).then_some(h);
+            Ok((y, AggregatedCache::TransformFirst { transformed }))
         }
         Order::AggregateFirst => {
             let mut aggregated = propagator.aggregate(x)?;
             let y = propagator.dense(|| {
-                if let Some(weight) = self_weight {
+                if let Some(SelfWeight { weight, .. }) = self_weight {
                     add_scaled(&mut aggregated, weight, x)?;
                 }
                 lin.forward(&aggregated)
@@ -74,48 +94,69 @@ fn aggregated_forward(
     }
 }
 
-/// The gradients of [`aggregated_forward`]: its map's, and its input's when `input_gradient`.
+/// The gradients of [`aggregated_forward`]: of its map, of the self weight when it is trained, and of its
+/// input when `input_gradient`.
+struct AggregatedGradients {
+    linear: LinearGradient,
+    self_weight: Option<f32>,
+    input: Option<Dense<f32>>,
+}
+
+/// The gradients of [`aggregated_forward`] from its output's gradient `dy`.
 fn aggregated_backward(
     lin: &Linear,
-    self_weight: Option<f32>,
+    self_weight: Option<SelfWeight>,
     cache: AggregatedCache,
     x: &Dense<f32>,
     dy: &Dense<f32>,
     input_gradient: bool,
     propagator: &mut Propagator,
-) -> Result<(LinearGradient, Option<Dense<f32>>)> {
+) -> Result<AggregatedGradients> {
     let bias = propagator.dense(|| Ok(lin.bias().map(|_| column_sums(dy))))?;
     match cache {
-        AggregatedCache::TransformFirst => {
+        AggregatedCache::TransformFirst { transformed } => {
+            // y = M h + w h + b with h = x W^T: dw = <dy, h>.
+            let self_weight_gradient = propagator.dense(|| Ok(transformed.as_ref().map(|h| dot(dy, h))))?;
             let mut dh = propagator.aggregate_transposed(dy)?;
             propagator.dense(|| {
-                if let Some(weight) = self_weight {
+                if let Some(SelfWeight { weight, .. }) = self_weight {
                     add_scaled(&mut dh, weight, dy)?;
                 }
                 let weight = matmul(&dh, Op::Transposed, x, Op::Plain)?;
                 let dx = input_gradient.then(|| matmul(&dh, Op::Plain, lin.weight(), Op::Plain)).transpose()?;
-                Ok((LinearGradient { weight, bias }, dx))
+                Ok(AggregatedGradients {
+                    linear: LinearGradient { weight, bias },
+                    self_weight: self_weight_gradient,
+                    input: dx,
+                })
             })
         }
         AggregatedCache::AggregateFirst { aggregated } => {
             let weight = propagator.dense(|| matmul(dy, Op::Transposed, &aggregated, Op::Plain))?;
             drop(aggregated);
-            if !input_gradient {
-                return Ok((LinearGradient { weight, bias }, None));
+            let linear = LinearGradient { weight, bias };
+            let trained = self_weight.is_some_and(|w| w.trained);
+            if !input_gradient && !trained {
+                return Ok(AggregatedGradients { linear, self_weight: None, input: None });
             }
+            // y = (M x + w x) W^T + b: the map's input has the gradient dm = dy W, and dw = <dm, x>.
             let dm = propagator.dense(|| matmul(dy, Op::Plain, lin.weight(), Op::Plain))?;
+            let self_weight_gradient = propagator.dense(|| Ok(trained.then(|| dot(&dm, x))))?;
+            if !input_gradient {
+                return Ok(AggregatedGradients { linear, self_weight: self_weight_gradient, input: None });
+            }
             let mut dx = propagator.aggregate_transposed(&dm)?;
-            if let Some(weight) = self_weight {
+            if let Some(SelfWeight { weight, .. }) = self_weight {
                 propagator.dense(|| add_scaled(&mut dx, weight, &dm))?;
             }
-            Ok((LinearGradient { weight, bias }, Some(dx)))
+            Ok(AggregatedGradients { linear, self_weight: self_weight_gradient, input: Some(dx) })
         }
     }
 }
 
 /// The layer's output for `x`, and what its backward pass needs.
 pub(crate) fn forward(layer: &Layer, x: &Dense<f32>, propagator: &mut Propagator) -> Result<(Dense<f32>, LayerCache)> {
-    let (mut y, first) = aggregated_forward(layer.first_linear(), layer.self_weight(), x, propagator)?;
+    let (mut y, first) = aggregated_forward(layer.first_linear(), SelfWeight::of(layer), x, propagator)?;
     let mut hidden = Vec::new();
     match layer {
         Layer::Gcn(_) => {}
@@ -140,8 +181,8 @@ pub(crate) fn forward(layer: &Layer, x: &Dense<f32>, propagator: &mut Propagator
     Ok((y, LayerCache { first, hidden }))
 }
 
-/// The gradients of the layer's linear maps (in [`Layer::linears`] order) from its output's gradient `dy`, and
-/// its input's gradient when `input_gradient`. `x` is the input [`forward`] was given, `cache` what it kept.
+/// The gradients of the layer's parameters (in [`Layer::parameters`] order) from its output's gradient `dy`,
+/// and its input's gradient when `input_gradient`. `x` is the input [`forward`] was given, `cache` what it kept.
 pub(crate) fn backward(
     layer: &Layer,
     cache: LayerCache,
@@ -149,13 +190,12 @@ pub(crate) fn backward(
     dy: Dense<f32>,
     input_gradient: bool,
     propagator: &mut Propagator,
-) -> Result<(Vec<LinearGradient>, Option<Dense<f32>>)> {
-    let (lin, self_weight) = (layer.first_linear(), layer.self_weight());
-    match layer {
+) -> Result<(Vec<Vec<f32>>, Option<Dense<f32>>)> {
+    let (lin, self_weight) = (layer.first_linear(), SelfWeight::of(layer));
+    let (linears, self_weight_gradient, dx) = match layer {
         Layer::Gcn(_) => {
-            let (gradient, dx) =
-                aggregated_backward(lin, self_weight, cache.first, x, &dy, input_gradient, propagator)?;
-            Ok((vec![gradient], dx))
+            let first = aggregated_backward(lin, self_weight, cache.first, x, &dy, input_gradient, propagator)?;
+            (vec![first.linear], first.self_weight, first.input)
         }
         Layer::Sage(conv) => {
             let root = conv.lin_r();
@@ -163,12 +203,11 @@ pub(crate) fn backward(
                 let weight = matmul(&dy, Op::Transposed, x, Op::Plain)?;
                 Ok(LinearGradient { weight, bias: root.bias().map(|_| column_sums(&dy)) })
             })?;
-            let (gradient, mut dx) =
-                aggregated_backward(lin, self_weight, cache.first, x, &dy, input_gradient, propagator)?;
-            if let Some(dx) = &mut dx {
+            let mut first = aggregated_backward(lin, self_weight, cache.first, x, &dy, input_gradient, propagator)?;
+            if let Some(dx) = &mut first.input {
                 propagator.dense(|| matmul_into(dx, &dy, Op::Plain, root.weight(), Op::Plain, true))?;
             }
-            Ok((vec![gradient, root_gradient], dx))
+            (vec![first.linear, root_gradient], first.self_weight, first.input)
         }
         Layer::Gin(conv) => {
             let mut gradients = Vec::with_capacity(conv.mlp().len());
@@ -182,11 +221,16 @@ pub(crate) fn backward(
                     Ok(da)
                 })?;
             }
-            let (gradient, dx) =
-                aggregated_backward(lin, self_weight, cache.first, x, &dy, input_gradient, propagator)?;
-            gradients.push(gradient);
+            let first = aggregated_backward(lin, self_weight, cache.first, x, &dy, input_gradient, propagator)?;
+            gradients.push(first.linear);
             gradients.reverse();
-            Ok((gradients, dx))
+            (gradients, first.self_weight, first.input)
         }
-    }
+    };
+    let tensors = linears
+        .into_iter()
+        .flat_map(|LinearGradient { weight, bias }| std::iter::once(weight.into_vec()).chain(bias))
+        .chain(self_weight_gradient.map(|gradient| vec![gradient]))
+        .collect();
+    Ok((tensors, dx))
 }

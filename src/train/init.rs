@@ -4,13 +4,16 @@ use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 
 use crate::error::{Error, Result};
-use crate::gnn::{check_weights_fit, Architecture, Layer, Linear, Model, SageConv};
+use crate::gnn::{check_weights_fit, Architecture, GinConv, Layer, Linear, Model, SageConv};
+use crate::host_memory;
 use crate::sparse::Dense;
 
 /// A model of `architecture` with the given widths (input, hidden..., output), its weights drawn from `seed`
 /// the way PyG draws them: `GCNConv` Glorot-uniform weights and zero biases; `SAGEConv` torch `Linear`'s
-/// Kaiming-uniform weights (`U(-1/sqrt(in), 1/sqrt(in))`), `lin_l`'s bias likewise and no `lin_r` bias. GIN's
-/// multi-layer perceptron is the caller's design, so it is loaded rather than generated.
+/// Kaiming-uniform weights (`U(-1/sqrt(in), 1/sqrt(in))`), `lin_l`'s bias likewise and no `lin_r` bias;
+/// `GINConv` with `eps = 0` (fixed) and the MLP of PyG's GIN examples, `Linear, ReLU, Linear` with torch
+/// `Linear`'s initialisation, whose inner width is the layer's output width, and in the last of several layers
+/// its input width, so that every inner width is a hidden one (on Cora: 1433 -> 64 -> 64, then 64 -> 64 -> 7).
 pub fn initial_model(architecture: Architecture, widths: &[usize], seed: u64) -> Result<Model> {
     match architecture {
         Architecture::Gcn => Model::seeded_gcn(widths, seed),
@@ -32,10 +35,39 @@ pub fn initial_model(architecture: Architecture, widths: &[usize], seed: u64) ->
                 .collect::<Result<_>>()?;
             Model::new(Architecture::Sage, layers)
         }
-        Architecture::Gin => Err(Error::invalid(
-            "architecture",
-            "gin models are not generated (their MLP is the caller's design): load one with --model",
-        )),
+        Architecture::Gin => {
+            if widths.len() < 2 {
+                return Err(Error::invalid("GIN widths", "need at least an input and an output width"));
+            }
+            let last = widths.len() - 2;
+            let shapes: Vec<(usize, usize, usize)> = widths
+                .windows(2)
+                .enumerate()
+                .map(|(at, pair)| (pair[0], if at == last && last > 0 { pair[0] } else { pair[1] }, pair[1]))
+                .collect();
+            let values = shapes.iter().fold(0u64, |sum, &(inputs, inner, outputs)| {
+                let (inputs, inner, outputs) = (inputs as u64, inner as u64, outputs as u64);
+                let weights = inputs.saturating_mul(inner).saturating_add(inner.saturating_mul(outputs));
+                sum.saturating_add(weights).saturating_add(inner + outputs)
+            });
+            host_memory::check(
+                || format!("host memory (bytes) for the weights of a gin model of widths {widths:?}"),
+                values.saturating_mul(std::mem::size_of::<f32>() as u64),
+            )?;
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let layers = shapes
+                .into_iter()
+                .enumerate()
+                .map(|(at, (inputs, inner, outputs))| {
+                    let mlp = vec![
+                        torch_linear(&mut rng, inputs, inner, true)?,
+                        torch_linear(&mut rng, inner, outputs, true)?,
+                    ];
+                    Ok((format!("conv{}", at + 1), Layer::Gin(GinConv::new(0.0, mlp)?)))
+                })
+                .collect::<Result<_>>()?;
+            Model::new(Architecture::Gin, layers)
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! with the graph resident for the whole run (GNNear's full-batch training: aggregation forward and backward
 //! on PIM, dense layers and the update on the CPU).
 
-use super::backprop::{self, LayerCache, LinearGradient};
+use super::backprop::{self, LayerCache};
 use super::loss::{cross_entropy, Targets};
 use super::ops::relu_backward;
 use super::optim::{Optimizer, OptimizerKind};
@@ -104,7 +104,7 @@ impl Trainer {
         let logits = outputs.pop().expect("a model has at least one layer");
         let (loss, mut dy) = self.propagator.dense(|| cross_entropy(&logits, &self.targets))?;
 
-        let mut gradients: Vec<Vec<LinearGradient>> = Vec::with_capacity(layers.len());
+        let mut gradients: Vec<Vec<Vec<f32>>> = Vec::with_capacity(layers.len());
         for (at, ((_, layer), cache)) in layers.iter().zip(caches).enumerate().rev() {
             let input = if at == 0 { &self.features } else { &outputs[at - 1] };
             let (layer_gradients, dx) = backprop::backward(layer, cache, input, dy, at > 0, &mut self.propagator)?;
@@ -115,11 +115,7 @@ impl Trainer {
             dy = dx;
         }
         gradients.reverse();
-        let gradients = gradients
-            .into_iter()
-            .flatten()
-            .flat_map(|LinearGradient { weight, bias }| std::iter::once(weight.into_vec()).chain(bias))
-            .collect();
+        let gradients = gradients.into_iter().flatten().collect();
         Ok(Pass { loss, logits, gradients })
     }
 
@@ -146,18 +142,22 @@ impl Trainer {
     }
 
     /// The `state_dict` names of the parameter tensors the optimiser updates, in order: for each layer, each
-    /// linear map's weight, then its bias when it has one. GIN's `eps` stays fixed, as PyG's `GINConv` keeps it
-    /// by default (`train_eps=False`).
+    /// linear map's weight, then its bias when it has one, then GIN's `eps` when it is trained (PyG's
+    /// `train_eps=True`; by default it stays fixed, as PyG's `GINConv` keeps it).
     pub fn parameter_names(&self) -> Vec<String> {
         self.model
             .layers()
             .iter()
             .flat_map(|(prefix, layer)| {
-                layer.linears().into_iter().flat_map(move |named| {
-                    let join =
-                        |suffix: &str| if prefix.is_empty() { suffix.to_owned() } else { format!("{prefix}.{suffix}") };
-                    std::iter::once(join(&named.weight)).chain(named.linear.bias().map(|_| join(&named.bias)))
-                })
+                layer.parameters().into_iter().map(
+                    move |(name, _)| {
+                        if prefix.is_empty() {
+                            name
+                        } else {
+                            format!("{prefix}.{name}")
+                        }
+                    },
+                )
             })
             .collect()
     }
@@ -208,24 +208,9 @@ pub fn backward_aggregation_widths(model: &Model) -> Vec<usize> {
 }
 
 fn parameter_sizes(model: &Model) -> Vec<usize> {
-    model
-        .layers()
-        .iter()
-        .flat_map(|(_, layer)| layer.linears())
-        .flat_map(|named| {
-            let lin = named.linear;
-            std::iter::once(lin.in_features() * lin.out_features()).chain(lin.bias().map(<[f32]>::len))
-        })
-        .collect()
+    model.layers().iter().flat_map(|(_, layer)| layer.parameters()).map(|(_, values)| values.len()).collect()
 }
 
 fn parameters_mut(model: &mut Model) -> Vec<&mut [f32]> {
-    model
-        .layers_mut()
-        .flat_map(|layer| layer.linears_mut())
-        .flat_map(|lin| {
-            let (weight, bias) = lin.parameters_mut();
-            std::iter::once(weight).chain(bias)
-        })
-        .collect()
+    model.layers_mut().flat_map(|layer| layer.parameters_mut()).collect()
 }
