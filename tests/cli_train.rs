@@ -5,7 +5,7 @@
 mod common;
 
 use common::cli::{finite, line_after, pimgnn, table_rows, write_dataset, CLASSES, FEATURES, NODES};
-use pimgnn::gnn::{accuracy, Aggregator, Architecture, Backend, Dtype, EngineOptions, Model};
+use pimgnn::gnn::{accuracy, Aggregator, Architecture, Backend, Dtype, EngineOptions, Layer, Model};
 use pimgnn::io::npy;
 use pimgnn::train::{initial_model, OptimizerKind, Sgd, Targets, Trainer};
 
@@ -21,11 +21,15 @@ fn losses(stderr: &str) -> Vec<f32> {
 fn trains_saves_and_infers_with_the_saved_model() {
     let dir = tempfile::tempdir().unwrap();
     write_dataset(dir.path());
-    for arch in ["gcn", "sage"] {
+    for arch in ["gcn", "sage", "gin"] {
         let output_name = format!("{arch}.safetensors");
+        let history_name = format!("{arch}.csv");
         let mut args = [&["train"], &INPUTS[..]].concat();
         args.extend(["--test-mask", "test.npy", "--arch", arch, "--hidden", "8", "--epochs", "30", "--lr", "0.05"]);
-        args.extend(["--backend", "cpu", "--output", &output_name]);
+        args.extend(["--backend", "cpu", "--output", &output_name, "--history", &history_name]);
+        if arch == "gin" {
+            args.push("--train-eps");
+        }
         let trained = pimgnn(dir.path(), &args);
         assert!(trained.status.success(), "{arch}");
         let stdout = String::from_utf8_lossy(&trained.stdout);
@@ -35,11 +39,35 @@ fn trains_saves_and_infers_with_the_saved_model() {
         let losses = losses(&String::from_utf8_lossy(&trained.stderr));
         assert_eq!(losses.len(), 30, "{arch}: one log line per epoch");
         assert!(losses[29] < 0.8 * losses[0], "{arch}: the loss fell only from {} to {}", losses[0], losses[29]);
+        let history = std::fs::read_to_string(dir.path().join(&history_name)).unwrap();
+        let mut lines = history.lines();
+        assert_eq!(lines.next(), Some("epoch,loss,train,val,test"), "{arch}");
+        let rows: Vec<Vec<&str>> = lines.map(|line| line.split(',').collect()).collect();
+        assert_eq!(rows.len(), 30, "{arch}: one history line per epoch");
+        for (epoch, (row, logged)) in rows.iter().zip(&losses).enumerate() {
+            assert_eq!((row.len(), row[0], row[3]), (5, epoch.to_string().as_str(), ""), "{arch}: {row:?}");
+            let loss: f32 = row[1].parse().unwrap();
+            assert!((loss - logged).abs() <= 5e-7, "{arch} epoch {epoch}: history {loss}, log {logged}");
+            let (train, test): (f64, f64) = (row[2].parse().unwrap(), row[4].parse().unwrap());
+            assert!((0.0..=1.0).contains(&train) && (0.0..=1.0).contains(&test), "{arch}: {row:?}");
+        }
 
         let model = Model::load(&dir.path().join(&output_name)).unwrap();
         let names: Vec<String> = model.state_dict().into_keys().collect();
         let expected: &[&str] = match arch {
             "gcn" => &["conv1.bias", "conv1.lin.weight", "conv2.bias", "conv2.lin.weight"],
+            "gin" => &[
+                "conv1.eps",
+                "conv1.nn.0.bias",
+                "conv1.nn.0.weight",
+                "conv1.nn.2.bias",
+                "conv1.nn.2.weight",
+                "conv2.eps",
+                "conv2.nn.0.bias",
+                "conv2.nn.0.weight",
+                "conv2.nn.2.bias",
+                "conv2.nn.2.weight",
+            ],
             _ => &[
                 "conv1.lin_l.bias",
                 "conv1.lin_l.weight",
@@ -51,6 +79,12 @@ fn trains_saves_and_infers_with_the_saved_model() {
         };
         assert_eq!(names, expected, "{arch}");
         assert_eq!((model.in_features(), model.out_features()), (FEATURES, CLASSES as usize));
+        if arch == "gin" {
+            // Trained from 0, and saved as trained.
+            let eps = &model.state_dict()["conv1.eps"].data;
+            assert!(eps[0] != 0.0, "eps stayed {eps:?}");
+            assert!(matches!(&model.layers()[0].1, Layer::Gin(conv) if conv.train_eps()));
+        }
 
         let inferred = pimgnn(
             dir.path(),
@@ -154,6 +188,15 @@ fn an_output_path_that_cannot_be_written_is_refused_before_training() {
     let (stderr, stdout) = refused_training(&["--output", "missing/model.safetensors"]);
     assert!(stderr.contains("--output missing/model.safetensors: the directory missing does not exist"), "{stderr}");
     assert!(stdout.is_empty(), "trained before refusing");
+    let (stderr, stdout) = refused_training(&["--history", "missing/history.csv"]);
+    assert!(stderr.contains("--history missing/history.csv: the directory missing does not exist"), "{stderr}");
+    assert!(stdout.is_empty(), "trained before refusing");
+}
+
+#[test]
+fn train_eps_is_refused_for_a_model_without_eps() {
+    let (stderr, _) = refused_training(&["--arch", "sage", "--train-eps"]);
+    assert!(stderr.contains("--train-eps") && stderr.contains("a sage model has no eps to train"), "{stderr}");
 }
 
 #[test]

@@ -5,7 +5,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::NamedTensor;
-use pimgnn::gnn::{accuracy, inputs, Model};
+use pimgnn::gnn::{accuracy, inputs, Layer, Model};
 use pimgnn::{io, Dense};
 
 struct Scratch(tempfile::TempDir);
@@ -90,6 +90,54 @@ fn model_errors() {
         ("conv1.nn.0.bias".to_owned(), vec![2], vec![0.0; 2]),
     ];
     model_error(&gin, &[], "`conv1.eps`: missing");
+}
+
+/// A GIN layer as PyG's `Sequential(Linear(3, 2), ReLU, Linear(2, 2))` names it: `nn.0` and `nn.2`.
+fn gin_tensors() -> Vec<NamedTensor> {
+    vec![
+        ("conv1.eps".into(), vec![1], vec![0.5]),
+        ("conv1.nn.0.weight".into(), vec![2, 3], vec![0.5; 6]),
+        ("conv1.nn.0.bias".into(), vec![2], vec![0.0; 2]),
+        ("conv1.nn.2.weight".into(), vec![2, 2], vec![0.25; 4]),
+        ("conv1.nn.2.bias".into(), vec![2], vec![0.1; 2]),
+    ]
+}
+
+/// A GIN model keeps its MLP's `state_dict` names and whether it trains `eps` through a save and a load.
+#[test]
+fn a_gin_model_saves_as_it_was_loaded() {
+    let scratch = Scratch::new();
+    let path = scratch.path("gin.safetensors");
+    common::write_safetensors(&path, &gin_tensors(), &[("train_eps", "true")]);
+    let model = Model::load(&path).unwrap();
+    let Layer::Gin(conv) = &model.layers()[0].1 else { panic!("not a GIN layer") };
+    assert!(conv.train_eps());
+    let names: Vec<String> = model.state_dict().into_keys().collect();
+    let mut expected: Vec<String> = gin_tensors().into_iter().map(|(name, _, _)| name).collect();
+    expected.sort();
+    assert_eq!(names, expected);
+    let saved = scratch.path("saved.safetensors");
+    model.save(&saved, &[]).unwrap();
+    assert_eq!(Model::load(&saved).unwrap(), model);
+    assert!(!Model::load(&saved)
+        .unwrap()
+        .with_train_eps(&[false])
+        .unwrap()
+        .layers()
+        .iter()
+        .any(|(_, layer)| matches!(layer, Layer::Gin(conv) if conv.train_eps())));
+}
+
+#[test]
+fn train_eps_errors() {
+    model_error(&gin_tensors(), &[("train_eps", "yes")], "metadata train_eps=yes: `yes` is not true or false");
+    model_error(&gin_tensors(), &[("train_eps", "true,false")], "train_eps flags (one, or one per layer)");
+    model_error(&gcn_tensors(), &[("train_eps", "true")], "a gcn model has no eps to train");
+    let scratch = Scratch::new();
+    let path = scratch.path("gin.safetensors");
+    common::write_safetensors(&path, &gin_tensors(), &[]);
+    let no_flag = Model::load(&path).unwrap().with_train_eps(&[]);
+    assert!(matches!(&no_flag, Err(pimgnn::Error::Shape { .. })), "{no_flag:?}");
 }
 
 #[test]

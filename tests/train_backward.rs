@@ -5,9 +5,10 @@
 
 mod common;
 
-use pimgnn::gnn::{
-    Aggregator, Architecture, Backend, Dtype, EngineOptions, GcnConv, GinConv, Layer, Linear, Model, SageConv,
-};
+use std::collections::HashMap;
+
+use pimgnn::gnn::{Aggregator, Architecture, Backend, Dtype, EngineOptions, Model};
+use pimgnn::io::safetensors::TensorFile;
 use pimgnn::train::{cross_entropy, Adam, OptimizerKind, Targets, Trainer};
 use pimgnn::{compare, Coo, Csr, Dense, Error};
 use upmem::BackendKind;
@@ -40,42 +41,12 @@ fn model(architecture: Architecture, widths: &[usize], seed: u64) -> Model {
     common::random_model(architecture, widths, &mut common::rng(seed), shape)
 }
 
-/// `model` with parameter tensor `tensor` (in the trainer's order) changed at `index` by `delta`.
-fn perturbed(model: &Model, tensor: usize, index: usize, delta: f32) -> Model {
-    let mut seen = 0;
-    let mut change = |lin: &Linear| -> Linear {
-        let mut weight = lin.weight().clone();
-        let mut bias = lin.bias().map(<[f32]>::to_vec);
-        if seen == tensor {
-            weight.as_mut_slice()[index] += delta;
-        }
-        seen += 1;
-        if let Some(bias) = &mut bias {
-            if seen == tensor {
-                bias[index] += delta;
-            }
-            seen += 1;
-        }
-        Linear::new(weight, bias).unwrap()
-    };
-    let layers = model
-        .layers()
-        .iter()
-        .map(|(name, layer)| {
-            let layer = match layer {
-                Layer::Gcn(conv) => Layer::Gcn(GcnConv::new(change(conv.lin()))),
-                Layer::Sage(conv) => {
-                    let lin_l = change(conv.lin_l());
-                    Layer::Sage(SageConv::new(lin_l, change(conv.lin_r())).unwrap())
-                }
-                Layer::Gin(conv) => {
-                    Layer::Gin(GinConv::new(conv.eps(), conv.mlp().iter().map(&mut change).collect()).unwrap())
-                }
-            };
-            (name.clone(), layer)
-        })
-        .collect();
-    Model::new(model.architecture(), layers).unwrap()
+/// `model` with its `state_dict` tensor `name` changed at `index` by `delta`.
+fn perturbed(model: &Model, name: &str, index: usize, delta: f32) -> Model {
+    let mut tensors = model.state_dict();
+    tensors.get_mut(name).unwrap_or_else(|| panic!("no tensor {name}")).data[index] += delta;
+    let file = TensorFile { path: "perturbed".into(), metadata: HashMap::new(), tensors };
+    Model::from_tensors(&file).unwrap()
 }
 
 /// The loss of `model` by the inference path, in f64 from f32 logits.
@@ -97,20 +68,21 @@ fn targets(seed: u64) -> Targets {
 
 /// The parameter tensors of a model from [`model`] over `widths`, counted from PyG's layers: GCNConv has a
 /// weight and a bias, SAGEConv a weight and a bias for the neighbours and a weight (no bias) for the root, and
-/// GINConv a weight and a bias in each of its MLP's two maps.
-fn parameter_tensors(architecture: Architecture, widths: &[usize]) -> usize {
+/// GINConv a weight and a bias in each of its MLP's two maps, and `eps` when it is trained.
+fn parameter_tensors(architecture: Architecture, widths: &[usize], train_eps: bool) -> usize {
     let per_layer = match architecture {
         Architecture::Gcn => 2,
         Architecture::Sage => 3,
-        Architecture::Gin => 4,
+        Architecture::Gin => 4 + usize::from(train_eps),
     };
     per_layer * (widths.len() - 1)
 }
 
-fn gradients_match_finite_differences(architecture: Architecture, widths: &[usize], symmetric: bool) {
+fn gradients_match_finite_differences(architecture: Architecture, widths: &[usize], symmetric: bool, train_eps: bool) {
     let seed = widths.iter().sum::<usize>() as u64 + u64::from(symmetric);
     let graph = graph(seed, symmetric);
     let model = model(architecture, widths, seed + 1);
+    let model = if train_eps { model.with_train_eps(&[true]).unwrap() } else { model };
     let features =
         Dense::from_vec(NODES, widths[0], common::uniform(&mut common::rng(seed + 2), NODES * widths[0])).unwrap();
     let targets = targets(seed + 3);
@@ -127,22 +99,17 @@ fn gradients_match_finite_differences(architecture: Architecture, widths: &[usiz
     // one-sided differences (and elsewhere, all three agree).
     let step = 1e-3f32;
     let names = trainer.parameter_names();
-    let tensors = parameter_tensors(architecture, widths);
+    let tensors = parameter_tensors(architecture, widths, train_eps);
     assert_eq!((names.len(), pass.gradients.len()), (tensors, tensors), "{architecture} {widths:?}: {names:?}");
-    // In the trainer's order, as `perturbed` walks them: each map's weight, then its bias.
-    let sizes: Vec<usize> = model
-        .layers()
-        .iter()
-        .flat_map(|(_, layer)| layer.linears())
-        .flat_map(|named| [Some(named.linear.weight().as_slice().len()), named.linear.bias().map(<[f32]>::len)])
-        .flatten()
-        .collect();
+    // In the trainer's order: each map's weight, then its bias, then a trained eps; each named as in the state_dict.
+    let state_dict = model.state_dict();
+    let sizes: Vec<usize> = names.iter().map(|name| state_dict[name].data.len()).collect();
     assert_eq!(pass.gradients.iter().map(Vec::len).collect::<Vec<_>>(), sizes, "{architecture} {widths:?}");
     let at_init = loss(&model, &graph, &features, &targets);
     for (tensor, gradient) in pass.gradients.iter().enumerate() {
         for (index, &analytic) in gradient.iter().enumerate() {
-            let up = loss(&perturbed(&model, tensor, index, step), &graph, &features, &targets);
-            let down = loss(&perturbed(&model, tensor, index, -step), &graph, &features, &targets);
+            let up = loss(&perturbed(&model, &names[tensor], index, step), &graph, &features, &targets);
+            let down = loss(&perturbed(&model, &names[tensor], index, -step), &graph, &features, &targets);
             let step = f64::from(step);
             let differences = [(up - down) / (2.0 * step), (up - at_init) / step, (at_init - down) / step];
             let analytic = f64::from(analytic);
@@ -160,21 +127,30 @@ fn gradients_match_finite_differences(architecture: Architecture, widths: &[usiz
 fn gcn_backward_matches_finite_differences() {
     // 6 -> 4 transforms first, 4 -> 7 aggregates first (its input gradient goes through M^T), 7 -> 3 first again.
     for symmetric in [false, true] {
-        gradients_match_finite_differences(Architecture::Gcn, &[6, 4, 7, CLASSES], symmetric);
+        gradients_match_finite_differences(Architecture::Gcn, &[6, 4, 7, CLASSES], symmetric, false);
     }
 }
 
 #[test]
 fn sage_backward_matches_finite_differences() {
     for symmetric in [false, true] {
-        gradients_match_finite_differences(Architecture::Sage, &[2, 4, CLASSES], symmetric);
+        gradients_match_finite_differences(Architecture::Sage, &[2, 4, CLASSES], symmetric, false);
     }
 }
 
 #[test]
 fn gin_backward_matches_finite_differences() {
     for symmetric in [false, true] {
-        gradients_match_finite_differences(Architecture::Gin, &[4, 6, CLASSES], symmetric);
+        gradients_match_finite_differences(Architecture::Gin, &[4, 6, CLASSES], symmetric, false);
+    }
+}
+
+/// GIN with `eps` trained: its gradient in both aggregation orders (the MLPs' inner width is 5, so conv1's first
+/// map, 4 -> 5, aggregates first and conv2's, 8 -> 5, transforms first).
+#[test]
+fn gin_backward_with_trained_eps_matches_finite_differences() {
+    for symmetric in [false, true] {
+        gradients_match_finite_differences(Architecture::Gin, &[4, 8, CLASSES], symmetric, true);
     }
 }
 
@@ -229,7 +205,7 @@ fn gradients_on_the_simulator_equal_the_cpus() {
             trainer.pass().unwrap().gradients
         };
         let (cpu, simulated) = (gradients(Backend::Cpu), gradients(Backend::Pim(BackendKind::Simulator)));
-        let tensors = parameter_tensors(architecture, &widths);
+        let tensors = parameter_tensors(architecture, &widths, false);
         assert_eq!((cpu.len(), simulated.len()), (tensors, tensors), "{architecture}: gradient tensors");
         for (tensor, (cpu, simulated)) in cpu.iter().zip(&simulated).enumerate() {
             let what = format!("{architecture} gradient tensor {tensor}, simulator against CPU");

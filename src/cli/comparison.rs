@@ -1,5 +1,6 @@
 //! The side-by-side table of the benchmarks: each path's median wall and CPU time against pimgnn's CPU backend,
-//! and its predicted time on PIM hardware when it is modelled.
+//! and its predicted time on PIM hardware when it is modelled, in milliseconds (an epoch on a small graph takes
+//! less than one).
 
 use std::fmt;
 use std::time::Duration;
@@ -32,10 +33,10 @@ impl Comparison {
     pub fn new(per: &str, cpu_backend: &Times) -> Self {
         let table = table::with_header([
             "path".to_owned(),
-            format!("wall{per} (s)"),
-            format!("CPU time{per} (s)"),
+            format!("wall{per} (ms)"),
+            format!("CPU time{per} (ms)"),
             "wall against pimgnn CPU".to_owned(),
-            format!("predicted on PIM hardware{per} (s)"),
+            format!("predicted on PIM hardware{per} (ms)"),
         ]);
         let mut comparison = Comparison { table, baseline_wall: cpu_backend.wall };
         comparison.add("pimgnn, CPU backend", cpu_backend);
@@ -46,10 +47,10 @@ impl Comparison {
     pub fn add(&mut self, path: &str, times: &Times) {
         self.table.add_row([
             path.to_owned(),
-            format!("{:.3}", times.wall),
-            format!("{:.3}", times.cpu),
+            format!("{:.3}", times.wall * 1e3),
+            format!("{:.3}", times.cpu * 1e3),
             format!("{:.2}x", times.wall / self.baseline_wall),
-            times.predicted.map_or_else(|| "-".to_owned(), |p| format!("{:.3}", p.as_secs_f64())),
+            times.predicted.map_or_else(|| "-".to_owned(), |p| format!("{:.3}", p.as_secs_f64() * 1e3)),
         ]);
     }
 

@@ -181,6 +181,14 @@ pub(crate) fn forward(layer: &Layer, x: &Dense<f32>, propagator: &mut Propagator
     Ok((y, LayerCache { first, hidden }))
 }
 
+/// What a layer's backward pass gives.
+pub(crate) struct LayerGradients {
+    /// The gradients of its parameters, in [`Layer::parameters`] order.
+    pub(crate) parameters: Vec<Vec<f32>>,
+    /// Its input's, when asked for.
+    pub(crate) input: Option<Dense<f32>>,
+}
+
 /// The gradients of the layer's parameters (in [`Layer::parameters`] order) from its output's gradient `dy`,
 /// and its input's gradient when `input_gradient`. `x` is the input [`forward`] was given, `cache` what it kept.
 pub(crate) fn backward(
@@ -190,7 +198,7 @@ pub(crate) fn backward(
     dy: Dense<f32>,
     input_gradient: bool,
     propagator: &mut Propagator,
-) -> Result<(Vec<Vec<f32>>, Option<Dense<f32>>)> {
+) -> Result<LayerGradients> {
     let (lin, self_weight) = (layer.first_linear(), SelfWeight::of(layer));
     let (linears, self_weight_gradient, dx) = match layer {
         Layer::Gcn(_) => {
@@ -232,5 +240,5 @@ pub(crate) fn backward(
         .flat_map(|LinearGradient { weight, bias }| std::iter::once(weight.into_vec()).chain(bias))
         .chain(self_weight_gradient.map(|gradient| vec![gradient]))
         .collect();
-    Ok((tensors, dx))
+    Ok(LayerGradients { parameters: tensors, input: dx })
 }

@@ -107,10 +107,10 @@ impl Trainer {
         let mut gradients: Vec<Vec<Vec<f32>>> = Vec::with_capacity(layers.len());
         for (at, ((_, layer), cache)) in layers.iter().zip(caches).enumerate().rev() {
             let input = if at == 0 { &self.features } else { &outputs[at - 1] };
-            let (layer_gradients, dx) = backprop::backward(layer, cache, input, dy, at > 0, &mut self.propagator)?;
-            gradients.push(layer_gradients);
+            let layer_gradients = backprop::backward(layer, cache, input, dy, at > 0, &mut self.propagator)?;
+            gradients.push(layer_gradients.parameters);
             // Only the first layer gives no input gradient, and it is the last one visited.
-            let Some(mut dx) = dx else { break };
+            let Some(mut dx) = layer_gradients.input else { break };
             self.propagator.dense(|| relu_backward(&mut dx, input))?;
             dy = dx;
         }

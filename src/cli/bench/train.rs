@@ -1,4 +1,4 @@
-//! `pimgnn bench train`: seconds per full-batch training epoch on the CPU backend, on the simulator (with the
+//! `pimgnn bench train`: milliseconds per full-batch training epoch on the CPU backend, on the simulator (with the
 //! predicted hardware time), and PyTorch Geometric's own epoch in the same run when `python3` has
 //! `torch_geometric`; with the predicted effect of GNNear's optimisations (hub splitting, partitions balanced
 //! by edges, the graph resident for the whole run).
