@@ -286,3 +286,24 @@ fn bench_spmm_runs_each_width_under_each_schedule_and_matches_the_cpu() {
         assert_eq!(rows[1][12], "-", "the fast schedule models no cycles");
     }
 }
+
+#[test]
+fn bench_quantize_times_every_conversion_against_a_parallel_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let stdout = succeeds(dir.path(), &["bench", "quantize", "--values", "100000", "--repeats", "1"]);
+    assert!(stdout.starts_with("100000 f32 values (0.4 MB)"), "{stdout}");
+    let copy = table_rows(&stdout, "parallel memcpy (f32 to f32)");
+    assert_eq!(copy.len(), 1, "{stdout}");
+    assert_eq!(copy[0][3], "1.00x");
+    for conversion in
+        ["largest |x| (scan)", "round to i32", "round to i16", "round to i8", "back to f32, in place (from i32 sums)"]
+    {
+        let rows = table_rows(&stdout, conversion);
+        assert_eq!(rows.len(), 1, "no `{conversion}` row in\n{stdout}");
+        assert!(finite(rows[0][1]) >= 0.0 && finite(rows[0][2]) > 0.0, "{:?}", rows[0]);
+        assert!(rows[0][3].ends_with('x'), "{:?}", rows[0]);
+    }
+    let refused = pimgnn(dir.path(), &["bench", "quantize", "--values", "0"]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--values must be at least 1"));
+}

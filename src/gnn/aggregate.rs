@@ -11,12 +11,11 @@
 
 use std::time::Instant;
 
-use rayon::prelude::*;
-
+use super::quantize::{dequantize, largest_magnitude, quantize, quantize_into, Quantized};
 use crate::error::{Error, Result};
 use crate::pim::auto::Decision;
 use crate::pim::placement::{spmm_engine, Backend, EngineOptions};
-use crate::pim::{LoadBalance, PimElement};
+use crate::pim::LoadBalance;
 use crate::sparse::{Csr, Dense, Element};
 use crate::spmm::{Phase, RowStep, SpmmEngine, StreamedStage};
 
@@ -42,35 +41,6 @@ pub enum Dtype {
     /// Quantized to 8-bit integers.
     I8,
 }
-
-/// An integer element type aggregation can be quantized to.
-trait Quantized: PimElement + Element<Acc = i32> {
-    /// The largest magnitude used (symmetric range `-MAX..=MAX`).
-    const MAX: f64;
-    /// `value` rounded and saturated to the type.
-    fn round_from(value: f32) -> Self;
-    /// The value as an `i32`.
-    fn widen(self) -> i32;
-}
-
-macro_rules! quantized {
-    ($ty:ty) => {
-        impl Quantized for $ty {
-            const MAX: f64 = <$ty>::MAX as f64;
-            #[inline]
-            fn round_from(value: f32) -> Self {
-                value.round() as $ty
-            }
-            #[inline]
-            fn widen(self) -> i32 {
-                self as i32
-            }
-        }
-    };
-}
-quantized!(i32);
-quantized!(i16);
-quantized!(i8);
 
 /// The scales of quantized aggregation ([`Aggregator::quantization`]): the matrix is held as
 /// `M_q = round(M * matrix_scale)`, and each call's features `X` go in as `X_q = round(X * s_x)`, `s_x` their
@@ -104,6 +74,9 @@ impl Quantization {
 struct QuantizedEngine<T: Element> {
     engine: Box<dyn SpmmEngine<T>>,
     scales: Quantization,
+    /// The last call's quantized features, whose memory the next call of the same shape reuses (a new buffer
+    /// costs its page faults, as much as quantizing into it).
+    levels: Option<Dense<T>>,
 }
 
 impl<T: Quantized> QuantizedEngine<T> {
@@ -132,21 +105,24 @@ impl<T: Quantized> QuantizedEngine<T> {
         let plan = format!("{}; features quantized to +-{feature_range}, matrix scale {matrix_scale:.4e}", engine.plan);
         let described = Described { backend: engine.backend, plan, balance: engine.balance, decision: engine.decision };
         let scales = Quantization { matrix_scale, feature_range };
-        Ok((QuantizedEngine { engine: engine.spmm, scales }, described))
+        Ok((QuantizedEngine { engine: engine.spmm, scales, levels: None }, described))
     }
 
     /// `X` quantized, and the factor that takes `M_q X_q` back to `M X`.
-    fn quantize(&self, x: &Dense<f32>, phases: &mut Vec<Phase>) -> Result<(Dense<T>, f32)> {
+    fn quantize(&mut self, x: &Dense<f32>, phases: &mut Vec<Phase>) -> Result<(Dense<T>, f32)> {
         let started = Instant::now();
-        if let Some(index) = x.as_slice().par_iter().position_first(|v| !v.is_finite()) {
+        let largest = largest_magnitude(x.as_slice()).map_err(|index| {
             let what = format!("feature to quantize to {} (row-major)", T::NAME);
-            return Err(Error::NotFinite { what, index, value: x.as_slice()[index] });
-        }
-        // Every value is finite, so `f32::max` sees no NaN to skip.
-        let largest = x.as_slice().par_iter().fold(|| 0.0f32, |m, v| m.max(v.abs())).reduce(|| 0.0, f32::max);
+            Error::NotFinite { what, index, value: x.as_slice()[index] }
+        })?;
         let feature_scale = self.scales.feature_scale(largest);
-        let quantized: Vec<T> = x.as_slice().par_iter().map(|&v| T::round_from(v * feature_scale)).collect();
-        let quantized = Dense::from_vec(x.rows(), x.cols(), quantized)?;
+        let quantized = match self.levels.take() {
+            Some(mut levels) if (levels.rows(), levels.cols()) == (x.rows(), x.cols()) => {
+                quantize_into(x.as_slice(), feature_scale, levels.as_mut_slice());
+                levels
+            }
+            _ => Dense::from_vec(x.rows(), x.cols(), quantize::<T>(x.as_slice(), feature_scale))?,
+        };
         phases.push(Phase { name: "quantize".into(), wall: started.elapsed(), predicted: None });
         Ok((quantized, 1.0 / (self.scales.matrix_scale * feature_scale)))
     }
@@ -154,11 +130,12 @@ impl<T: Quantized> QuantizedEngine<T> {
     fn aggregate(&mut self, x: &Dense<f32>, phases: &mut Vec<Phase>) -> Result<Dense<f32>> {
         let (quantized, unscale) = self.quantize(x, phases)?;
         let y = self.engine.spmm(&quantized)?;
+        self.levels = Some(quantized);
         phases.extend_from_slice(self.engine.last_phases());
 
         let started = Instant::now();
-        let values = y.as_slice().par_iter().map(|&v| v as f32 * unscale).collect();
-        let y = Dense::from_vec(y.rows(), y.cols(), values)?;
+        let (rows, cols) = (y.rows(), y.cols());
+        let y = Dense::from_vec(rows, cols, dequantize(y.into_vec(), unscale))?;
         phases.push(Phase { name: "dequantize".into(), wall: started.elapsed(), predicted: None });
         Ok(y)
     }
@@ -177,6 +154,7 @@ impl<T: Quantized> QuantizedEngine<T> {
             step(rows, &mut values, outs)
         };
         let stage = self.engine.spmm_streamed(&quantized, outs, &dequantized_step)?;
+        self.levels = Some(quantized);
         phases.extend_from_slice(self.engine.last_phases());
         Ok(stage)
     }

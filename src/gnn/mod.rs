@@ -22,6 +22,7 @@ pub mod inputs;
 mod layer;
 mod model;
 mod norm;
+pub mod quantize;
 mod state_dict;
 
 pub use crate::pim::auto::{Decision, Pick};

@@ -3,6 +3,7 @@
 
 mod cpu_spmm;
 mod infer;
+mod quantize;
 mod spmm;
 mod train;
 mod transfers;
@@ -26,6 +27,9 @@ pub enum BenchCommand {
     Transfers(transfers::BenchTransfersArgs),
     /// The CPU SpMM kernels against torch.sparse.mm (CSR) and scipy on the default R-MAT graph, interleaved.
     CpuSpmm(cpu_spmm::BenchCpuSpmmArgs),
+    /// Quantized aggregation's host conversions (largest |x|, rounding to i32/i16/i8, back to f32) against a
+    /// parallel memcpy of the same values.
+    Quantize(quantize::BenchQuantizeArgs),
 }
 
 /// Runs the benchmark `command`.
@@ -36,5 +40,6 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Train(args) => train::run(&args),
         BenchCommand::CpuSpmm(args) => cpu_spmm::run(&args),
         BenchCommand::Transfers(args) => transfers::run(&args),
+        BenchCommand::Quantize(args) => quantize::run(&args),
     }
 }

@@ -1,0 +1,201 @@
+//! Features to integer levels and back at memory speed: the host's part of quantized aggregation.
+//!
+//! Each conversion is one parallel pass over the values. [`largest_magnitude`] finds `max |x|` from the values'
+//! bits (an integer maximum, which also finds any NaN or infinity: their exponent bits are all ones), and
+//! [`quantize`] rounds `x * scale` half away from zero, as `f32::round`, without calling it: on an x86-64
+//! target without SSE4.1 (Rust's default) `round` is a library call per value, and Rust's saturating `as`
+//! conversion does not vectorise either; clamping first makes the truncation one vector instruction.
+
+use rayon::prelude::*;
+
+use crate::pim::PimElement;
+use crate::sparse::Element;
+
+/// Values per task of the parallel passes: large enough that scheduling costs nothing next to the pass, small
+/// enough to spread a layer's features over every core.
+const CHUNK: usize = 1 << 16;
+
+/// Values rounded to `i32` levels at a time before they are narrowed: a buffer that stays in L1.
+const BLOCK: usize = 64;
+
+/// An integer type features are quantized to: `i32`, `i16` or `i8`, each accumulating in `i32`.
+pub trait Quantized: PimElement + Element<Acc = i32> + sealed::Sealed {
+    /// The largest magnitude used (symmetric range `-MAX..=MAX`).
+    const MAX: f64;
+    /// The lowest level, as an `f32` (exact).
+    const LOW: f32;
+    /// The highest level an `f32` holds: the type's maximum, or for `i32` 2,147,483,520, the largest `f32`
+    /// inside it.
+    const HIGH: f32;
+    /// A level in `LOW..=HIGH`, as the type.
+    fn narrow(level: i32) -> Self;
+    /// The value as an `i32`.
+    fn widen(self) -> i32;
+
+    /// `value` rounded half away from zero (as `f32::round`) and saturated to `LOW..=HIGH`; a NaN becomes
+    /// `LOW`, so callers check for NaN first, as [`largest_magnitude`] does.
+    #[inline]
+    fn round_from(value: f32) -> Self {
+        Self::narrow(clamp_and_round(value, Self::LOW, Self::HIGH))
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// The largest `f32` not above `max`: `max` itself for `i8` and `i16`, and 2,147,483,520 for `i32`, whose
+/// maximum rounds up to 2^31 as an `f32`.
+const fn highest_below(max: i64) -> f32 {
+    let nearest = max as f32;
+    if nearest as i64 > max {
+        f32::from_bits(nearest.to_bits() - 1)
+    } else {
+        nearest
+    }
+}
+
+/// `value` clamped to `low..=high` (a NaN to `low`) and rounded half away from zero, exactly as `f32::round`:
+/// the truncation `t` is exact, and so is `value - t` (below 2^23 both lie within one unit of each other; from
+/// 2^23 on every `f32` is an integer and the difference is 0). `low..=high` must lie within `i32`.
+#[inline]
+fn clamp_and_round(value: f32, low: f32, high: f32) -> i32 {
+    // `max` takes a NaN to `low`, so `clamped` is finite and inside `low..=high`.
+    let clamped = value.max(low).min(high);
+    // SAFETY: `clamped` is finite and within `low..=high`, which lie within `i32` (see the callers), so its
+    // truncation is representable, as `to_int_unchecked` requires.
+    let truncated: i32 = unsafe { clamped.to_int_unchecked() };
+    let fraction = clamped - truncated as f32;
+    truncated + i32::from(fraction >= 0.5) - i32::from(fraction <= -0.5)
+}
+
+macro_rules! quantized {
+    ($ty:ty) => {
+        impl sealed::Sealed for $ty {}
+
+        impl Quantized for $ty {
+            const MAX: f64 = <$ty>::MAX as f64;
+            // Both ends are exact `f32`s inside the type, and so inside `i32`, as `clamp_and_round` needs.
+            const LOW: f32 = <$ty>::MIN as f32;
+            const HIGH: f32 = highest_below(<$ty>::MAX as i64);
+            #[inline]
+            fn narrow(level: i32) -> Self {
+                level as $ty
+            }
+            #[inline]
+            fn widen(self) -> i32 {
+                self as i32
+            }
+        }
+    };
+}
+quantized!(i32);
+quantized!(i16);
+quantized!(i8);
+
+/// The largest `|v|` of `values` (0 when empty), or the index of the first value that is a NaN or an infinity.
+pub fn largest_magnitude(values: &[f32]) -> Result<f32, usize> {
+    const NOT_FINITE: u32 = 0x7f80_0000;
+    let largest_bits = values
+        .par_chunks(CHUNK)
+        .map(|chunk| chunk.iter().fold(0u32, |largest, v| largest.max(v.to_bits() & 0x7fff_ffff)))
+        .max()
+        .unwrap_or(0);
+    if largest_bits >= NOT_FINITE {
+        // Rare: find the first one, for the error.
+        return Err(values.par_iter().position_first(|v| !v.is_finite()).unwrap_or(0));
+    }
+    Ok(f32::from_bits(largest_bits))
+}
+
+/// `round(v * scale)` of every value, saturated to `T`.
+pub fn quantize<T: Quantized>(values: &[f32], scale: f32) -> Vec<T> {
+    let mut out = vec![T::default(); values.len()];
+    quantize_into(values, scale, &mut out);
+    out
+}
+
+/// [`quantize`] into `out`, which must be as long as `values` (a shorter one takes the first values only).
+pub fn quantize_into<T: Quantized>(values: &[f32], scale: f32, out: &mut [T]) {
+    out.par_chunks_mut(CHUNK).zip(values.par_chunks(CHUNK)).for_each(|(out, values)| {
+        // Rounding to i32 levels and narrowing them are two loops that vectorise on their own; as one loop,
+        // narrowing to i8 or i16 keeps the rounding from vectorising as well.
+        for (out, values) in out.chunks_mut(BLOCK).zip(values.chunks(BLOCK)) {
+            let mut levels = [0i32; BLOCK];
+            for (level, &value) in levels.iter_mut().zip(values) {
+                *level = clamp_and_round(value * scale, T::LOW, T::HIGH);
+            }
+            for (out, &level) in out.iter_mut().zip(&levels) {
+                *out = T::narrow(level);
+            }
+        }
+    });
+}
+
+/// `v * unscale` of every accumulated value, in place: levels back to features, in the same memory (a new
+/// buffer would cost its page faults, more than the conversion).
+pub fn dequantize(sums: Vec<i32>, unscale: f32) -> Vec<f32> {
+    let mut values: Vec<f32> = bytemuck::allocation::cast_vec(sums);
+    values.par_chunks_mut(CHUNK).for_each(|values| {
+        for value in values {
+            // The slot still holds the sum's bits.
+            *value = value.to_bits() as i32 as f32 * unscale;
+        }
+    });
+    values
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rounding is `f32::round`'s on every `f32` of chosen ranges (each whole) and on every 4,099th bit
+    /// pattern of all of them, NaNs aside, saturated as documented; a NaN becomes the type's minimum.
+    #[test]
+    fn rounding_is_f32_rounds_everywhere() {
+        let check = |bits: u32| {
+            let value = f32::from_bits(bits);
+            if value.is_nan() {
+                return;
+            }
+            if value.abs() <= 2_147_483_520.0 {
+                assert_eq!(i32::round_from(value), value.round() as i32, "{value:e} ({bits:#x})");
+            } else {
+                assert_eq!(i32::round_from(value), if value > 0.0 { 2_147_483_520 } else { i32::MIN }, "{value:e}");
+            }
+            assert_eq!(i8::round_from(value), value.round() as i8, "{value:e} as i8");
+            assert_eq!(i16::round_from(value), value.round() as i16, "{value:e} as i16");
+        };
+        // Around 0, the halves up to 2^24 (where f32 stops holding fractions) and the ends of i32.
+        for around in [0.0f32, 0.5, 1.5, 127.5, 128.5, 32767.5, 8_388_607.5, 16_777_216.0, 2_147_483_648.0] {
+            for value in [around, -around] {
+                let bits = value.to_bits();
+                (bits.saturating_sub(4096)..=bits.saturating_add(4096)).for_each(check);
+            }
+        }
+        (0..=u32::MAX).step_by(4099).for_each(check);
+        assert_eq!((i8::round_from(f32::NAN), i16::round_from(-f32::NAN)), (i8::MIN, i16::MIN));
+        assert_eq!(i32::round_from(f32::NAN), i32::MIN);
+    }
+
+    #[test]
+    fn the_largest_magnitude_or_the_first_value_that_is_not_finite() {
+        let mut values: Vec<f32> = (0..200_000).map(|i| (i as f32 * 0.37).sin() * 3.0).collect();
+        values[150_001] = -7.25;
+        assert_eq!(largest_magnitude(&values), Ok(7.25));
+        assert_eq!(largest_magnitude(&[]), Ok(0.0));
+        values[199_999] = f32::INFINITY;
+        values[70_000] = f32::NAN;
+        assert_eq!(largest_magnitude(&values), Err(70_000));
+    }
+
+    #[test]
+    fn quantize_and_dequantize_every_value() {
+        let values: Vec<f32> = (0..300_000).map(|i| ((i as f32) * 0.013).cos()).collect();
+        let levels: Vec<i8> = quantize(&values, 127.0);
+        assert!(levels.iter().zip(&values).all(|(&level, &value)| level == (value * 127.0).round() as i8));
+        let widened: Vec<i32> = levels.iter().map(|&level| level.widen()).collect();
+        let back = dequantize(widened, 1.0 / 127.0);
+        assert!(back.iter().zip(&values).all(|(b, v)| (b - v).abs() <= 0.5 / 127.0 + 1e-6));
+    }
+}
