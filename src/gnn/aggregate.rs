@@ -11,7 +11,7 @@
 
 use std::time::Instant;
 
-use super::quantize::{dequantize, largest_magnitude, quantize, quantize_into, Quantized};
+use super::quantize::{dequantize, quantize, quantize_into, quantize_matrix, Quantization, Quantized, QuantizedMatrix};
 use crate::error::{Error, Result};
 use crate::pim::auto::Decision;
 use crate::pim::placement::{spmm_engine, Backend, EngineOptions};
@@ -42,34 +42,6 @@ pub enum Dtype {
     I8,
 }
 
-/// The scales of quantized aggregation ([`Aggregator::quantization`]): the matrix is held as
-/// `M_q = round(M * matrix_scale)`, and each call's features `X` go in as `X_q = round(X * s_x)`, `s_x` their
-/// [`Quantization::feature_scale`]; the result is `(M_q X_q) / (matrix_scale * s_x)`.
-///
-/// Each rounding moves a value by at most half a level, so an aggregated value differs from the exact
-/// `y_i = sum_j m_ij x_j` by at most `sum_j (|m_ij| / (2 s_x) + |x_j| / (2 matrix_scale) + 1 / (4 matrix_scale
-/// s_x))` over the row's nonzeros, plus the rounding of the `f32` arithmetic around it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Quantization {
-    /// What the matrix's values are multiplied by before rounding.
-    pub matrix_scale: f32,
-    /// The level the largest `|x|` of a call is quantized to: the most that keeps every sum inside `i32`, within
-    /// the type's range.
-    pub feature_range: f32,
-}
-
-impl Quantization {
-    /// What features whose largest magnitude is `largest` are multiplied by before rounding (1 when they are all
-    /// zero).
-    pub fn feature_scale(&self, largest: f32) -> f32 {
-        if largest > 0.0 {
-            self.feature_range / largest
-        } else {
-            1.0
-        }
-    }
-}
-
 /// A quantized engine with the scales that keep its sums inside `i32`.
 struct QuantizedEngine<T: Element> {
     engine: Box<dyn SpmmEngine<T>>,
@@ -81,41 +53,20 @@ struct QuantizedEngine<T: Element> {
 
 impl<T: Quantized> QuantizedEngine<T> {
     fn new(matrix: &Csr<f32>, options: &EngineOptions) -> Result<(Self, Described)> {
-        if let Some(index) = matrix.values().iter().position(|v| !v.is_finite()) {
-            let what = format!("aggregation matrix value (nonzero) to quantize to {}", T::NAME);
-            return Err(Error::NotFinite { what, index, value: matrix.values()[index] });
-        }
-        let largest = matrix.values().iter().fold(0.0f32, |m, v| m.max(v.abs()));
-        let row_l1 = |values: &dyn Fn(usize) -> f64| {
-            (0..matrix.nrows())
-                .map(|r| (matrix.row_ptr()[r] as usize..matrix.row_ptr()[r + 1] as usize).map(values).sum::<f64>())
-                .fold(0.0, f64::max)
-        };
-        // Split i32's range between M and X: M gets sqrt(i32::MAX / (row L1 in units of the largest entry)).
-        let relative_l1 =
-            if largest > 0.0 { row_l1(&|at| f64::from(matrix.values()[at].abs() / largest)) } else { 1.0 };
-        let matrix_range = T::MAX.min((f64::from(i32::MAX) / relative_l1.max(1.0)).sqrt().floor()).max(1.0);
-        let matrix_scale = if largest > 0.0 { (matrix_range / f64::from(largest)) as f32 } else { 1.0 };
-        let values: Vec<T> = matrix.values().iter().map(|&v| T::round_from(v * matrix_scale)).collect();
-        let quantized_l1 = row_l1(&|at| f64::from(values[at].widen().unsigned_abs()));
-        let feature_range = T::MAX.min((f64::from(i32::MAX) / quantized_l1.max(1.0)).floor()).max(1.0) as f32;
-        let quantized =
-            Csr::new(matrix.nrows(), matrix.ncols(), matrix.row_ptr().to_vec(), matrix.col_idx().to_vec(), values)?;
+        let QuantizedMatrix { matrix: quantized, scales } = quantize_matrix::<T>(matrix)?;
         let engine = spmm_engine(quantized, options)?;
-        let plan = format!("{}; features quantized to +-{feature_range}, matrix scale {matrix_scale:.4e}", engine.plan);
+        let plan = format!(
+            "{}; features quantized to +-{}, matrix scale {:.4e}",
+            engine.plan, scales.feature_range, scales.matrix_scale
+        );
         let described = Described { backend: engine.backend, plan, balance: engine.balance, decision: engine.decision };
-        let scales = Quantization { matrix_scale, feature_range };
         Ok((QuantizedEngine { engine: engine.spmm, scales, levels: None }, described))
     }
 
     /// `X` quantized, and the factor that takes `M_q X_q` back to `M X`.
     fn quantize(&mut self, x: &Dense<f32>, phases: &mut Vec<Phase>) -> Result<(Dense<T>, f32)> {
         let started = Instant::now();
-        let largest = largest_magnitude(x.as_slice()).map_err(|index| {
-            let what = format!("feature to quantize to {} (row-major)", T::NAME);
-            Error::NotFinite { what, index, value: x.as_slice()[index] }
-        })?;
-        let feature_scale = self.scales.feature_scale(largest);
+        let feature_scale = self.scales.feature_scale_of::<T>(x.as_slice())?;
         let quantized = match self.levels.take() {
             Some(mut levels) if (levels.rows(), levels.cols()) == (x.rows(), x.cols()) => {
                 quantize_into(x.as_slice(), feature_scale, levels.as_mut_slice());

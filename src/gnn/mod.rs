@@ -29,12 +29,13 @@ pub use crate::pim::auto::{Decision, Pick};
 pub use crate::pim::placement::{
     spmm_engine, Backend, Engine, EngineOptions, DEFAULT_DPUS, DEFAULT_PLAN_WIDTH, DEFAULT_TASKLETS,
 };
-pub use aggregate::{Aggregator, Dtype, Quantization};
+pub use aggregate::{Aggregator, Dtype};
 pub use dense::Linear;
 pub use layer::{GcnConv, GinConv, Layer, NamedLinear, Order, Overlap, SageConv};
 pub(crate) use model::check_weights_fit;
 pub use model::{Architecture, Inference, LayerReport, Model, TRAIN_EPS_METADATA};
 pub use norm::Aggregation;
+pub use quantize::Quantization;
 
 use crate::error::{Error, Result};
 use crate::sparse::Dense;

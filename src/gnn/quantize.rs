@@ -1,4 +1,5 @@
-//! Features to integer levels and back at memory speed: the host's part of quantized aggregation.
+//! Quantized aggregation's host side: the scales ([`Quantization`], chosen by [`quantize_matrix`]) and the
+//! conversions of features to integer levels and back, at memory speed.
 //!
 //! Each conversion is one parallel pass over the values. [`largest_magnitude`] finds `max |x|` from the values'
 //! bits (an integer maximum, which also finds any NaN or infinity: their exponent bits are all ones), and
@@ -8,8 +9,82 @@
 
 use rayon::prelude::*;
 
+use crate::error::{Error, Result};
 use crate::pim::PimElement;
-use crate::sparse::Element;
+use crate::sparse::{Csr, Element};
+
+/// The scales of quantized aggregation ([`Aggregator::quantization`](super::Aggregator::quantization)): the matrix is held as
+/// `M_q = round(M * matrix_scale)`, and each call's features `X` go in as `X_q = round(X * s_x)`, `s_x` their
+/// [`Quantization::feature_scale`]; the result is `(M_q X_q) / (matrix_scale * s_x)`.
+///
+/// Each rounding moves a value by at most half a level, so an aggregated value differs from the exact
+/// `y_i = sum_j m_ij x_j` by at most `sum_j (|m_ij| / (2 s_x) + |x_j| / (2 matrix_scale) + 1 / (4 matrix_scale
+/// s_x))` over the row's nonzeros, plus the rounding of the `f32` arithmetic around it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Quantization {
+    /// What the matrix's values are multiplied by before rounding.
+    pub matrix_scale: f32,
+    /// The level the largest `|x|` of a call is quantized to: the most that keeps every sum inside `i32`, within
+    /// the type's range.
+    pub feature_range: f32,
+}
+
+impl Quantization {
+    /// What features whose largest magnitude is `largest` are multiplied by before rounding (1 when they are all
+    /// zero).
+    pub fn feature_scale(&self, largest: f32) -> f32 {
+        if largest > 0.0 {
+            self.feature_range / largest
+        } else {
+            1.0
+        }
+    }
+
+    /// The feature scale of `features` (row-major) quantized to `T`; [`Error::NotFinite`] for a NaN or an
+    /// infinity, which no level holds.
+    pub fn feature_scale_of<T: Quantized>(&self, features: &[f32]) -> Result<f32> {
+        let largest = largest_magnitude(features).map_err(|index| {
+            let what = format!("feature to quantize to {} (row-major)", T::NAME);
+            Error::NotFinite { what, index, value: features[index] }
+        })?;
+        Ok(self.feature_scale(largest))
+    }
+}
+
+/// A matrix quantized for aggregation, with its scales.
+#[derive(Clone, Debug)]
+pub struct QuantizedMatrix<T: Element> {
+    /// `round(M * matrix_scale)`.
+    pub matrix: Csr<T>,
+    /// The scales, features' range included.
+    pub scales: Quantization,
+}
+
+/// `matrix` quantized to `T` with the scales that keep every sum of products inside `i32` whatever the
+/// features: `max_row |M_q|_1 * max |X_q| <= i32::MAX`, the matrix getting `sqrt(i32::MAX / L)` levels (`L`
+/// the largest row's L1 norm in units of the largest entry) and the features what is left, each within the
+/// type's range. A NaN or an infinity is refused with [`Error::NotFinite`].
+pub fn quantize_matrix<T: Quantized>(matrix: &Csr<f32>) -> Result<QuantizedMatrix<T>> {
+    if let Some(index) = matrix.values().iter().position(|v| !v.is_finite()) {
+        let what = format!("aggregation matrix value (nonzero) to quantize to {}", T::NAME);
+        return Err(Error::NotFinite { what, index, value: matrix.values()[index] });
+    }
+    let largest = matrix.values().iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    let row_l1 = |values: &dyn Fn(usize) -> f64| {
+        (0..matrix.nrows())
+            .map(|r| (matrix.row_ptr()[r] as usize..matrix.row_ptr()[r + 1] as usize).map(values).sum::<f64>())
+            .fold(0.0, f64::max)
+    };
+    let relative_l1 = if largest > 0.0 { row_l1(&|at| f64::from(matrix.values()[at].abs() / largest)) } else { 1.0 };
+    let matrix_range = T::MAX.min((f64::from(i32::MAX) / relative_l1.max(1.0)).sqrt().floor()).max(1.0);
+    let matrix_scale = if largest > 0.0 { (matrix_range / f64::from(largest)) as f32 } else { 1.0 };
+    let values: Vec<T> = matrix.values().iter().map(|&v| T::round_from(v * matrix_scale)).collect();
+    let quantized_l1 = row_l1(&|at| f64::from(values[at].widen().unsigned_abs()));
+    let feature_range = T::MAX.min((f64::from(i32::MAX) / quantized_l1.max(1.0)).floor()).max(1.0) as f32;
+    let matrix =
+        Csr::new(matrix.nrows(), matrix.ncols(), matrix.row_ptr().to_vec(), matrix.col_idx().to_vec(), values)?;
+    Ok(QuantizedMatrix { matrix, scales: Quantization { matrix_scale, feature_range } })
+}
 
 /// Values per task of the parallel passes: large enough that scheduling costs nothing next to the pass, small
 /// enough to spread a layer's features over every core.
