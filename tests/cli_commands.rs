@@ -255,35 +255,40 @@ fn bench_infer_times_the_cpu_and_the_simulator_on_the_same_outputs() {
 }
 
 #[test]
-fn bench_spmm_runs_each_width_under_each_schedule_and_matches_the_cpu() {
+fn bench_spmm_runs_each_width_in_each_type_under_each_schedule_and_matches_the_cpu() {
     let dir = tempfile::tempdir().unwrap();
     write_dataset(dir.path());
     let args = ["bench", "spmm", "--graph", "graph.mtx", "--features", "8,20", "--schedules", "modelled,fast"];
-    let stdout = succeeds(dir.path(), &[&args[..], &PIM[..]].concat());
+    let stdout = succeeds(dir.path(), &[&args[..], &PIM[..], &["--dtype", "f32,i8"]].concat());
     let threads = rayon::current_num_threads();
-    let graph = format!("graph.mtx ({NODES} nodes, 1500 nonzeros); 8 DPUs x 4 tasklets; f32; CPU on {threads} threads");
+    let graph =
+        format!("graph.mtx ({NODES} nodes, 1500 nonzeros); 8 DPUs x 4 tasklets; f32, i8; CPU on {threads} threads");
     assert_eq!(line_after(&stdout, "graph: "), graph);
     let header = table_rows(&stdout, "F");
     assert_eq!(header.len(), 1, "{stdout}");
-    assert_eq!(header[0][4], "sim schedule");
-    assert_eq!(header[0][9], "auto's pick: CPU (sampled) / PIM / split ms");
-    assert_eq!(header[0].last(), Some(&"max rel. error"));
+    assert_eq!((header[0][1], header[0][5]), ("type", "sim schedule"));
+    assert_eq!(header[0][10], "auto's pick: CPU (sampled) / PIM / split ms");
+    assert_eq!(header[0].last(), Some(&"max rel. error (against f32)"));
     for width in ["8", "20"] {
         let rows = table_rows(&stdout, width);
-        let schedules: Vec<&str> = rows.iter().map(|row| row[4]).collect();
-        assert_eq!(schedules, ["modelled", "fast"], "F = {width}");
+        let runs: Vec<(&str, &str)> = rows.iter().map(|row| (row[1], row[5])).collect();
+        assert_eq!(runs, [("f32", "modelled"), ("f32", "fast"), ("i8", "modelled"), ("i8", "fast")], "F = {width}");
         for row in &rows {
-            assert!(row[5].starts_with("csr:") || row[5].starts_with("coo:"), "the plan run: {row:?}");
-            assert!(finite(row[1]) >= 0.0 && finite(row[2]) > 0.0 && finite(row[6]) > 0.0, "{row:?}");
-            assert!(["cpu", "pim", "split"].contains(&row[9]), "auto's pick: {row:?}");
-            let balance: Vec<f64> = row[11].split(" / ").map(finite).collect();
+            assert!(row[6].starts_with("csr:") || row[6].starts_with("coo:"), "the plan run: {row:?}");
+            assert!(finite(row[2]) >= 0.0 && finite(row[3]) > 0.0 && finite(row[7]) > 0.0, "{row:?}");
+            assert!(["cpu", "pim", "split"].contains(&row[10]), "auto's pick: {row:?}");
+            let balance: Vec<f64> = row[12].split(" / ").map(finite).collect();
             assert!(balance.len() == 3 && balance[0] <= balance[1] && balance[1] <= balance[2], "{row:?}");
-            // f32 sums in another order than the CPU's: 2.7e-7 here, bound with a fourfold margin.
-            let error = finite(row[13]);
-            assert!(error <= 1e-6, "F = {width}, {}: {error:e}", row[4]);
+            // f32 sums in another order than the CPU's: 2.7e-7 here, bound with a fourfold margin. i8: X gets
+            // 127 levels (half a level is 0.4% of the largest |x|) and a row's rounding errors add up: 4.7e-3
+            // here, bound 1.5e-2, 3 times that.
+            let (error, bound) = (finite(row[14]), if row[1] == "f32" { 1e-6 } else { 1.5e-2 });
+            assert!(error <= bound, "F = {width}, {} {}: {error:e}", row[1], row[5]);
         }
-        assert!(finite(rows[0][12]) > 0.0, "the modelled schedule's cycles: {:?}", rows[0]);
-        assert_eq!(rows[1][12], "-", "the fast schedule models no cycles");
+        for at in [0, 2] {
+            assert!(finite(rows[at][13]) > 0.0, "the modelled schedule's cycles: {:?}", rows[at]);
+            assert_eq!(rows[at + 1][13], "-", "the fast schedule models no cycles");
+        }
     }
 }
 

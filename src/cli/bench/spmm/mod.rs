@@ -7,6 +7,7 @@ use anyhow::Context as _;
 mod graph;
 mod runs;
 
+use pimgnn::gnn::Dtype;
 use runs::{PlanChoice, SpmmBenchConfig};
 #[cfg(feature = "simulator")]
 use upmem::sim::Schedule;
@@ -43,6 +44,10 @@ pub struct BenchSpmmArgs {
     #[cfg(feature = "simulator")]
     #[arg(long, value_delimiter = ',', default_value = "modelled,fast")]
     schedules: Vec<Schedule>,
+    /// Value types of the PIM SpMM, comma-separated, one row each: f32, or i32, i16, i8 quantized as
+    /// aggregation quantizes (the error is against the CPU's f32 result).
+    #[arg(long, value_delimiter = ',', default_value = "f32")]
+    dtype: Vec<Dtype>,
 }
 
 /// Runs the benchmark and prints its table.
@@ -60,15 +65,17 @@ pub fn run(args: BenchSpmmArgs) -> anyhow::Result<()> {
         backend: args.backend,
         #[cfg(feature = "simulator")]
         schedules: args.schedules,
+        dtypes: args.dtype,
     };
     let a = progress::step("loading the graph", || runs::load_graph(&config)).context("loading the graph")?;
     println!(
-        "graph: {} ({} nodes, {} nonzeros); {} DPUs x {} tasklets; f32; CPU on {} threads",
+        "graph: {} ({} nodes, {} nonzeros); {} DPUs x {} tasklets; {}; CPU on {} threads",
         config.graph.as_ref().map_or("R-MAT a=0.57 b=0.19 c=0.19, seed 42".into(), |p| p.display().to_string()),
         a.nrows(),
         a.nnz(),
         config.dpus,
         config.tasklets,
+        config.dtypes.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
         rayon::current_num_threads()
     );
     #[cfg(feature = "simulator")]
@@ -76,8 +83,10 @@ pub fn run(args: BenchSpmmArgs) -> anyhow::Result<()> {
     #[cfg(not(feature = "simulator"))]
     let schedules = 1;
     let runs = format!(
-        "timing SpMM at {} feature width(s) on the CPU and, per width, under {schedules} schedule(s) on PIM",
+        "timing SpMM at {} feature width(s) on the CPU and, per width, in {} type(s) under {schedules} schedule(s) on \
+         PIM",
         config.features.len(),
+        config.dtypes.len(),
     );
     let rows = progress::step(&runs, || runs::run(&config, &a))?;
     println!("{}", runs::table(&rows));

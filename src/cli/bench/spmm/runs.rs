@@ -13,12 +13,13 @@ use upmem::sim::{Schedule, SimConfig};
 use upmem::Topology;
 use upmem::{BackendKind, DpuSet};
 
-use pimgnn::gnn::Decision;
+use pimgnn::gnn::quantize::{dequantize, quantize, quantize_matrix, Quantized, QuantizedMatrix};
+use pimgnn::gnn::{Decision, Dtype};
 use pimgnn::pim::auto;
 use pimgnn::pim::cost::{self, Costed, HardwareModel, Prediction, Target};
 use pimgnn::pim::plan::Plan;
-use pimgnn::pim::{self, PimReport, PimSpmm};
-use pimgnn::{compare, CpuSpmm, Csr, Error, Result, SpmmEngine};
+use pimgnn::pim::{self, PimElement, PimReport, PimSpmm};
+use pimgnn::{compare, CpuSpmm, Csr, Dense, Element, Error, Result, SpmmEngine};
 
 use super::graph;
 use crate::cli::table;
@@ -65,6 +66,8 @@ pub struct SpmmBenchConfig {
     /// The simulator's tasklet schedules, one row each per width (on hardware, one row: the first).
     #[cfg(feature = "simulator")]
     pub schedules: Vec<Schedule>,
+    /// The value types the PIM SpMM runs in, one row each: `f32` exactly, or quantized as aggregation does.
+    pub dtypes: Vec<Dtype>,
 }
 
 /// One feature width's results.
@@ -72,6 +75,10 @@ pub struct SpmmBenchConfig {
 pub struct SpmmBenchRow {
     /// Features.
     pub features: usize,
+    /// The value type the PIM SpMM ran in.
+    pub dtype: Dtype,
+    /// Quantizing `X` and taking `Y` back to `f32` on the host (integer types), at wall time here.
+    pub conversions: Option<Duration>,
     /// The simulator's schedule (`None` on hardware).
     #[cfg(feature = "simulator")]
     pub schedule: Option<Schedule>,
@@ -87,7 +94,7 @@ pub struct SpmmBenchRow {
     pub report: PimReport,
     /// What `--backend auto` picks at this width on the modelled server, with the CPU timed on its sample.
     pub decision: Decision,
-    /// Largest difference from the CPU result, relative to the largest CPU value
+    /// Largest difference from the CPU's `f32` result, relative to its largest value
     /// ([`compare::max_relative_difference`]: a NaN or an infinity in either fails the run instead).
     pub max_relative_error: f32,
 }
@@ -100,7 +107,7 @@ pub fn load_graph(config: &SpmmBenchConfig) -> Result<Csr<f32>> {
     }
 }
 
-/// Runs the benchmark on `a` at each feature width.
+/// Runs the benchmark on `a` at each feature width, in each value type, under each schedule.
 pub fn run(config: &SpmmBenchConfig, a: &Csr<f32>) -> Result<Vec<SpmmBenchRow>> {
     let model = HardwareModel::configured()?;
     let mut cpu = CpuSpmm::new(a.clone());
@@ -115,42 +122,148 @@ pub fn run(config: &SpmmBenchConfig, a: &Csr<f32>) -> Result<Vec<SpmmBenchRow>> 
             cpu_best = cpu_best.min(started.elapsed());
         }
         let expected = expected.expect("three CPU runs");
+        let width = Width { features, x: &x, expected: &expected };
         let decision = auto::decide(&model, a, &[features], config.dpus, config.tasklets)?;
-        let mut chosen = None;
-        for schedule in schedules(config) {
-            let set = allocate(config, schedule)?;
-            let on_simulator = set.backend() == BackendKind::Simulator;
-            let (plan, pygim, fastest) = match chosen {
-                Some(chosen) => chosen,
-                None => *chosen.insert(choose_plan(config, a, features, &set, &model)?),
+        for &dtype in &config.dtypes {
+            let runs = match dtype {
+                Dtype::F32 => run_type(config, &model, &width, Exact(a.clone()))?,
+                Dtype::I32 => run_type(config, &model, &width, Levels::<i32>::new(a)?)?,
+                Dtype::I16 => run_type(config, &model, &width, Levels::<i16>::new(a)?)?,
+                Dtype::I8 => run_type(config, &model, &width, Levels::<i8>::new(a)?)?,
             };
-            let mut engine = PimSpmm::new(set, a.clone(), plan)?;
-            engine.spmm(&x)?;
-            let started = Instant::now();
-            let y = engine.spmm(&x)?;
-            let pim = started.elapsed();
-            rows.push(SpmmBenchRow {
+            rows.extend(runs.into_iter().map(|run| SpmmBenchRow {
                 features,
+                dtype,
+                conversions: run.conversions,
                 #[cfg(feature = "simulator")]
-                schedule: on_simulator.then_some(schedule),
+                schedule: run.schedule,
                 cpu: cpu_best,
-                pim,
-                pygim,
-                fastest,
-                report: engine.report().clone(),
+                pim: run.pim,
+                pygim: run.pygim,
+                fastest: run.fastest,
+                report: run.report,
                 decision: decision.clone(),
-                max_relative_error: compare::max_relative_difference(
-                    &format!("PIM SpMM result at {features} features, against the CPU's"),
-                    &y,
-                    &expected,
-                )?,
-            });
-            if !on_simulator {
-                break;
-            }
+                max_relative_error: run.max_relative_error,
+            }));
         }
     }
     Ok(rows)
+}
+
+/// One feature width's input and the CPU's `f32` result.
+struct Width<'a> {
+    features: usize,
+    x: &'a Dense<f32>,
+    expected: &'a Dense<f32>,
+}
+
+/// How a value type's PIM SpMM gets its matrix and features and gives `f32` back.
+trait ValueType {
+    type Element: PimElement;
+    /// The matrix the DPUs hold.
+    fn matrix(&self) -> &Csr<Self::Element>;
+    /// `Y = A X` in `f32` through `engine`, and the host's conversions' wall time (`None` for `f32`).
+    fn spmm(&self, engine: &mut PimSpmm<Self::Element>, x: &Dense<f32>) -> Result<(Dense<f32>, Option<Duration>)>;
+}
+
+/// `f32`, exactly.
+struct Exact(Csr<f32>);
+
+impl ValueType for Exact {
+    type Element = f32;
+    fn matrix(&self) -> &Csr<f32> {
+        &self.0
+    }
+    fn spmm(&self, engine: &mut PimSpmm<f32>, x: &Dense<f32>) -> Result<(Dense<f32>, Option<Duration>)> {
+        Ok((engine.spmm(x)?, None))
+    }
+}
+
+/// Quantized to `T` as aggregation quantizes ([`quantize_matrix`], then `X` per call).
+struct Levels<T: Quantized>(QuantizedMatrix<T>);
+
+impl<T: Quantized> Levels<T> {
+    fn new(a: &Csr<f32>) -> Result<Self> {
+        Ok(Levels(quantize_matrix(a)?))
+    }
+}
+
+impl<T: Quantized> ValueType for Levels<T> {
+    type Element = T;
+    fn matrix(&self) -> &Csr<T> {
+        &self.0.matrix
+    }
+    fn spmm(&self, engine: &mut PimSpmm<T>, x: &Dense<f32>) -> Result<(Dense<f32>, Option<Duration>)> {
+        let started = Instant::now();
+        let scales = self.0.scales;
+        let feature_scale = scales.feature_scale_of::<T>(x.as_slice())?;
+        let levels = Dense::from_vec(x.rows(), x.cols(), quantize::<T>(x.as_slice(), feature_scale))?;
+        let quantizing = started.elapsed();
+        let y = engine.spmm(&levels)?;
+        let started = Instant::now();
+        let (rows, cols) = (y.rows(), y.cols());
+        let y = Dense::from_vec(rows, cols, dequantize(y.into_vec(), 1.0 / (scales.matrix_scale * feature_scale)))?;
+        Ok((y, Some(quantizing + started.elapsed())))
+    }
+}
+
+/// One PIM run of a value type.
+struct TypeRun {
+    #[cfg(feature = "simulator")]
+    schedule: Option<Schedule>,
+    pim: Duration,
+    conversions: Option<Duration>,
+    pygim: Option<Prediction>,
+    fastest: Costed,
+    report: PimReport,
+    max_relative_error: f32,
+}
+
+/// The PIM SpMM of `values` at one width under each schedule: the plan chosen for its element type, the second
+/// call timed (A resident), compared with the CPU's `f32` result.
+fn run_type<V: ValueType>(
+    config: &SpmmBenchConfig,
+    model: &HardwareModel,
+    width: &Width<'_>,
+    values: V,
+) -> Result<Vec<TypeRun>> {
+    let mut runs = Vec::new();
+    let mut chosen = None;
+    for schedule in schedules(config) {
+        let set = allocate(config, schedule)?;
+        let on_simulator = set.backend() == BackendKind::Simulator;
+        let (plan, pygim, fastest) = match chosen {
+            Some(chosen) => chosen,
+            None => *chosen.insert(choose_plan(config, values.matrix(), width.features, &set, model)?),
+        };
+        let mut engine = PimSpmm::new(set, values.matrix().clone(), plan)?;
+        values.spmm(&mut engine, width.x)?;
+        let started = Instant::now();
+        let (y, conversions) = values.spmm(&mut engine, width.x)?;
+        let pim = started.elapsed() - conversions.unwrap_or_default();
+        runs.push(TypeRun {
+            #[cfg(feature = "simulator")]
+            schedule: on_simulator.then_some(schedule),
+            pim,
+            conversions,
+            pygim,
+            fastest,
+            report: engine.report().clone(),
+            max_relative_error: compare::max_relative_difference(
+                &format!(
+                    "PIM SpMM result at {} features in {}, against the CPU's f32",
+                    width.features,
+                    V::Element::NAME
+                ),
+                &y,
+                width.expected,
+            )?,
+        });
+        if !on_simulator {
+            break;
+        }
+    }
+    Ok(runs)
 }
 
 /// The schedules each width runs under: the configuration's.
@@ -193,9 +306,9 @@ fn schedule_cell(_row: &SpmmBenchRow) -> String {
 
 /// The plan to run at `features` (checked against the simulator's memory budget), PyGim's default plan's
 /// prediction, and the fastest plan for hardware.
-fn choose_plan(
+fn choose_plan<T: PimElement>(
     config: &SpmmBenchConfig,
-    a: &Csr<f32>,
+    a: &Csr<T>,
     features: usize,
     set: &DpuSet,
     model: &HardwareModel,
@@ -227,36 +340,40 @@ pub fn table(rows: &[SpmmBenchRow]) -> Table {
     let ms = |d: Duration| format!("{:.1}", d.as_secs_f64() * 1e3);
     let mut table = table::with_header([
         "F",
-        "CPU ms",
+        "type",
+        "CPU ms (f32)",
         "PIM ms",
         "PIM / CPU",
         "sim schedule",
         "plan run",
-        "predicted hw ms",
+        "predicted hw ms (host conversions at wall)",
         "hardware choice (if not run), predicted ms",
         "PyGim default predicted ms",
         "auto's pick: CPU (sampled) / PIM / split ms",
         "phases wall ms (predicted hw); load A once",
         "nnz per DPU min / median / max",
         "slowest DPU cycles (sim)",
-        "max rel. error",
+        "max rel. error (against f32)",
     ]);
     for row in rows {
         let report = &row.report;
-        let phases = std::iter::once(&report.load)
+        let mut phases = std::iter::once(&report.load)
             .chain(&report.phases)
             .map(|phase| format!("{} {} ({})", phase.name, ms(phase.wall), phase.predicted.map_or("-".into(), ms)))
-            .collect::<Vec<_>>()
-            .join("\n");
+            .collect::<Vec<_>>();
+        phases.extend(row.conversions.map(|host| format!("quantize X, Y to f32 {} (host)", ms(host))));
+        let phases = phases.join("\n");
+        let predicted = report.predicted.total() + row.conversions.unwrap_or_default();
         let balance = report.balance;
         table.add_row([
             row.features.to_string(),
+            row.dtype.to_string(),
             ms(row.cpu),
             ms(row.pim),
             format!("{:.2}", row.pim.as_secs_f64() / row.cpu.as_secs_f64()),
             schedule_cell(row),
             report.plan.to_string().replace(',', "\n"),
-            format!("{:.3}", report.predicted.total().as_secs_f64() * 1e3),
+            format!("{:.3}", predicted.as_secs_f64() * 1e3),
             if row.fastest.plan == report.plan {
                 "the plan run".to_owned()
             } else {
@@ -307,6 +424,7 @@ mod tests {
             plan: PlanChoice::Auto,
             backend: BackendKind::Simulator,
             schedules: vec![Schedule::Modelled, Schedule::Fast],
+            dtypes: vec![Dtype::F32],
         };
         let a = load_graph(&config).unwrap();
         // Each listed edge goes both ways, except the four self-loops (36 i = 0 mod 500).
@@ -341,6 +459,7 @@ mod tests {
             plan: PlanChoice::Auto,
             backend: BackendKind::Simulator,
             schedules: vec![Schedule::Modelled, Schedule::Fast],
+            dtypes: vec![Dtype::F32],
         };
         let message = load_graph(&config).unwrap_err().to_string();
         assert!(message.contains("bad.csv:3") && message.contains("`x`"), "{message}");
