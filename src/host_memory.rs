@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 
 /// Fails with [`Error::Capacity`] when `what` needs more `bytes` than the host has memory; passes when the
 /// system does not say how much it has.
-pub(crate) fn check(what: impl FnOnce() -> String, bytes: u64) -> Result<()> {
+pub fn check(what: impl FnOnce() -> String, bytes: u64) -> Result<()> {
     match physical_bytes() {
         Some(limit) if bytes > limit => Err(Error::Capacity { what: what(), needed: bytes, limit }),
         _ => Ok(()),

@@ -18,7 +18,7 @@ pub mod cpu;
 mod error;
 pub mod gnn;
 pub mod graph;
-mod host_memory;
+pub mod host_memory;
 pub mod io;
 mod matmul;
 pub mod pim;

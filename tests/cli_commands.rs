@@ -312,3 +312,18 @@ fn bench_quantize_times_every_conversion_against_a_parallel_copy() {
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--values must be at least 1"));
 }
+
+#[test]
+fn bench_cpu_gather_times_the_spmm_against_the_plain_gather() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["bench", "cpu-gather", "--nodes", "3000", "--edges", "30000", "--features", "24", "--runs", "1"];
+    let stdout = succeeds(dir.path(), &args);
+    assert!(stdout.starts_with("Erdős–Rényi graph: 3000 nodes, 30000 nonzeros; F = 24;"), "{stdout}");
+    let gather = table_rows(&stdout, "plain gather of the rows, added up (tight loop)");
+    assert!(gather.len() == 1 && gather[0][3] == "1.00x", "{stdout}");
+    let spmm: Vec<_> =
+        table_cells(&stdout).into_iter().filter(|cells| cells[0].starts_with("pimgnn CPU SpMM (")).collect();
+    assert_eq!(spmm.len(), 1, "{stdout}");
+    let cells = &spmm[0];
+    assert!(finite(cells[1]) > 0.0 && finite(cells[2]) > 0.0 && cells[3].ends_with('x'), "{cells:?}");
+}

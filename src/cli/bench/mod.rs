@@ -1,6 +1,7 @@
 //! `pimgnn bench`: every benchmark of the library, each printing one table with its baseline measured in the same
 //! run (the CPU backend, PyTorch, PyGim's plan).
 
+mod cpu_gather;
 mod cpu_spmm;
 mod infer;
 mod quantize;
@@ -27,6 +28,9 @@ pub enum BenchCommand {
     Transfers(transfers::BenchTransfersArgs),
     /// The CPU SpMM kernels against torch.sparse.mm (CSR) and scipy on the default R-MAT graph, interleaved.
     CpuSpmm(cpu_spmm::BenchCpuSpmmArgs),
+    /// The CPU SpMM against a plain gather of the same rows of X (the memory-bound floor) on an Erdős–Rényi
+    /// graph whose X is far larger than the last-level cache.
+    CpuGather(cpu_gather::BenchCpuGatherArgs),
     /// Quantized aggregation's host conversions (largest |x|, rounding to i32/i16/i8, back to f32) against a
     /// parallel memcpy of the same values.
     Quantize(quantize::BenchQuantizeArgs),
@@ -41,5 +45,6 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::CpuSpmm(args) => cpu_spmm::run(&args),
         BenchCommand::Transfers(args) => transfers::run(&args),
         BenchCommand::Quantize(args) => quantize::run(&args),
+        BenchCommand::CpuGather(args) => cpu_gather::run(&args),
     }
 }
