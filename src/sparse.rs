@@ -132,6 +132,11 @@ impl<T: Element> Csr<T> {
         &self.values
     }
 
+    /// Value of each nonzero, row by row, writable: new values on the same structure.
+    pub fn values_mut(&mut self) -> &mut [T] {
+        &mut self.values
+    }
+
     /// Row `r`'s column indices and values.
     pub fn row(&self, r: usize) -> (&[u32], &[T]) {
         let range = self.row_ptr[r] as usize..self.row_ptr[r + 1] as usize;

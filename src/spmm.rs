@@ -48,6 +48,19 @@ pub trait SpmmEngine<T: Element>: Send {
         let mut y = self.spmm(x)?;
         step_whole(&mut y, outs, step)
     }
+
+    /// `A`'s values from now on: `values` in its nonzero order (row by row), the structure unchanged and left
+    /// where it is, so that only values move. Attention-weighted aggregation gives new values at every call.
+    /// An engine that cannot take them says so, and keeps its values.
+    fn set_values(&mut self, values: &[T]) -> Result<()> {
+        let _ = values;
+        Err(Error::invalid("SpMM engine", "takes no new values for its resident matrix"))
+    }
+
+    /// `A` as the host holds it, when the engine keeps it there (its structure is what attention scores).
+    fn host_matrix(&self) -> Option<&Csr<T>> {
+        None
+    }
 }
 
 /// Runs `step` once over all of `y`, already assembled, and the outputs: the stage of a call with nothing to
@@ -187,6 +200,18 @@ impl<T: Element> SpmmEngine<T> for CpuSpmm<T> {
 
     fn last_phases(&self) -> &[Phase] {
         &self.phases
+    }
+
+    fn set_values(&mut self, values: &[T]) -> Result<()> {
+        if values.len() != self.a.nnz() {
+            return Err(Error::shape("SpMM: new values (one per nonzero of A)", self.a.nnz(), values.len()));
+        }
+        self.a.values_mut().copy_from_slice(values);
+        Ok(())
+    }
+
+    fn host_matrix(&self) -> Option<&Csr<T>> {
+        Some(&self.a)
     }
 }
 

@@ -4,7 +4,7 @@
 
 mod common;
 
-use pimgnn::gnn::{accuracy, inputs, Aggregator, Backend, Dtype, EngineOptions, Layer, Model, Overlap};
+use pimgnn::gnn::{accuracy, inputs, Activation, Aggregator, Backend, Dtype, EngineOptions, Layer, Model, Overlap};
 use pimgnn::io::npy;
 use pimgnn::{compare, Csr, Dense};
 use upmem::BackendKind;
@@ -102,7 +102,9 @@ fn aggregation_inputs(cora: &Cora) -> [Dense<f32>; 2] {
     };
     let [(_, first), (_, second)] = cora.model.layers() else { panic!("the Cora model has two layers") };
     let mut exact = aggregator(cora, Backend::Cpu, Dtype::F32);
-    let hidden = first.forward_with(&cora.features, &mut exact, &mut Vec::new(), Overlap::Sequential, true).unwrap();
+    let hidden = first
+        .forward_with(&cora.features, &mut exact, &mut Vec::new(), Overlap::Sequential, Some(Activation::Relu))
+        .unwrap();
     [transform(first, &cora.features), transform(second, &hidden)]
 }
 

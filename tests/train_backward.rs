@@ -74,6 +74,7 @@ fn parameter_tensors(architecture: Architecture, widths: &[usize], train_eps: bo
         Architecture::Gcn => 2,
         Architecture::Sage => 3,
         Architecture::Gin => 4 + usize::from(train_eps),
+        Architecture::Gat => unreachable!("GAT is not trained yet"),
     };
     per_layer * (widths.len() - 1)
 }

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context as _};
 use clap::Args;
-use pimgnn::gnn::{accuracy, inputs, Aggregator, Dtype, Overlap};
+use pimgnn::gnn::{accuracy, inputs, Aggregator, Architecture, Backend, Dtype, Overlap};
 use pimgnn::io::npy;
 use pimgnn::Phase;
 
@@ -60,7 +60,13 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
     };
     println!("workload: {}", workload.description);
 
-    let options = args.pim_args.engine_options(args.backend.backend, workload.model.aggregation_widths());
+    let mut backend = args.backend.backend;
+    if workload.model.architecture() == Architecture::Gat && backend == Backend::Auto {
+        // Attention gives the matrix new values at every call, which the DPU engine does not take yet.
+        println!("note: auto runs GAT's attention-weighted aggregation on the CPU: the DPU engine takes no new values per call yet");
+        backend = Backend::Cpu;
+    }
+    let options = args.pim_args.engine_options(backend, workload.model.aggregation_widths());
     let mut setup = Vec::new();
     let started = Instant::now();
     let aggregation = workload.model.architecture().aggregation();

@@ -188,6 +188,38 @@ impl Aggregator {
         }
     }
 
+    /// `M' X` in `f32` for `M'` the resident matrix's structure with `values` (one per nonzero, in its order):
+    /// attention's aggregation, whose values change at every call. Only the values move to the engine; an
+    /// engine that cannot take them (the DPU engine, for now) and quantized dtypes refuse with
+    /// [`Error::Invalid`], naming what to use instead (as [`Aggregator::structure`] does).
+    pub fn aggregate_weighted(&mut self, values: &[f32], x: &Dense<f32>) -> Result<Dense<f32>> {
+        self.structure()?;
+        let Engines::Exact(engine) = &mut self.engines else { unreachable!("structure() refused quantized engines") };
+        engine.set_values(values)?;
+        self.aggregate(x)
+    }
+
+    /// The resident matrix's structure (with its current values), which attention scores run over: when the
+    /// engine keeps it on the host and takes new values per call ([`Aggregator::aggregate_weighted`]), else
+    /// [`Error::Invalid`] naming what to use instead.
+    pub fn structure(&self) -> Result<&Csr<f32>> {
+        let what = "attention-weighted aggregation";
+        match &self.engines {
+            Engines::Exact(engine) => engine.host_matrix().ok_or_else(|| {
+                Error::invalid(
+                    what,
+                    format!(
+                        "the {} engine takes no new values per call yet: use the CPU backend",
+                        self.described.backend
+                    ),
+                )
+            }),
+            Engines::I32(_) | Engines::I16(_) | Engines::I8(_) => {
+                Err(Error::invalid(what, format!("runs in f32, not {}: use --dtype f32", self.dtype)))
+            }
+        }
+    }
+
     /// `M X` in `f32` handed to `step` by ranges of finished rows, with the same rows of each of `outs`, as
     /// [`SpmmEngine::spmm_streamed`] does: on PIM, `step` runs on the first rows while the others are still
     /// merged. Returns the timing of that stage; the phases before it are in [`Aggregator::last_phases`].

@@ -177,6 +177,28 @@ pub fn relu_in_place(values: &mut [f32]) {
     values.par_iter_mut().filter(|v| **v < 0.0).for_each(|v| *v = 0.0);
 }
 
+/// The function a model applies between its layers (PyG's `activation` of the model), and its name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, strum::Display, strum::EnumString, strum::VariantNames)]
+#[strum(serialize_all = "lowercase", ascii_case_insensitive)]
+#[strum(parse_err_ty = Error, parse_err_fn = Error::not_one_of::<Self>)]
+pub enum Activation {
+    /// `max(0, v)`.
+    #[default]
+    Relu,
+    /// `v` for `v > 0`, else `exp(v) - 1` (`alpha = 1`, PyTorch's `F.elu` default).
+    Elu,
+}
+
+impl Activation {
+    /// The function on every value, in place; a NaN stays NaN, as in PyTorch.
+    pub fn apply(self, values: &mut [f32]) {
+        match self {
+            Activation::Relu => relu_in_place(values),
+            Activation::Elu => values.par_iter_mut().filter(|v| **v < 0.0).for_each(|v| *v = v.exp_m1()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,8 @@ use std::ops::Range;
 use std::time::Instant;
 
 use super::aggregate::Aggregator;
-use super::dense::{add_row_to, add_scaled_to, relu_in_place, Linear};
+use super::dense::{add_row_to, add_scaled_to, relu_in_place, Activation, Linear};
+use super::gat::GatConv;
 use super::model::Architecture;
 use crate::error::{Error, Result};
 use crate::sparse::Dense;
@@ -167,6 +168,8 @@ pub enum Layer {
     Sage(SageConv),
     /// `GINConv`.
     Gin(GinConv),
+    /// `GATConv`.
+    Gat(GatConv),
 }
 
 /// When a layer runs its dense steps after aggregation (the transform, bias, self and root terms, GIN's MLP and
@@ -190,8 +193,8 @@ pub(crate) struct LayerStep<'a> {
     pub(crate) transformed: Option<Dense<f32>>,
     /// When the dense steps after aggregation run.
     pub(crate) overlap: Overlap,
-    /// Whether ReLU follows (as between a model's layers).
-    pub(crate) then_relu: bool,
+    /// The activation that follows (as between a model's layers), if any.
+    pub(crate) activation: Option<Activation>,
     /// The next layer's first map, when it transforms first: overlapped, the stage also applies it to the
     /// output rows, so that the next layer starts with its aggregation.
     pub(crate) next_transform: Option<&'a Linear>,
@@ -260,6 +263,7 @@ impl Layer {
             Layer::Gcn(conv) => conv.lin.in_features(),
             Layer::Sage(conv) => conv.lin_l.in_features(),
             Layer::Gin(conv) => conv.mlp[0].in_features(),
+            Layer::Gat(conv) => conv.in_features(),
         }
     }
 
@@ -269,6 +273,7 @@ impl Layer {
             Layer::Gcn(conv) => conv.lin.out_features(),
             Layer::Sage(conv) => conv.lin_l.out_features(),
             Layer::Gin(conv) => conv.mlp[conv.mlp.len() - 1].out_features(),
+            Layer::Gat(conv) => conv.out_features(),
         }
     }
 
@@ -288,6 +293,8 @@ impl Layer {
                 .zip(&conv.positions)
                 .map(|(lin, k)| named(format!("nn.{k}.weight"), format!("nn.{k}.bias"), lin))
                 .collect(),
+            // The layer's bias is its own, added after the heads: `lin` has none.
+            Layer::Gat(conv) => vec![named("lin.weight".into(), "lin.bias".into(), conv.lin())],
         }
     }
 
@@ -302,10 +309,14 @@ impl Layer {
                 std::iter::once((weight, linear.weight().as_slice())).chain(linear.bias().map(|values| (bias, values)))
             })
             .collect();
-        if let Layer::Gin(conv) = self {
-            if conv.train_eps {
-                parameters.push(("eps".to_owned(), std::slice::from_ref(&conv.eps)));
+        match self {
+            Layer::Gin(conv) if conv.train_eps => parameters.push(("eps".to_owned(), std::slice::from_ref(&conv.eps))),
+            Layer::Gat(conv) => {
+                let (att_src, att_dst) = conv.attention();
+                parameters.extend([("att_src".to_owned(), att_src), ("att_dst".to_owned(), att_dst)]);
+                parameters.extend(conv.bias().map(|bias| ("bias".to_owned(), bias)));
             }
+            Layer::Gcn(_) | Layer::Sage(_) | Layer::Gin(_) => {}
         }
         parameters
     }
@@ -316,6 +327,8 @@ impl Layer {
             Layer::Gcn(conv) => (vec![&mut conv.lin], None),
             Layer::Sage(conv) => (vec![&mut conv.lin_l, &mut conv.lin_r], None),
             Layer::Gin(conv) => (conv.mlp.iter_mut().collect(), conv.train_eps.then_some(&mut conv.eps)),
+            // Not trained yet: the trainer refuses GAT models before it asks.
+            Layer::Gat(_) => (Vec::new(), None),
         };
         let mut parameters: Vec<&mut [f32]> = linears
             .into_iter()
@@ -334,6 +347,7 @@ impl Layer {
             Layer::Gcn(_) => Architecture::Gcn,
             Layer::Sage(_) => Architecture::Sage,
             Layer::Gin(_) => Architecture::Gin,
+            Layer::Gat(_) => Architecture::Gat,
         }
     }
 
@@ -343,6 +357,7 @@ impl Layer {
             Layer::Gcn(_) => "GCNConv",
             Layer::Sage(_) => "SAGEConv",
             Layer::Gin(_) => "GINConv",
+            Layer::Gat(_) => "GATConv",
         }
     }
 
@@ -365,20 +380,20 @@ impl Layer {
     /// The layer's output for features `x` (one row per node), aggregating through `aggregator`; the time of
     /// each step is appended to `phases`. Its dense steps after aggregation run [`Overlap::Overlapped`].
     pub fn forward(&self, x: &Dense<f32>, aggregator: &mut Aggregator, phases: &mut Vec<Phase>) -> Result<Dense<f32>> {
-        self.forward_with(x, aggregator, phases, Overlap::Overlapped, false)
+        self.forward_with(x, aggregator, phases, Overlap::Overlapped, None)
     }
 
-    /// As [`Layer::forward`], running the dense steps after aggregation as `overlap` says, and then ReLU
-    /// when `then_relu` (as between a model's layers). Either way gives the same values, bit for bit.
+    /// As [`Layer::forward`], running the dense steps after aggregation as `overlap` says, and then
+    /// `activation` when given (as between a model's layers). Either way gives the same values, bit for bit.
     pub fn forward_with(
         &self,
         x: &Dense<f32>,
         aggregator: &mut Aggregator,
         phases: &mut Vec<Phase>,
         overlap: Overlap,
-        then_relu: bool,
+        activation: Option<Activation>,
     ) -> Result<Dense<f32>> {
-        let step = LayerStep { input: x, transformed: None, overlap, then_relu, next_transform: None };
+        let step = LayerStep { input: x, transformed: None, overlap, activation, next_transform: None };
         Ok(self.run(step, aggregator, phases)?.0)
     }
 
@@ -390,9 +405,13 @@ impl Layer {
         aggregator: &mut Aggregator,
         phases: &mut Vec<Phase>,
     ) -> Result<(Dense<f32>, Option<Dense<f32>>)> {
-        let LayerStep { input: x, transformed, overlap, then_relu, next_transform } = step;
+        let LayerStep { input: x, transformed, overlap, activation, next_transform } = step;
         if x.cols() != self.in_features() {
             return Err(Error::shape(format!("{} input width", self.kind()), self.in_features(), x.cols()));
+        }
+        if let Layer::Gat(conv) = self {
+            // Its aggregation's values come from its own scores, so it runs its steps in its own order.
+            return Ok((conv.forward(x, aggregator, phases, activation)?, None));
         }
         let first = self.first_linear();
         let transformed = match (self.order(), transformed) {
@@ -414,13 +433,13 @@ impl Layer {
         let step = |rows: Range<usize>, aggregated: &mut [f32], outs: &mut [&mut [f32]]| {
             let transformed = transformed.as_ref().map(|h| rows_of(h, rows.clone()));
             let [out, rest @ ..] = outs else { return Err(Error::invalid("layer step", "has no output")) };
-            self.finish_rows(rows.len(), aggregated, rows_of(x, rows.clone()), transformed, out, then_relu)?;
+            self.finish_rows(rows.len(), aggregated, rows_of(x, rows.clone()), transformed, out, activation)?;
             match (next_transform, rest) {
                 (Some(lin), [next, ..]) => lin.transform_rows(out, next),
                 _ => Ok(()),
             }
         };
-        let mut steps = self.dense_steps(then_relu);
+        let mut steps = self.dense_steps(activation);
         if next_transform.is_some() {
             steps.push_str(", next layer's transform (GEMM)");
         }
@@ -447,6 +466,7 @@ impl Layer {
         match self {
             Layer::Gcn(GcnConv { lin, .. }) | Layer::Sage(SageConv { lin_l: lin, .. }) => lin,
             Layer::Gin(conv) => &conv.mlp[0],
+            Layer::Gat(conv) => conv.lin(),
         }
     }
 
@@ -455,18 +475,18 @@ impl Layer {
     pub(crate) fn self_weight(&self) -> Option<f32> {
         match self {
             Layer::Gin(conv) => Some(1.0 + conv.eps),
-            Layer::Gcn(_) | Layer::Sage(_) => None,
+            Layer::Gcn(_) | Layer::Sage(_) | Layer::Gat(_) => None,
         }
     }
 
     /// What the dense steps after aggregation are, as named in timing tables.
-    fn dense_steps(&self, then_relu: bool) -> String {
+    fn dense_steps(&self, activation: Option<Activation>) -> String {
         let first = match self.order() {
             Order::TransformFirst => "bias",
             Order::AggregateFirst => "transform (GEMM)",
         };
         let mut steps = match self {
-            Layer::Gcn(_) => vec![first],
+            Layer::Gcn(_) | Layer::Gat(_) => vec![first],
             Layer::Sage(_) => vec![first, "root (GEMM)"],
             Layer::Gin(conv) => {
                 let mut steps = vec!["self term", first];
@@ -476,9 +496,11 @@ impl Layer {
                 steps
             }
         };
-        if then_relu {
-            steps.push("ReLU");
-        }
+        let activation = activation.map(|activation| match activation {
+            Activation::Relu => "ReLU",
+            Activation::Elu => "ELU",
+        });
+        steps.extend(activation);
         steps.join(", ")
     }
 
@@ -492,9 +514,10 @@ impl Layer {
         x: &[f32],
         transformed: Option<&[f32]>,
         out: &mut [f32],
-        then_relu: bool,
+        activation: Option<Activation>,
     ) -> Result<()> {
         match self {
+            Layer::Gat(_) => return Err(Error::invalid("GATConv", "runs its own steps (GatConv::forward)")),
             Layer::Gcn(conv) => linear_rows(&conv.lin, None, aggregated, x, transformed, out)?,
             Layer::Sage(conv) => {
                 linear_rows(&conv.lin_l, None, aggregated, x, transformed, out)?;
@@ -524,8 +547,8 @@ impl Layer {
                 }
             }
         }
-        if then_relu {
-            relu_in_place(out);
+        if let Some(activation) = activation {
+            activation.apply(out);
         }
         Ok(())
     }

@@ -18,6 +18,7 @@
 
 mod aggregate;
 pub(crate) mod dense;
+mod gat;
 pub mod inputs;
 mod layer;
 mod model;
@@ -30,7 +31,8 @@ pub use crate::pim::placement::{
     spmm_engine, Backend, Engine, EngineOptions, DEFAULT_DPUS, DEFAULT_PLAN_WIDTH, DEFAULT_TASKLETS,
 };
 pub use aggregate::{Aggregator, Dtype};
-pub use dense::Linear;
+pub use dense::{Activation, Linear};
+pub use gat::{GatConv, DEFAULT_NEGATIVE_SLOPE};
 pub use layer::{GcnConv, GinConv, Layer, NamedLinear, Order, Overlap, SageConv};
 pub(crate) use model::check_weights_fit;
 pub use model::{Architecture, Inference, LayerReport, Model, TRAIN_EPS_METADATA};

@@ -9,7 +9,8 @@ use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 
 use super::aggregate::Aggregator;
-use super::dense::Linear;
+use super::dense::{Activation, Linear};
+use super::gat::{GatConv, DEFAULT_NEGATIVE_SLOPE};
 use super::layer::{GcnConv, GinConv, Layer, LayerStep, Order, Overlap, SageConv};
 use super::norm::Aggregation;
 use crate::error::{Error, Result};
@@ -30,6 +31,8 @@ pub enum Architecture {
     Sage,
     /// `GINConv` layers.
     Gin,
+    /// `GATConv` layers.
+    Gat,
 }
 
 impl Architecture {
@@ -39,6 +42,7 @@ impl Architecture {
             Architecture::Gcn => Aggregation::GcnNormalized,
             Architecture::Sage => Aggregation::Mean,
             Architecture::Gin => Aggregation::Sum,
+            Architecture::Gat => Aggregation::Attention,
         }
     }
 
@@ -48,6 +52,7 @@ impl Architecture {
             Architecture::Gcn => "lin.weight",
             Architecture::Sage => "lin_l.weight",
             Architecture::Gin => "nn.0.weight",
+            Architecture::Gat => "att_src",
         }
     }
 }
@@ -104,11 +109,12 @@ pub struct Inference {
     pub layers: Vec<LayerReport>,
 }
 
-/// A GNN: layers of one architecture, ReLU between them.
+/// A GNN: layers of one architecture, an activation between them (ReLU unless the model says otherwise).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Model {
     architecture: Architecture,
     layers: Vec<(String, Layer)>,
+    activation: Activation,
 }
 
 impl Model {
@@ -126,9 +132,10 @@ impl Model {
         let architecture = match file.metadata.get("architecture") {
             Some(name) => name.parse().map_err(|e: Error| bad(format!("metadata: {e}")))?,
             None => recognise(file).ok_or_else(|| {
-                bad("no `architecture` metadata, and no tensor named *.lin.weight (gcn), *.lin_l.weight (sage) or *.nn.0.weight (gin)".into())
+                bad("no `architecture` metadata, and no tensor named *.lin.weight (gcn), *.lin_l.weight (sage), *.nn.0.weight (gin) or *.att_src (gat)".into())
             })?,
         };
+        let gat_options = GatOptions::from_metadata(&file.metadata).map_err(|e| bad(format!("metadata: {e}")))?;
         let mut groups: BTreeMap<NaturalKey, (String, BTreeMap<&str, &Tensor>)> = BTreeMap::new();
         for (name, tensor) in &file.tensors {
             let (prefix, suffix) = split_layer_name(architecture, name)
@@ -140,9 +147,9 @@ impl Model {
                 .insert(suffix, tensor);
         }
         let mut layers: Vec<(String, Layer)> = Vec::new();
-        for (prefix, tensors) in groups.into_values() {
-            let layer =
-                parse_layer(architecture, &prefix, &tensors).map_err(|e| bad(format!("layer `{prefix}`: {e}")))?;
+        for (at, (prefix, tensors)) in groups.into_values().enumerate() {
+            let layer = parse_layer(architecture, &prefix, &tensors, &gat_options.layer(at))
+                .map_err(|e| bad(format!("layer `{prefix}`: {e}")))?;
             if let Some((previous, last)) = layers.last() {
                 if last.out_features() != layer.in_features() {
                     return Err(bad(format!(
@@ -158,6 +165,9 @@ impl Model {
             return Err(bad("no layers".into()));
         }
         let mut model = Model::new(architecture, layers).map_err(|e| bad(e.to_string()))?;
+        if let Some(activation) = file.metadata.get("activation") {
+            model.activation = activation.parse().map_err(|e: Error| bad(format!("metadata activation: {e}")))?;
+        }
         if let Some(declared) = file.metadata.get(TRAIN_EPS_METADATA) {
             let flags = declared
                 .split(',')
@@ -214,7 +224,17 @@ impl Model {
                 layers[at + 1].1.in_features(),
             ));
         }
-        Ok(Model { architecture, layers })
+        Ok(Model { architecture, layers, activation: Activation::Relu })
+    }
+
+    /// The same model with `activation` between its layers.
+    pub fn with_activation(self, activation: Activation) -> Self {
+        Model { activation, ..self }
+    }
+
+    /// The function between the layers (PyG models: ReLU, or what the `activation` metadata says).
+    pub fn activation(&self) -> Activation {
+        self.activation
     }
 
     /// A GCN with the given widths (input, hidden..., output), weights drawn as PyG initialises them
@@ -315,7 +335,7 @@ impl Model {
                 input: h.as_ref().unwrap_or(x),
                 transformed: transformed.take(),
                 overlap,
-                then_relu: next.is_some(),
+                activation: next.is_some().then_some(self.activation),
                 next_transform: next.filter(|next| next.order() == Order::TransformFirst).map(Layer::first_linear),
             };
             let (y, next_transformed) = layer.run(step, aggregator, &mut phases)?;
@@ -340,7 +360,7 @@ pub const TRAIN_EPS_METADATA: &str = "train_eps";
 
 /// The architecture whose marker tensor some layer has.
 fn recognise(file: &TensorFile) -> Option<Architecture> {
-    [Architecture::Sage, Architecture::Gin, Architecture::Gcn].into_iter().find(|arch| {
+    [Architecture::Sage, Architecture::Gin, Architecture::Gat, Architecture::Gcn].into_iter().find(|arch| {
         file.tensors.keys().any(|name| name == arch.marker() || name.ends_with(&format!(".{}", arch.marker())))
     })
 }
@@ -351,6 +371,7 @@ fn split_layer_name(architecture: Architecture, name: &str) -> Option<(&str, &st
         Architecture::Gcn => &["lin.weight", "bias"],
         Architecture::Sage => &["lin_l.weight", "lin_l.bias", "lin_r.weight", "lin_r.bias"],
         Architecture::Gin => &["eps"],
+        Architecture::Gat => &["lin.weight", "att_src", "att_dst", "bias"],
     };
     if let Some(split) = fixed.iter().find_map(|suffix| strip_suffix(name, suffix)) {
         return Some(split);
@@ -378,7 +399,12 @@ fn strip_suffix<'a>(name: &'a str, suffix: &str) -> Option<(&'a str, &'a str)> {
 }
 
 /// A layer from its tensors (by suffix).
-fn parse_layer(architecture: Architecture, prefix: &str, tensors: &BTreeMap<&str, &Tensor>) -> Result<Layer> {
+fn parse_layer(
+    architecture: Architecture,
+    prefix: &str,
+    tensors: &BTreeMap<&str, &Tensor>,
+    gat: &GatLayerOptions,
+) -> Result<Layer> {
     let get = |suffix: &str| -> Result<&Tensor> {
         tensors
             .get(suffix)
@@ -409,6 +435,28 @@ fn parse_layer(architecture: Architecture, prefix: &str, tensors: &BTreeMap<&str
     };
     match architecture {
         Architecture::Gcn => Ok(Layer::Gcn(GcnConv::new(linear("lin.weight", Some("bias"))?))),
+        Architecture::Gat => {
+            let lin = linear("lin.weight", None)?;
+            let attention = |name: &str| -> Result<(usize, Vec<f32>)> {
+                let tensor = get(name)?;
+                match tensor.shape[..] {
+                    [1, heads, out] if heads * out == lin.out_features() => Ok((heads, tensor.data.clone())),
+                    _ => Err(Error::shape(
+                        format!("tensor `{}` ([1, heads, out])", join(prefix, name)),
+                        format!("heads x out = {}", lin.out_features()),
+                        format!("{:?}", tensor.shape),
+                    )),
+                }
+            };
+            let ((heads, att_src), (heads_dst, att_dst)) = (attention("att_src")?, attention("att_dst")?);
+            if heads != heads_dst {
+                return Err(Error::shape(format!("tensor `{}` heads", join(prefix, "att_dst")), heads, heads_dst));
+            }
+            let bias = tensors.get("bias").map(|bias| bias.data.clone());
+            // Without the metadata, a bias as wide as the heads together says they are concatenated.
+            let concat = gat.concat.unwrap_or_else(|| bias.as_ref().is_none_or(|b| b.len() == lin.out_features()));
+            Ok(Layer::Gat(GatConv::new(lin, att_src, att_dst, bias, heads, concat, gat.negative_slope)?))
+        }
         Architecture::Sage => Ok(Layer::Sage(SageConv::new(
             linear("lin_l.weight", Some("lin_l.bias"))?,
             linear("lin_r.weight", Some("lin_r.bias"))?,
@@ -440,6 +488,58 @@ fn parse_layer(architecture: Architecture, prefix: &str, tensors: &BTreeMap<&str
                 .map(|k| linear(&format!("nn.{k}.weight"), Some(&format!("nn.{k}.bias"))))
                 .collect::<Result<Vec<_>>>()?;
             Ok(Layer::Gin(GinConv::new(eps.data[0], mlp)?.with_positions(indices)?))
+        }
+    }
+}
+
+/// `GATConv`'s settings PyG keeps out of the `state_dict`, from a model's header metadata: `concat` and
+/// `negative_slope` (each one value for all layers or a comma-separated value per layer) and `add_self_loops`,
+/// which must be `true` (PyG's default; the structure always has one self-loop per node).
+struct GatOptions {
+    concat: Vec<bool>,
+    negative_slope: Vec<f32>,
+}
+
+/// One layer's [`GatOptions`].
+struct GatLayerOptions {
+    /// `None`: not said, so the bias's width tells.
+    concat: Option<bool>,
+    negative_slope: f32,
+}
+
+impl GatOptions {
+    fn from_metadata(metadata: &std::collections::HashMap<String, String>) -> Result<Self> {
+        fn list<T: std::str::FromStr>(
+            metadata: &std::collections::HashMap<String, String>,
+            key: &str,
+        ) -> Result<Vec<T>> {
+            let Some(text) = metadata.get(key) else { return Ok(Vec::new()) };
+            text.split(',')
+                .map(|value| {
+                    value
+                        .trim()
+                        .parse()
+                        .map_err(|_| Error::invalid(format!("{key}={text}"), format!("`{value}` is not valid")))
+                })
+                .collect()
+        }
+        if let Some(value) = metadata.get("add_self_loops") {
+            if value != "true" {
+                return Err(Error::invalid(
+                    format!("add_self_loops={value}"),
+                    "only true is supported: the attention structure has one self-loop per node",
+                ));
+            }
+        }
+        Ok(GatOptions { concat: list(metadata, "concat")?, negative_slope: list(metadata, "negative_slope")? })
+    }
+
+    /// Layer `at`'s options: its own value, or the one value given for all.
+    fn layer(&self, at: usize) -> GatLayerOptions {
+        let pick = |values: &[f32]| values.get(at).or(values.first()).copied();
+        GatLayerOptions {
+            concat: self.concat.get(at).or(self.concat.first()).copied(),
+            negative_slope: pick(&self.negative_slope).unwrap_or(DEFAULT_NEGATIVE_SLOPE),
         }
     }
 }

@@ -20,6 +20,10 @@ pub enum Aggregation {
     /// `GINConv`'s sum: `A` itself, every edge weight 1.
     #[strum(to_string = "sum (A)")]
     Sum,
+    /// `GATConv`'s structure: `A + I`, existing self-loops replaced by one per node (PyG's `remove_self_loops`
+    /// then `add_self_loops`), every value 1 until the attention gives each call its own.
+    #[strum(to_string = "attention over A + I (values per call)")]
+    Attention,
 }
 
 impl Aggregation {
@@ -33,9 +37,18 @@ impl Aggregation {
             ));
         }
         match self {
-            Aggregation::GcnNormalized => gcn_normalized(graph),
+            Aggregation::GcnNormalized => {
+                let inv_sqrt_degree: Vec<f32> = (0..graph.nrows())
+                    .map(|row| {
+                        let neighbours = graph.row(row).0.iter().filter(|&&col| col as usize != row).count();
+                        1.0 / ((neighbours + 1) as f32).sqrt()
+                    })
+                    .collect();
+                with_self_loops(graph, |row, col| inv_sqrt_degree[row] * inv_sqrt_degree[col])
+            }
             Aggregation::Mean => Ok(reweighted(graph, |row| 1.0 / in_degree(graph, row) as f32)),
             Aggregation::Sum => Ok(reweighted(graph, |_| 1.0)),
+            Aggregation::Attention => with_self_loops(graph, |_, _| 1.0),
         }
     }
 }
@@ -53,15 +66,10 @@ fn reweighted(graph: &Csr<f32>, weight: impl Fn(usize) -> f32) -> Csr<f32> {
     }
 }
 
-/// `D^-1/2 (A + I) D^-1/2` with one self-loop per node, placed last in its row.
-fn gcn_normalized(graph: &Csr<f32>) -> Result<Csr<f32>> {
+/// `graph`'s entries without its self-loops, plus one self-loop per node placed last in its row, the entry at
+/// `(row, col)` valued `value(row, col)`.
+fn with_self_loops(graph: &Csr<f32>, value: impl Fn(usize, usize) -> f32) -> Result<Csr<f32>> {
     let n = graph.nrows();
-    let inv_sqrt_degree: Vec<f32> = (0..n)
-        .map(|row| {
-            let neighbours = graph.row(row).0.iter().filter(|&&col| col as usize != row).count();
-            1.0 / ((neighbours + 1) as f32).sqrt()
-        })
-        .collect();
     let mut row_ptr = Vec::with_capacity(n + 1);
     let mut col_idx = Vec::with_capacity(graph.nnz() + n);
     let mut values = Vec::with_capacity(graph.nnz() + n);
@@ -70,14 +78,13 @@ fn gcn_normalized(graph: &Csr<f32>) -> Result<Csr<f32>> {
         for &col in graph.row(row).0 {
             if col as usize != row {
                 col_idx.push(col);
-                values.push(inv_sqrt_degree[row] * inv_sqrt_degree[col as usize]);
+                values.push(value(row, col as usize));
             }
         }
         col_idx.push(row as u32);
-        values.push(inv_sqrt_degree[row] * inv_sqrt_degree[row]);
-        let end = u32::try_from(col_idx.len()).map_err(|_| {
-            Error::invalid("GCN-normalised adjacency matrix", "more than 2^32 - 1 nonzeros with self-loops")
-        })?;
+        values.push(value(row, row));
+        let end = u32::try_from(col_idx.len())
+            .map_err(|_| Error::invalid("adjacency matrix with self-loops", "more than 2^32 - 1 nonzeros"))?;
         row_ptr.push(end);
     }
     Csr::new(n, n, row_ptr, col_idx, values)

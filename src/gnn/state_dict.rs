@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
+use super::gat::GatConv;
 use super::layer::Layer;
 use super::model::{Model, TRAIN_EPS_METADATA};
 use crate::error::Result;
@@ -23,8 +24,20 @@ impl Model {
                     tensors.insert(name(&named.bias), Tensor { shape: vec![bias.len()], data: bias.to_vec() });
                 }
             }
-            if let Layer::Gin(conv) = layer {
-                tensors.insert(name("eps"), Tensor { shape: vec![1], data: vec![conv.eps()] });
+            match layer {
+                Layer::Gin(conv) => {
+                    tensors.insert(name("eps"), Tensor { shape: vec![1], data: vec![conv.eps()] });
+                }
+                Layer::Gat(conv) => {
+                    let (att_src, att_dst) = conv.attention();
+                    let shape = vec![1, conv.heads(), conv.head_features()];
+                    tensors.insert(name("att_src"), Tensor { shape: shape.clone(), data: att_src.to_vec() });
+                    tensors.insert(name("att_dst"), Tensor { shape, data: att_dst.to_vec() });
+                    if let Some(bias) = conv.bias() {
+                        tensors.insert(name("bias"), Tensor { shape: vec![bias.len()], data: bias.to_vec() });
+                    }
+                }
+                Layer::Gcn(_) | Layer::Sage(_) => {}
             }
         }
         tensors
@@ -44,11 +57,24 @@ impl Model {
             .iter()
             .filter_map(|(_, layer)| match layer {
                 Layer::Gin(conv) => Some(conv.train_eps().to_string()),
-                Layer::Gcn(_) | Layer::Sage(_) => None,
+                Layer::Gcn(_) | Layer::Sage(_) | Layer::Gat(_) => None,
             })
             .collect();
         if !train_eps.is_empty() {
             metadata.insert(TRAIN_EPS_METADATA.into(), train_eps.join(","));
+        }
+        metadata.insert("activation".into(), self.activation().to_string());
+        let gat: Vec<&GatConv> = self
+            .layers()
+            .iter()
+            .filter_map(|(_, layer)| if let Layer::Gat(conv) = layer { Some(conv) } else { None })
+            .collect();
+        if !gat.is_empty() {
+            let join = |field: &dyn Fn(&GatConv) -> String| gat.iter().map(|c| field(c)).collect::<Vec<_>>().join(",");
+            metadata.insert("heads".into(), join(&|conv| conv.heads().to_string()));
+            metadata.insert("concat".into(), join(&|conv| conv.concat().to_string()));
+            metadata.insert("negative_slope".into(), join(&|conv| conv.negative_slope().to_string()));
+            metadata.insert("add_self_loops".into(), "true".into());
         }
         write_safetensors(path, &self.state_dict(), &metadata)
     }

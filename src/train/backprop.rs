@@ -156,10 +156,13 @@ fn aggregated_backward(
 
 /// The layer's output for `x`, and what its backward pass needs.
 pub(crate) fn forward(layer: &Layer, x: &Dense<f32>, propagator: &mut Propagator) -> Result<(Dense<f32>, LayerCache)> {
+    if let Layer::Gat(_) = layer {
+        return Err(not_trained(layer));
+    }
     let (mut y, first) = aggregated_forward(layer.first_linear(), SelfWeight::of(layer), x, propagator)?;
     let mut hidden = Vec::new();
     match layer {
-        Layer::Gcn(_) => {}
+        Layer::Gcn(_) | Layer::Gat(_) => {}
         Layer::Sage(conv) => propagator.dense(|| {
             conv.lin_r().transform_add(x, &mut y)?;
             if let Some(bias) = conv.lin_r().bias() {
@@ -201,6 +204,7 @@ pub(crate) fn backward(
 ) -> Result<LayerGradients> {
     let (lin, self_weight) = (layer.first_linear(), SelfWeight::of(layer));
     let (linears, self_weight_gradient, dx) = match layer {
+        Layer::Gat(_) => return Err(not_trained(layer)),
         Layer::Gcn(_) => {
             let first = aggregated_backward(lin, self_weight, cache.first, x, &dy, input_gradient, propagator)?;
             (vec![first.linear], first.self_weight, first.input)
@@ -241,4 +245,9 @@ pub(crate) fn backward(
         .chain(self_weight_gradient.map(|gradient| vec![gradient]))
         .collect();
     Ok(LayerGradients { parameters: tensors, input: dx })
+}
+
+/// The error for a layer whose backward pass is not written yet.
+fn not_trained(layer: &Layer) -> crate::error::Error {
+    crate::error::Error::invalid(format!("training a {}", layer.kind()), "is not supported yet (inference is)")
 }

@@ -68,6 +68,9 @@ pub fn initial_model(architecture: Architecture, widths: &[usize], seed: u64) ->
                 .collect::<Result<_>>()?;
             Model::new(Architecture::Gin, layers)
         }
+        Architecture::Gat => {
+            Err(Error::invalid("architecture gat", "training GAT is not supported yet: load one for inference"))
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use super::optim::{Optimizer, OptimizerKind};
 use super::propagate::{Propagator, Stage, Timings};
 use crate::error::{Error, Result};
 use crate::gnn::dense::relu;
-use crate::gnn::{EngineOptions, Layer, Model, Order};
+use crate::gnn::{Activation, Architecture, EngineOptions, Layer, Model, Order};
 use crate::sparse::{Csr, Dense};
 
 /// The forward and backward pass of one epoch, before the optimiser's step.
@@ -74,6 +74,15 @@ impl Trainer {
                 "classes of the labels (the model's output width)",
                 model.out_features(),
                 targets.classes(),
+            ));
+        }
+        if model.architecture() == Architecture::Gat {
+            return Err(Error::invalid("training a gat model", "is not supported yet (inference is)"));
+        }
+        if model.activation() != Activation::Relu {
+            return Err(Error::invalid(
+                format!("training a model with {} between its layers", model.activation()),
+                "is not supported yet: training applies ReLU",
             ));
         }
         let matrix = model.architecture().aggregation().matrix(graph)?;

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use npyz::WriterBuilder;
-use pimgnn::gnn::{Architecture, GcnConv, GinConv, Layer, Linear, Model, SageConv};
+use pimgnn::gnn::{Architecture, GatConv, GcnConv, GinConv, Layer, Linear, Model, SageConv};
 use pimgnn::Dense;
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
@@ -88,6 +88,13 @@ pub fn random_model(architecture: Architecture, widths: &[usize], rng: &mut ChaC
                     let hidden = (shape.gin_hidden)(at, outputs);
                     let mlp = vec![random_linear(rng, inputs, hidden, true), random_linear(rng, hidden, outputs, true)];
                     Layer::Gin(GinConv::new(0.25, mlp).unwrap())
+                }
+                Architecture::Gat => {
+                    // One head, concatenated: the output width is the head's.
+                    let lin = random_linear(rng, inputs, outputs, false);
+                    let (att_src, att_dst, bias) =
+                        (uniform(rng, outputs), uniform(rng, outputs), uniform(rng, outputs));
+                    Layer::Gat(GatConv::new(lin, att_src, att_dst, Some(bias), 1, true, 0.2).unwrap())
                 }
             };
             (format!("conv{}", at + 1), layer)

@@ -1,0 +1,270 @@
+//! `GATConv`, as PyTorch Geometric computes it: per head `k`, `h = x W^T` split into heads of `C` features,
+//! the scores `e_ij = LeakyReLU(a_dst,k . h_i,k + a_src,k . h_j,k)` over each target `i`'s incoming edges (its
+//! self-loop included), their softmax over the row, and `y_i,k = sum_j alpha_ij,k h_j,k`; the heads
+//! concatenated or averaged, then the bias.
+//!
+//! The attention changes the aggregation matrix's values at every call while its structure stays, so the
+//! aggregation runs through [`Aggregator::aggregate_weighted`] on the resident structure, one call per head
+//! with that head's values. The scores and the softmax run on the host.
+
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::aggregate::Aggregator;
+use super::dense::{add_row_to, Activation, Linear};
+use crate::error::{Error, Result};
+use crate::sparse::{Csr, Dense};
+use crate::spmm::Phase;
+
+/// LeakyReLU's slope below 0 in PyG's `GATConv` by default.
+pub const DEFAULT_NEGATIVE_SLOPE: f32 = 0.2;
+
+/// What PyG's softmax adds to each row's sum of exponentials, so that a row without entries divides by
+/// something (`torch_geometric.utils.softmax`).
+const SOFTMAX_EPSILON: f32 = 1e-16;
+
+/// `GATConv` (PyG's defaults: self-loops added, LeakyReLU slope 0.2, one shared weight for sources and targets).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GatConv {
+    lin: Linear,
+    att_src: Vec<f32>,
+    att_dst: Vec<f32>,
+    bias: Option<Vec<f32>>,
+    heads: usize,
+    concat: bool,
+    negative_slope: f32,
+}
+
+impl GatConv {
+    /// From PyG's tensors: `lin` (`lin.weight`, `[heads * out, in]`, no bias), `att_src` and `att_dst`
+    /// (`[1, heads, out]`, here flat), the layer's `bias` (`[heads * out]` when `concat`, else `[out]`).
+    pub fn new(
+        lin: Linear,
+        att_src: Vec<f32>,
+        att_dst: Vec<f32>,
+        bias: Option<Vec<f32>>,
+        heads: usize,
+        concat: bool,
+        negative_slope: f32,
+    ) -> Result<Self> {
+        if heads == 0 || !lin.out_features().is_multiple_of(heads) {
+            return Err(Error::shape(
+                "GATConv lin.weight rows (heads x out)",
+                format!("a multiple of the {heads} head(s)"),
+                lin.out_features(),
+            ));
+        }
+        if lin.bias().is_some() {
+            return Err(Error::invalid("GATConv lin", "has a bias: PyG's adds the layer's bias after aggregation"));
+        }
+        for (name, att) in [("att_src", &att_src), ("att_dst", &att_dst)] {
+            if att.len() != lin.out_features() {
+                return Err(Error::shape(format!("GATConv {name} (heads x out)"), lin.out_features(), att.len()));
+            }
+        }
+        let conv = GatConv { lin, att_src, att_dst, bias, heads, concat, negative_slope };
+        if let Some(bias) = &conv.bias {
+            if bias.len() != conv.out_features() {
+                return Err(Error::shape("GATConv bias", conv.out_features(), bias.len()));
+            }
+        }
+        if !negative_slope.is_finite() {
+            return Err(Error::invalid("GATConv negative_slope", format!("{negative_slope} is not finite")));
+        }
+        Ok(conv)
+    }
+
+    /// The shared weight (`lin.weight`).
+    pub fn lin(&self) -> &Linear {
+        &self.lin
+    }
+
+    /// `att_src` and `att_dst`, flat (`heads * out`).
+    pub fn attention(&self) -> (&[f32], &[f32]) {
+        (&self.att_src, &self.att_dst)
+    }
+
+    /// The bias added after the heads are combined.
+    pub fn bias(&self) -> Option<&[f32]> {
+        self.bias.as_deref()
+    }
+
+    /// Attention heads.
+    pub fn heads(&self) -> usize {
+        self.heads
+    }
+
+    /// Whether the heads are concatenated (else averaged).
+    pub fn concat(&self) -> bool {
+        self.concat
+    }
+
+    /// LeakyReLU's slope below 0.
+    pub fn negative_slope(&self) -> f32 {
+        self.negative_slope
+    }
+
+    /// Features per head.
+    pub fn head_features(&self) -> usize {
+        self.lin.out_features() / self.heads
+    }
+
+    /// Input width.
+    pub fn in_features(&self) -> usize {
+        self.lin.in_features()
+    }
+
+    /// Output width: `heads * out` concatenated, `out` averaged.
+    pub fn out_features(&self) -> usize {
+        if self.concat {
+            self.lin.out_features()
+        } else {
+            self.head_features()
+        }
+    }
+
+    /// The layer's output for `x`, aggregating through `aggregator` (which holds the graph's structure with one
+    /// self-loop per node, [`Aggregation::Attention`](super::Aggregation::Attention)), then `activation` when
+    /// given; each step's time is appended to `phases`.
+    pub fn forward(
+        &self,
+        x: &Dense<f32>,
+        aggregator: &mut Aggregator,
+        phases: &mut Vec<Phase>,
+        activation: Option<Activation>,
+    ) -> Result<Dense<f32>> {
+        let timed = |phases: &mut Vec<Phase>, name: &'static str, started: Instant| {
+            phases.push(Phase { name: name.into(), wall: started.elapsed(), predicted: None });
+        };
+        // Refused before any work when the aggregator cannot take values per call.
+        aggregator.structure()?;
+        let started = Instant::now();
+        let h = self.lin.transform(x)?;
+        timed(phases, "transform (GEMM)", started);
+
+        let started = Instant::now();
+        let (scores_src, scores_dst) = (self.node_scores(&h, &self.att_src), self.node_scores(&h, &self.att_dst));
+        timed(phases, "attention scores", started);
+
+        let started = Instant::now();
+        let alpha = self.attention_values(aggregator.structure()?, &scores_src, &scores_dst)?;
+        timed(phases, "softmax", started);
+
+        let (nodes, per_head) = (x.rows(), self.head_features());
+        let mut out = Dense::zeros(nodes, self.out_features());
+        let mut values = vec![0.0f32; alpha.len() / self.heads];
+        // The heads' steps, each summed over the heads.
+        let mut per_heads: Vec<Phase> = Vec::new();
+        for head in 0..self.heads {
+            let started = Instant::now();
+            values.par_iter_mut().enumerate().for_each(|(at, value)| *value = alpha[at * self.heads + head]);
+            let columns = head * per_head..(head + 1) * per_head;
+            let h_head = columns_of(&h, columns.clone())?;
+            timed(&mut per_heads, "values and features of each head", started);
+            let y = aggregator.aggregate_weighted(&values, &h_head)?;
+            per_heads.extend_from_slice(aggregator.last_phases());
+            let started = Instant::now();
+            let (target, scale) = if self.concat { (columns, 1.0) } else { (0..per_head, 1.0 / self.heads as f32) };
+            let width = out.cols();
+            out.as_mut_slice().par_chunks_mut(width).zip(y.as_slice().par_chunks(per_head)).for_each(|(row, y)| {
+                for (o, &v) in row[target.clone()].iter_mut().zip(y) {
+                    *o += scale * v;
+                }
+            });
+            timed(&mut per_heads, "combine heads", started);
+        }
+        phases.extend(summed_by_name(per_heads, self.heads));
+        let started = Instant::now();
+        if let Some(bias) = &self.bias {
+            add_row_to(out.as_mut_slice(), bias);
+        }
+        if let Some(activation) = activation {
+            activation.apply(out.as_mut_slice());
+        }
+        timed(phases, "bias, activation", started);
+        Ok(out)
+    }
+
+    /// Per node and head, `att . h_node,head` (`nodes x heads`, row-major).
+    fn node_scores(&self, h: &Dense<f32>, att: &[f32]) -> Vec<f32> {
+        let (heads, per_head) = (self.heads, self.head_features());
+        let mut scores = vec![0.0f32; h.rows() * heads];
+        scores.par_chunks_mut(heads).zip(h.as_slice().par_chunks(heads * per_head)).for_each(|(scores, row)| {
+            for (head, score) in scores.iter_mut().enumerate() {
+                let range = head * per_head..(head + 1) * per_head;
+                *score = row[range.clone()].iter().zip(&att[range]).map(|(a, b)| a * b).sum();
+            }
+        });
+        scores
+    }
+
+    /// Per nonzero of `structure` (row = target `i`, column = source `j`) and head, in nonzero order:
+    /// `softmax_j(LeakyReLU(dst_i + src_j))` over the row, as PyG computes it (the row's largest score taken
+    /// off before `exp`, the sum plus 1e-16).
+    fn attention_values(&self, structure: &Csr<f32>, src: &[f32], dst: &[f32]) -> Result<Vec<f32>> {
+        let heads = self.heads;
+        if src.len() != structure.ncols() * heads || dst.len() != structure.nrows() * heads {
+            return Err(Error::shape("GATConv scores (nodes x heads)", structure.nrows() * heads, src.len()));
+        }
+        let slope = self.negative_slope;
+        let leaky = |e: f32| if e > 0.0 { e } else { slope * e };
+        let row_ptr = structure.row_ptr();
+        let mut alpha = vec![0.0f32; structure.nnz() * heads];
+        // Rows own disjoint ranges of `alpha`: cut it at the rows' starts.
+        let mut rows: Vec<(usize, &mut [f32])> = Vec::with_capacity(structure.nrows());
+        let mut rest = alpha.as_mut_slice();
+        for row in 0..structure.nrows() {
+            let (part, tail) = rest.split_at_mut((row_ptr[row + 1] - row_ptr[row]) as usize * heads);
+            rows.push((row, part));
+            rest = tail;
+        }
+        rows.into_par_iter().for_each(|(row, alpha)| {
+            let columns = structure.row(row).0;
+            for head in 0..heads {
+                let target = dst[row * heads + head];
+                let score = |k: usize| leaky(target + src[columns[k] as usize * heads + head]);
+                let largest = (0..columns.len()).map(score).fold(f32::NEG_INFINITY, f32::max);
+                let mut sum = 0.0f32;
+                for k in 0..columns.len() {
+                    let e = (score(k) - largest).exp();
+                    alpha[k * heads + head] = e;
+                    sum += e;
+                }
+                let sum = sum + SOFTMAX_EPSILON;
+                for k in 0..columns.len() {
+                    alpha[k * heads + head] /= sum;
+                }
+            }
+        });
+        Ok(alpha)
+    }
+}
+
+/// `phases` with each name's wall and predicted times summed, in first-seen order, named per `heads` heads.
+fn summed_by_name(phases: Vec<Phase>, heads: usize) -> Vec<Phase> {
+    let mut sums: Vec<Phase> = Vec::new();
+    for phase in phases {
+        match sums.iter_mut().find(|sum| sum.name == phase.name) {
+            Some(sum) => {
+                sum.wall += phase.wall;
+                sum.predicted = sum.predicted.zip(phase.predicted).map(|(a, b)| a + b);
+            }
+            None => sums.push(phase),
+        }
+    }
+    if heads > 1 {
+        for sum in &mut sums {
+            sum.name = format!("{} ({heads} heads)", sum.name).into();
+        }
+    }
+    sums
+}
+
+/// Columns `columns` of `matrix`, as a matrix of their own.
+fn columns_of(matrix: &Dense<f32>, columns: std::ops::Range<usize>) -> Result<Dense<f32>> {
+    let width = matrix.cols();
+    let values =
+        matrix.as_slice().par_chunks(width).flat_map_iter(|row| row[columns.clone()].iter().copied()).collect();
+    Dense::from_vec(matrix.rows(), columns.len(), values)
+}
