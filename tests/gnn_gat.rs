@@ -72,3 +72,30 @@ fn attention_on_the_dpus_and_in_integers_is_refused_naming_what_to_use() {
     let error = model.forward(&features, &mut quantized).unwrap_err();
     assert!(error.to_string().contains("use --dtype f32"), "{error}");
 }
+
+/// `pimgnn infer` with the Cora GAT: `auto` runs it on the CPU and says why, with PyG's accuracy; the DPU
+/// backends and quantized types are refused before the graph goes anywhere, naming what to use.
+#[test]
+fn infer_runs_a_gat_on_the_cpu_and_refuses_what_it_cannot_run() {
+    let root = common::datasets();
+    let path = |name: &str| root.join(name).to_str().unwrap().to_owned();
+    let (graph, features, model) =
+        (path("cora/graph.mtx"), path("cora/features.mtx"), path("models/cora_gat.safetensors"));
+    let (labels, mask) = (path("cora/labels.npy"), path("cora/test_mask.npy"));
+    let dir = tempfile::tempdir().unwrap();
+    let base = ["infer", "--graph", &graph, "--features", &features, "--model", &model];
+    let ran = common::cli::pimgnn(dir.path(), &[&base[..], &["--labels", &labels, "--mask", &mask]].concat());
+    let stdout = String::from_utf8_lossy(&ran.stdout);
+    assert!(ran.status.success(), "{stdout}{}", String::from_utf8_lossy(&ran.stderr));
+    assert!(stdout.contains("note: auto runs GAT's attention-weighted aggregation on the CPU"), "{stdout}");
+    assert!(stdout.contains("backend: cpu (asked for auto)") && stdout.contains("accuracy: 0.8150"), "{stdout}");
+    for step in ["attention scores", "softmax", "cpu spmm (8 heads)", "combine heads (8 heads)"] {
+        assert!(stdout.contains(step), "no `{step}` step in\n{stdout}");
+    }
+    for (extra, says) in [(["--backend", "sim"], "use --backend cpu"), (["--dtype", "i16"], "use --dtype f32")] {
+        let refused = common::cli::pimgnn(dir.path(), &[&base[..], &extra[..]].concat());
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(!refused.status.success() && stderr.contains(says), "{extra:?}: {stderr}");
+        assert!(!String::from_utf8_lossy(&refused.stdout).contains("load balance"), "loaded the graph first");
+    }
+}

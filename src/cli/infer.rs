@@ -61,10 +61,23 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
     println!("workload: {}", workload.description);
 
     let mut backend = args.backend.backend;
-    if workload.model.architecture() == Architecture::Gat && backend == Backend::Auto {
-        // Attention gives the matrix new values at every call, which the DPU engine does not take yet.
-        println!("note: auto runs GAT's attention-weighted aggregation on the CPU: the DPU engine takes no new values per call yet");
-        backend = Backend::Cpu;
+    if workload.model.architecture() == Architecture::Gat {
+        // Attention gives the matrix new values at every call, which the DPU engine does not take yet: refused
+        // here, before the graph goes onto any DPU.
+        match backend {
+            Backend::Auto => {
+                println!(
+                    "note: auto runs GAT's attention-weighted aggregation on the CPU: the DPU engine takes no new \
+                     values per call yet"
+                );
+                backend = Backend::Cpu;
+            }
+            Backend::Cpu => {}
+            other => bail!("--backend {other}: GAT's attention-weighted aggregation runs on the CPU backend only for now (the DPU engine takes no new values per call yet): use --backend cpu"),
+        }
+        if args.dtype != Dtype::F32 {
+            bail!("--dtype {}: GAT's attention-weighted aggregation runs in f32: use --dtype f32", args.dtype);
+        }
     }
     let options = args.pim_args.engine_options(backend, workload.model.aggregation_widths());
     let mut setup = Vec::new();
