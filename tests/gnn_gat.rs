@@ -75,6 +75,7 @@ fn attention_on_the_dpus_and_in_integers_is_refused_naming_what_to_use() {
 
 /// `pimgnn infer` with the Cora GAT: `auto` runs it on the CPU and says why, with PyG's accuracy; the DPU
 /// backends and quantized types are refused before the graph goes anywhere, naming what to use.
+#[cfg(feature = "cli")]
 #[test]
 fn infer_runs_a_gat_on_the_cpu_and_refuses_what_it_cannot_run() {
     let root = common::datasets();
