@@ -40,72 +40,68 @@ const GATHER_ROWS: usize = 1024;
 /// tightest loop the compiler vectorises (each output row accumulated in place), compiled for the widest vector
 /// instructions this CPU has, as the SpMM's kernels are.
 fn gather(a: &Csr<f32>, x: &Dense<f32>, y: &mut Dense<f32>) {
-    let features = x.cols();
-    let (x, row_ptr, col_idx) = (x.as_slice(), a.row_ptr(), a.col_idx());
-    y.as_mut_slice().par_chunks_mut(GATHER_ROWS * features).enumerate().for_each(|(block, out)| {
-        let rows = block * GATHER_ROWS..;
+    let gather = Gather { row_ptr: a.row_ptr(), col_idx: a.col_idx(), x: x.as_slice(), features: x.cols() };
+    y.as_mut_slice().par_chunks_mut(GATHER_ROWS * gather.features).enumerate().for_each(|(block, out)| {
+        let first = block * GATHER_ROWS;
         #[cfg(target_arch = "x86_64")]
         {
             if std::arch::is_x86_feature_detected!("avx512f") {
                 // SAFETY: this CPU has AVX-512F, checked just above.
-                return unsafe { gather_rows_avx512(row_ptr, col_idx, x, features, rows.start, out) };
+                return unsafe { gather_rows_avx512(&gather, first, out) };
             }
             if std::arch::is_x86_feature_detected!("avx2") {
                 // SAFETY: this CPU has AVX2, checked just above.
-                return unsafe { gather_rows_avx2(row_ptr, col_idx, x, features, rows.start, out) };
+                return unsafe { gather_rows_avx2(&gather, first, out) };
             }
         }
-        gather_rows(row_ptr, col_idx, x, features, rows.start, out);
+        gather.rows(first, out);
     });
 }
 
-/// The rows of `out` (from row `first`), each the sum of its nonzeros' rows of `x`.
-#[inline(always)]
-fn gather_rows(row_ptr: &[u32], col_idx: &[u32], x: &[f32], features: usize, first: usize, out: &mut [f32]) {
-    for (at, row) in out.chunks_exact_mut(features).enumerate() {
-        let r = first + at;
-        row.fill(0.0);
-        for &column in &col_idx[row_ptr[r] as usize..row_ptr[r + 1] as usize] {
-            let source = &x[column as usize * features..][..features];
-            for (sum, value) in row.iter_mut().zip(source) {
-                *sum += value;
+/// A CSR structure and the `X` its rows gather from.
+struct Gather<'a> {
+    row_ptr: &'a [u32],
+    col_idx: &'a [u32],
+    x: &'a [f32],
+    features: usize,
+}
+
+impl Gather<'_> {
+    /// The rows of `out` (from row `first`), each the sum of its nonzeros' rows of `x`.
+    #[inline(always)]
+    fn rows(&self, first: usize, out: &mut [f32]) {
+        let features = self.features;
+        for (at, row) in out.chunks_exact_mut(features).enumerate() {
+            let r = first + at;
+            row.fill(0.0);
+            for &column in &self.col_idx[self.row_ptr[r] as usize..self.row_ptr[r + 1] as usize] {
+                let source = &self.x[column as usize * features..][..features];
+                for (sum, value) in row.iter_mut().zip(source) {
+                    *sum += value;
+                }
             }
         }
     }
 }
 
-/// [`gather_rows`] compiled for AVX-512F.
+/// [`Gather::rows`] compiled for AVX-512F.
 ///
 /// # Safety
 /// The CPU must support AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn gather_rows_avx512(
-    row_ptr: &[u32],
-    col_idx: &[u32],
-    x: &[f32],
-    features: usize,
-    first: usize,
-    out: &mut [f32],
-) {
-    gather_rows(row_ptr, col_idx, x, features, first, out);
+unsafe fn gather_rows_avx512(gather: &Gather<'_>, first: usize, out: &mut [f32]) {
+    gather.rows(first, out);
 }
 
-/// [`gather_rows`] compiled for AVX2.
+/// [`Gather::rows`] compiled for AVX2.
 ///
 /// # Safety
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn gather_rows_avx2(
-    row_ptr: &[u32],
-    col_idx: &[u32],
-    x: &[f32],
-    features: usize,
-    first: usize,
-    out: &mut [f32],
-) {
-    gather_rows(row_ptr, col_idx, x, features, first, out);
+unsafe fn gather_rows_avx2(gather: &Gather<'_>, first: usize, out: &mut [f32]) {
+    gather.rows(first, out);
 }
 
 fn median(mut times: Vec<Duration>) -> Duration {
