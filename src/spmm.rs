@@ -52,8 +52,7 @@ pub trait SpmmEngine<T: Element>: Send {
     /// `A`'s values from now on: `values` in its nonzero order (row by row), the structure unchanged and left
     /// where it is, so that only values move. Attention-weighted aggregation gives new values at every call.
     /// An engine that cannot take them says so, and keeps its values.
-    fn set_values(&mut self, values: &[T]) -> Result<()> {
-        let _ = values;
+    fn set_values(&mut self, _values: &[T]) -> Result<()> {
         Err(Error::invalid("SpMM engine", "takes no new values for its resident matrix"))
     }
 

@@ -125,7 +125,7 @@ fn pyg_losses(architecture: &str) -> Vec<f32> {
 fn gin_losses_follow_pyg(backend: Backend) {
     let mut cora = cora("gin", backend);
     let (difference, epoch) = largest_loss_difference(&mut cora, &pyg_losses("gin"), GIN_LOSS_EPOCHS);
-    println!("gin {backend}: largest loss difference from PyG's over {GIN_LOSS_EPOCHS} epochs {difference:.2e} at epoch {epoch}");
+    println!("gin {backend}: largest loss difference from PyG's {difference:.2e} (epoch {epoch} of {GIN_LOSS_EPOCHS})");
     assert!(difference <= GIN_LOSS_BOUND, "gin {backend}: epoch {epoch}: loss differs from PyG's by {difference}");
 }
 

@@ -73,7 +73,10 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
                 backend = Backend::Cpu;
             }
             Backend::Cpu => {}
-            other => bail!("--backend {other}: GAT's attention-weighted aggregation runs on the CPU backend only for now (the DPU engine takes no new values per call yet): use --backend cpu"),
+            other => bail!(
+                "--backend {other}: GAT's attention-weighted aggregation runs on the CPU backend only for now (the DPU \
+                 engine takes no new values per call yet): use --backend cpu"
+            ),
         }
         if args.dtype != Dtype::F32 {
             bail!("--dtype {}: GAT's attention-weighted aggregation runs in f32: use --dtype f32", args.dtype);

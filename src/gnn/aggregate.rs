@@ -193,9 +193,10 @@ impl Aggregator {
     /// engine that cannot take them (the DPU engine, for now) and quantized dtypes refuse with
     /// [`Error::Invalid`], naming what to use instead (as [`Aggregator::structure`] does).
     pub fn aggregate_weighted(&mut self, values: &[f32], x: &Dense<f32>) -> Result<Dense<f32>> {
-        self.structure()?;
-        let Engines::Exact(engine) = &mut self.engines else { unreachable!("structure() refused quantized engines") };
-        engine.set_values(values)?;
+        match &mut self.engines {
+            Engines::Exact(engine) if engine.host_matrix().is_some() => engine.set_values(values)?,
+            _ => return Err(self.no_weighted_aggregation()),
+        }
         self.aggregate(x)
     }
 
@@ -203,21 +204,21 @@ impl Aggregator {
     /// engine keeps it on the host and takes new values per call ([`Aggregator::aggregate_weighted`]), else
     /// [`Error::Invalid`] naming what to use instead.
     pub fn structure(&self) -> Result<&Csr<f32>> {
-        let what = "attention-weighted aggregation";
         match &self.engines {
-            Engines::Exact(engine) => engine.host_matrix().ok_or_else(|| {
-                Error::invalid(
-                    what,
-                    format!(
-                        "the {} engine takes no new values per call yet: use the CPU backend",
-                        self.described.backend
-                    ),
-                )
-            }),
-            Engines::I32(_) | Engines::I16(_) | Engines::I8(_) => {
-                Err(Error::invalid(what, format!("runs in f32, not {}: use --dtype f32", self.dtype)))
-            }
+            Engines::Exact(engine) => engine.host_matrix().ok_or_else(|| self.no_weighted_aggregation()),
+            Engines::I32(_) | Engines::I16(_) | Engines::I8(_) => Err(self.no_weighted_aggregation()),
         }
+    }
+
+    /// Why this aggregator takes no values per call, and what to use instead.
+    fn no_weighted_aggregation(&self) -> Error {
+        let reason = match self.dtype {
+            Dtype::F32 => {
+                format!("the {} engine takes no new values per call yet: use the CPU backend", self.described.backend)
+            }
+            dtype => format!("runs in f32, not {dtype}: use --dtype f32"),
+        };
+        Error::invalid("attention-weighted aggregation", reason)
     }
 
     /// `M X` in `f32` handed to `step` by ranges of finished rows, with the same rows of each of `outs`, as

@@ -80,6 +80,15 @@ impl GatConv {
         &self.lin
     }
 
+    /// `lin`'s weight, `att_src`, `att_dst` and the bias, writable, in the order of
+    /// [`Layer::parameters`](super::Layer::parameters).
+    pub(crate) fn parameters_mut(&mut self) -> Vec<&mut [f32]> {
+        let (weight, _) = self.lin.parameters_mut();
+        let mut parameters = vec![weight, self.att_src.as_mut_slice(), self.att_dst.as_mut_slice()];
+        parameters.extend(self.bias.as_deref_mut());
+        parameters
+    }
+
     /// `att_src` and `att_dst`, flat (`heads * out`).
     pub fn attention(&self) -> (&[f32], &[f32]) {
         (&self.att_src, &self.att_dst)

@@ -300,7 +300,7 @@ impl Layer {
 
     /// The tensors training updates, with their `state_dict` names relative to the layer, in the order the
     /// backward pass gives their gradients: each linear map's weight, then its bias when it has one (in
-    /// [`Layer::linears`] order), then GIN's `eps` when it is trained.
+    /// [`Layer::linears`] order), then GIN's `eps` when it is trained, or GAT's `att_src`, `att_dst` and bias.
     pub fn parameters(&self) -> Vec<(String, &[f32])> {
         let mut parameters: Vec<(String, &[f32])> = self
             .linears()
@@ -323,22 +323,25 @@ impl Layer {
 
     /// The tensors of [`Layer::parameters`], writable, in the same order.
     pub(crate) fn parameters_mut(&mut self) -> Vec<&mut [f32]> {
-        let (linears, eps): (Vec<&mut Linear>, Option<&mut f32>) = match self {
-            Layer::Gcn(conv) => (vec![&mut conv.lin], None),
-            Layer::Sage(conv) => (vec![&mut conv.lin_l, &mut conv.lin_r], None),
-            Layer::Gin(conv) => (conv.mlp.iter_mut().collect(), conv.train_eps.then_some(&mut conv.eps)),
-            // Not trained yet: the trainer refuses GAT models before it asks.
-            Layer::Gat(_) => (Vec::new(), None),
-        };
-        let mut parameters: Vec<&mut [f32]> = linears
-            .into_iter()
-            .flat_map(|lin| {
-                let (weight, bias) = lin.parameters_mut();
-                std::iter::once(weight).chain(bias)
-            })
-            .collect();
-        parameters.extend(eps.map(std::slice::from_mut));
-        parameters
+        fn of_linears(linears: Vec<&mut Linear>) -> Vec<&mut [f32]> {
+            linears
+                .into_iter()
+                .flat_map(|lin| {
+                    let (weight, bias) = lin.parameters_mut();
+                    std::iter::once(weight).chain(bias)
+                })
+                .collect()
+        }
+        match self {
+            Layer::Gcn(conv) => of_linears(vec![&mut conv.lin]),
+            Layer::Sage(conv) => of_linears(vec![&mut conv.lin_l, &mut conv.lin_r]),
+            Layer::Gin(conv) => {
+                let mut parameters = of_linears(conv.mlp.iter_mut().collect());
+                parameters.extend(conv.train_eps.then_some(std::slice::from_mut(&mut conv.eps)));
+                parameters
+            }
+            Layer::Gat(conv) => conv.parameters_mut(),
+        }
     }
 
     /// The architecture of models made of this layer.

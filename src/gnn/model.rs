@@ -1,8 +1,9 @@
 //! Models: a stack of message-passing layers with ReLU between, read from a PyTorch Geometric `state_dict`
 //! saved as safetensors, or generated with seeded weights.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use std::str::FromStr;
 use std::time::Duration;
 
 use rand::rngs::ChaCha8Rng;
@@ -132,10 +133,13 @@ impl Model {
         let architecture = match file.metadata.get("architecture") {
             Some(name) => name.parse().map_err(|e: Error| bad(format!("metadata: {e}")))?,
             None => recognise(file).ok_or_else(|| {
-                bad("no `architecture` metadata, and no tensor named *.lin.weight (gcn), *.lin_l.weight (sage), *.nn.0.weight (gin) or *.att_src (gat)".into())
+                bad("no `architecture` metadata, and no tensor named *.lin.weight (gcn), *.lin_l.weight (sage), \
+                     *.nn.0.weight (gin) or *.att_src (gat)"
+                    .into())
             })?,
         };
-        let gat_options = GatOptions::from_metadata(&file.metadata).map_err(|e| bad(format!("metadata: {e}")))?;
+        let gat_options =
+            GatOptions::from_metadata(&file.metadata).map_err(|reason| bad(format!("metadata {reason}")))?;
         let mut groups: BTreeMap<NaturalKey, (String, BTreeMap<&str, &Tensor>)> = BTreeMap::new();
         for (name, tensor) in &file.tensors {
             let (prefix, suffix) = split_layer_name(architecture, name)
@@ -168,17 +172,9 @@ impl Model {
         if let Some(activation) = file.metadata.get("activation") {
             model.activation = activation.parse().map_err(|e: Error| bad(format!("metadata activation: {e}")))?;
         }
-        if let Some(declared) = file.metadata.get(TRAIN_EPS_METADATA) {
-            let flags = declared
-                .split(',')
-                .map(|flag| match flag.trim() {
-                    "true" => Ok(true),
-                    "false" => Ok(false),
-                    other => {
-                        Err(bad(format!("metadata {TRAIN_EPS_METADATA}={declared}: `{other}` is not true or false")))
-                    }
-                })
-                .collect::<Result<Vec<bool>>>()?;
+        let flags: Vec<bool> = metadata_list(&file.metadata, TRAIN_EPS_METADATA, "true or false")
+            .map_err(|reason| bad(format!("metadata {reason}")))?;
+        if !flags.is_empty() {
             model = model.with_train_eps(&flags).map_err(|e| bad(format!("metadata {TRAIN_EPS_METADATA}: {e}")))?;
         }
         for (key, actual) in
@@ -269,8 +265,8 @@ impl Model {
             return Err(Error::shape("train_eps flags (one, or one per layer)", self.layers.len(), flags.len()));
         }
         for (at, (_, layer)) in self.layers.iter_mut().enumerate() {
-            if let Layer::Gin(conv) = layer {
-                *conv = conv.clone().with_train_eps(flags[at.min(flags.len() - 1)]);
+            if let (Layer::Gin(conv), Some(train)) = (&mut *layer, for_layer(flags, at)) {
+                *conv = conv.clone().with_train_eps(train);
             }
         }
         Ok(self)
@@ -508,40 +504,44 @@ struct GatLayerOptions {
 }
 
 impl GatOptions {
-    fn from_metadata(metadata: &std::collections::HashMap<String, String>) -> Result<Self> {
-        fn list<T: std::str::FromStr>(
-            metadata: &std::collections::HashMap<String, String>,
-            key: &str,
-        ) -> Result<Vec<T>> {
-            let Some(text) = metadata.get(key) else { return Ok(Vec::new()) };
-            text.split(',')
-                .map(|value| {
-                    value
-                        .trim()
-                        .parse()
-                        .map_err(|_| Error::invalid(format!("{key}={text}"), format!("`{value}` is not valid")))
-                })
-                .collect()
+    /// The options, or why the metadata is wrong.
+    fn from_metadata(metadata: &HashMap<String, String>) -> std::result::Result<Self, String> {
+        if let Some(value) = metadata.get("add_self_loops").filter(|value| *value != "true") {
+            return Err(format!(
+                "add_self_loops={value}: only true is supported, the attention structure has one self-loop per node"
+            ));
         }
-        if let Some(value) = metadata.get("add_self_loops") {
-            if value != "true" {
-                return Err(Error::invalid(
-                    format!("add_self_loops={value}"),
-                    "only true is supported: the attention structure has one self-loop per node",
-                ));
-            }
-        }
-        Ok(GatOptions { concat: list(metadata, "concat")?, negative_slope: list(metadata, "negative_slope")? })
+        Ok(GatOptions {
+            concat: metadata_list(metadata, "concat", "true or false")?,
+            negative_slope: metadata_list(metadata, "negative_slope", "a number")?,
+        })
     }
 
-    /// Layer `at`'s options: its own value, or the one value given for all.
+    /// Layer `at`'s options.
     fn layer(&self, at: usize) -> GatLayerOptions {
-        let pick = |values: &[f32]| values.get(at).or(values.first()).copied();
         GatLayerOptions {
-            concat: self.concat.get(at).or(self.concat.first()).copied(),
-            negative_slope: pick(&self.negative_slope).unwrap_or(DEFAULT_NEGATIVE_SLOPE),
+            concat: for_layer(&self.concat, at),
+            negative_slope: for_layer(&self.negative_slope, at).unwrap_or(DEFAULT_NEGATIVE_SLOPE),
         }
     }
+}
+
+/// The comma-separated values of metadata `key` (none when it is absent), each parsed as a `T`; the error
+/// names the value that is not `expected`.
+fn metadata_list<T: FromStr>(
+    metadata: &HashMap<String, String>,
+    key: &str,
+    expected: &str,
+) -> std::result::Result<Vec<T>, String> {
+    let Some(text) = metadata.get(key) else { return Ok(Vec::new()) };
+    text.split(',')
+        .map(|value| value.trim().parse().map_err(|_| format!("{key}={text}: `{}` is not {expected}", value.trim())))
+        .collect()
+}
+
+/// Layer `at`'s value of a per-layer metadata list: its own, or the one value given for every layer.
+fn for_layer<T: Copy>(values: &[T], at: usize) -> Option<T> {
+    values.get(at).or(values.first()).copied()
 }
 
 fn join(prefix: &str, suffix: &str) -> String {

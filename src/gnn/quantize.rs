@@ -13,9 +13,10 @@ use crate::error::{Error, Result};
 use crate::pim::PimElement;
 use crate::sparse::{Csr, Element};
 
-/// The scales of quantized aggregation ([`Aggregator::quantization`](super::Aggregator::quantization)): the matrix is held as
-/// `M_q = round(M * matrix_scale)`, and each call's features `X` go in as `X_q = round(X * s_x)`, `s_x` their
-/// [`Quantization::feature_scale`]; the result is `(M_q X_q) / (matrix_scale * s_x)`.
+/// The scales of quantized aggregation ([`Aggregator::quantization`](super::Aggregator::quantization)): the
+/// matrix is held as `M_q = round(M * matrix_scale)`, and each call's features `X` go in as
+/// `X_q = round(X * s_x)`, `s_x` their [`Quantization::feature_scale`]; the result is
+/// `(M_q X_q) / (matrix_scale * s_x)`.
 ///
 /// Each rounding moves a value by at most half a level, so an aggregated value differs from the exact
 /// `y_i = sum_j m_ij x_j` by at most `sum_j (|m_ij| / (2 s_x) + |x_j| / (2 matrix_scale) + 1 / (4 matrix_scale

@@ -9,9 +9,9 @@
 //! both would finish together, cuts the rows there, and predicts the DPUs' part by planning it afresh: its
 //! predicted time is the later of the two sides'. The DPUs' time is not proportional to their rows (sending `X`
 //! and launching cost the same for fewer rows), so the cut is made again with the throughput the DPUs' part was
-//! planned at, up to [`SPLIT_REBALANCES`] times, and the fastest of the cuts is kept. That assumes the host cores running the CPU rows do not slow
-//! the transfers of the PIM part down; on a server whose transfers are host-bound they share memory bandwidth,
-//! which the split's prediction does not model.
+//! planned at, up to [`SPLIT_REBALANCES`] times, and the fastest of the cuts is kept. That assumes the host
+//! cores running the CPU rows do not slow the transfers of the PIM part down; on a server whose transfers are
+//! host-bound they share memory bandwidth, which the split's prediction does not model.
 
 use std::collections::HashMap;
 use std::fmt;

@@ -27,15 +27,7 @@ pub struct BenchQuantizeArgs {
 
 /// The fastest of `repeats` timed runs of `run`, after an untimed one.
 fn fastest<T>(repeats: u32, mut run: impl FnMut() -> T) -> Duration {
-    black_box(run());
-    (0..repeats)
-        .map(|_| {
-            let started = Instant::now();
-            black_box(run());
-            started.elapsed()
-        })
-        .min()
-        .expect("at least one repetition")
+    fastest_with(repeats, || (), |()| run())
 }
 
 /// As [`fastest`], each run on a fresh input from `setup`, which is not timed.
