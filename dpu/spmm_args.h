@@ -6,6 +6,10 @@
  * once; per call the host writes X (this DPU's rows of X, `nr_features` wide) and reads Y back. All offsets
  * are bytes from the start of the MRAM heap (DPU_MRAM_HEAP_POINTER) and multiples of 8.
  *
+ * A block's structure (row pointers, columns) and its values are separate arrays, the values first, at the same
+ * offset on every DPU: a matrix whose values change at every call (attention) gets them with one parallel write
+ * of that region, and its structure never moves again.
+ *
  * Only <stdint.h>: the host's C compiler reads this file too.
  */
 #ifndef PIMGNN_SPMM_ARGS_H
@@ -30,17 +34,10 @@ typedef union {
     int32_t i32;
 } spmm_value;
 
-/* A CSR nonzero: 8 bytes, so every nonzero starts 8-aligned in MRAM. */
-struct spmm_csr_nonzero {
-    uint32_t column;
-    spmm_value value;
-};
-
-/* A COO nonzero, entries sorted by row. */
-struct spmm_coo_nonzero {
+/* Where a COO nonzero lies; the entries are sorted by row. */
+struct spmm_coo_index {
     uint32_t row;
     uint32_t column;
-    spmm_value value;
 };
 
 /*
@@ -66,11 +63,12 @@ struct spmm_matrix_args {
     uint32_t nr_nonzeros;
     /* CSR: nr_rows + 1 row pointers (uint32_t, local nonzero indices); unused by COO. */
     uint32_t row_ptr_offset;
-    /* struct spmm_csr_nonzero[nr_nonzeros] or struct spmm_coo_nonzero[nr_nonzeros]. */
-    uint32_t nonzeros_offset;
+    /* CSR: uint32_t columns[nr_nonzeros]; COO: struct spmm_coo_index[nr_nonzeros]. */
+    uint32_t indices_offset;
+    /* spmm_value values[nr_nonzeros], in the order of the indices. */
+    uint32_t values_offset;
     /* Tasklets with work (the others only join the barrier). */
     uint32_t nr_tasklets;
-    uint32_t reserved;
     struct spmm_tasklet_work tasklets[SPMM_MAX_TASKLETS];
 };
 

@@ -1,8 +1,8 @@
 /*
  * SpMM Y = A X over one CSR block of A per DPU (see spmm_kernel.h for the work split and data movement).
  *
- * A tasklet walks its rows' pointers and its nonzeros with two sequential readers; row r's nonzeros within the
- * tasklet's range are [max(row_ptr[r], nz_begin), min(row_ptr[r + 1], nz_end)).
+ * A tasklet walks its rows' pointers, its nonzeros' columns and their values with three sequential readers; row
+ * r's nonzeros within the tasklet's range are [max(row_ptr[r], nz_begin), min(row_ptr[r + 1], nz_end)).
  */
 #define SEQREAD_CACHE_SIZE 128
 #include <seqread.h>
@@ -13,23 +13,27 @@
 #error "SEQREAD_CACHE_SIZE must be SPMM_SEQREAD"
 #endif
 
-/* seqread caches (2 x SEQREAD_CACHE_SIZE each): row pointers and nonzeros. Aligned to SEQREAD_CACHE_SIZE, as
+/* seqread caches (2 x SEQREAD_CACHE_SIZE each): row pointers, columns and values. Aligned to SEQREAD_CACHE_SIZE, as
  * seqread_alloc's are: the SDK's readers tell when to refill from the low bits of the pointer's WRAM address, so
  * a cache 8-byte aligned only would give wrong elements (SPMM_SEQREAD_ALIGNED, spmm_kernel.h). */
 static SPMM_SEQREAD_ALIGNED uint8_t row_ptr_cache[NR_TASKLETS][2 * SEQREAD_CACHE_SIZE];
-static SPMM_SEQREAD_ALIGNED uint8_t nonzero_cache[NR_TASKLETS][2 * SEQREAD_CACHE_SIZE];
+static SPMM_SEQREAD_ALIGNED uint8_t column_cache[NR_TASKLETS][2 * SEQREAD_CACHE_SIZE];
+static SPMM_SEQREAD_ALIGNED uint8_t value_cache[NR_TASKLETS][2 * SEQREAD_CACHE_SIZE];
 
 static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width) {
-    seqreader_t row_ptrs, nonzeros;
+    seqreader_t row_ptrs, columns, values;
     const uint32_t *row_ptr = seqread_init(
         (seqreader_buffer_t)row_ptr_cache[tasklet],
         (__mram_ptr void *)(spmm_heap() + matrix.row_ptr_offset + work->row_begin * (uint32_t)sizeof(uint32_t)),
         &row_ptrs);
-    const struct spmm_csr_nonzero *nonzero = seqread_init(
-        (seqreader_buffer_t)nonzero_cache[tasklet],
-        (__mram_ptr void *)(spmm_heap() + matrix.nonzeros_offset +
-                            work->nz_begin * (uint32_t)sizeof(struct spmm_csr_nonzero)),
-        &nonzeros);
+    const uint32_t *column = seqread_init(
+        (seqreader_buffer_t)column_cache[tasklet],
+        (__mram_ptr void *)(spmm_heap() + matrix.indices_offset + work->nz_begin * (uint32_t)sizeof(uint32_t)),
+        &columns);
+    const spmm_value *value = seqread_init(
+        (seqreader_buffer_t)value_cache[tasklet],
+        (__mram_ptr void *)(spmm_heap() + matrix.values_offset + work->nz_begin * (uint32_t)sizeof(spmm_value)),
+        &values);
     spmm_acc *sum = row_sum[tasklet];
     uint32_t row_start = *row_ptr;
     for (uint32_t row = work->row_begin; row < work->row_end; row++) {
@@ -39,8 +43,9 @@ static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, ui
         const uint32_t end = row_stop < work->nz_end ? row_stop : work->nz_end;
         spmm_clear(sum, width);
         for (uint32_t k = begin; k < end; k++) {
-            spmm_accumulate(sum, incoming[tasklet], nonzero->value, nonzero->column, first, width);
-            nonzero = seqread_get((void *)nonzero, sizeof(struct spmm_csr_nonzero), &nonzeros);
+            spmm_accumulate(sum, incoming[tasklet], *value, *column, first, width);
+            column = seqread_get((void *)column, sizeof(uint32_t), &columns);
+            value = seqread_get((void *)value, sizeof(spmm_value), &values);
         }
         spmm_store(work, tasklet, row, sum, first, width);
         row_start = row_stop;

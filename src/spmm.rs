@@ -55,11 +55,6 @@ pub trait SpmmEngine<T: Element>: Send {
     fn set_values(&mut self, _values: &[T]) -> Result<()> {
         Err(Error::invalid("SpMM engine", "takes no new values for its resident matrix"))
     }
-
-    /// `A` as the host holds it, when the engine keeps it there (its structure is what attention scores).
-    fn host_matrix(&self) -> Option<&Csr<T>> {
-        None
-    }
 }
 
 /// Runs `step` once over all of `y`, already assembled, and the outputs: the stage of a call with nothing to
@@ -207,10 +202,6 @@ impl<T: Element> SpmmEngine<T> for CpuSpmm<T> {
         }
         self.a.values_mut().copy_from_slice(values);
         Ok(())
-    }
-
-    fn host_matrix(&self) -> Option<&Csr<T>> {
-        Some(&self.a)
     }
 }
 

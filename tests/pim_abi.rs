@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 
 use pimgnn::pim::abi::{
-    CallArgs, CooNonzero, CsrNonzero, MatrixArgs, TaskletWork, FEATURE_CHUNK, MAX_PARTIALS, MAX_TASKLETS, SEQREAD_BYTES,
+    CallArgs, CooIndex, MatrixArgs, TaskletWork, FEATURE_CHUNK, MAX_PARTIALS, MAX_TASKLETS, SEQREAD_BYTES,
 };
 
 /// `(name, C expression, Rust value)` for every fact checked.
@@ -39,22 +39,18 @@ fn expected() -> Vec<(&'static str, &'static str, usize)> {
         field!("spmm_matrix_args", MatrixArgs, nr_rows),
         field!("spmm_matrix_args", MatrixArgs, nr_nonzeros),
         field!("spmm_matrix_args", MatrixArgs, row_ptr_offset),
-        field!("spmm_matrix_args", MatrixArgs, nonzeros_offset),
+        field!("spmm_matrix_args", MatrixArgs, indices_offset),
+        field!("spmm_matrix_args", MatrixArgs, values_offset),
         field!("spmm_matrix_args", MatrixArgs, nr_tasklets),
-        field!("spmm_matrix_args", MatrixArgs, reserved),
         field!("spmm_matrix_args", MatrixArgs, tasklets),
         ("sizeof spmm_call_args", "sizeof(struct spmm_call_args)", size_of::<CallArgs>()),
         field!("spmm_call_args", CallArgs, nr_features),
         field!("spmm_call_args", CallArgs, x_offset),
         field!("spmm_call_args", CallArgs, y_offset),
         field!("spmm_call_args", CallArgs, partials_offset),
-        ("sizeof spmm_csr_nonzero", "sizeof(struct spmm_csr_nonzero)", size_of::<CsrNonzero>()),
-        field!("spmm_csr_nonzero", CsrNonzero, column),
-        field!("spmm_csr_nonzero", CsrNonzero, value),
-        ("sizeof spmm_coo_nonzero", "sizeof(struct spmm_coo_nonzero)", size_of::<CooNonzero>()),
-        field!("spmm_coo_nonzero", CooNonzero, row),
-        field!("spmm_coo_nonzero", CooNonzero, column),
-        field!("spmm_coo_nonzero", CooNonzero, value),
+        ("sizeof spmm_coo_index", "sizeof(struct spmm_coo_index)", size_of::<CooIndex>()),
+        field!("spmm_coo_index", CooIndex, row),
+        field!("spmm_coo_index", CooIndex, column),
     ]
 }
 

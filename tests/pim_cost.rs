@@ -88,6 +88,7 @@ fn modelled_kernel_cycles_match_the_simulator() {
         .iter()
         .map(|(format, features, element, ratio)| format!("{format}, F = {features}, {element}: {ratio:.3}"))
         .collect();
+    println!("model / simulator kernel cycles:\n{}", table.join("\n"));
     assert!(
         ratios.iter().all(|&(.., ratio)| (0.9..=1.1).contains(&ratio)),
         "model / simulator kernel cycles:\n{}",

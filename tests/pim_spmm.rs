@@ -82,25 +82,35 @@ fn plan(format: Format, rows: u32, cols: u32, groups: u32, x: XDelivery, tasklet
     Plan { format, row_blocks: rows, split_rows: true, col_blocks: cols, feature_groups: groups, x, tasklets }
 }
 
-/// Runs `plan` twice (A stays loaded between calls) and compares with the CPU exactly.
+/// Runs `plan` once per width of `features` (A stays loaded between calls), then once more with new values for
+/// A's structure, comparing with the CPU exactly.
 fn check<T: TestValue>(set: DpuSet, a: &Csr<T>, plan: Plan, features: &[usize]) {
     let mut engine = PimSpmm::new(set, a.clone(), plan).unwrap_or_else(|e| panic!("{plan}: {e}"));
     for (call, &f) in features.iter().enumerate() {
         let x = random_dense::<T>(a.ncols(), f, 7 + call as u64);
-        let expected = cpu::spmm(a, &x).unwrap();
         let y = engine.spmm(&x).unwrap_or_else(|e| panic!("{plan}, F = {f}: {e}"));
-        if y != expected {
-            let wrong = (0..y.rows()).find(|&r| y.row(r) != expected.row(r)).unwrap();
-            panic!(
-                "{} {plan}, F = {f}: row {wrong} differs: {:?} vs {:?}",
-                T::NAME,
-                &y.row(wrong)[..f.min(8)],
-                &expected.row(wrong)[..f.min(8)]
-            );
-        }
+        expect_product(a, &x, &y, &format!("{plan}, F = {f}"));
         assert_eq!(engine.last_phases().len(), 4);
         let report = engine.report().to_string();
         assert!(report.contains(&plan.to_string()) && report.contains("kernel"), "{report}");
+    }
+    let mut rng = Rng::seed_from_u64(11);
+    let revalued = a.map_values(|_| T::draw(&mut rng));
+    engine.set_values(revalued.values()).unwrap_or_else(|e| panic!("{plan}: new values: {e}"));
+    let x = random_dense::<T>(a.ncols(), features[0], 13);
+    let y = engine.spmm(&x).unwrap_or_else(|e| panic!("{plan}, new values: {e}"));
+    expect_product(&revalued, &x, &y, &format!("{plan}, new values"));
+    let phases: Vec<&str> = engine.last_phases().iter().map(|phase| phase.name.as_ref()).collect();
+    assert_eq!(phases, ["send values", "send X", "kernel", "gather", "merge"], "{plan}");
+}
+
+/// Panics naming the first row of `y` that is not `a x`.
+fn expect_product<T: TestValue>(a: &Csr<T>, x: &Dense<T>, y: &Dense<T::Acc>, call: &str) {
+    let expected = cpu::spmm(a, x).unwrap();
+    if *y != expected {
+        let wrong = (0..y.rows()).find(|&r| y.row(r) != expected.row(r)).unwrap();
+        let f = x.cols().min(8);
+        panic!("{} {call}: row {wrong} differs: {:?} vs {:?}", T::NAME, &y.row(wrong)[..f], &expected.row(wrong)[..f]);
     }
 }
 
@@ -326,8 +336,11 @@ fn the_seqread_caches_of_the_spmm_kernels_are_aligned_to_their_size() {
                 .simulator_binary(upmem::ChipVersion::V1A)
                 .unwrap_or_else(|| panic!("{name} was built for the simulator"));
             let program = upmem_sim::Program::from_file(binary).unwrap();
-            let caches: &[&str] =
-                if family == "csr" { &["row_ptr_cache", "nonzero_cache"] } else { &["nonzero_cache"] };
+            let caches: &[&str] = if family == "csr" {
+                &["row_ptr_cache", "column_cache", "value_cache"]
+            } else {
+                &["index_cache", "value_cache"]
+            };
             for cache in caches {
                 let symbol = program.symbol(cache, 0).unwrap_or_else(|| panic!("{name} has {cache}"));
                 assert_eq!(symbol.address as usize % SEQREAD_BYTES, 0, "{name}: {cache} at {:#x}", symbol.address);

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context as _};
 use clap::Args;
-use pimgnn::gnn::{accuracy, inputs, Aggregator, Architecture, Backend, Dtype, Overlap};
+use pimgnn::gnn::{accuracy, inputs, Aggregator, Dtype, Overlap};
 use pimgnn::io::npy;
 use pimgnn::Phase;
 
@@ -60,28 +60,7 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
     };
     println!("workload: {}", workload.description);
 
-    let mut backend = args.backend.backend;
-    if workload.model.architecture() == Architecture::Gat {
-        // Attention gives the matrix new values at every call, which the DPU engine does not take yet: refused
-        // here, before the graph goes onto any DPU.
-        match backend {
-            Backend::Auto => {
-                println!(
-                    "note: auto runs GAT's attention-weighted aggregation on the CPU: the DPU engine takes no new \
-                     values per call yet"
-                );
-                backend = Backend::Cpu;
-            }
-            Backend::Cpu => {}
-            other => bail!(
-                "--backend {other}: GAT's attention-weighted aggregation runs on the CPU backend only for now (the DPU \
-                 engine takes no new values per call yet): use --backend cpu"
-            ),
-        }
-        if args.dtype != Dtype::F32 {
-            bail!("--dtype {}: GAT's attention-weighted aggregation runs in f32: use --dtype f32", args.dtype);
-        }
-    }
+    let backend = args.backend.backend;
     let options = args.pim_args.engine_options(backend, workload.model.aggregation_widths());
     let mut setup = Vec::new();
     let started = Instant::now();
@@ -89,9 +68,10 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
     let matrix = aggregation.matrix(&workload.graph)?;
     setup.push(Phase { name: "aggregation matrix".into(), wall: started.elapsed(), predicted: None });
     let started = Instant::now();
-    let mut aggregator =
-        progress::step("loading the graph into the engine", || Aggregator::new(matrix, args.dtype, &options))
-            .context("building the aggregation engine")?;
+    let mut aggregator = progress::step("loading the graph into the engine", || {
+        Aggregator::for_aggregation(aggregation, matrix, args.dtype, &options)
+    })
+    .context("building the aggregation engine")?;
     setup.push(Phase { name: "engine (graph resident)".into(), wall: started.elapsed(), predicted: None });
 
     pim_args::print_backend(args.backend.backend, aggregator.backend(), aggregator.decision());

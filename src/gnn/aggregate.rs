@@ -11,7 +11,10 @@
 
 use std::time::Instant;
 
-use super::quantize::{dequantize, quantize, quantize_into, quantize_matrix, Quantization, Quantized, QuantizedMatrix};
+use super::norm::Aggregation;
+use super::quantize::{
+    dequantize, quantize, quantize_into, quantize_matrix, quantize_values, Quantization, Quantized, QuantizedMatrix,
+};
 use crate::error::{Error, Result};
 use crate::pim::auto::Decision;
 use crate::pim::placement::{spmm_engine, Backend, EngineOptions};
@@ -49,6 +52,8 @@ struct QuantizedEngine<T: Element> {
     /// The last call's quantized features, whose memory the next call of the same shape reuses (a new buffer
     /// costs its page faults, as much as quantizing into it).
     levels: Option<Dense<T>>,
+    /// Quantizing the values set since the last call, the first phase of the next.
+    values_quantized: Option<Phase>,
 }
 
 impl<T: Quantized> QuantizedEngine<T> {
@@ -60,11 +65,23 @@ impl<T: Quantized> QuantizedEngine<T> {
             engine.plan, scales.feature_range, scales.matrix_scale
         );
         let described = Described { backend: engine.backend, plan, balance: engine.balance, decision: engine.decision };
-        Ok((QuantizedEngine { engine: engine.spmm, scales, levels: None }, described))
+        Ok((QuantizedEngine { engine: engine.spmm, scales, levels: None, values_quantized: None }, described))
+    }
+
+    /// New values for the matrix's structure (rows cut at `row_ptr`), quantized with scales of their own.
+    fn set_values(&mut self, row_ptr: &[u32], values: &[f32]) -> Result<()> {
+        let started = Instant::now();
+        let (quantized, scales) = quantize_values::<T>(row_ptr, values)?;
+        self.engine.set_values(&quantized)?;
+        self.scales = scales;
+        self.values_quantized =
+            Some(Phase { name: "quantize values".into(), wall: started.elapsed(), predicted: None });
+        Ok(())
     }
 
     /// `X` quantized, and the factor that takes `M_q X_q` back to `M X`.
     fn quantize(&mut self, x: &Dense<f32>, phases: &mut Vec<Phase>) -> Result<(Dense<T>, f32)> {
+        phases.extend(self.values_quantized.take());
         let started = Instant::now();
         let feature_scale = self.scales.feature_scale_of::<T>(x.as_slice())?;
         let quantized = match self.levels.take() {
@@ -111,6 +128,14 @@ impl<T: Quantized> QuantizedEngine<T> {
     }
 }
 
+/// Why an aggregator not built by [`Aggregator::weighted`] takes no values per call.
+fn no_structure() -> Error {
+    Error::invalid(
+        "attention-weighted aggregation",
+        "the aggregator keeps no structure on the host for the scores: build it with Aggregator::weighted",
+    )
+}
+
 /// What an engine tells about itself.
 struct Described {
     backend: Backend,
@@ -129,6 +154,8 @@ enum Engines {
 /// Aggregates with one matrix, resident in its engine for every layer of a model.
 pub struct Aggregator {
     engines: Engines,
+    /// The matrix as loaded, kept on the host by [`Aggregator::weighted`]: the structure attention scores.
+    structure: Option<Csr<f32>>,
     dtype: Dtype,
     described: Described,
     phases: Vec<Phase>,
@@ -167,7 +194,31 @@ impl Aggregator {
                 (Engines::I8(engine), described)
             }
         };
-        Ok(Aggregator { engines, dtype, described, phases: Vec::new(), shape })
+        Ok(Aggregator { engines, structure: None, dtype, described, phases: Vec::new(), shape })
+    }
+
+    /// The aggregator `aggregation`'s `matrix` needs: [`Aggregator::weighted`] for attention, whose values
+    /// change at every call, else [`Aggregator::new`].
+    pub fn for_aggregation(
+        aggregation: Aggregation,
+        matrix: Csr<f32>,
+        dtype: Dtype,
+        options: &EngineOptions,
+    ) -> Result<Self> {
+        match aggregation {
+            Aggregation::Attention => Self::weighted(matrix, dtype, options),
+            _ => Self::new(matrix, dtype, options),
+        }
+    }
+
+    /// An aggregator for `matrix` whose values change at every call (attention's,
+    /// [`Aggregator::aggregate_weighted`]) while its structure stays: as [`Aggregator::new`], keeping `matrix` on
+    /// the host as well for the scores ([`Aggregator::structure`]).
+    pub fn weighted(matrix: Csr<f32>, dtype: Dtype, options: &EngineOptions) -> Result<Self> {
+        let structure = matrix.clone();
+        let mut aggregator = Self::new(matrix, dtype, options)?;
+        aggregator.structure = Some(structure);
+        Ok(aggregator)
     }
 
     /// `M X` in `f32`, through the engine (quantized and dequantized around it for integer dtypes).
@@ -189,36 +240,28 @@ impl Aggregator {
     }
 
     /// `M' X` in `f32` for `M'` the resident matrix's structure with `values` (one per nonzero, in its order):
-    /// attention's aggregation, whose values change at every call. Only the values move to the engine; an
-    /// engine that cannot take them (the DPU engine, for now) and quantized dtypes refuse with
-    /// [`Error::Invalid`], naming what to use instead (as [`Aggregator::structure`] does).
+    /// attention's aggregation, whose values change at every call. Only the values move to the engine (on the
+    /// DPUs, one write of their values region), quantized with scales of their own in an integer dtype. An
+    /// aggregator not built by [`Aggregator::weighted`] refuses with [`Error::Invalid`].
     pub fn aggregate_weighted(&mut self, values: &[f32], x: &Dense<f32>) -> Result<Dense<f32>> {
+        let Some(structure) = &self.structure else { return Err(no_structure()) };
+        if values.len() != structure.nnz() {
+            return Err(Error::shape("aggregation: new values (one per nonzero)", structure.nnz(), values.len()));
+        }
+        let row_ptr = structure.row_ptr();
         match &mut self.engines {
-            Engines::Exact(engine) if engine.host_matrix().is_some() => engine.set_values(values)?,
-            _ => return Err(self.no_weighted_aggregation()),
+            Engines::Exact(engine) => engine.set_values(values)?,
+            Engines::I32(engine) => engine.set_values(row_ptr, values)?,
+            Engines::I16(engine) => engine.set_values(row_ptr, values)?,
+            Engines::I8(engine) => engine.set_values(row_ptr, values)?,
         }
         self.aggregate(x)
     }
 
-    /// The resident matrix's structure (with its current values), which attention scores run over: when the
-    /// engine keeps it on the host and takes new values per call ([`Aggregator::aggregate_weighted`]), else
-    /// [`Error::Invalid`] naming what to use instead.
+    /// The resident matrix's structure as loaded, which attention scores run over, when built by
+    /// [`Aggregator::weighted`]; else [`Error::Invalid`].
     pub fn structure(&self) -> Result<&Csr<f32>> {
-        match &self.engines {
-            Engines::Exact(engine) => engine.host_matrix().ok_or_else(|| self.no_weighted_aggregation()),
-            Engines::I32(_) | Engines::I16(_) | Engines::I8(_) => Err(self.no_weighted_aggregation()),
-        }
-    }
-
-    /// Why this aggregator takes no values per call, and what to use instead.
-    fn no_weighted_aggregation(&self) -> Error {
-        let reason = match self.dtype {
-            Dtype::F32 => {
-                format!("the {} engine takes no new values per call yet: use the CPU backend", self.described.backend)
-            }
-            dtype => format!("runs in f32, not {dtype}: use --dtype f32"),
-        };
-        Error::invalid("attention-weighted aggregation", reason)
+        self.structure.as_ref().ok_or_else(no_structure)
     }
 
     /// `M X` in `f32` handed to `step` by ranges of finished rows, with the same rows of each of `outs`, as

@@ -153,34 +153,26 @@ impl GatConv {
         timed(phases, "transform (GEMM)", started);
 
         let started = Instant::now();
-        let (scores_src, scores_dst) = (self.node_scores(&h, &self.att_src), self.node_scores(&h, &self.att_dst));
+        let (scores_src, scores_dst) = self.scores(&h);
         timed(phases, "attention scores", started);
 
         let started = Instant::now();
         let alpha = self.attention_values(aggregator.structure()?, &scores_src, &scores_dst)?;
         timed(phases, "softmax", started);
 
-        let (nodes, per_head) = (x.rows(), self.head_features());
-        let mut out = Dense::zeros(nodes, self.out_features());
+        let mut out = Dense::zeros(x.rows(), self.out_features());
         let mut values = vec![0.0f32; alpha.len() / self.heads];
         // The heads' steps, each summed over the heads.
         let mut per_heads: Vec<Phase> = Vec::new();
         for head in 0..self.heads {
             let started = Instant::now();
-            values.par_iter_mut().enumerate().for_each(|(at, value)| *value = alpha[at * self.heads + head]);
-            let columns = head * per_head..(head + 1) * per_head;
-            let h_head = columns_of(&h, columns.clone())?;
+            head_values(&alpha, self.heads, head, &mut values);
+            let h_head = self.head_columns(&h, head)?;
             timed(&mut per_heads, "values and features of each head", started);
             let y = aggregator.aggregate_weighted(&values, &h_head)?;
             per_heads.extend_from_slice(aggregator.last_phases());
             let started = Instant::now();
-            let (target, scale) = if self.concat { (columns, 1.0) } else { (0..per_head, 1.0 / self.heads as f32) };
-            let width = out.cols();
-            out.as_mut_slice().par_chunks_mut(width).zip(y.as_slice().par_chunks(per_head)).for_each(|(row, y)| {
-                for (o, &v) in row[target.clone()].iter_mut().zip(y) {
-                    *o += scale * v;
-                }
-            });
+            self.combine_head(&mut out, head, &y);
             timed(&mut per_heads, "combine heads", started);
         }
         phases.extend(summed_by_name(per_heads, self.heads));
@@ -193,6 +185,41 @@ impl GatConv {
         }
         timed(phases, "bias, activation", started);
         Ok(out)
+    }
+
+    /// Per node and head, the scores of `h = x W^T` as a source and as a target (`a_src . h_j,k` and
+    /// `a_dst . h_i,k`, each `nodes x heads`, row-major).
+    pub(crate) fn scores(&self, h: &Dense<f32>) -> (Vec<f32>, Vec<f32>) {
+        (self.node_scores(h, &self.att_src), self.node_scores(h, &self.att_dst))
+    }
+
+    /// Head `head`'s columns of `h` (`nodes x heads * out`).
+    pub(crate) fn head_columns(&self, h: &Dense<f32>, head: usize) -> Result<Dense<f32>> {
+        let per_head = self.head_features();
+        columns_of(h, head * per_head..(head + 1) * per_head)
+    }
+
+    /// Adds head `head`'s aggregation `y` into the layer's output `out`: into its columns when the heads are
+    /// concatenated, else `y / heads` into every column (the mean, summed in head order).
+    pub(crate) fn combine_head(&self, out: &mut Dense<f32>, head: usize, y: &Dense<f32>) {
+        let per_head = self.head_features();
+        let (target, scale) =
+            if self.concat { (head * per_head..(head + 1) * per_head, 1.0) } else { (0..per_head, self.head_scale()) };
+        let width = out.cols();
+        out.as_mut_slice().par_chunks_mut(width).zip(y.as_slice().par_chunks(per_head)).for_each(|(row, y)| {
+            for (o, &v) in row[target.clone()].iter_mut().zip(y) {
+                *o += scale * v;
+            }
+        });
+    }
+
+    /// What each head's aggregation is scaled by in the output: 1 concatenated, `1 / heads` averaged.
+    pub(crate) fn head_scale(&self) -> f32 {
+        if self.concat {
+            1.0
+        } else {
+            1.0 / self.heads as f32
+        }
     }
 
     /// Per node and head, `att . h_node,head` (`nodes x heads`, row-major).
@@ -211,7 +238,7 @@ impl GatConv {
     /// Per nonzero of `structure` (row = target `i`, column = source `j`) and head, in nonzero order:
     /// `softmax_j(LeakyReLU(dst_i + src_j))` over the row, as PyG computes it (the row's largest score taken
     /// off before `exp`, the sum plus 1e-16).
-    fn attention_values(&self, structure: &Csr<f32>, src: &[f32], dst: &[f32]) -> Result<Vec<f32>> {
+    pub(crate) fn attention_values(&self, structure: &Csr<f32>, src: &[f32], dst: &[f32]) -> Result<Vec<f32>> {
         let heads = self.heads;
         if src.len() != structure.ncols() * heads || dst.len() != structure.nrows() * heads {
             return Err(Error::shape("GATConv scores (nodes x heads)", structure.nrows() * heads, src.len()));
@@ -248,6 +275,11 @@ impl GatConv {
         });
         Ok(alpha)
     }
+}
+
+/// Head `head`'s values of `alpha` (per nonzero, `heads` each) into `values` (one per nonzero).
+pub(crate) fn head_values(alpha: &[f32], heads: usize, head: usize, values: &mut [f32]) {
+    values.par_iter_mut().enumerate().for_each(|(at, value)| *value = alpha[at * heads + head]);
 }
 
 /// `phases` with each name's wall and predicted times summed, in first-seen order, named per `heads` heads.

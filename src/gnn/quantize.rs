@@ -66,25 +66,33 @@ pub struct QuantizedMatrix<T: Element> {
 /// the largest row's L1 norm in units of the largest entry) and the features what is left, each within the
 /// type's range. A NaN or an infinity is refused with [`Error::NotFinite`].
 pub fn quantize_matrix<T: Quantized>(matrix: &Csr<f32>) -> Result<QuantizedMatrix<T>> {
-    if let Some(index) = matrix.values().iter().position(|v| !v.is_finite()) {
-        let what = format!("aggregation matrix value (nonzero) to quantize to {}", T::NAME);
-        return Err(Error::NotFinite { what, index, value: matrix.values()[index] });
-    }
-    let largest = matrix.values().iter().fold(0.0f32, |m, v| m.max(v.abs()));
-    let row_l1 = |values: &dyn Fn(usize) -> f64| {
-        (0..matrix.nrows())
-            .map(|r| (matrix.row_ptr()[r] as usize..matrix.row_ptr()[r + 1] as usize).map(values).sum::<f64>())
-            .fold(0.0, f64::max)
-    };
-    let relative_l1 = if largest > 0.0 { row_l1(&|at| f64::from(matrix.values()[at].abs() / largest)) } else { 1.0 };
-    let matrix_range = T::MAX.min((f64::from(i32::MAX) / relative_l1.max(1.0)).sqrt().floor()).max(1.0);
-    let matrix_scale = if largest > 0.0 { (matrix_range / f64::from(largest)) as f32 } else { 1.0 };
-    let values: Vec<T> = matrix.values().iter().map(|&v| T::round_from(v * matrix_scale)).collect();
-    let quantized_l1 = row_l1(&|at| f64::from(values[at].widen().unsigned_abs()));
-    let feature_range = T::MAX.min((f64::from(i32::MAX) / quantized_l1.max(1.0)).floor()).max(1.0) as f32;
+    let (values, scales) = quantize_values::<T>(matrix.row_ptr(), matrix.values())?;
     let matrix =
         Csr::new(matrix.nrows(), matrix.ncols(), matrix.row_ptr().to_vec(), matrix.col_idx().to_vec(), values)?;
-    Ok(QuantizedMatrix { matrix, scales: Quantization { matrix_scale, feature_range } })
+    Ok(QuantizedMatrix { matrix, scales })
+}
+
+/// A matrix's `values` (rows cut at `row_ptr`, as in [`Csr`]) quantized to `T` as [`quantize_matrix`] does, with
+/// their scales: what a matrix whose values change per call (attention) quantizes at every call.
+pub fn quantize_values<T: Quantized>(row_ptr: &[u32], values: &[f32]) -> Result<(Vec<T>, Quantization)> {
+    if let Some(index) = values.iter().position(|v| !v.is_finite()) {
+        let what = format!("aggregation matrix value (nonzero) to quantize to {}", T::NAME);
+        return Err(Error::NotFinite { what, index, value: values[index] });
+    }
+    let largest = values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    let row_l1 = |value: &(dyn Fn(usize) -> f64 + Sync)| {
+        row_ptr
+            .par_windows(2)
+            .map(|span| (span[0] as usize..span[1] as usize).map(value).sum::<f64>())
+            .reduce(|| 0.0, f64::max)
+    };
+    let relative_l1 = if largest > 0.0 { row_l1(&|at| f64::from(values[at].abs() / largest)) } else { 1.0 };
+    let matrix_range = T::MAX.min((f64::from(i32::MAX) / relative_l1.max(1.0)).sqrt().floor()).max(1.0);
+    let matrix_scale = if largest > 0.0 { (matrix_range / f64::from(largest)) as f32 } else { 1.0 };
+    let quantized: Vec<T> = values.par_iter().map(|&v| T::round_from(v * matrix_scale)).collect();
+    let quantized_l1 = row_l1(&|at| f64::from(quantized[at].widen().unsigned_abs()));
+    let feature_range = T::MAX.min((f64::from(i32::MAX) / quantized_l1.max(1.0)).floor()).max(1.0) as f32;
+    Ok((quantized, Quantization { matrix_scale, feature_range }))
 }
 
 /// Values per task of the parallel passes: large enough that scheduling costs nothing next to the pass, small

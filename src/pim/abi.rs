@@ -45,12 +45,12 @@ pub struct MatrixArgs {
     pub nr_nonzeros: u32,
     /// MRAM heap offset of the CSR row pointers (unused by COO).
     pub row_ptr_offset: u32,
-    /// MRAM heap offset of the nonzero records.
-    pub nonzeros_offset: u32,
+    /// MRAM heap offset of the nonzeros' indices: CSR columns (`u32`), or COO [`CooIndex`]es.
+    pub indices_offset: u32,
+    /// MRAM heap offset of the nonzeros' values (`spmm_value`, [`PimElement::value_bits`](super::PimElement)).
+    pub values_offset: u32,
     /// Tasklets with work.
     pub nr_tasklets: u32,
-    /// Padding to a multiple of 8 bytes.
-    pub reserved: u32,
     /// Work of every tasklet (empty for those without).
     pub tasklets: [TaskletWork; MAX_TASKLETS],
 }
@@ -69,26 +69,14 @@ pub struct CallArgs {
     pub partials_offset: u32,
 }
 
-/// `struct spmm_csr_nonzero`.
+/// `struct spmm_coo_index`: where a COO nonzero lies.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CsrNonzero {
-    /// DPU-local column (row of the DPU's X).
-    pub column: u32,
-    /// The value's 32 bits (`spmm_value`).
-    pub value: u32,
-}
-
-/// `struct spmm_coo_nonzero`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CooNonzero {
+pub struct CooIndex {
     /// DPU-local row.
     pub row: u32,
-    /// DPU-local column.
+    /// DPU-local column (row of the DPU's X).
     pub column: u32,
-    /// The value's 32 bits (`spmm_value`).
-    pub value: u32,
 }
 
 // SAFETY: #[repr(C)] structs of u32 fields only (sizes are multiples of 4, checked against the C header by
@@ -99,9 +87,7 @@ unsafe impl DpuCopy for MatrixArgs {}
 // SAFETY: as above.
 unsafe impl DpuCopy for CallArgs {}
 // SAFETY: as above.
-unsafe impl DpuCopy for CsrNonzero {}
-// SAFETY: as above.
-unsafe impl DpuCopy for CooNonzero {}
+unsafe impl DpuCopy for CooIndex {}
 
 impl Default for MatrixArgs {
     fn default() -> Self {
@@ -109,9 +95,9 @@ impl Default for MatrixArgs {
             nr_rows: 0,
             nr_nonzeros: 0,
             row_ptr_offset: 0,
-            nonzeros_offset: 0,
+            indices_offset: 0,
+            values_offset: 0,
             nr_tasklets: 0,
-            reserved: 0,
             tasklets: [TaskletWork::default(); MAX_TASKLETS],
         }
     }

@@ -91,6 +91,17 @@ impl<T: PimElement> SpmmEngine<T> for SplitSpmm<T> {
     fn last_phases(&self) -> &[Phase] {
         &self.phases
     }
+
+    /// The first nonzeros (the PIM part's rows) go to the DPUs, the others to the host's part.
+    fn set_values(&mut self, values: &[T]) -> Result<()> {
+        let total = self.pim.nnz + self.cpu.matrix().nnz();
+        if values.len() != total {
+            return Err(Error::shape("co-execution: new values (one per nonzero of A)", total, values.len()));
+        }
+        let (on_pim, on_cpu) = values.split_at(self.pim.nnz);
+        self.pim.set_values(on_pim)?;
+        self.cpu.set_values(on_cpu)
+    }
 }
 
 #[cfg(all(test, feature = "simulator"))]
@@ -134,6 +145,21 @@ mod tests {
         // The CPU rows count only for what they run past the PIM part's predicted end.
         let pim_end: Duration = pim.iter().map(|phase| phase.predicted.unwrap_or(phase.wall)).sum();
         assert_eq!(rest[0].predicted, Some(rest[0].wall.saturating_sub(pim_end)));
+    }
+
+    #[test]
+    fn new_values_go_to_the_part_holding_their_rows() {
+        let a = matrix();
+        let x = Dense::from_vec(200, 3, (0..600).map(|v| v % 7 - 3).collect()).unwrap();
+        let set = DpuSet::builder().dpus(4).backend(BackendKind::Simulator).allocate().unwrap();
+        let pim = PimSpmm::auto(set, a.row_range(0..120), 3, 4).unwrap();
+        let mut split = SplitSpmm::new(pim, a.row_range(120..300)).unwrap();
+        let revalued = a.map_values(|v| 2 * v + 1);
+        split.set_values(revalued.values()).unwrap();
+        assert_eq!(split.spmm(&x).unwrap(), cpu::spmm(&revalued, &x).unwrap());
+        assert_eq!(split.last_phases()[0].name, "PIM rows: send values");
+        let error = split.set_values(&revalued.values()[1..]).unwrap_err();
+        assert!(matches!(error, Error::Shape { .. }), "{error}");
     }
 
     #[test]

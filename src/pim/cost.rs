@@ -24,10 +24,10 @@
 //!   in their own width, 7 and 1: UPMEM's DPU compiler (its LLVM fork, `llvm/lib/Target/DPU`) emits one
 //!   8 x 8-bit multiply instruction (`mul_sl_sl`) for two extended bytes and a sequence of three byte
 //!   multiplies and three `lsl_add`s after a first byte product for two 16-bit values
-//!   (`EmitMul16WithCustomInserter`); PrIM did not measure them. Each nonzero costs 80 instructions besides
-//!   its products: its record's walk, loop and DMA set-up (24), its X row's address `column * width`, a
-//!   32-bit multiply on a DPU (30), and the product loop's entry and exit and the sequential reader's advance
-//!   (26, counted in the kernels' disassembly). Each row costs 55 instructions besides its sums (its walk and
+//!   (`EmitMul16WithCustomInserter`); PrIM did not measure them. Each nonzero costs 85 instructions besides
+//!   its products: its index's walk, loop and DMA set-up (24), its X row's address `column * width`, a
+//!   32-bit multiply on a DPU (30), the product loop's entry and exit and the index reader's advance (26,
+//!   counted in the kernels' disassembly), and the advance of the values' own reader (5). Each row costs 55 instructions besides its sums (its walk and
 //!   store set-up, 40, and 15 of the call of the DPU libc's `memset` that the compiler makes of clearing its
 //!   sums: memset.c.obj of the SDK 2025.1's compiled runtime) and 5 per feature (2 of the store and merge loops,
 //!   3 of memset's word loop).
@@ -82,7 +82,7 @@ pub struct HardwareModel {
     pub i8_mac_cycles: f64,
     /// Cycles of a float multiply-add (software), with its share of the feature loop.
     pub float_mac_cycles: f64,
-    /// Instructions per nonzero and feature chunk besides the products (record walk, loop, DMA setup).
+    /// Instructions per nonzero and feature chunk besides the products (index and value walks, loop, DMA setup).
     pub nonzero_instructions: f64,
     /// Instructions per row and feature chunk besides the sums (row walk, store setup, the call clearing them).
     pub row_instructions: f64,
@@ -103,6 +103,11 @@ const FEATURE_INSTRUCTIONS: f64 = 4.0;
 /// Instructions of one iteration of the kernels' feature loop, which takes 8 bytes of X: advance the index,
 /// compare, branch.
 const FEATURE_LOOP_INSTRUCTIONS: f64 = 4.0;
+/// Instructions per nonzero of the values' own sequential reader (values and indices are separate arrays, so
+/// that new values move without the structure): the kernel's call with its argument moves (3) and
+/// `seqread_get`'s path when it does not refill (2: the add with its branch, the return; the SDK 2025.1's
+/// seqread128.c.obj).
+const VALUE_READER_INSTRUCTIONS: f64 = 5.0;
 /// Instructions per row and feature besides clearing its sum: its share of the store and merge loops.
 const ROW_FEATURE_INSTRUCTIONS: f64 = 2.0;
 /// The compiler turns the kernels' clearing of a row's sums into a call of the DPU libc's `memset`, which takes
@@ -137,7 +142,7 @@ impl Default for HardwareModel {
             i16_mac_cycles: 7.0 + FEATURE_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS / 4.0,
             i8_mac_cycles: 1.0 + FEATURE_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS / 8.0,
             float_mac_cycles: 179.0 + 66.0 + FEATURE_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS / 2.0,
-            nonzero_instructions: 24.0 + 30.0 + 26.0,
+            nonzero_instructions: 24.0 + 30.0 + 26.0 + VALUE_READER_INSTRUCTIONS,
             row_instructions: 40.0 + MEMSET_FIXED_INSTRUCTIONS,
             transfers: upmem::TransferModel::default(),
             dpus_per_rank: 64,
@@ -279,9 +284,9 @@ impl HardwareModel {
             "i8" => self.i8_mac_cycles,
             _ => self.int_mac_cycles,
         };
-        let (record, readers) = match format {
-            Format::Csr => (8.0, 2.0),
-            Format::Coo => (12.0, 1.0),
+        let (nonzero_bytes, readers) = match format {
+            Format::Csr => (8.0, 3.0),
+            Format::Coo => (12.0, 2.0),
         };
         let (nz, rows, tasklets) = (nonzeros as f64, rows as f64, f64::from(tasklets));
         // A sequential reader refills with one read of 2 x SEQREAD_BYTES each time it has consumed
@@ -292,7 +297,7 @@ impl HardwareModel {
         for first in (0..features).step_by(FEATURE_CHUNK) {
             let width = (features - first).min(FEATURE_CHUNK) as f64;
             cycles.dma += nz * (self.dma_read_alpha + self.dma_cycles_per_byte * width * size);
-            cycles.dma += refills(nz * record) + tasklets.min(nz + rows) * readers * refill;
+            cycles.dma += refills(nz * nonzero_bytes) + tasklets.min(nz + rows) * readers * refill;
             if format == Format::Csr {
                 cycles.dma += refills(rows * 4.0);
             }

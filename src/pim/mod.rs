@@ -1,6 +1,7 @@
 //! SpMM on UPMEM DPUs: `A` is cut by a [`Plan`], loaded once and kept on the DPUs; each call sends only `X`,
 //! launches the CSR or COO kernel (`dpu/spmm_csr.c`, `dpu/spmm_coo.c`), reads `Y` back and merges it on all
-//! host cores. A streamed call ([`SpmmEngine::spmm_streamed`]) merges `Y` by ranges of row blocks and hands each
+//! host cores. New values for the same structure ([`SpmmEngine::set_values`], attention's) go to the DPUs as
+//! one parallel write of their values region; the structure stays where it is. A streamed call ([`SpmmEngine::spmm_streamed`]) merges `Y` by ranges of row blocks and hands each
 //! range to the caller's step as soon as it is merged, while the other ranges are still being merged.
 //!
 //! ```no_run
@@ -51,7 +52,7 @@ use crate::spmm::{
 };
 use abi::{CallArgs, MatrixArgs};
 use cost::{HardwareModel, Prediction, Target};
-use partition::{Partition, TileStats, XRows};
+use partition::{Image, NonzeroIds, Partition, Tile, TileStats, XRows};
 use plan::{Plan, XDelivery};
 
 /// Bytes all simulated DPUs' MRAM may hold together when a plan is chosen automatically: the simulator keeps
@@ -86,6 +87,7 @@ struct ResidentTile {
     rows: Range<usize>,
     x_rows: XRows,
     stats: TileStats,
+    nonzero_ids: NonzeroIds,
 }
 
 /// The PIM SpMM engine; see the [module documentation](self).
@@ -95,10 +97,15 @@ pub struct PimSpmm<T: PimElement> {
     model: HardwareModel,
     nrows: usize,
     ncols: usize,
+    nnz: usize,
     partition: Partition,
     tiles: Vec<ResidentTile>,
     /// Bytes of the largest DPU's matrix image, where X starts.
     matrix_bytes: usize,
+    /// 32-bit words of every DPU's values region (MRAM heap offset 0).
+    values_words: usize,
+    /// Sending the values set since the last call, the first phase of the next.
+    values_sent: Option<Phase>,
     heap_bytes: usize,
     report: PimReport,
     phases: Vec<Phase>,
@@ -139,8 +146,9 @@ impl<T: PimElement> PimSpmm<T> {
         let heap_bytes = set.symbol(MRAM_HEAP)?.size as usize;
         let partition = Partition::new(&a, &plan);
         let tiles = partition.tiles(&a, plan.x);
-        let images: Vec<(Vec<u32>, usize, usize)> = tiles.par_iter().map(|tile| tile.encode(plan.format)).collect();
-        let image_words = images.iter().map(|(words, ..)| words.len()).max().unwrap_or(0);
+        let values_words = tiles.iter().map(Tile::nnz).max().unwrap_or(0).next_multiple_of(2);
+        let images: Vec<Image> = tiles.par_iter().map(|tile| tile.encode(plan.format, values_words)).collect();
+        let image_words = images.iter().map(|image| image.words.len()).max().unwrap_or(0);
         let matrix_bytes = image_words * 4;
         if matrix_bytes > heap_bytes {
             return Err(Error::Capacity {
@@ -151,12 +159,12 @@ impl<T: PimElement> PimSpmm<T> {
         }
         let nr_dpus = set.nr_dpus();
         let used = plan.dpus_used() as usize;
-        let tile_of = |dpu: usize| (dpu < used).then(|| dpu % tiles.len());
+        let tile_of = |dpu: usize| tile_of_dpu(dpu, used, tiles.len());
         let empty = vec![0u32; image_words];
         let padded: Vec<Vec<u32>> = images
             .par_iter()
-            .map(|(words, ..)| {
-                let mut words = words.clone();
+            .map(|image| {
+                let mut words = image.words.clone();
                 words.resize(image_words, 0);
                 words
             })
@@ -169,10 +177,10 @@ impl<T: PimElement> PimSpmm<T> {
                 Some(t) => [MatrixArgs {
                     nr_rows: tiles[t].rows.len() as u32,
                     nr_nonzeros: tiles[t].nnz() as u32,
-                    row_ptr_offset: (images[t].1 * 4) as u32,
-                    nonzeros_offset: (images[t].2 * 4) as u32,
+                    row_ptr_offset: (images[t].row_ptr_at * 4) as u32,
+                    indices_offset: (images[t].indices_at * 4) as u32,
+                    values_offset: 0,
                     nr_tasklets: plan.tasklets,
-                    reserved: 0,
                     tasklets: tasklets::split(&tiles[t].row_ptr, plan.tasklets as usize),
                 }],
             })
@@ -185,7 +193,12 @@ impl<T: PimElement> PimSpmm<T> {
         let tiles: Vec<ResidentTile> = tiles
             .into_iter()
             .zip(partition.stats(&a))
-            .map(|(tile, stats)| ResidentTile { rows: tile.rows, x_rows: tile.x_rows, stats })
+            .map(|(tile, stats)| ResidentTile {
+                rows: tile.rows,
+                x_rows: tile.x_rows,
+                stats,
+                nonzero_ids: tile.nonzero_ids,
+            })
             .collect();
         let balance = LoadBalance::of((0..used).map(|dpu| tiles[dpu % tiles.len()].stats.nonzeros));
         let predicted = model.load_time(nr_dpus, matrix_bytes);
@@ -197,9 +210,12 @@ impl<T: PimElement> PimSpmm<T> {
             model,
             nrows: a.nrows(),
             ncols: a.ncols(),
+            nnz: a.nnz(),
             partition,
             tiles,
             matrix_bytes,
+            values_words,
+            values_sent: None,
             heap_bytes,
             report,
             phases: Vec::new(),
@@ -393,7 +409,8 @@ impl<T: PimElement> PimSpmm<T> {
         let padded = cost::padded_features::<T>(features, self.plan.feature_groups as usize);
         let args = self.call_args(padded)?;
         let predicted = self.predict(features);
-        let mut phases = Vec::with_capacity(4);
+        let mut phases = Vec::with_capacity(5);
+        phases.extend(self.values_sent.take());
         let mut timed = |name: &'static str, predicted, started: Instant| {
             phases.push(Phase { name: name.into(), wall: started.elapsed(), predicted: Some(predicted) })
         };
@@ -453,6 +470,12 @@ impl<T: PimElement> PimSpmm<T> {
     fn modelled_cycles(&self) -> Result<Option<(u64, u64)>> {
         Ok(None)
     }
+}
+
+/// The tile DPU `dpu` holds when `used` DPUs hold `tiles` tiles (feature groups repeat them); `None` for a DPU
+/// without work.
+fn tile_of_dpu(dpu: usize, used: usize, tiles: usize) -> Option<usize> {
+    (dpu < used).then(|| dpu % tiles)
 }
 
 /// Writes `x`'s `rows`, `features` columns, into `buffer` as rows of `padded` values (the rest stays zero).
@@ -538,6 +561,38 @@ impl<T: PimElement> SpmmEngine<T> for PimSpmm<T> {
 
     fn last_phases(&self) -> &[Phase] {
         &self.phases
+    }
+
+    /// Writes every DPU's values region (its tile's values, picked from `values` in `A`'s nonzero order) with one
+    /// parallel transfer; the row pointers and columns stay as loaded. Sending them is the next call's first
+    /// phase, "send values".
+    fn set_values(&mut self, values: &[T]) -> Result<()> {
+        if values.len() != self.nnz {
+            return Err(Error::shape("PIM SpMM: new values (one per nonzero of A)", self.nnz, values.len()));
+        }
+        let started = Instant::now();
+        let words = self.values_words;
+        if words > 0 {
+            let regions: Vec<Vec<u32>> = self
+                .tiles
+                .par_iter()
+                .map(|tile| {
+                    let mut region = vec![0u32; words];
+                    tile.nonzero_ids.pick_into(&mut region[..tile.stats.nonzeros], |k| values[k].value_bits());
+                    region
+                })
+                .collect();
+            let empty = vec![0u32; words];
+            let used = self.plan.dpus_used() as usize;
+            let per_dpu: Vec<&[u32]> = (0..self.set.nr_dpus())
+                .map(|dpu| tile_of_dpu(dpu, used, regions.len()).map_or(empty.as_slice(), |t| regions[t].as_slice()))
+                .collect();
+            self.set.push(MRAM_HEAP, 0, &per_dpu)?;
+        }
+        let predicted = self.model.load_time(self.set.nr_dpus(), words * 4);
+        self.values_sent =
+            Some(Phase { name: "send values".into(), wall: started.elapsed(), predicted: Some(predicted) });
+        Ok(())
     }
 }
 

@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::pim::abi::{CooNonzero, CsrNonzero};
+use crate::pim::abi::CooIndex;
 use crate::pim::plan::{Format, Plan, XDelivery};
 use crate::pim::PimElement;
 use crate::sparse::Csr;
@@ -94,10 +94,41 @@ pub(crate) struct Tile {
     pub(crate) rows: Range<usize>,
     pub(crate) row_ptr: Vec<u32>,
     pub(crate) columns: Vec<u32>,
-    /// Values as stored in nonzero records ([`PimElement::value_bits`]).
+    /// Values as the kernels read them ([`PimElement::value_bits`]).
     pub(crate) values: Vec<u32>,
     /// Global rows of `X` in DPU-local order.
     pub(crate) x_rows: XRows,
+    /// Which of `A`'s nonzeros these are, in the tile's order.
+    pub(crate) nonzero_ids: NonzeroIds,
+}
+
+/// Which of `A`'s nonzeros (indices in its row-by-row order) a tile holds, in the tile's order: what new values
+/// for the same structure are picked from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum NonzeroIds {
+    /// A contiguous run (a tile spanning every column holds its row block's nonzeros in order).
+    Range(Range<usize>),
+    /// Ascending indices.
+    List(Vec<u32>),
+}
+
+impl NonzeroIds {
+    /// `out[local] = pick(global)` for every nonzero of the tile.
+    pub(crate) fn pick_into<V>(&self, out: &mut [V], pick: impl Fn(usize) -> V) {
+        match self {
+            NonzeroIds::Range(range) => out.iter_mut().zip(range.clone()).for_each(|(out, k)| *out = pick(k)),
+            NonzeroIds::List(ids) => out.iter_mut().zip(ids).for_each(|(out, &k)| *out = pick(k as usize)),
+        }
+    }
+}
+
+/// A tile's MRAM image in 32-bit words: its values from word 0, then the structure.
+pub(crate) struct Image {
+    pub(crate) words: Vec<u32>,
+    /// Word offset of the CSR row pointers.
+    pub(crate) row_ptr_at: usize,
+    /// Word offset of the indices (CSR columns, COO [`CooIndex`]es).
+    pub(crate) indices_at: usize,
 }
 
 /// The rows of `X` a DPU holds, in its local numbering.
@@ -219,6 +250,8 @@ impl Partition {
         let mut row_ptr = Vec::with_capacity(rows.len() + 1);
         let mut columns = Vec::new();
         let mut values = Vec::new();
+        let whole_rows = self.col_blocks() == 1;
+        let mut ids = Vec::new();
         row_ptr.push(0);
         for r in rows.clone() {
             // The row's nonzeros within the block (all of them unless the row is shared).
@@ -229,6 +262,9 @@ impl Partition {
                 if cols.contains(&(c as usize)) {
                     columns.push(c);
                     values.push(a.values()[k].value_bits());
+                    if !whole_rows {
+                        ids.push(k as u32);
+                    }
                 }
             }
             row_ptr.push(columns.len() as u32);
@@ -246,7 +282,8 @@ impl Partition {
                 XRows::List(referenced)
             }
         };
-        Tile { rows, row_ptr, columns, values, x_rows }
+        let nonzero_ids = if whole_rows { NonzeroIds::Range(block.nonzeros.clone()) } else { NonzeroIds::List(ids) };
+        Tile { rows, row_ptr, columns, values, x_rows, nonzero_ids }
     }
 }
 
@@ -255,32 +292,32 @@ impl Tile {
         self.columns.len()
     }
 
-    /// The tile's MRAM image in 32-bit words (even length) and the word offsets of its row pointers and
-    /// nonzero records.
-    pub(crate) fn encode(&self, format: Format) -> (Vec<u32>, usize, usize) {
-        let mut words = Vec::new();
-        let row_ptr_at = 0;
+    /// The tile's MRAM image: its values in the first `values_words` words (the same region on every DPU, at
+    /// least the tile's nonzeros, even), then the row pointers (CSR) and the indices, each starting 8-aligned.
+    pub(crate) fn encode(&self, format: Format, values_words: usize) -> Image {
+        debug_assert!(values_words >= self.nnz() && values_words.is_multiple_of(2));
+        let structure = match format {
+            Format::Csr => self.row_ptr.len().next_multiple_of(2) + self.nnz(),
+            Format::Coo => 2 * self.nnz(),
+        };
+        let mut words = Vec::with_capacity(values_words + structure + 1);
+        words.extend_from_slice(&self.values);
+        words.resize(values_words, 0);
+        let row_ptr_at = words.len();
         if format == Format::Csr {
             words.extend_from_slice(&self.row_ptr);
             if words.len() % 2 == 1 {
                 words.push(0);
             }
         }
-        let nonzeros_at = words.len();
+        let indices_at = words.len();
         match format {
-            Format::Csr => {
-                words.reserve(2 * self.nnz());
-                for (&column, &value) in self.columns.iter().zip(&self.values) {
-                    let record = CsrNonzero { column, value };
-                    words.extend_from_slice(&[record.column, record.value]);
-                }
-            }
+            Format::Csr => words.extend_from_slice(&self.columns),
             Format::Coo => {
-                words.reserve(3 * self.nnz());
                 for (r, span) in self.row_ptr.windows(2).enumerate() {
-                    for k in span[0] as usize..span[1] as usize {
-                        let record = CooNonzero { row: r as u32, column: self.columns[k], value: self.values[k] };
-                        words.extend_from_slice(&[record.row, record.column, record.value]);
+                    for &column in &self.columns[span[0] as usize..span[1] as usize] {
+                        let index = CooIndex { row: r as u32, column };
+                        words.extend_from_slice(&[index.row, index.column]);
                     }
                 }
             }
@@ -288,6 +325,6 @@ impl Tile {
         if words.len() % 2 == 1 {
             words.push(0);
         }
-        (words, row_ptr_at, nonzeros_at)
+        Image { words, row_ptr_at, indices_at }
     }
 }

@@ -48,15 +48,16 @@ pub fn run(args: &BenchInferArgs) -> anyhow::Result<()> {
     }
     let workload = progress::step("loading the inputs", || args.workload.load())?;
     println!("workload: {}", workload.description);
-    let matrix = workload.model.architecture().aggregation().matrix(&workload.graph)?;
+    let aggregation = workload.model.architecture().aggregation();
+    let matrix = aggregation.matrix(&workload.graph)?;
     let cpu_options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
-    let mut cpu = Aggregator::new(matrix.clone(), Dtype::F32, &cpu_options)?;
+    let mut cpu = Aggregator::for_aggregation(aggregation, matrix.clone(), Dtype::F32, &cpu_options)?;
     let (ours, logits) = progress::step("timing the CPU backend", || time_forward(&workload, &mut cpu, args.runs))?;
     drop(cpu);
 
     let pim_options = args.pim_args.engine_options(Backend::Pim(args.pim), workload.model.aggregation_widths());
     let mut pim = progress::step("loading the graph onto the DPUs", || {
-        Aggregator::new(matrix.clone(), Dtype::F32, &pim_options)
+        Aggregator::for_aggregation(aggregation, matrix.clone(), Dtype::F32, &pim_options)
     })?;
     println!("PIM plan: {}", pim.plan());
     let (pim_times, pim_logits) =
