@@ -18,7 +18,7 @@
 
 mod aggregate;
 pub(crate) mod dense;
-mod gat;
+pub(crate) mod gat;
 pub mod inputs;
 mod layer;
 mod model;

@@ -7,9 +7,10 @@
 //! aggregating (`M (X W^T)`) still needs `M^T dY` for its weight's gradient; one that aggregates first needs
 //! it only for its input's, which the first layer does not need.
 
+use super::attention::{self, AttentionCache};
 use super::ops::{column_sums, relu_backward};
 use super::propagate::Propagator;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gnn::dense::{add_row, add_scaled, relu};
 use crate::gnn::{Layer, Linear, Order};
 use crate::matmul::{matmul, matmul_into, Op};
@@ -24,7 +25,7 @@ struct LinearGradient {
 
 /// What the forward pass of a layer's aggregated linear map keeps.
 #[derive(Debug)]
-enum AggregatedCache {
+pub(crate) enum AggregatedCache {
     /// `M (X W^T)`: the layer's input suffices, and `X W^T` when a trained self weight needs it.
     TransformFirst { transformed: Option<Dense<f32>> },
     /// `(M X) W^T`: the aggregated features the weight multiplied.
@@ -33,10 +34,12 @@ enum AggregatedCache {
 
 /// What a layer's forward pass keeps for its backward pass (besides its input, which the caller keeps).
 #[derive(Debug)]
-pub(crate) struct LayerCache {
-    first: AggregatedCache,
-    /// GIN: the ReLU outputs that fed `nn`'s second and later linear maps.
-    hidden: Vec<Dense<f32>>,
+pub(crate) enum LayerCache {
+    /// GCN, SAGE and GIN: an aggregated linear map, and for GIN the ReLU outputs that fed `nn`'s second and later
+    /// linear maps.
+    Aggregated { first: AggregatedCache, hidden: Vec<Dense<f32>> },
+    /// GAT.
+    Attention(AttentionCache),
 }
 
 /// A layer's weight of each node's own features (GIN's `1 + eps`) and whether it is trained.
@@ -156,8 +159,9 @@ fn aggregated_backward(
 
 /// The layer's output for `x`, and what its backward pass needs.
 pub(crate) fn forward(layer: &Layer, x: &Dense<f32>, propagator: &mut Propagator) -> Result<(Dense<f32>, LayerCache)> {
-    if let Layer::Gat(_) = layer {
-        return Err(not_trained(layer));
+    if let Layer::Gat(conv) = layer {
+        let (y, cache) = attention::forward(conv, x, propagator)?;
+        return Ok((y, LayerCache::Attention(cache)));
     }
     let (mut y, first) = aggregated_forward(layer.first_linear(), SelfWeight::of(layer), x, propagator)?;
     let mut hidden = Vec::new();
@@ -181,7 +185,7 @@ pub(crate) fn forward(layer: &Layer, x: &Dense<f32>, propagator: &mut Propagator
             }
         }
     }
-    Ok((y, LayerCache { first, hidden }))
+    Ok((y, LayerCache::Aggregated { first, hidden }))
 }
 
 /// What a layer's backward pass gives.
@@ -202,11 +206,19 @@ pub(crate) fn backward(
     input_gradient: bool,
     propagator: &mut Propagator,
 ) -> Result<LayerGradients> {
+    let mismatch = || Error::invalid(format!("the backward pass of a {}", layer.kind()), "given another layer's cache");
+    let (first_cache, hidden) = match (layer, cache) {
+        (Layer::Gat(conv), LayerCache::Attention(cache)) => {
+            return attention::backward(conv, cache, x, &dy, input_gradient, propagator);
+        }
+        (Layer::Gat(_), _) | (_, LayerCache::Attention(_)) => return Err(mismatch()),
+        (_, LayerCache::Aggregated { first, hidden }) => (first, hidden),
+    };
     let (lin, self_weight) = (layer.first_linear(), SelfWeight::of(layer));
     let (linears, self_weight_gradient, dx) = match layer {
-        Layer::Gat(_) => return Err(not_trained(layer)),
+        Layer::Gat(_) => return Err(mismatch()),
         Layer::Gcn(_) => {
-            let first = aggregated_backward(lin, self_weight, cache.first, x, &dy, input_gradient, propagator)?;
+            let first = aggregated_backward(lin, self_weight, first_cache, x, &dy, input_gradient, propagator)?;
             (vec![first.linear], first.self_weight, first.input)
         }
         Layer::Sage(conv) => {
@@ -215,7 +227,7 @@ pub(crate) fn backward(
                 let weight = matmul(&dy, Op::Transposed, x, Op::Plain)?;
                 Ok(LinearGradient { weight, bias: root.bias().map(|_| column_sums(&dy)) })
             })?;
-            let mut first = aggregated_backward(lin, self_weight, cache.first, x, &dy, input_gradient, propagator)?;
+            let mut first = aggregated_backward(lin, self_weight, first_cache, x, &dy, input_gradient, propagator)?;
             if let Some(dx) = &mut first.input {
                 propagator.dense(|| matmul_into(dx, &dy, Op::Plain, root.weight(), Op::Plain, true))?;
             }
@@ -224,7 +236,7 @@ pub(crate) fn backward(
         Layer::Gin(conv) => {
             let mut gradients = Vec::with_capacity(conv.mlp().len());
             let mut dy = dy;
-            for (lin, activation) in conv.mlp()[1..].iter().zip(&cache.hidden).rev() {
+            for (lin, activation) in conv.mlp()[1..].iter().zip(&hidden).rev() {
                 dy = propagator.dense(|| {
                     let weight = matmul(&dy, Op::Transposed, activation, Op::Plain)?;
                     gradients.push(LinearGradient { weight, bias: lin.bias().map(|_| column_sums(&dy)) });
@@ -233,7 +245,7 @@ pub(crate) fn backward(
                     Ok(da)
                 })?;
             }
-            let first = aggregated_backward(lin, self_weight, cache.first, x, &dy, input_gradient, propagator)?;
+            let first = aggregated_backward(lin, self_weight, first_cache, x, &dy, input_gradient, propagator)?;
             gradients.push(first.linear);
             gradients.reverse();
             (gradients, first.self_weight, first.input)
@@ -245,9 +257,4 @@ pub(crate) fn backward(
         .chain(self_weight_gradient.map(|gradient| vec![gradient]))
         .collect();
     Ok(LayerGradients { parameters: tensors, input: dx })
-}
-
-/// The error for a layer whose backward pass is not written yet.
-fn not_trained(layer: &Layer) -> crate::error::Error {
-    crate::error::Error::invalid(format!("training a {}", layer.kind()), "is not supported yet (inference is)")
 }

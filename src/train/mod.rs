@@ -23,6 +23,7 @@
 //! # Ok(()) }
 //! ```
 
+mod attention;
 mod backprop;
 mod init;
 mod loss;

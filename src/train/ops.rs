@@ -1,8 +1,10 @@
-//! The backward pass's small dense operations: a bias's gradient (column sums) and the gradient through a ReLU.
+//! The backward pass's small dense operations: a bias's gradient (column sums) and the gradient through an
+//! activation.
 
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::gnn::Activation;
 use crate::sparse::Dense;
 
 /// The sum of `matrix`'s rows (a bias's gradient from its output's).
@@ -32,18 +34,32 @@ pub(crate) fn column_sums(matrix: &Dense<f32>) -> Vec<f32> {
 
 /// `gradient *= (activation > 0)`, element-wise: the gradient through a ReLU whose output was `activation`.
 pub(crate) fn relu_backward(gradient: &mut Dense<f32>, activation: &Dense<f32>) -> Result<()> {
-    if (gradient.rows(), gradient.cols()) != (activation.rows(), activation.cols()) {
+    activation_backward(Activation::Relu, gradient, activation)
+}
+
+/// The gradient through `function` whose output was `output`, in place, as PyTorch computes it from the output:
+/// ReLU's is 0 where `output <= 0`; ELU's (`alpha = 1`) is `output + 1` there, the derivative `exp(v)`.
+pub(crate) fn activation_backward(function: Activation, gradient: &mut Dense<f32>, output: &Dense<f32>) -> Result<()> {
+    if (gradient.rows(), gradient.cols()) != (output.rows(), output.cols()) {
         return Err(Error::shape(
-            "ReLU gradient",
-            format!("{} x {}", activation.rows(), activation.cols()),
+            format!("{function} gradient"),
+            format!("{} x {}", output.rows(), output.cols()),
             format!("{} x {}", gradient.rows(), gradient.cols()),
         ));
     }
-    gradient.as_mut_slice().par_iter_mut().zip(activation.as_slice().par_iter()).for_each(|(g, &a)| {
-        if a <= 0.0 {
-            *g = 0.0;
-        }
-    });
+    let pairs = gradient.as_mut_slice().par_iter_mut().zip(output.as_slice().par_iter());
+    match function {
+        Activation::Relu => pairs.for_each(|(g, &out)| {
+            if out <= 0.0 {
+                *g = 0.0;
+            }
+        }),
+        Activation::Elu => pairs.for_each(|(g, &out)| {
+            if out <= 0.0 {
+                *g *= out + 1.0;
+            }
+        }),
+    }
     Ok(())
 }
 
@@ -63,5 +79,9 @@ mod tests {
         let mut gradient = dense(1, 3, &[1.0, 2.0, 3.0]);
         relu_backward(&mut gradient, &dense(1, 3, &[0.5, 0.0, 2.0])).unwrap();
         assert_eq!(gradient.as_slice(), &[1.0, 0.0, 3.0]);
+        // ELU's output -0.75 came from exp(v) = 0.25.
+        let mut gradient = dense(1, 3, &[1.0, 2.0, 3.0]);
+        activation_backward(Activation::Elu, &mut gradient, &dense(1, 3, &[0.5, -0.75, 0.0])).unwrap();
+        assert_eq!(gradient.as_slice(), &[1.0, 0.5, 3.0]);
     }
 }

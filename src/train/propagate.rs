@@ -4,6 +4,8 @@
 
 use std::time::{Duration, Instant};
 
+use rayon::prelude::*;
+
 use crate::error::{Error, Result};
 use crate::gnn::{Aggregator, Backend, Decision, Dtype, EngineOptions, DEFAULT_DPUS};
 use crate::pim::LoadBalance;
@@ -90,7 +92,8 @@ impl Timings {
     /// The engine's phases of one aggregation: transfers to [`Stage::Transfers`], the rest to `stage`.
     fn record_phases(&mut self, stage: Stage, phases: &[Phase]) {
         for phase in phases {
-            let stage = if matches!(phase.name.as_ref(), "send X" | "gather") { Stage::Transfers } else { stage };
+            let transfer = matches!(phase.name.as_ref(), "send X" | "send values" | "gather");
+            let stage = if transfer { Stage::Transfers } else { stage };
             self.record(stage, phase.wall, phase.predicted);
         }
     }
@@ -110,6 +113,10 @@ enum Transposed {
 pub struct Propagator {
     forward: Aggregator,
     transposed: Transposed,
+    /// With values per call (attention): for each nonzero of the resident transpose, its nonzero in `M`.
+    transpose_order: Option<Vec<u32>>,
+    /// The transpose's values of the last backward call, in its nonzero order (reused).
+    transposed_values: Vec<f32>,
     timings: Timings,
 }
 
@@ -139,7 +146,75 @@ impl Propagator {
             let backward = Aggregator::new(transpose, Dtype::F32, &backward_options)?;
             (forward, Transposed::Resident(Box::new(backward)))
         };
-        Ok(Propagator { forward, transposed, timings: Timings::default() })
+        Ok(Propagator {
+            forward,
+            transposed,
+            transpose_order: None,
+            transposed_values: Vec::new(),
+            timings: Timings::default(),
+        })
+    }
+
+    /// Engines for a matrix whose values change at every call (attention's) while its structure stays: `matrix`
+    /// and its transpose, each resident with its structure kept on the host ([`Aggregator::weighted`]), sharing
+    /// the DPUs asked for. The values are never symmetric, so the transpose always has an engine of its own.
+    pub fn weighted(
+        matrix: Csr<f32>,
+        forward_widths: &[usize],
+        backward_widths: &[usize],
+        options: &EngineOptions,
+    ) -> Result<Self> {
+        let with_widths = |widths: &[usize]| EngineOptions { widths: widths.to_vec(), ..options.clone() };
+        let (forward_dpus, backward_dpus) = split_dpus(options)?;
+        let order = transpose_order(&matrix)?;
+        let transpose = matrix.transpose();
+        let forward_options = EngineOptions { dpus: forward_dpus, ..with_widths(forward_widths) };
+        let backward_options = EngineOptions { dpus: backward_dpus, ..with_widths(backward_widths) };
+        let forward = Aggregator::weighted(matrix, Dtype::F32, &forward_options)?;
+        let backward = Aggregator::weighted(transpose, Dtype::F32, &backward_options)?;
+        Ok(Propagator {
+            forward,
+            transposed: Transposed::Resident(Box::new(backward)),
+            transpose_order: Some(order),
+            transposed_values: Vec::new(),
+            timings: Timings::default(),
+        })
+    }
+
+    /// `M' X` for `M'` the structure with `values` (in its nonzero order); see [`Propagator::weighted`].
+    pub fn aggregate_weighted(&mut self, values: &[f32], x: &Dense<f32>) -> Result<Dense<f32>> {
+        let y = self.forward.aggregate_weighted(values, x)?;
+        self.timings.record_phases(Stage::ForwardAggregation, self.forward.last_phases());
+        Ok(y)
+    }
+
+    /// `M'^T dy` for `M'` the structure with `values` (in `M`'s nonzero order, as for
+    /// [`Propagator::aggregate_weighted`]), on the resident transpose.
+    pub fn aggregate_transposed_weighted(&mut self, values: &[f32], dy: &Dense<f32>) -> Result<Dense<f32>> {
+        let (Some(order), Transposed::Resident(engine)) = (&self.transpose_order, &mut self.transposed) else {
+            return Err(Error::invalid("backward aggregation with new values", "the engines were built without them"));
+        };
+        if values.len() != order.len() {
+            return Err(Error::shape("backward aggregation: new values (one per nonzero)", order.len(), values.len()));
+        }
+        let started = Instant::now();
+        self.transposed_values.resize(order.len(), 0.0);
+        self.transposed_values
+            .par_iter_mut()
+            .zip(order.par_iter())
+            .for_each(|(value, &at)| *value = values[at as usize]);
+        self.timings.record(Stage::Dense, started.elapsed(), None);
+        let dx = engine.aggregate_weighted(&self.transposed_values, dy)?;
+        self.timings.record_phases(Stage::BackwardAggregation, engine.last_phases());
+        Ok(dx)
+    }
+
+    /// Runs `step` on the forward matrix's structure (see [`Propagator::weighted`]), timed as [`Stage::Dense`].
+    pub fn with_structure<T>(&mut self, step: impl FnOnce(&Csr<f32>) -> Result<T>) -> Result<T> {
+        let started = Instant::now();
+        let result = step(self.forward.structure()?)?;
+        self.timings.record(Stage::Dense, started.elapsed(), None);
+        Ok(result)
     }
 
     /// `M X`.
@@ -234,6 +309,26 @@ fn split_dpus(options: &EngineOptions) -> Result<(Option<u32>, Option<u32>)> {
         });
     }
     Ok((Some(total - total / 2), Some(total / 2)))
+}
+
+/// For each nonzero of `matrix`'s transpose (in its row-by-row order), the index of the same entry in `matrix`.
+fn transpose_order(matrix: &Csr<f32>) -> Result<Vec<u32>> {
+    let nnz = matrix.nnz();
+    if i32::try_from(nnz).is_err() {
+        return Err(Error::Capacity {
+            what: "nonzeros of a matrix with values per call".into(),
+            needed: nnz as u64,
+            limit: i32::MAX as u64,
+        });
+    }
+    let positions = Csr::new(
+        matrix.nrows(),
+        matrix.ncols(),
+        matrix.row_ptr().to_vec(),
+        matrix.col_idx().to_vec(),
+        (0..nnz as i32).collect(),
+    )?;
+    Ok(positions.transpose().values().iter().map(|&at| at as u32).collect())
 }
 
 /// Whether `matrix` equals its transpose, entry for entry (repeated entries counted as often as they occur).

@@ -4,12 +4,11 @@
 
 use super::backprop::{self, LayerCache};
 use super::loss::{cross_entropy, Targets};
-use super::ops::relu_backward;
+use super::ops::activation_backward;
 use super::optim::{Optimizer, OptimizerKind};
 use super::propagate::{Propagator, Stage, Timings};
 use crate::error::{Error, Result};
-use crate::gnn::dense::relu;
-use crate::gnn::{Activation, Architecture, EngineOptions, Layer, Model, Order};
+use crate::gnn::{Aggregation, EngineOptions, Layer, Model, Order};
 use crate::sparse::{Csr, Dense};
 
 /// The forward and backward pass of one epoch, before the optimiser's step.
@@ -76,18 +75,13 @@ impl Trainer {
                 targets.classes(),
             ));
         }
-        if model.architecture() == Architecture::Gat {
-            return Err(Error::invalid("training a gat model", "is not supported yet (inference is)"));
-        }
-        if model.activation() != Activation::Relu {
-            return Err(Error::invalid(
-                format!("training a model with {} between its layers", model.activation()),
-                "is not supported yet: training applies ReLU",
-            ));
-        }
-        let matrix = model.architecture().aggregation().matrix(graph)?;
-        let propagator =
-            Propagator::new(matrix, &model.aggregation_widths(), &backward_aggregation_widths(&model), options)?;
+        let aggregation = model.architecture().aggregation();
+        let matrix = aggregation.matrix(graph)?;
+        let (forward_widths, backward_widths) = (model.aggregation_widths(), backward_aggregation_widths(&model));
+        let propagator = match aggregation {
+            Aggregation::Attention => Propagator::weighted(matrix, &forward_widths, &backward_widths, options)?,
+            _ => Propagator::new(matrix, &forward_widths, &backward_widths, options)?,
+        };
         let sizes: Vec<usize> = parameter_sizes(&model);
         let optimizer = Optimizer::new(optimizer, &sizes)?;
         Ok(Trainer { model, optimizer, features, targets, propagator })
@@ -103,7 +97,7 @@ impl Trainer {
             let (mut y, cache) = backprop::forward(layer, input, &mut self.propagator)?;
             if at + 1 < layers.len() {
                 self.propagator.dense(|| {
-                    relu(&mut y);
+                    self.model.activation().apply(y.as_mut_slice());
                     Ok(())
                 })?;
             }
@@ -120,7 +114,8 @@ impl Trainer {
             gradients.push(layer_gradients.parameters);
             // Only the first layer gives no input gradient, and it is the last one visited.
             let Some(mut dx) = layer_gradients.input else { break };
-            self.propagator.dense(|| relu_backward(&mut dx, input))?;
+            let activation = self.model.activation();
+            self.propagator.dense(|| activation_backward(activation, &mut dx, input))?;
             dy = dx;
         }
         gradients.reverse();
@@ -143,7 +138,7 @@ impl Trainer {
         for (at, (_, layer)) in layers.iter().enumerate() {
             let (mut y, _) = backprop::forward(layer, h.as_ref().unwrap_or(&self.features), &mut self.propagator)?;
             if at + 1 < layers.len() {
-                relu(&mut y);
+                self.model.activation().apply(y.as_mut_slice());
             }
             h = Some(y);
         }
