@@ -17,6 +17,7 @@ fn model(architecture: Architecture) -> Model {
     let shape = common::RandomLayers {
         sage_root_bias: |at| at == 1,
         gin_hidden: |at, outputs| if at == 2 { 20 } else { outputs },
+        gat_heads: |_| (1, true),
     };
     common::random_model(architecture, &[FEATURES, 48, 24, 9], &mut common::rng(11), shape)
 }

@@ -5,9 +5,7 @@
 
 mod common;
 
-use std::collections::HashMap;
-
-use pimgnn::gnn::{Aggregator, Architecture, Backend, Dtype, EngineOptions, Model};
+use pimgnn::gnn::{Activation, Aggregator, Architecture, Backend, Dtype, EngineOptions, Model};
 use pimgnn::io::safetensors::TensorFile;
 use pimgnn::train::{cross_entropy, Adam, OptimizerKind, Targets, Trainer};
 use pimgnn::{compare, Coo, Csr, Dense, Error};
@@ -37,7 +35,12 @@ fn graph(seed: u64, symmetric: bool) -> Csr<f32> {
 
 /// A model of `architecture` over `widths`, random weights from `seed`.
 fn model(architecture: Architecture, widths: &[usize], seed: u64) -> Model {
-    let shape = common::RandomLayers { sage_root_bias: |_| false, gin_hidden: |_, _| 5 };
+    // GAT: two heads concatenated, then three averaged.
+    let shape = common::RandomLayers {
+        sage_root_bias: |_| false,
+        gin_hidden: |_, _| 5,
+        gat_heads: |at| if at == 0 { (2, true) } else { (3, false) },
+    };
     common::random_model(architecture, widths, &mut common::rng(seed), shape)
 }
 
@@ -45,7 +48,7 @@ fn model(architecture: Architecture, widths: &[usize], seed: u64) -> Model {
 fn perturbed(model: &Model, name: &str, index: usize, delta: f32) -> Model {
     let mut tensors = model.state_dict();
     tensors.get_mut(name).unwrap_or_else(|| panic!("no tensor {name}")).data[index] += delta;
-    let file = TensorFile { path: "perturbed".into(), metadata: HashMap::new(), tensors };
+    let file = TensorFile { path: "perturbed".into(), metadata: model.metadata(), tensors };
     Model::from_tensors(&file).unwrap()
 }
 
@@ -53,7 +56,8 @@ fn perturbed(model: &Model, name: &str, index: usize, delta: f32) -> Model {
 fn loss(model: &Model, graph: &Csr<f32>, features: &Dense<f32>, targets: &Targets) -> f64 {
     let matrix = model.architecture().aggregation().matrix(graph).unwrap();
     let options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
-    let mut aggregator = Aggregator::new(matrix, Dtype::F32, &options).unwrap();
+    let aggregation = model.architecture().aggregation();
+    let mut aggregator = Aggregator::for_aggregation(aggregation, matrix, Dtype::F32, &options).unwrap();
     let logits = model.forward(features, &mut aggregator).unwrap().logits;
     f64::from(cross_entropy(&logits, targets).unwrap().0)
 }
@@ -68,13 +72,14 @@ fn targets(seed: u64) -> Targets {
 
 /// The parameter tensors of a model from [`model`] over `widths`, counted from PyG's layers: GCNConv has a
 /// weight and a bias, SAGEConv a weight and a bias for the neighbours and a weight (no bias) for the root, and
-/// GINConv a weight and a bias in each of its MLP's two maps, and `eps` when it is trained.
+/// GINConv a weight and a bias in each of its MLP's two maps, and `eps` when it is trained, GATConv a weight, the
+/// two attention vectors and a bias.
 fn parameter_tensors(architecture: Architecture, widths: &[usize], train_eps: bool) -> usize {
     let per_layer = match architecture {
         Architecture::Gcn => 2,
         Architecture::Sage => 3,
         Architecture::Gin => 4 + usize::from(train_eps),
-        Architecture::Gat => unreachable!("GAT is not trained yet"),
+        Architecture::Gat => 4,
     };
     per_layer * (widths.len() - 1)
 }
@@ -84,14 +89,17 @@ fn gradients_match_finite_differences(architecture: Architecture, widths: &[usiz
     let graph = graph(seed, symmetric);
     let model = model(architecture, widths, seed + 1);
     let model = if train_eps { model.with_train_eps(&[true]).unwrap() } else { model };
+    // GAT with ELU between its layers, as PyG's GAT examples have it.
+    let model = if architecture == Architecture::Gat { model.with_activation(Activation::Elu) } else { model };
     let features =
         Dense::from_vec(NODES, widths[0], common::uniform(&mut common::rng(seed + 2), NODES * widths[0])).unwrap();
     let targets = targets(seed + 3);
     let options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
     let adam = OptimizerKind::Adam(Adam::default());
     let mut trainer = Trainer::new(model.clone(), &graph, features.clone(), targets.clone(), adam, &options).unwrap();
-    // GCN's and GIN's matrices are symmetric on an undirected graph, SAGE's mean (rows over in-degrees) is not.
-    let shares = symmetric && architecture != Architecture::Sage;
+    // GCN's and GIN's matrices are symmetric on an undirected graph, SAGE's mean (rows over in-degrees) is not,
+    // and GAT's attention values never are.
+    let shares = symmetric && matches!(architecture, Architecture::Gcn | Architecture::Gin);
     assert_eq!(trainer.propagator().shares_matrix(), shares, "{}", trainer.propagator().plan());
     let pass = trainer.pass().unwrap();
     assert!((f64::from(pass.loss) - loss(&model, &graph, &features, &targets)).abs() < 1e-5);
@@ -148,6 +156,15 @@ fn gin_backward_matches_finite_differences() {
 
 /// GIN with `eps` trained: its gradient in both aggregation orders (the MLPs' inner width is 5, so conv1's first
 /// map, 4 -> 5, aggregates first and conv2's, 8 -> 5, transforms first).
+/// Attention: every node's softmax over its incoming edges and self-loop (a node without edges attends only to
+/// itself), heads concatenated then averaged, ELU between the layers.
+#[test]
+fn gat_backward_matches_finite_differences() {
+    for symmetric in [false, true] {
+        gradients_match_finite_differences(Architecture::Gat, &[3, 4, CLASSES], symmetric, false);
+    }
+}
+
 #[test]
 fn gin_backward_with_trained_eps_matches_finite_differences() {
     for symmetric in [false, true] {
@@ -186,12 +203,15 @@ fn malformed_training_inputs_are_refused() {
 }
 
 /// The backward aggregation on PIM: a directed graph's transpose resident on DPUs of its own (SAGE's mean is
-/// never symmetric), or GCN's symmetric matrix serving both directions, gives the CPU's gradients.
+/// never symmetric), GCN's symmetric matrix serving both directions, or GAT's transpose taking the attention
+/// values at every call, gives the CPU's gradients.
 #[test]
 fn gradients_on_the_simulator_equal_the_cpus() {
-    for (architecture, widths, symmetric) in
-        [(Architecture::Sage, [5, 9, CLASSES], false), (Architecture::Gcn, [9, 4, CLASSES], true)]
-    {
+    for (architecture, widths, symmetric) in [
+        (Architecture::Sage, [5, 9, CLASSES], false),
+        (Architecture::Gcn, [9, 4, CLASSES], true),
+        (Architecture::Gat, [5, 6, CLASSES], true),
+    ] {
         let graph = graph(7, symmetric);
         let model = model(architecture, &widths, 8);
         let features =
@@ -202,7 +222,8 @@ fn gradients_on_the_simulator_equal_the_cpus() {
             let mut trainer =
                 Trainer::new(model.clone(), &graph, features.clone(), targets(10), adam, &options).unwrap();
             assert_eq!(trainer.propagator().backend(), backend);
-            assert_eq!(trainer.propagator().shares_matrix(), symmetric, "{}", trainer.propagator().plan());
+            let shares = symmetric && architecture != Architecture::Gat;
+            assert_eq!(trainer.propagator().shares_matrix(), shares, "{}", trainer.propagator().plan());
             trainer.pass().unwrap().gradients
         };
         let (cpu, simulated) = (gradients(Backend::Cpu), gradients(Backend::Pim(BackendKind::Simulator)));

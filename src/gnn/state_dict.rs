@@ -43,11 +43,18 @@ impl Model {
         tensors
     }
 
-    /// Saves [`Model::state_dict`] as safetensors, its header metadata naming the architecture, the layer
-    /// count, the input width and the classes (which [`Model::load`] checks), which GIN layers train `eps`
-    /// ([`TRAIN_EPS_METADATA`]), plus `extra` entries.
+    /// Saves [`Model::state_dict`] as safetensors with [`Model::metadata`] in its header, plus `extra` entries.
     pub fn save(&self, path: &Path, extra: &[(&str, String)]) -> Result<()> {
         let mut metadata: HashMap<String, String> = extra.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
+        metadata.extend(self.metadata());
+        write_safetensors(path, &self.state_dict(), &metadata)
+    }
+
+    /// The header metadata [`Model::from_tensors`] reads besides the tensors: the architecture, the layer count,
+    /// the input width and the classes (which it checks), which GIN layers train `eps` ([`TRAIN_EPS_METADATA`]),
+    /// the activation between layers, and GAT's heads, concatenation and LeakyReLU slope per layer.
+    pub fn metadata(&self) -> HashMap<String, String> {
+        let mut metadata = HashMap::new();
         metadata.insert("architecture".into(), self.architecture().to_string());
         metadata.insert("layers".into(), self.layers().len().to_string());
         metadata.insert("in_features".into(), self.in_features().to_string());
@@ -76,6 +83,6 @@ impl Model {
             metadata.insert("negative_slope".into(), join(&|conv| conv.negative_slope().to_string()));
             metadata.insert("add_self_loops".into(), "true".into());
         }
-        write_safetensors(path, &self.state_dict(), &metadata)
+        metadata
     }
 }

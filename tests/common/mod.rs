@@ -64,10 +64,12 @@ pub fn random_linear(rng: &mut ChaCha8Rng, inputs: usize, outputs: usize, bias: 
 }
 
 /// How [`random_model`] shapes layer `at` (from 0) of `outputs` features: whether a SAGE layer's root map has a
-/// bias, and the hidden width of a GIN layer's two-map MLP.
+/// bias, the hidden width of a GIN layer's two-map MLP, and a GAT layer's heads and whether they are
+/// concatenated (each head then has `outputs / heads` features) or averaged (`outputs` each).
 pub struct RandomLayers {
     pub sage_root_bias: fn(at: usize) -> bool,
     pub gin_hidden: fn(at: usize, outputs: usize) -> usize,
+    pub gat_heads: fn(at: usize) -> (usize, bool),
 }
 
 /// A model of `architecture` over `widths` (input, hidden..., output), every map from [`random_linear`].
@@ -90,11 +92,12 @@ pub fn random_model(architecture: Architecture, widths: &[usize], rng: &mut ChaC
                     Layer::Gin(GinConv::new(0.25, mlp).unwrap())
                 }
                 Architecture::Gat => {
-                    // One head, concatenated: the output width is the head's.
-                    let lin = random_linear(rng, inputs, outputs, false);
+                    let (heads, concat) = (shape.gat_heads)(at);
+                    let transformed = if concat { outputs } else { heads * outputs };
+                    let lin = random_linear(rng, inputs, transformed, false);
                     let (att_src, att_dst, bias) =
-                        (uniform(rng, outputs), uniform(rng, outputs), uniform(rng, outputs));
-                    Layer::Gat(GatConv::new(lin, att_src, att_dst, Some(bias), 1, true, 0.2).unwrap())
+                        (uniform(rng, transformed), uniform(rng, transformed), uniform(rng, outputs));
+                    Layer::Gat(GatConv::new(lin, att_src, att_dst, Some(bias), heads, concat, 0.2).unwrap())
                 }
             };
             (format!("conv{}", at + 1), layer)
