@@ -5,7 +5,7 @@
 mod common;
 
 use common::cli::{finite, line_after, pimgnn, table_rows, write_dataset, CLASSES, FEATURES, NODES};
-use pimgnn::gnn::{accuracy, Aggregator, Architecture, Backend, Dtype, EngineOptions, Layer, Model};
+use pimgnn::gnn::{accuracy, Activation, Aggregator, Architecture, Backend, Dtype, EngineOptions, Layer, Model};
 use pimgnn::io::npy;
 use pimgnn::train::{initial_model, OptimizerKind, Sgd, Targets, Trainer};
 
@@ -21,7 +21,7 @@ fn losses(stderr: &str) -> Vec<f32> {
 fn trains_saves_and_infers_with_the_saved_model() {
     let dir = tempfile::tempdir().unwrap();
     write_dataset(dir.path());
-    for arch in ["gcn", "sage", "gin"] {
+    for arch in ["gcn", "sage", "gin", "gat"] {
         let output_name = format!("{arch}.safetensors");
         let history_name = format!("{arch}.csv");
         let mut args = [&["train"], &INPUTS[..]].concat();
@@ -68,6 +68,16 @@ fn trains_saves_and_infers_with_the_saved_model() {
                 "conv2.nn.2.bias",
                 "conv2.nn.2.weight",
             ],
+            "gat" => &[
+                "conv1.att_dst",
+                "conv1.att_src",
+                "conv1.bias",
+                "conv1.lin.weight",
+                "conv2.att_dst",
+                "conv2.att_src",
+                "conv2.bias",
+                "conv2.lin.weight",
+            ],
             _ => &[
                 "conv1.lin_l.bias",
                 "conv1.lin_l.weight",
@@ -84,6 +94,18 @@ fn trains_saves_and_infers_with_the_saved_model() {
             let eps = &model.state_dict()["conv1.eps"].data;
             assert!(eps[0] != 0.0, "eps stayed {eps:?}");
             assert!(matches!(&model.layers()[0].1, Layer::Gin(conv) if conv.train_eps()));
+        }
+        if arch == "gat" {
+            // PyG's Cora GAT's shape at this width: 8 heads of 1 concatenated, then one head averaged; ELU.
+            let heads: Vec<(usize, bool)> = model
+                .layers()
+                .iter()
+                .map(|(_, layer)| match layer {
+                    Layer::Gat(conv) => (conv.heads(), conv.concat()),
+                    other => panic!("not a GAT layer: {other:?}"),
+                })
+                .collect();
+            assert_eq!((heads, model.activation()), (vec![(8, true), (1, false)], Activation::Elu));
         }
 
         let inferred = pimgnn(
@@ -108,7 +130,9 @@ fn trains_saves_and_infers_with_the_saved_model() {
         let features = pimgnn::gnn::inputs::read_features(&dir.path().join("features.npy"), NODES, FEATURES).unwrap();
         let matrix = model.architecture().aggregation().matrix(&graph).unwrap();
         let options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
-        let expected = model.forward(&features, &mut Aggregator::new(matrix, Dtype::F32, &options).unwrap()).unwrap();
+        let aggregation = model.architecture().aggregation();
+        let mut aggregator = Aggregator::for_aggregation(aggregation, matrix, Dtype::F32, &options).unwrap();
+        let expected = model.forward(&features, &mut aggregator).unwrap();
         assert_eq!(logits.as_slice(), expected.logits.as_slice(), "{arch}");
     }
 }
@@ -203,23 +227,28 @@ fn train_eps_is_refused_for_a_model_without_eps() {
 fn bench_train_times_the_cpu_and_the_simulator() {
     let dir = tempfile::tempdir().unwrap();
     write_dataset(dir.path());
-    let mut args = vec!["bench", "train"];
-    args.extend(&INPUTS);
-    args.extend(["--hidden", "8", "--epochs", "1", "--pim", "sim", "--dpus", "8", "--python", "no-such-python"]);
-    let bench = pimgnn(dir.path(), &args);
-    assert!(bench.status.success());
-    let stdout = String::from_utf8_lossy(&bench.stdout);
-    for line in ["PyTorch Geometric comparison skipped", "graph resident", "peak memory"] {
-        assert!(stdout.contains(line), "no `{line}` in\n{stdout}");
+    for arch in ["gcn", "gat"] {
+        let mut args = vec!["bench", "train", "--arch", arch];
+        args.extend(&INPUTS);
+        args.extend(["--hidden", "8", "--epochs", "1", "--pim", "sim", "--dpus", "8", "--python", "no-such-python"]);
+        let bench = pimgnn(dir.path(), &args);
+        assert!(bench.status.success(), "{arch}");
+        let stdout = String::from_utf8_lossy(&bench.stdout);
+        let model = format!("2-layer {arch}");
+        for line in [model.as_str(), "PyTorch Geometric comparison skipped", "graph resident", "peak memory"] {
+            assert!(stdout.contains(line), "{arch}: no `{line}` in\n{stdout}");
+        }
+        let cpu = table_rows(&stdout, "pimgnn, CPU backend");
+        let pim = table_rows(&stdout, "pimgnn, PIM backend (simulator, 1 epoch(s))");
+        assert!(cpu.len() == 1 && pim.len() == 1, "{stdout}");
+        for row in [&cpu[0], &pim[0]] {
+            assert!(finite(row[1]) > 0.0 && finite(row[2]) >= 0.0, "{arch}: seconds per epoch: {row:?}");
+        }
+        assert_eq!(cpu[0][4], "-", "the CPU backend is not predicted");
+        assert!(finite(pim[0][4]) > 0.0, "{arch}: the PIM backend's predicted epoch: {:?}", pim[0]);
+        // A GAT's attention values are never symmetric: its transpose has an engine of its own.
+        assert!(arch != "gat" || stdout.contains("backward (transpose) engine"), "{arch}:\n{stdout}");
     }
-    let cpu = table_rows(&stdout, "pimgnn, CPU backend");
-    let pim = table_rows(&stdout, "pimgnn, PIM backend (simulator, 1 epoch(s))");
-    assert!(cpu.len() == 1 && pim.len() == 1, "{stdout}");
-    for row in [&cpu[0], &pim[0]] {
-        assert!(finite(row[1]) > 0.0 && finite(row[2]) >= 0.0, "seconds per epoch: {row:?}");
-    }
-    assert_eq!(cpu[0][4], "-", "the CPU backend is not predicted");
-    assert!(finite(pim[0][4]) > 0.0, "the PIM backend's predicted epoch: {:?}", pim[0]);
 }
 
 /// Training on the simulator with SGD and momentum takes the CPU's steps: the loss of every epoch is the one the

@@ -52,7 +52,8 @@ pub struct TrainArgs {
     /// Initial model: a PyTorch Geometric state_dict saved with safetensors.
     #[arg(long, conflicts_with_all = ["arch", "hidden"])]
     model: Option<PathBuf>,
-    /// Architecture of a new 2-layer model (features -> hidden -> classes), initialised as PyG does.
+    /// Architecture of a new 2-layer model (features -> hidden -> classes), initialised as PyG does (gat: 8 heads
+    /// of hidden/8 concatenated, or one head when hidden does not divide by 8, then one head averaged, ELU).
     #[arg(long, default_value = "gcn")]
     arch: Architecture,
     /// Hidden width of a new model.

@@ -366,6 +366,10 @@ impl Layer {
 
     /// The order this layer aggregates and transforms in.
     pub fn order(&self) -> Order {
+        if let Layer::Gat(_) = self {
+            // Attention scores the transformed features: a GAT always transforms first.
+            return Order::TransformFirst;
+        }
         let first = self.first_linear();
         Order::for_widths(first.in_features(), first.out_features())
     }
@@ -377,6 +381,15 @@ impl Layer {
         match self.order() {
             Order::TransformFirst => first.out_features(),
             Order::AggregateFirst => first.in_features(),
+        }
+    }
+
+    /// The widths of the layer's aggregation calls: one of [`Layer::aggregation_width`], or for a GAT one per
+    /// head of its head's features (each head aggregates with its own attention values).
+    pub fn aggregation_calls(&self) -> Vec<usize> {
+        match self {
+            Layer::Gat(conv) => vec![conv.head_features(); conv.heads()],
+            _ => vec![self.aggregation_width()],
         }
     }
 

@@ -32,7 +32,7 @@ mod optim;
 mod propagate;
 mod trainer;
 
-pub use init::initial_model;
+pub use init::{initial_model, GAT_HIDDEN_HEADS};
 pub use loss::{cross_entropy, Targets};
 pub use optim::{Adam, Optimizer, OptimizerKind, Sgd};
 pub use propagate::{is_symmetric, Propagator, Stage, StageTime, Timings};

@@ -8,10 +8,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 use clap::Args;
-use pimgnn::gnn::{inputs, Backend, EngineOptions, Layer, Model, DEFAULT_DPUS, DEFAULT_TASKLETS};
+use pimgnn::gnn::{
+    inputs, Aggregation, Architecture, Backend, EngineOptions, Layer, Model, DEFAULT_DPUS, DEFAULT_TASKLETS,
+};
 use pimgnn::pim::cost::{self, HardwareModel, Target};
 use pimgnn::pim::plan::Plan;
-use pimgnn::train::{backward_aggregation_widths, is_symmetric, Adam, OptimizerKind, Stage, Targets, Trainer};
+use pimgnn::train::{
+    backward_aggregation_widths, initial_model, is_symmetric, Adam, OptimizerKind, Stage, Targets, Trainer,
+};
 use pimgnn::{Csr, Dense};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
@@ -54,7 +58,10 @@ pub struct BenchTrainArgs {
     /// Classes of the generated labels.
     #[arg(long, default_value_t = 16)]
     classes: usize,
-    /// Hidden width of the 2-layer GCN.
+    /// Architecture of the 2-layer model, initialised as PyG does (see `pimgnn train --arch`).
+    #[arg(long, default_value = "gcn")]
+    arch: Architecture,
+    /// Hidden width of the 2-layer model.
     #[arg(long, default_value_t = 256)]
     hidden: usize,
     /// Seed of the generated workload and the initial weights.
@@ -93,8 +100,8 @@ pub fn run(args: &BenchTrainArgs) -> anyhow::Result<()> {
     }
     let dataset = progress::step("loading the inputs", || load(args))?;
     let widths = [dataset.features.cols(), args.hidden, dataset.classes];
-    let model = Model::seeded_gcn(&widths, args.seed)?;
-    println!("workload: {}; 2-layer GCN {widths:?}, Adam (lr 0.01, weight decay 5e-4)", dataset.description);
+    let model = initial_model(args.arch, &widths, args.seed)?;
+    println!("workload: {}; 2-layer {} {widths:?}, Adam (lr 0.01, weight decay 5e-4)", dataset.description, args.arch);
 
     let (cpu, first_loss) = progress::step("timing the CPU backend", || time_cpu(args, &dataset, &model))?;
     let mut table = Comparison::new(" per epoch", &cpu);
@@ -249,12 +256,14 @@ fn print_stages(path: &str, timings: &pimgnn::train::Timings, epochs: usize) {
 /// fit UPMEM, from the cost model on this graph and the epoch's calls, with the plans the trainer's engines
 /// choose on hardware (one engine when the matrix is symmetric, else one for it and one for its transpose).
 fn optimisations(args: &BenchTrainArgs, dataset: &Dataset, model: &Model) -> anyhow::Result<()> {
-    let matrix = model.architecture().aggregation().matrix(&dataset.graph)?;
+    let aggregation = model.architecture().aggregation();
+    let matrix = aggregation.matrix(&dataset.graph)?;
     let forward = model.aggregation_widths();
     let backward = backward_aggregation_widths(model);
     // As the trainer builds them: one engine on all the DPUs, or two sharing them half and half.
     let total = args.pim_args.dpus.unwrap_or(DEFAULT_DPUS);
-    let engines = if is_symmetric(&matrix) {
+    // Attention's values are never symmetric: its transpose always has an engine of its own.
+    let engines = if aggregation != Aggregation::Attention && is_symmetric(&matrix) {
         vec![("forward and backward", [forward, backward].concat(), matrix, total)]
     } else {
         let transpose = matrix.transpose();
@@ -326,6 +335,9 @@ fn torch_epochs(
             let label = match name {
                 "pyg_gcnconv" => "PyTorch Geometric GCNConv (normalises every epoch)",
                 "pyg_gcnconv_cached" => "PyTorch Geometric GCNConv(cached=True)",
+                "pyg_sageconv" => "PyTorch Geometric SAGEConv",
+                "pyg_ginconv" => "PyTorch Geometric GINConv",
+                "pyg_gatconv" => "PyTorch Geometric GATConv",
                 _ => return None,
             };
             let parsed = fields.and_then(|fields| match fields[..] {
@@ -341,7 +353,11 @@ fn torch_epochs(
     Ok(results)
 }
 
-/// The inputs of the Python script: edges, features, labels, mask and the initial weights.
+/// The inputs of the Python script: edges, features, labels, mask, the initial model's `state_dict` (one
+/// `state.<name>.npy` per tensor) and `model.txt`, which describes the model for the script to build it as PyG
+/// does: a first line `<architecture> <activation>`, then per layer `<name> <in> <out> <heads> <concat>
+/// <hidden> <train_eps>` (GAT's heads and whether they are concatenated, GIN's MLP inner width and whether its
+/// `eps` is trained; 1, true, 0 and false otherwise).
 fn export(dir: &Path, dataset: &Dataset, model: &Model) -> anyhow::Result<()> {
     let widen = |v: &[u32]| v.iter().map(|&i| i64::from(i)).collect::<Vec<_>>();
     let coo = dataset.graph.to_coo();
@@ -351,12 +367,19 @@ fn export(dir: &Path, dataset: &Dataset, model: &Model) -> anyhow::Result<()> {
     write_npy(dir, "features", &[features.rows(), features.cols()], features.as_slice())?;
     write_npy(dir, "labels", &[dataset.labels.len()], &dataset.labels)?;
     write_npy(dir, "train_mask", &[dataset.train_mask.len()], &dataset.train_mask)?;
-    for (at, (_, layer)) in model.layers().iter().enumerate() {
-        let Layer::Gcn(conv) = layer else { bail!("layer {at} is not a GCNConv") };
-        let lin = conv.lin();
-        let zeros = vec![0.0; lin.out_features()];
-        write_npy(dir, &format!("weight{at}"), &[lin.out_features(), lin.in_features()], lin.weight().as_slice())?;
-        write_npy(dir, &format!("bias{at}"), &[lin.out_features()], lin.bias().unwrap_or(&zeros))?;
+    for (name, tensor) in model.state_dict() {
+        write_npy(dir, &format!("state.{name}"), &tensor.shape, &tensor.data)?;
     }
-    Ok(())
+    let mut description = format!("{} {}\n", model.architecture(), model.activation());
+    for (name, layer) in model.layers() {
+        let (heads, concat, hidden, train_eps) = match layer {
+            Layer::Gat(conv) => (conv.heads(), conv.concat(), 0, false),
+            Layer::Gin(conv) => (1, true, conv.mlp()[0].out_features(), conv.train_eps()),
+            Layer::Gcn(_) | Layer::Sage(_) => (1, true, 0, false),
+        };
+        let (inputs, outputs) = (layer.in_features(), layer.out_features());
+        description.push_str(&format!("{name} {inputs} {outputs} {heads} {concat} {hidden} {train_eps}\n"));
+    }
+    let path = dir.join("model.txt");
+    std::fs::write(&path, description).with_context(|| format!("writing {}", path.display()))
 }
