@@ -28,6 +28,19 @@
 /* A tasklet shares at most its first and its last row with its neighbours. */
 #define SPMM_MAX_PARTIALS 2
 
+/* What a call computes (spmm_call_args.mode). */
+#define SPMM_MODE_SPMM 0
+/* SDDMM over the block's structure: for each nonzero (i, j), <P_i, Q_j> over the call's features. Q takes X's
+ * place and layout, P has one row per row of the block at p_offset, and the results (the accumulator type) go to
+ * out_offset in nonzero order, except where a tasklet's range starts or ends at an odd nonzero: DMAs move whole
+ * 8-byte words, so that result goes to the tasklet's edge slot (SDDMM_EDGE_FIRST or _LAST, 8 bytes each, the
+ * value in the first 4) and no two tasklets write one word. */
+#define SPMM_MODE_SDDMM 1
+#define SDDMM_EDGE_FIRST 0
+#define SDDMM_EDGE_LAST 1
+/* SDDMM results a tasklet keeps in WRAM before one write (even, so that every write is whole words). */
+#define SDDMM_RESULT_BUFFER 32
+
 /* A nonzero's value as stored in MRAM: f32 bits, or an integer sign-extended to 32 bits (i32, i16, i8). */
 typedef union {
     float f32;
@@ -72,16 +85,24 @@ struct spmm_matrix_args {
     struct spmm_tasklet_work tasklets[SPMM_MAX_TASKLETS];
 };
 
-/* One SpMM call, the same on every DPU. */
+/* One call, the same on every DPU. */
 struct spmm_call_args {
-    /* Row length of X and Y in elements: even, and a multiple of 8 bytes of X. */
+    /* Row length of X and Y (SDDMM: of Q and P) in elements: even, and a multiple of 8 bytes of X. */
     uint32_t nr_features;
-    /* X: rows of the value type, nr_features each, in the DPU's column numbering. */
+    /* X (SDDMM: Q): rows of the value type, nr_features each, in the DPU's column numbering. */
     uint32_t x_offset;
     /* Y: nr_rows rows of accumulators (int32 or float), nr_features each. */
     uint32_t y_offset;
     /* SPMM_MAX_TASKLETS x SPMM_MAX_PARTIALS rows of accumulators, nr_features each. */
     uint32_t partials_offset;
+    /* SPMM_MODE_SPMM or SPMM_MODE_SDDMM; the three offsets below are SDDMM's. */
+    uint32_t mode;
+    /* P: nr_rows rows of the value type, nr_features each. */
+    uint32_t p_offset;
+    /* nr_nonzeros accumulators, rounded up to even. */
+    uint32_t out_offset;
+    /* SPMM_MAX_TASKLETS x 2 edge slots of 8 bytes. */
+    uint32_t edges_offset;
 };
 
 #endif /* PIMGNN_SPMM_ARGS_H */

@@ -44,3 +44,25 @@ static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, ui
         spmm_store(work, tasklet, row, sum, first, width);
     }
 }
+
+static void sddmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet) {
+    seqreader_t indices;
+    const struct spmm_coo_index *index = seqread_init(
+        (seqreader_buffer_t)index_cache[tasklet],
+        (__mram_ptr void *)(spmm_heap() + matrix.indices_offset +
+                            work->nz_begin * (uint32_t)sizeof(struct spmm_coo_index)),
+        &indices);
+    struct sddmm_results out;
+    sddmm_start(&out, work);
+    const int one_chunk = call.nr_features <= SPMM_FEATURE_CHUNK;
+    uint32_t p_row = UINT32_MAX;
+    for (uint32_t k = work->nz_begin; k < work->nz_end; k++) {
+        if (one_chunk && index->row != p_row) {
+            p_row = index->row;
+            sddmm_read_p(tasklet, p_row, 0, call.nr_features);
+        }
+        sddmm_put(&out, tasklet, sddmm_dot(tasklet, index->row, index->column, one_chunk));
+        index = seqread_get((void *)index, sizeof(struct spmm_coo_index), &indices);
+    }
+    sddmm_flush(&out, tasklet);
+}

@@ -51,3 +51,33 @@ static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, ui
         row_start = row_stop;
     }
 }
+
+static void sddmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet) {
+    seqreader_t row_ptrs, columns;
+    const uint32_t *row_ptr = seqread_init(
+        (seqreader_buffer_t)row_ptr_cache[tasklet],
+        (__mram_ptr void *)(spmm_heap() + matrix.row_ptr_offset + work->row_begin * (uint32_t)sizeof(uint32_t)),
+        &row_ptrs);
+    const uint32_t *column = seqread_init(
+        (seqreader_buffer_t)column_cache[tasklet],
+        (__mram_ptr void *)(spmm_heap() + matrix.indices_offset + work->nz_begin * (uint32_t)sizeof(uint32_t)),
+        &columns);
+    struct sddmm_results out;
+    sddmm_start(&out, work);
+    const int one_chunk = call.nr_features <= SPMM_FEATURE_CHUNK;
+    uint32_t row_start = *row_ptr;
+    for (uint32_t row = work->row_begin; row < work->row_end; row++) {
+        row_ptr = seqread_get((void *)row_ptr, sizeof(uint32_t), &row_ptrs);
+        const uint32_t row_stop = *row_ptr;
+        const uint32_t begin = row_start > work->nz_begin ? row_start : work->nz_begin;
+        const uint32_t end = row_stop < work->nz_end ? row_stop : work->nz_end;
+        if (one_chunk && begin < end)
+            sddmm_read_p(tasklet, row, 0, call.nr_features);
+        for (uint32_t k = begin; k < end; k++) {
+            sddmm_put(&out, tasklet, sddmm_dot(tasklet, row, *column, one_chunk));
+            column = seqread_get((void *)column, sizeof(uint32_t), &columns);
+        }
+        row_start = row_stop;
+    }
+    sddmm_flush(&out, tasklet);
+}

@@ -1,7 +1,8 @@
 /*
  * What the CSR and COO SpMM kernels share: the value types, the WRAM buffers, the X reads and Y writes, the
- * merge of rows shared between tasklets, and main(). A family's .c file includes this header and defines
- * spmm_pass(), which walks one tasklet's nonzeros for one chunk of features.
+ * merge of rows shared between tasklets, SDDMM's dot products and result writes, and main(). A family's .c file
+ * includes this header and defines spmm_pass(), which walks one tasklet's nonzeros for one chunk of features,
+ * and sddmm_pass(), which walks them once for an SDDMM call (spmm_args.h, SPMM_MODE_SDDMM).
  *
  * Value type: built once per type with -DSPMM_TYPE_F32, _I32, _I16 or _I8. A's values are 32 bits in MRAM
  * (spmm_value); X has the value type; Y and partial sums are float for f32 and 32-bit integers otherwise.
@@ -17,7 +18,13 @@
  * tasklet's partial slot when shared) with one mram_write. After a barrier, each shared row is summed in
  * tasklet order by the tasklet holding its first partial, so the result never depends on interleaving.
  *
- * WRAM per tasklet: 2 x 256 B of row buffers and the seqread caches; stacks are STACK_SIZE_DEFAULT.
+ * SDDMM: each tasklet walks its nonzeros once; per nonzero (i, j) it reads Q_j chunk by chunk into `incoming`
+ * (and P_i into `row_sum`, once per row when the features fit one chunk) and sums the products in one accumulator,
+ * features in order, so the result is what the host's sequential sum gives. Results collect in a WRAM buffer
+ * written in whole words; a range's odd first or last result goes to the tasklet's edge slot (spmm_args.h).
+ *
+ * WRAM per tasklet: 2 x 256 B of row buffers, 136 B of SDDMM results and the seqread caches; stacks are
+ * STACK_SIZE_DEFAULT.
  */
 #ifndef PIMGNN_SPMM_KERNEL_H
 #define PIMGNN_SPMM_KERNEL_H
@@ -95,10 +102,16 @@ __host struct spmm_call_args call;
 static __dma_aligned spmm_acc row_sum[NR_TASKLETS][SPMM_FEATURE_CHUNK];
 static __dma_aligned spmm_acc incoming[NR_TASKLETS][SPMM_FEATURE_CHUNK];
 
+/* Per tasklet: SDDMM results waiting to be written, and the word written to an edge slot. */
+static __dma_aligned spmm_acc results[NR_TASKLETS][SDDMM_RESULT_BUFFER];
+static __dma_aligned spmm_acc edge_word[NR_TASKLETS][2];
+
 BARRIER_INIT(partials_written, NR_TASKLETS);
 
 /* The family's walk over one tasklet's nonzeros for features [first, first + width). */
 static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width);
+/* The family's walk over one tasklet's nonzeros for an SDDMM call. */
+static void sddmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet);
 
 static inline uint32_t spmm_heap(void) {
     return (uint32_t)DPU_MRAM_HEAP_POINTER;
@@ -186,9 +199,93 @@ static void spmm_merge(uint32_t tasklet) {
     }
 }
 
+/* Where a tasklet's SDDMM results go: `next` is the nonzero of the next result, `run` the first nonzero of the
+ * buffered ones (even), `buffered` how many there are. */
+struct sddmm_results {
+    uint32_t next;
+    uint32_t begin;
+    uint32_t end;
+    uint32_t run;
+    uint32_t buffered;
+};
+
+static inline void sddmm_start(struct sddmm_results *out, const struct spmm_tasklet_work *work) {
+    out->next = work->nz_begin;
+    out->begin = work->nz_begin;
+    out->end = work->nz_end;
+    out->run = (work->nz_begin + 1) & ~1u;
+    out->buffered = 0;
+}
+
+/* Writes the buffered results: an even count from an even nonzero, so whole 8-byte words. */
+static void sddmm_flush(struct sddmm_results *out, uint32_t tasklet) {
+    if (out->buffered == 0)
+        return;
+    mram_write(results[tasklet], (__mram_ptr void *)(spmm_heap() + call.out_offset + out->run * (uint32_t)sizeof(spmm_acc)),
+               out->buffered * (uint32_t)sizeof(spmm_acc));
+    out->run += out->buffered;
+    out->buffered = 0;
+}
+
+static void sddmm_edge(uint32_t tasklet, uint32_t slot, spmm_acc value) {
+    edge_word[tasklet][0] = value;
+    edge_word[tasklet][1] = 0;
+    mram_write(edge_word[tasklet], (__mram_ptr void *)(spmm_heap() + call.edges_offset + (tasklet * 2 + slot) * 8), 8);
+}
+
+/* The result of the next nonzero of the tasklet's range. */
+static void sddmm_put(struct sddmm_results *out, uint32_t tasklet, spmm_acc value) {
+    const uint32_t k = out->next++;
+    if ((k & 1) && k == out->begin) {
+        sddmm_edge(tasklet, SDDMM_EDGE_FIRST, value);
+        return;
+    }
+    if ((out->end & 1) && k + 1 == out->end) {
+        sddmm_flush(out, tasklet);
+        sddmm_edge(tasklet, SDDMM_EDGE_LAST, value);
+        return;
+    }
+    results[tasklet][out->buffered++] = value;
+    if (out->buffered == SDDMM_RESULT_BUFFER)
+        sddmm_flush(out, tasklet);
+}
+
+/* P's row `row` (its first chunk, all of it when the features fit one chunk) into the tasklet's P buffer. */
+static inline void sddmm_read_p(uint32_t tasklet, uint32_t row, uint32_t first, uint32_t width) {
+    const uint32_t at = call.p_offset + (row * call.nr_features + first) * (uint32_t)sizeof(spmm_feature);
+    mram_read((__mram_ptr void *)(spmm_heap() + at), row_sum[tasklet], width * (uint32_t)sizeof(spmm_feature));
+}
+
+/* <P_row, Q_column> over every feature, in feature order. With `p_read`, the row fits one chunk and is already in
+ * the tasklet's P buffer. */
+static spmm_acc sddmm_dot(uint32_t tasklet, uint32_t row, uint32_t column, int p_read) {
+    const spmm_feature *p = (const spmm_feature *)row_sum[tasklet];
+    const spmm_feature *q = (const spmm_feature *)incoming[tasklet];
+    spmm_acc sum = 0;
+    for (uint32_t first = 0; first < call.nr_features; first += SPMM_FEATURE_CHUNK) {
+        const uint32_t left = call.nr_features - first;
+        const uint32_t width = left < SPMM_FEATURE_CHUNK ? left : SPMM_FEATURE_CHUNK;
+        if (!p_read)
+            sddmm_read_p(tasklet, row, first, width);
+        const uint32_t at = call.x_offset + (column * call.nr_features + first) * (uint32_t)sizeof(spmm_feature);
+        mram_read((__mram_ptr void *)(spmm_heap() + at), incoming[tasklet], width * (uint32_t)sizeof(spmm_feature));
+        for (uint32_t f = 0; f < width; f += SPMM_UNIT) {
+#define SDDMM_DOT_STEP(i) sum = SPMM_MUL_ADD(sum, p[f + (i)], q[f + (i)]);
+            SPMM_FOR_UNIT(SDDMM_DOT_STEP)
+#undef SDDMM_DOT_STEP
+        }
+    }
+    return sum;
+}
+
 int main(void) {
     const uint32_t tasklet = me();
     const struct spmm_tasklet_work *work = &matrix.tasklets[tasklet];
+    if (call.mode == SPMM_MODE_SDDMM) {
+        if (work->nz_begin < work->nz_end)
+            sddmm_pass(work, tasklet);
+        return 0;
+    }
     if (work->row_begin < work->row_end) {
         for (uint32_t first = 0; first < call.nr_features; first += SPMM_FEATURE_CHUNK) {
             const uint32_t left = call.nr_features - first;

@@ -36,6 +36,24 @@ pub fn spmm<T: Element>(a: &Csr<T>, x: &Dense<T>) -> Result<Dense<T::Acc>> {
     Ok(y)
 }
 
+/// SDDMM over `a`'s structure: for each nonzero `(i, j)` of `a`, in its row-by-row order, `<p_i, q_j>`, the
+/// products summed in feature order (as the DPU kernels sum them), integers wrapping. `a`'s values are not used.
+pub fn sddmm<T: Element>(a: &Csr<T>, p: &Dense<T>, q: &Dense<T>) -> Result<Vec<T::Acc>> {
+    if p.rows() != a.nrows() {
+        return Err(Error::shape("SDDMM: rows of P (rows of A)", a.nrows(), p.rows()));
+    }
+    if q.rows() != a.ncols() {
+        return Err(Error::shape("SDDMM: rows of Q (columns of A)", a.ncols(), q.rows()));
+    }
+    if p.cols() != q.cols() {
+        return Err(Error::shape("SDDMM: columns of P (columns of Q)", q.cols(), p.cols()));
+    }
+    let dot = |i: usize, j: u32| {
+        p.row(i).iter().zip(q.row(j as usize)).fold(T::Acc::default(), |sum, (&a, &b)| T::mul_add(sum, a, b))
+    };
+    Ok((0..a.nrows()).into_par_iter().flat_map_iter(|i| a.row(i).0.iter().map(move |&j| dot(i, j))).collect())
+}
+
 /// `Y = A X` into an existing `Y` (`n x F`), whose previous values are overwritten: for callers that reuse
 /// one output buffer across calls.
 pub fn spmm_into<T: Element>(a: &Csr<T>, x: &Dense<T>, y: &mut Dense<T::Acc>) -> Result<()> {

@@ -55,6 +55,13 @@ pub trait SpmmEngine<T: Element>: Send {
     fn set_values(&mut self, _values: &[T]) -> Result<()> {
         Err(Error::invalid("SpMM engine", "takes no new values for its resident matrix"))
     }
+
+    /// SDDMM over `A`'s structure: for each nonzero `(i, j)` of `A`, in its nonzero order, `<p_i, q_j>` in the
+    /// accumulator type, summed in feature order ([`cpu::sddmm`]); `p` has a row per row of `A` and `q` one per
+    /// column. Attention's backward pass needs it; an engine that cannot run it says so.
+    fn sddmm(&mut self, _p: &Dense<T>, _q: &Dense<T>) -> Result<Vec<T::Acc>> {
+        Err(Error::invalid("SpMM engine", "runs no SDDMM over its resident matrix"))
+    }
 }
 
 /// Runs `step` once over all of `y`, already assembled, and the outputs: the stage of a call with nothing to
@@ -202,6 +209,13 @@ impl<T: Element> SpmmEngine<T> for CpuSpmm<T> {
         }
         self.a.values_mut().copy_from_slice(values);
         Ok(())
+    }
+
+    fn sddmm(&mut self, p: &Dense<T>, q: &Dense<T>) -> Result<Vec<T::Acc>> {
+        let started = Instant::now();
+        let out = cpu::sddmm(&self.a, p, q)?;
+        self.phases = vec![Phase { name: "cpu sddmm".into(), wall: started.elapsed(), predicted: None }];
+        Ok(out)
     }
 }
 

@@ -7,7 +7,8 @@ use std::path::Path;
 use std::process::Command;
 
 use pimgnn::pim::abi::{
-    CallArgs, CooIndex, MatrixArgs, TaskletWork, FEATURE_CHUNK, MAX_PARTIALS, MAX_TASKLETS, SEQREAD_BYTES,
+    CallArgs, CooIndex, MatrixArgs, TaskletWork, EDGE_FIRST, EDGE_LAST, FEATURE_CHUNK, MAX_PARTIALS, MAX_TASKLETS,
+    MODE_SDDMM, MODE_SPMM, RESULT_BUFFER, SEQREAD_BYTES,
 };
 
 /// `(name, C expression, Rust value)` for every fact checked.
@@ -26,6 +27,11 @@ fn expected() -> Vec<(&'static str, &'static str, usize)> {
         ("SPMM_FEATURE_CHUNK", "SPMM_FEATURE_CHUNK", FEATURE_CHUNK),
         ("SPMM_MAX_PARTIALS", "SPMM_MAX_PARTIALS", MAX_PARTIALS),
         ("SPMM_SEQREAD", "SPMM_SEQREAD", SEQREAD_BYTES),
+        ("SPMM_MODE_SPMM", "SPMM_MODE_SPMM", MODE_SPMM as usize),
+        ("SPMM_MODE_SDDMM", "SPMM_MODE_SDDMM", MODE_SDDMM as usize),
+        ("SDDMM_EDGE_FIRST", "SDDMM_EDGE_FIRST", EDGE_FIRST),
+        ("SDDMM_EDGE_LAST", "SDDMM_EDGE_LAST", EDGE_LAST),
+        ("SDDMM_RESULT_BUFFER", "SDDMM_RESULT_BUFFER", RESULT_BUFFER),
         ("sizeof spmm_value", "sizeof(spmm_value)", 4),
         ("sizeof spmm_tasklet_work", "sizeof(struct spmm_tasklet_work)", size_of::<TaskletWork>()),
         field!("spmm_tasklet_work", TaskletWork, nz_begin),
@@ -48,6 +54,10 @@ fn expected() -> Vec<(&'static str, &'static str, usize)> {
         field!("spmm_call_args", CallArgs, x_offset),
         field!("spmm_call_args", CallArgs, y_offset),
         field!("spmm_call_args", CallArgs, partials_offset),
+        field!("spmm_call_args", CallArgs, mode),
+        field!("spmm_call_args", CallArgs, p_offset),
+        field!("spmm_call_args", CallArgs, out_offset),
+        field!("spmm_call_args", CallArgs, edges_offset),
         ("sizeof spmm_coo_index", "sizeof(struct spmm_coo_index)", size_of::<CooIndex>()),
         field!("spmm_coo_index", CooIndex, row),
         field!("spmm_coo_index", CooIndex, column),

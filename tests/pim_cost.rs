@@ -24,6 +24,23 @@ fn graph(n: usize) -> Csr<f32> {
 
 /// The simulator's modelled (total, DMA) cycles of one DPU running the whole of `a` at `features` columns.
 fn simulated_cycles<T: pimgnn::pim::PimElement>(a: Csr<T>, format: Format, features: usize) -> (u64, u64) {
+    let rows = a.nrows();
+    let mut engine = one_dpu_engine(a, format);
+    engine.spmm(&Dense::zeros(rows, features)).unwrap();
+    engine.report().modelled_cycles.expect("simulator statistics")
+}
+
+/// The simulator's modelled (total, DMA) cycles of one DPU running an SDDMM over all of `a` at `features`
+/// columns.
+fn simulated_sddmm_cycles<T: pimgnn::pim::PimElement>(a: Csr<T>, format: Format, features: usize) -> (u64, u64) {
+    let (rows, columns) = (a.nrows(), a.ncols());
+    let mut engine = one_dpu_engine(a, format);
+    engine.sddmm(&Dense::zeros(rows, features), &Dense::zeros(columns, features)).unwrap();
+    engine.report().modelled_cycles.expect("simulator statistics")
+}
+
+/// `a` whole on one simulated DPU with 16 tasklets.
+fn one_dpu_engine<T: pimgnn::pim::PimElement>(a: Csr<T>, format: Format) -> PimSpmm<T> {
     let plan = Plan {
         format,
         row_blocks: 1,
@@ -38,10 +55,7 @@ fn simulated_cycles<T: pimgnn::pim::PimElement>(a: Csr<T>, format: Format, featu
         .simulator(SimConfig::new(Topology::new(1, 1)))
         .allocate()
         .unwrap();
-    let rows = a.nrows();
-    let mut engine = PimSpmm::new(set, a, plan).unwrap();
-    engine.spmm(&Dense::zeros(rows, features)).unwrap();
-    engine.report().modelled_cycles.expect("simulator statistics")
+    PimSpmm::new(set, a, plan).unwrap()
 }
 
 #[test]
@@ -94,6 +108,34 @@ fn modelled_kernel_cycles_match_the_simulator() {
         "model / simulator kernel cycles:\n{}",
         table.join("\n")
     );
+}
+
+/// The SDDMM kernel's model against the simulator's modelled cycles, within the 0.8 to 1.25.
+#[test]
+fn modelled_sddmm_cycles_match_the_simulator() {
+    fn ratio<T: pimgnn::pim::PimElement + From<i8>>(format: Format, features: usize) -> f64 {
+        let a = graph(3000);
+        let a = a.map_values(|_| T::from(1));
+        let (simulated, _) = simulated_sddmm_cycles(a.clone(), format, features);
+        let model = HardwareModel::default();
+        model.sddmm_kernel_cycles::<T>(format, a.nrows(), a.nnz(), features, 16).total() / simulated as f64
+    }
+    let mut table = Vec::new();
+    for format in [Format::Csr, Format::Coo] {
+        for features in [8, 64, 200] {
+            for (element, ratio) in [
+                ("f32", ratio::<f32>(format, features)),
+                ("i32", ratio::<i32>(format, features)),
+                ("i16", ratio::<i16>(format, features)),
+                ("i8", ratio::<i8>(format, features)),
+            ] {
+                table.push((format!("{format}, F = {features}, {element}"), ratio));
+            }
+        }
+    }
+    let lines: Vec<String> = table.iter().map(|(what, ratio)| format!("{what}: {ratio:.3}")).collect();
+    println!("model / simulator SDDMM kernel cycles:\n{}", lines.join("\n"));
+    assert!(table.iter().all(|(_, ratio)| (0.8..=1.25).contains(ratio)), "{}", lines.join("\n"));
 }
 
 #[test]

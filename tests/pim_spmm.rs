@@ -1,5 +1,5 @@
-//! PIM SpMM against the CPU oracle (`pimgnn::cpu::spmm`) on the simulator: every plan, type and format, empty
-//! and hub rows, feature counts that are not multiples of anything, disabled DPUs and several tasklet counts,
+//! PIM SpMM and SDDMM against the CPU oracles (`pimgnn::cpu::spmm`, `pimgnn::cpu::sddmm`) on the simulator:
+//! every plan, type and format, empty and hub rows, feature counts that are not multiples of anything, disabled DPUs and several tasklet counts,
 //! with the simulator switching tasklets at every DMA (races show up) and in strict mode.
 
 use pimgnn::pim::abi::{MAX_TASKLETS, SEQREAD_BYTES};
@@ -102,6 +102,19 @@ fn check<T: TestValue>(set: DpuSet, a: &Csr<T>, plan: Plan, features: &[usize]) 
     expect_product(&revalued, &x, &y, &format!("{plan}, new values"));
     let phases: Vec<&str> = engine.last_phases().iter().map(|phase| phase.name.as_ref()).collect();
     assert_eq!(phases, ["send values", "send X", "kernel", "gather", "merge"], "{plan}");
+    for (call, &f) in features.iter().enumerate() {
+        let (p, q) = (random_dense::<T>(a.nrows(), f, 17 + call as u64), random_dense::<T>(a.ncols(), f, 19));
+        let scores = engine.sddmm(&p, &q).unwrap_or_else(|e| panic!("{plan}, SDDMM F = {f}: {e}"));
+        let expected = cpu::sddmm(a, &p, &q).unwrap();
+        if let Some(wrong) = (0..expected.len()).find(|&k| scores[k] != expected[k]) {
+            panic!("{} {plan}, SDDMM F = {f}: nonzero {wrong}: {:?} vs {:?}", T::NAME, scores[wrong], expected[wrong]);
+        }
+        assert_eq!(scores.len(), a.nnz());
+        // A matrix without nonzeros has nothing to compute, and no phases.
+        let phases: Vec<&str> = engine.last_phases().iter().map(|phase| phase.name.as_ref()).collect();
+        let expected: &[&str] = if a.nnz() > 0 { &["send P and Q", "SDDMM kernel", "gather", "assemble"] } else { &[] };
+        assert_eq!(phases, expected, "{plan}");
+    }
 }
 
 /// Panics naming the first row of `y` that is not `a x`.
@@ -223,6 +236,15 @@ fn bad_input_is_refused_before_launch() {
     let wrong = Dense::<i32>::zeros(49, 4);
     assert!(matches!(engine.spmm(&wrong), Err(Error::Shape { .. })));
     assert!(engine.last_phases().is_empty(), "nothing ran");
+    // SDDMM: P a row short, Q a row short, P and Q of different widths; new values one short.
+    let (p, q) = (Dense::<i32>::zeros(50, 4), Dense::<i32>::zeros(50, 4));
+    for (p, q) in [(&wrong, &q), (&p, &wrong), (&p, &Dense::zeros(50, 3))] {
+        let error = engine.sddmm(p, q).unwrap_err();
+        assert!(matches!(&error, Error::Shape { what, .. } if what.starts_with("PIM SDDMM")), "{error}");
+    }
+    let error = engine.set_values(&vec![1; a.nnz() - 1]).unwrap_err();
+    assert!(matches!(error, Error::Shape { .. }), "{error}");
+    assert!(engine.last_phases().is_empty(), "nothing ran");
 
     // A plan wanting more DPUs than the set has.
     let err =
@@ -239,6 +261,8 @@ fn bad_input_is_refused_before_launch() {
     let mut engine = PimSpmm::new(small(), a, plan(Format::Csr, 2, 1, 1, XDelivery::Whole, 16)).unwrap();
     let err = engine.spmm(&Dense::<i32>::zeros(50, 4096)).unwrap_err();
     assert!(matches!(err, Error::Capacity { .. }), "{err}");
+    let err = engine.sddmm(&Dense::<i32>::zeros(50, 4096), &Dense::<i32>::zeros(50, 4096)).unwrap_err();
+    assert!(matches!(err, Error::Capacity { .. }) && err.to_string().contains("SDDMM"), "{err}");
 }
 
 #[test]

@@ -283,7 +283,7 @@ fn simple_aarch64(mnemonic: &str) -> InstructionClass {
 }
 
 fn classify_x86(mnemonic: &str, operands: &str) -> Option<InstructionClass> {
-    let wide = || mnemonic.ends_with('q') || operands.split(',').any(is_x86_64bit_register);
+    let wide = || mnemonic.ends_with('q') || x86_register_operands(operands).into_iter().any(is_x86_64bit_register);
     match mnemonic {
         "imul" | "imull" | "imulq" | "mul" | "mull" | "mulq" | "mulx" | "mulxl" | "mulxq" => {
             Some(if wide() { InstructionClass::Mul64 } else { x86_narrow_multiply(operands) })
@@ -325,7 +325,7 @@ fn classify_sse(mnemonic: &str) -> Option<InstructionClass> {
 /// The class of a multiply on byte or word registers (`mul %r13b`: 8 x 8 bits, `imul %cx,%ax`: 16 x 16), which
 /// x86-64 compilers emit for products they truncate to 8 or 16 bits; else a 32-bit multiply.
 fn x86_narrow_multiply(operands: &str) -> InstructionClass {
-    let registers: Vec<&str> = operands.split(',').map(str::trim).filter(|operand| operand.starts_with('%')).collect();
+    let registers = x86_register_operands(operands);
     let byte = |name: &str| {
         matches!(
             name,
@@ -345,6 +345,12 @@ fn x86_narrow_multiply(operands: &str) -> InstructionClass {
     } else {
         InstructionClass::Mul32
     }
+}
+
+/// The register operands of an x86-64 instruction, which give an operation's width; the registers inside a memory
+/// operand (`0x8(%r14,%rbp,4)`) only compute its address.
+fn x86_register_operands(operands: &str) -> Vec<&str> {
+    x86_operands(operands).into_iter().map(str::trim).filter(|operand| operand.starts_with('%')).collect()
 }
 
 /// `%rax`, `%r8`, but not `%r8d`: a 64-bit general-purpose register operand.
@@ -422,6 +428,9 @@ mod tests {
         assert_eq!(classify(Isa::X86_64, "imul", "$0x2c,%rdi,%rax"), InstructionClass::Mul64);
         assert_eq!(classify(Isa::X86_64, "imul", "%r8d,%eax"), InstructionClass::Mul32);
         assert_eq!(classify(Isa::X86_64, "imul", "%r8,%rax"), InstructionClass::Mul64);
+        // A memory operand's registers are its address, not the multiply's width.
+        assert_eq!(classify(Isa::X86_64, "imul", "0x1004f8(%r14,%rbp,4),%eax"), InstructionClass::Mul32);
+        assert_eq!(classify(Isa::X86_64, "imul", "0x8(%rsp),%rbx"), InstructionClass::Mul64);
         assert_eq!(classify(Isa::X86_64, "divl", "0x10(%rsp)"), InstructionClass::Div32);
         assert_eq!(classify(Isa::X86_64, "div", "%rcx"), InstructionClass::Div64);
         assert_eq!(classify(Isa::X86_64, "idiv", "%ecx"), InstructionClass::Div32);

@@ -11,9 +11,12 @@
 
 use std::time::Instant;
 
+use rayon::prelude::*;
+
 use super::norm::Aggregation;
 use super::quantize::{
-    dequantize, quantize, quantize_into, quantize_matrix, quantize_values, Quantization, Quantized, QuantizedMatrix,
+    dequantize, largest_magnitude, quantize, quantize_into, quantize_matrix, quantize_values, Quantization, Quantized,
+    QuantizedMatrix,
 };
 use crate::error::{Error, Result};
 use crate::pim::auto::Decision;
@@ -77,6 +80,32 @@ impl<T: Quantized> QuantizedEngine<T> {
         self.values_quantized =
             Some(Phase { name: "quantize values".into(), wall: started.elapsed(), predicted: None });
         Ok(())
+    }
+
+    /// SDDMM in `T`: `p` and `q` quantized each to `sqrt(i32::MAX / F)` levels (at most the type's), so that no
+    /// dot product of `F` products leaves `i32`, and the results scaled back.
+    fn sddmm(&mut self, p: &Dense<f32>, q: &Dense<f32>, phases: &mut Vec<Phase>) -> Result<Vec<f32>> {
+        let started = Instant::now();
+        let levels = T::MAX.min((f64::from(i32::MAX) / q.cols().max(1) as f64).sqrt().floor()).max(1.0) as f32;
+        let scale = |name: &str, values: &Dense<f32>| -> Result<f32> {
+            let largest = largest_magnitude(values.as_slice()).map_err(|index| Error::NotFinite {
+                what: format!("SDDMM {name} to quantize to {} (row-major)", T::NAME),
+                index,
+                value: values.as_slice()[index],
+            })?;
+            Ok(if largest > 0.0 { levels / largest } else { 1.0 })
+        };
+        let (p_scale, q_scale) = (scale("P", p)?, scale("Q", q)?);
+        let p_levels = Dense::from_vec(p.rows(), p.cols(), quantize::<T>(p.as_slice(), p_scale))?;
+        let q_levels = Dense::from_vec(q.rows(), q.cols(), quantize::<T>(q.as_slice(), q_scale))?;
+        phases.push(Phase { name: "quantize".into(), wall: started.elapsed(), predicted: None });
+        let scores = self.engine.sddmm(&p_levels, &q_levels)?;
+        phases.extend_from_slice(self.engine.last_phases());
+        let started = Instant::now();
+        let unscale = 1.0 / (p_scale * q_scale);
+        let scores = scores.into_par_iter().map(|v| v as f32 * unscale).collect();
+        phases.push(Phase { name: "dequantize".into(), wall: started.elapsed(), predicted: None });
+        Ok(scores)
     }
 
     /// `X` quantized, and the factor that takes `M_q X_q` back to `M X`.
@@ -258,6 +287,23 @@ impl Aggregator {
         self.aggregate(x)
     }
 
+    /// SDDMM over the resident matrix's structure: for each nonzero `(i, j)`, in its order, `<p_i, q_j>` (in an
+    /// integer dtype, `p` and `q` quantized each with a scale of its own and the results scaled back), on the
+    /// engine's backend. Its phases are in [`Aggregator::last_phases`].
+    pub fn sddmm(&mut self, p: &Dense<f32>, q: &Dense<f32>) -> Result<Vec<f32>> {
+        self.phases.clear();
+        match &mut self.engines {
+            Engines::Exact(engine) => {
+                let scores = engine.sddmm(p, q)?;
+                self.phases.extend_from_slice(engine.last_phases());
+                Ok(scores)
+            }
+            Engines::I32(engine) => engine.sddmm(p, q, &mut self.phases),
+            Engines::I16(engine) => engine.sddmm(p, q, &mut self.phases),
+            Engines::I8(engine) => engine.sddmm(p, q, &mut self.phases),
+        }
+    }
+
     /// The resident matrix's structure as loaded, which attention scores run over, when built by
     /// [`Aggregator::weighted`]; else [`Error::Invalid`].
     pub fn structure(&self) -> Result<&Csr<f32>> {
@@ -351,6 +397,34 @@ mod tests {
     }
 
     const IDENTITY: [f32; 3] = [1.0; 3];
+
+    /// SDDMM in every dtype: exact in f32, and within what the levels resolve in the integer types (each factor
+    /// rounded to within half a level of its largest magnitude's `levels`).
+    #[test]
+    fn sddmm_runs_in_every_dtype() {
+        let (rows, width) = (3, 40);
+        let value = |at: usize| ((at * 37 % 23) as f32 - 11.0) / 7.0;
+        let p = Dense::from_vec(rows, width, (0..rows * width).map(value).collect()).unwrap();
+        let q = Dense::from_vec(rows, width, (0..rows * width).map(|at| value(at + 5)).collect()).unwrap();
+        let exact = crate::cpu::sddmm(&full(1.0), &p, &q).unwrap();
+        for (dtype, levels) in
+            [(Dtype::F32, None), (Dtype::I32, Some(7327.0)), (Dtype::I16, Some(7327.0)), (Dtype::I8, Some(127.0))]
+        {
+            let mut aggregator = Aggregator::new(full(1.0), dtype, &cpu()).unwrap();
+            let scores = aggregator.sddmm(&p, &q).unwrap();
+            let Some(levels) = levels else {
+                assert_eq!(scores, exact);
+                continue;
+            };
+            let largest = |m: &Dense<f32>| m.as_slice().iter().fold(0.0f32, |a, v| a.max(v.abs()));
+            let (p_step, q_step) = (largest(&p) / levels, largest(&q) / levels);
+            let bound = width as f32 * (largest(&p) * q_step + largest(&q) * p_step);
+            for (score, exact) in scores.iter().zip(&exact) {
+                assert!((score - exact).abs() <= bound, "{dtype}: {score} against {exact} (bound {bound})");
+            }
+            assert!(aggregator.last_phases().iter().any(|phase| phase.name == "quantize"), "{dtype}");
+        }
+    }
 
     #[test]
     fn a_nan_or_an_infinity_is_refused_by_quantized_aggregation() {

@@ -14,6 +14,16 @@ pub const FEATURE_CHUNK: usize = 64;
 pub const MAX_PARTIALS: usize = 2;
 /// Bytes per sequential-reader DMA in the kernels (`SPMM_SEQREAD`).
 pub const SEQREAD_BYTES: usize = 128;
+/// [`CallArgs::mode`] of an SpMM call (`SPMM_MODE_SPMM`).
+pub const MODE_SPMM: u32 = 0;
+/// [`CallArgs::mode`] of an SDDMM call (`SPMM_MODE_SDDMM`).
+pub const MODE_SDDMM: u32 = 1;
+/// A tasklet's edge slot of its range's first result when that nonzero is odd (`SDDMM_EDGE_FIRST`).
+pub const EDGE_FIRST: usize = 0;
+/// A tasklet's edge slot of its range's last result when its end is odd (`SDDMM_EDGE_LAST`).
+pub const EDGE_LAST: usize = 1;
+/// SDDMM results a tasklet buffers before one write (`SDDMM_RESULT_BUFFER`).
+pub const RESULT_BUFFER: usize = 32;
 
 /// `struct spmm_tasklet_work`: one tasklet's nonzeros and rows.
 #[repr(C)]
@@ -55,18 +65,26 @@ pub struct MatrixArgs {
     pub tasklets: [TaskletWork; MAX_TASKLETS],
 }
 
-/// `struct spmm_call_args`: one SpMM call, the same on every DPU.
+/// `struct spmm_call_args`: one SpMM or SDDMM call, the same on every DPU.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CallArgs {
-    /// Row length of X and Y in elements (padded).
+    /// Row length of X and Y (SDDMM: of Q and P) in elements (padded).
     pub nr_features: u32,
-    /// MRAM heap offset of X.
+    /// MRAM heap offset of X (SDDMM: Q).
     pub x_offset: u32,
     /// MRAM heap offset of Y.
     pub y_offset: u32,
     /// MRAM heap offset of the tasklets' partial rows.
     pub partials_offset: u32,
+    /// [`MODE_SPMM`] or [`MODE_SDDMM`].
+    pub mode: u32,
+    /// SDDMM: MRAM heap offset of P (one row per row of the block).
+    pub p_offset: u32,
+    /// SDDMM: MRAM heap offset of the results, one accumulator per nonzero.
+    pub out_offset: u32,
+    /// SDDMM: MRAM heap offset of the tasklets' edge slots (2 of 8 bytes each).
+    pub edges_offset: u32,
 }
 
 /// `struct spmm_coo_index`: where a COO nonzero lies.

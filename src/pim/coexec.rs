@@ -102,6 +102,28 @@ impl<T: PimElement> SpmmEngine<T> for SplitSpmm<T> {
         self.pim.set_values(on_pim)?;
         self.cpu.set_values(on_cpu)
     }
+
+    /// The PIM part's rows of `p` on the DPUs, the others' on the host, one after the other; the phases are the
+    /// PIM part's, then the host's.
+    fn sddmm(&mut self, p: &Dense<T>, q: &Dense<T>) -> Result<Vec<T::Acc>> {
+        let rows = self.shape().0;
+        if p.rows() != rows {
+            return Err(Error::shape("co-execution SDDMM: rows of P (rows of A)", rows, p.rows()));
+        }
+        let split = self.pim_rows() * p.cols();
+        let (head, tail) = p.as_slice().split_at(split);
+        let mut out = self.pim.sddmm(&Dense::from_vec(self.pim_rows(), p.cols(), head.to_vec())?, q)?;
+        let mut phases: Vec<Phase> = self
+            .pim
+            .last_phases()
+            .iter()
+            .map(|phase| Phase { name: format!("PIM rows: {}", phase.name).into(), ..phase.clone() })
+            .collect();
+        out.extend(self.cpu.sddmm(&Dense::from_vec(rows - self.pim_rows(), p.cols(), tail.to_vec())?, q)?);
+        phases.extend_from_slice(self.cpu.last_phases());
+        self.phases = phases;
+        Ok(out)
+    }
 }
 
 #[cfg(all(test, feature = "simulator"))]
@@ -160,6 +182,20 @@ mod tests {
         assert_eq!(split.last_phases()[0].name, "PIM rows: send values");
         let error = split.set_values(&revalued.values()[1..]).unwrap_err();
         assert!(matches!(error, Error::Shape { .. }), "{error}");
+    }
+
+    #[test]
+    fn sddmm_runs_the_dpus_rows_there_and_the_others_here() {
+        let a = matrix();
+        let p = Dense::from_vec(300, 5, (0..1500).map(|v| v % 9 - 4).collect()).unwrap();
+        let q = Dense::from_vec(200, 5, (0..1000).map(|v| v % 5 - 2).collect()).unwrap();
+        let set = DpuSet::builder().dpus(4).backend(BackendKind::Simulator).allocate().unwrap();
+        let pim = PimSpmm::auto(set, a.row_range(0..120), 5, 4).unwrap();
+        let mut split = SplitSpmm::new(pim, a.row_range(120..300)).unwrap();
+        assert_eq!(split.sddmm(&p, &q).unwrap(), cpu::sddmm(&a, &p, &q).unwrap());
+        let names: Vec<&str> = split.last_phases().iter().map(|phase| phase.name.as_ref()).collect();
+        assert_eq!(names.first(), Some(&"PIM rows: send P and Q"), "{names:?}");
+        assert_eq!(names.last(), Some(&"cpu sddmm"), "{names:?}");
     }
 
     #[test]

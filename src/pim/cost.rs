@@ -53,7 +53,7 @@ use std::time::Duration;
 use upmem::timeline::Operation;
 
 use crate::error::{Error, Result};
-use crate::pim::abi::{FEATURE_CHUNK, MAX_PARTIALS, MAX_TASKLETS, SEQREAD_BYTES};
+use crate::pim::abi::{FEATURE_CHUNK, MAX_PARTIALS, MAX_TASKLETS, RESULT_BUFFER, SEQREAD_BYTES};
 use crate::pim::partition::{Partition, TileStats};
 use crate::pim::plan::{Format, Plan, XDelivery};
 use crate::pim::PimElement;
@@ -278,12 +278,7 @@ impl HardwareModel {
         tasklets: u32,
     ) -> KernelCycles {
         let size = std::mem::size_of::<T>() as f64;
-        let mac = match T::NAME {
-            "f32" => self.float_mac_cycles,
-            "i16" => self.i16_mac_cycles,
-            "i8" => self.i8_mac_cycles,
-            _ => self.int_mac_cycles,
-        };
+        let mac = self.mac_cycles::<T>();
         let (nonzero_bytes, readers) = match format {
             Format::Csr => (8.0, 3.0),
             Format::Coo => (12.0, 2.0),
@@ -307,6 +302,90 @@ impl HardwareModel {
         }
         cycles.compute /= (tasklets / self.pipeline_tasklets).min(1.0);
         cycles
+    }
+
+    /// Cycles of one product and its sum in `T`'s kernels.
+    fn mac_cycles<T: PimElement>(&self) -> f64 {
+        match T::NAME {
+            "f32" => self.float_mac_cycles,
+            "i16" => self.i16_mac_cycles,
+            "i8" => self.i8_mac_cycles,
+            _ => self.int_mac_cycles,
+        }
+    }
+
+    /// Cycles of one DPU's SDDMM kernel for a tile of `rows` rows and `nonzeros` nonzeros over `features` padded
+    /// features, run by `tasklets` tasklets: the SpMM kernel's index walk and X (here Q) reads per nonzero and
+    /// chunk, a read of P's chunk per nonzero (per row when the features fit one chunk), the same instructions
+    /// per product and per nonzero, and the results written [`RESULT_BUFFER`] at a time; no rows are written.
+    pub fn sddmm_kernel_cycles<T: PimElement>(
+        &self,
+        format: Format,
+        rows: usize,
+        nonzeros: usize,
+        features: usize,
+        tasklets: u32,
+    ) -> KernelCycles {
+        let size = std::mem::size_of::<T>() as f64;
+        let mac = self.mac_cycles::<T>();
+        let (index_bytes, readers) = match format {
+            Format::Csr => (4.0, 2.0),
+            Format::Coo => (8.0, 1.0),
+        };
+        let (nz, rows, tasklets) = (nonzeros as f64, rows as f64, f64::from(tasklets));
+        let refill = self.dma_read_alpha + self.dma_cycles_per_byte * 2.0 * SEQREAD_BYTES as f64;
+        let refills = |bytes: f64| (bytes / SEQREAD_BYTES as f64).floor() * refill;
+        let mut cycles = KernelCycles::default();
+        cycles.dma += refills(nz * index_bytes) + tasklets.min(nz) * readers * refill;
+        if format == Format::Csr {
+            cycles.dma += refills(rows * 4.0);
+        }
+        let p_reads = if features <= FEATURE_CHUNK { rows.min(nz) } else { nz };
+        for first in (0..features).step_by(FEATURE_CHUNK) {
+            let width = (features - first).min(FEATURE_CHUNK) as f64;
+            let read = self.dma_read_alpha + self.dma_cycles_per_byte * width * size;
+            cycles.dma += (nz + p_reads) * read;
+            cycles.compute += nz * (width * mac + self.nonzero_instructions);
+        }
+        let writes = (nz / RESULT_BUFFER as f64).ceil() + 2.0 * tasklets.min(nz);
+        cycles.dma += writes * self.dma_write_alpha + self.dma_cycles_per_byte * nz * 4.0;
+        cycles.compute /= (tasklets / self.pipeline_tasklets).min(1.0);
+        cycles
+    }
+
+    /// Predicted time of one SDDMM call of `plan` over tiles of these sizes: Q sent as SpMM sends X, P pushed
+    /// (each DPU its rows), the slowest kernel, the results and edge slots gathered, and their assembly on the
+    /// host (`send_x` holds both sends, `merge` the assembly).
+    pub(crate) fn predict_sddmm<T: PimElement>(
+        &self,
+        plan: &Plan,
+        tiles: &[TileStats],
+        nonzeros: usize,
+        features: usize,
+        nr_dpus: usize,
+    ) -> Prediction {
+        let spmm = self.predict::<T>(plan, tiles, 0, features, nr_dpus);
+        let padded = padded_features::<T>(features, plan.feature_groups as usize);
+        let max = |f: &dyn Fn(&TileStats) -> usize| tiles.iter().map(f).max().unwrap_or(0);
+        let p_bytes = max(&|tile| tile.rows) * padded * std::mem::size_of::<T>();
+        let send_p = self.host(tiles.len() * plan.feature_groups as usize * p_bytes)
+            + self.parallel_transfer(Operation::Push, nr_dpus, p_bytes);
+        let cycles = tiles
+            .iter()
+            .map(|tile| {
+                self.sddmm_kernel_cycles::<T>(plan.format, tile.rows, tile.nonzeros, padded, plan.tasklets).total()
+            })
+            .fold(0.0, f64::max);
+        let out_bytes = max(&|tile| tile.nonzeros).next_multiple_of(2) * 4;
+        let gather = self.parallel_transfer(Operation::Gather, nr_dpus, out_bytes)
+            + self.parallel_transfer(Operation::Gather, nr_dpus, MAX_TASKLETS * 2 * 8);
+        let merge = self.host(nonzeros * 4 * plan.feature_groups as usize * 2);
+        Prediction {
+            send_x: spmm.send_x + send_p,
+            kernel: Duration::from_secs_f64(cycles / self.clock_hz),
+            gather,
+            merge,
+        }
     }
 
     /// Predicted time of one call of `plan` over tiles of these sizes (in tile order, as [`Partition`] makes

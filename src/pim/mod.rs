@@ -32,6 +32,7 @@ pub(crate) mod partition;
 pub(crate) mod placement;
 pub mod plan;
 mod report;
+mod sddmm;
 mod tasklets;
 
 use std::marker::PhantomData;
@@ -50,7 +51,7 @@ use crate::sparse::{Csr, Dense};
 use crate::spmm::{
     check_streamed_outputs, rows_of_outputs, step_whole, Chunk, Phase, RowStep, SpmmEngine, StreamedStage,
 };
-use abi::{CallArgs, MatrixArgs};
+use abi::{CallArgs, MatrixArgs, TaskletWork};
 use cost::{HardwareModel, Prediction, Target};
 use partition::{Image, NonzeroIds, Partition, Tile, TileStats, XRows};
 use plan::{Plan, XDelivery};
@@ -88,6 +89,8 @@ struct ResidentTile {
     x_rows: XRows,
     stats: TileStats,
     nonzero_ids: NonzeroIds,
+    /// Each working tasklet's nonzeros (DPU-local), in tasklet order.
+    tasklet_nonzeros: Vec<Range<usize>>,
 }
 
 /// The PIM SpMM engine; see the [module documentation](self).
@@ -171,6 +174,8 @@ impl<T: PimElement> PimSpmm<T> {
             .collect();
         let dpu_images: Vec<&[u32]> =
             (0..nr_dpus).map(|dpu| tile_of(dpu).map_or(empty.as_slice(), |tile| padded[tile].as_slice())).collect();
+        let splits: Vec<[TaskletWork; abi::MAX_TASKLETS]> =
+            tiles.par_iter().map(|tile| tasklets::split(&tile.row_ptr, plan.tasklets as usize)).collect();
         let args: Vec<[MatrixArgs; 1]> = (0..nr_dpus)
             .map(|dpu| match tile_of(dpu) {
                 None => [MatrixArgs::default()],
@@ -181,7 +186,7 @@ impl<T: PimElement> PimSpmm<T> {
                     indices_offset: (images[t].indices_at * 4) as u32,
                     values_offset: 0,
                     nr_tasklets: plan.tasklets,
-                    tasklets: tasklets::split(&tiles[t].row_ptr, plan.tasklets as usize),
+                    tasklets: splits[t],
                 }],
             })
             .collect();
@@ -193,11 +198,17 @@ impl<T: PimElement> PimSpmm<T> {
         let tiles: Vec<ResidentTile> = tiles
             .into_iter()
             .zip(partition.stats(&a))
-            .map(|(tile, stats)| ResidentTile {
+            .zip(&splits)
+            .map(|((tile, stats), split)| ResidentTile {
                 rows: tile.rows,
                 x_rows: tile.x_rows,
                 stats,
                 nonzero_ids: tile.nonzero_ids,
+                tasklet_nonzeros: split
+                    .iter()
+                    .take(plan.tasklets as usize)
+                    .map(|work| work.nz_begin as usize..work.nz_end as usize)
+                    .collect(),
             })
             .collect();
         let balance = LoadBalance::of((0..used).map(|dpu| tiles[dpu % tiles.len()].stats.nonzeros));
@@ -268,6 +279,8 @@ impl<T: PimElement> PimSpmm<T> {
             x_offset: x_offset as u32,
             y_offset: y_offset as u32,
             partials_offset: partials_offset as u32,
+            mode: abi::MODE_SPMM,
+            ..CallArgs::default()
         })
     }
 
@@ -593,6 +606,10 @@ impl<T: PimElement> SpmmEngine<T> for PimSpmm<T> {
         self.values_sent =
             Some(Phase { name: "send values".into(), wall: started.elapsed(), predicted: Some(predicted) });
         Ok(())
+    }
+
+    fn sddmm(&mut self, p: &Dense<T>, q: &Dense<T>) -> Result<Vec<T::Acc>> {
+        PimSpmm::sddmm(self, p, q)
     }
 }
 

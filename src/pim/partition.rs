@@ -113,6 +113,14 @@ pub(crate) enum NonzeroIds {
 }
 
 impl NonzeroIds {
+    /// `out[global] = local[position]` for every nonzero of the tile, `local` in the tile's order.
+    pub(crate) fn scatter_into<V: Copy>(&self, local: &[V], out: &mut [V]) {
+        match self {
+            NonzeroIds::Range(range) => out[range.clone()].copy_from_slice(&local[..range.len()]),
+            NonzeroIds::List(ids) => ids.iter().zip(local).for_each(|(&k, &v)| out[k as usize] = v),
+        }
+    }
+
     /// `out[local] = pick(global)` for every nonzero of the tile.
     pub(crate) fn pick_into<V>(&self, out: &mut [V], pick: impl Fn(usize) -> V) {
         match self {

@@ -5,7 +5,7 @@
 //! `z_ij = s_dst,i + s_src,j`, `alpha = softmax_row(LeakyReLU(z))` and `out_i = sum_j alpha_ij h_j`, the
 //! gradients from `d out` are:
 //! - `dh += M_alpha^T d out` (the transposed aggregation with the head's attention values, on the engine);
-//! - `d alpha_ij = <d out_i, h_j>` (SDDMM over the structure, here on the host);
+//! - `d alpha_ij = <d out_i, h_j>` (SDDMM over the structure, on the same engine);
 //! - through the softmax `de_ij = alpha_ij (d alpha_ij - sum_j' alpha_ij' d alpha_ij')` and the LeakyReLU
 //!   `dz = de` where `z > 0`, else `slope de`;
 //! - `d s_dst,i = sum_j dz_ij`, `d s_src,j = sum_i dz_ij`; `d a_src = sum_j d s_src,j h_j` (and `a_dst` alike),
@@ -17,7 +17,7 @@ use rayon::prelude::*;
 
 use super::backprop::LayerGradients;
 use super::ops::column_sums;
-use super::propagate::Propagator;
+use super::propagate::{Propagator, Stage};
 use crate::error::Result;
 use crate::gnn::dense::add_row;
 use crate::gnn::gat::head_values;
@@ -44,7 +44,7 @@ pub(crate) fn forward(
     propagator: &mut Propagator,
 ) -> Result<(Dense<f32>, AttentionCache)> {
     let h = propagator.dense(|| conv.lin().transform(x))?;
-    let (scores_src, scores_dst) = propagator.dense(|| Ok(conv.scores(&h)))?;
+    let (scores_src, scores_dst) = propagator.timed(Stage::Attention, || Ok(conv.scores(&h)))?;
     let alpha = propagator.with_structure(|structure| conv.attention_values(structure, &scores_src, &scores_dst))?;
     let heads = conv.heads();
     let mut y = Dense::zeros(x.rows(), conv.out_features());
@@ -93,9 +93,10 @@ pub(crate) fn backward(
             Ok((head_output_gradient(conv, dy, head)?, conv.head_columns(&h, head)?))
         })?;
         let dh_head = propagator.aggregate_transposed_weighted(&values, &dout)?;
-        propagator.with_structure(|structure| {
+        let scores = propagator.sddmm(&dout, &h_head)?;
+        propagator.dense(|| {
             add_columns(&mut dh, head * per_head, &dh_head);
-            sddmm_into(structure, &dout, &h_head, &mut dalpha, heads, head);
+            dalpha.par_chunks_mut(heads).zip(scores).for_each(|(dalpha, score)| dalpha[head] = score);
             Ok(())
         })?;
     }
@@ -107,7 +108,7 @@ pub(crate) fn backward(
         Ok(scatter_scores(structure, &dz, heads))
     })?;
     let (att_src, att_dst) = conv.attention();
-    let (d_att_src, d_att_dst) = propagator.dense(|| {
+    let (d_att_src, d_att_dst) = propagator.timed(Stage::Attention, || {
         let d_att_src = attention_gradient(&h, &ds_src, heads, per_head);
         let d_att_dst = attention_gradient(&h, &ds_dst, heads, per_head);
         dh.as_mut_slice().par_chunks_mut(heads * per_head).enumerate().for_each(|(node, row)| {
@@ -144,18 +145,6 @@ fn add_columns(out: &mut Dense<f32>, first: usize, part: &Dense<f32>) {
     let (width, part_width) = (out.cols(), part.cols());
     out.as_mut_slice().par_chunks_mut(width).zip(part.as_slice().par_chunks(part_width)).for_each(|(row, part)| {
         row[first..first + part_width].iter_mut().zip(part).for_each(|(o, &p)| *o += p);
-    });
-}
-
-/// SDDMM: for every nonzero `(i, j)` of `structure`, `out[nonzero * heads + head] = <p_i, q_j>`.
-fn sddmm_into(structure: &Csr<f32>, p: &Dense<f32>, q: &Dense<f32>, out: &mut [f32], heads: usize, head: usize) {
-    let row_ptr = structure.row_ptr();
-    let rows: Vec<(usize, &mut [f32])> = split_by_rows(row_ptr, heads, out);
-    rows.into_par_iter().for_each(|(row, out)| {
-        let p_row = p.row(row);
-        for (k, &column) in structure.row(row).0.iter().enumerate() {
-            out[k * heads + head] = p_row.iter().zip(q.row(column as usize)).map(|(a, b)| a * b).sum();
-        }
     });
 }
 

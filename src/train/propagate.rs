@@ -22,7 +22,11 @@ pub enum Stage {
     /// `M^T dY` in the backward pass (the engine's compute and merge, without transfers).
     #[strum(to_string = "backward aggregation")]
     BackwardAggregation,
-    /// Features and gradients to and from the DPUs (the engine's "send X" and "gather").
+    /// Attention's own steps (GAT): the scores, the softmax and its gradient, and the SDDMM of the backward pass
+    /// (its compute; its transfers are [`Stage::Transfers`]).
+    Attention,
+    /// Features, values and gradients to and from the DPUs (the engine's "send X", "send values", "send P and
+    /// Q" and "gather").
     Transfers,
     /// GEMMs, biases, ReLU and the loss on the CPU.
     Dense,
@@ -33,8 +37,14 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, in table order.
-    pub const ALL: [Stage; 5] =
-        [Stage::ForwardAggregation, Stage::BackwardAggregation, Stage::Transfers, Stage::Dense, Stage::Optimizer];
+    pub const ALL: [Stage; 6] = [
+        Stage::ForwardAggregation,
+        Stage::BackwardAggregation,
+        Stage::Attention,
+        Stage::Transfers,
+        Stage::Dense,
+        Stage::Optimizer,
+    ];
 }
 
 /// The time spent in one [`Stage`].
@@ -64,7 +74,7 @@ impl StageTime {
 /// Time per [`Stage`], summed over the steps recorded.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Timings {
-    stages: [StageTime; 5],
+    stages: [StageTime; Stage::ALL.len()],
 }
 
 impl Timings {
@@ -92,7 +102,7 @@ impl Timings {
     /// The engine's phases of one aggregation: transfers to [`Stage::Transfers`], the rest to `stage`.
     fn record_phases(&mut self, stage: Stage, phases: &[Phase]) {
         for phase in phases {
-            let transfer = matches!(phase.name.as_ref(), "send X" | "send values" | "gather");
+            let transfer = matches!(phase.name.as_ref(), "send X" | "send values" | "send P and Q" | "gather");
             let stage = if transfer { Stage::Transfers } else { stage };
             self.record(stage, phase.wall, phase.predicted);
         }
@@ -209,12 +219,20 @@ impl Propagator {
         Ok(dx)
     }
 
-    /// Runs `step` on the forward matrix's structure (see [`Propagator::weighted`]), timed as [`Stage::Dense`].
+    /// Runs `step` on the forward matrix's structure (see [`Propagator::weighted`]), timed as [`Stage::Attention`].
     pub fn with_structure<T>(&mut self, step: impl FnOnce(&Csr<f32>) -> Result<T>) -> Result<T> {
         let started = Instant::now();
         let result = step(self.forward.structure()?)?;
-        self.timings.record(Stage::Dense, started.elapsed(), None);
+        self.timings.record(Stage::Attention, started.elapsed(), None);
         Ok(result)
+    }
+
+    /// SDDMM over the forward matrix's structure on its engine: for each nonzero `(i, j)`, `<p_i, q_j>`
+    /// ([`Aggregator::sddmm`]), timed as [`Stage::Attention`] (its transfers as [`Stage::Transfers`]).
+    pub fn sddmm(&mut self, p: &Dense<f32>, q: &Dense<f32>) -> Result<Vec<f32>> {
+        let scores = self.forward.sddmm(p, q)?;
+        self.timings.record_phases(Stage::Attention, self.forward.last_phases());
+        Ok(scores)
     }
 
     /// `M X`.
