@@ -1,4 +1,5 @@
-//! `pimgnn check` end to end on the simulator: every kernel the build script built runs and matches the CPU,
+//! `pimgnn check` end to end on the simulator: every kernel the build script built runs (the SpMM kernels also
+//! with new values and as SDDMM) and matches the CPU,
 //! on a simulated machine with disabled DPUs; bad input is refused saying why; no run leaves a simulator
 //! worker process behind.
 
@@ -55,8 +56,13 @@ fn every_kernel_matches_the_cpu_on_a_simulated_machine_with_disabled_dpus() {
     assert!(kernels.len() >= 9, "the build script built {kernels:?}");
     for kernel in &kernels {
         let runs: Vec<&Vec<String>> = rows.iter().filter(|cells| cells[0] == *kernel).collect();
-        let expected = if kernel.starts_with("spmm_") { 3 } else { 1 };
+        // An SpMM kernel: 3 scenarios, each as SpMM, with new values and as SDDMM.
+        let expected = if kernel.starts_with("spmm_") { 9 } else { 1 };
         assert_eq!(runs.len(), expected, "{kernel}: {runs:?}");
+        if kernel.starts_with("spmm_") {
+            let cases: Vec<&str> = runs.iter().map(|cells| cells[2].as_str()).collect();
+            assert!(cases.contains(&"2D tiles, new values") && cases.contains(&"in order, SDDMM"), "{cases:?}");
+        }
         assert!(runs.iter().all(|cells| cells[6] == "ok"), "{kernel}: {runs:?}");
     }
     assert!(stdout.contains(&format!("all {} kernel runs match the CPU", rows.len())), "{stdout}");

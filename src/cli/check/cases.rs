@@ -1,5 +1,5 @@
 //! The kernel runs of `pimgnn check`: every SpMM kernel (CSR and COO, each value type) under each
-//! [`Scenario`], and the reduction, each compared with the CPU.
+//! [`Scenario`], each [`Operation`] of it, and the reduction, each compared with the CPU.
 
 use std::time::{Duration, Instant};
 
@@ -148,7 +148,33 @@ fn in_stored_order<T: Element>(a: &Csr<T>, x: &Dense<T>) -> Dense<T::Acc> {
     y
 }
 
-/// An SpMM run: kernel family, value type and scenario.
+/// What a run asks of the kernel once the matrix is loaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operation {
+    /// `Y = A X`.
+    Spmm,
+    /// New values for `A`'s structure (attention's, sent alone), then `Y = A X` with them.
+    NewValues,
+    /// SDDMM over `A`'s structure: `<P_i, X_j>` per nonzero, compared with pimgnn's CPU SDDMM (features summed in
+    /// order, as the kernels sum them).
+    Sddmm,
+}
+
+impl Operation {
+    /// Every operation, in the order the table lists them.
+    pub const ALL: [Operation; 3] = [Operation::Spmm, Operation::NewValues, Operation::Sddmm];
+
+    /// How the table's case column names a scenario run with this operation.
+    fn case(self, scenario: Scenario) -> String {
+        match self {
+            Operation::Spmm => scenario.name().to_owned(),
+            Operation::NewValues => format!("{}, new values", scenario.name()),
+            Operation::Sddmm => format!("{}, SDDMM", scenario.name()),
+        }
+    }
+}
+
+/// An SpMM kernel run: kernel family, value type, scenario and operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SpmmCase {
     /// The kernel family.
@@ -157,14 +183,18 @@ pub struct SpmmCase {
     pub dtype: Dtype,
     /// What it covers.
     pub scenario: Scenario,
+    /// What it computes.
+    pub operation: Operation,
 }
 
-/// Every SpMM run of a check: each family and value type under each scenario.
+/// Every SpMM kernel run of a check: each family and value type under each scenario, with each operation.
 pub fn spmm_cases() -> Vec<SpmmCase> {
     let mut cases = Vec::new();
     for format in [Format::Csr, Format::Coo] {
         for dtype in [Dtype::F32, Dtype::I32, Dtype::I16, Dtype::I8] {
-            cases.extend(Scenario::ALL.map(|scenario| SpmmCase { format, dtype, scenario }));
+            for scenario in Scenario::ALL {
+                cases.extend(Operation::ALL.map(|operation| SpmmCase { format, dtype, scenario, operation }));
+            }
         }
     }
     cases
@@ -196,25 +226,56 @@ impl SpmmCase {
         let label = Label {
             kernel: self.kernel(),
             dtype: T::NAME,
-            case: self.scenario.name(),
+            case: self.operation.case(self.scenario),
             dpus: if used == dpus { dpus.to_string() } else { format!("{used} of {dpus}") },
             tasklets: plan.tasklets.to_string(),
             shape: format!("A {} x {}, {} nonzeros; X {} x {FEATURES}", a.nrows(), a.ncols(), a.nnz(), x.rows()),
             detail: format!("plan {plan}"),
         };
-        let expected = match self.scenario.expected(&a, &x) {
-            Ok(expected) => expected,
-            Err(error) => return Outcome::failed(label, format!("the CPU reference: {error}"), Duration::ZERO),
-        };
-        let started = Instant::now();
-        let result = sets.allocate().map_err(pimgnn::Error::from).and_then(|set| {
-            let mut engine = PimSpmm::new(set, a, plan)?;
-            engine.spmm(&x)
-        });
-        let wall = started.elapsed();
-        match result {
-            Ok(y) => Outcome { label, verdict: compare_dense(&y, &expected).map_err(Failure::Differs), wall },
-            Err(error) => Outcome::failed(label, error.to_string(), wall),
+        match self.operation {
+            Operation::Spmm | Operation::NewValues => {
+                let revalued = match self.operation {
+                    Operation::NewValues => Some(a.map_values(|_| T::draw(&mut rng, values))),
+                    _ => None,
+                };
+                let expected = match self.scenario.expected(revalued.as_ref().unwrap_or(&a), &x) {
+                    Ok(expected) => expected,
+                    Err(error) => return Outcome::failed(label, format!("the CPU reference: {error}"), Duration::ZERO),
+                };
+                let started = Instant::now();
+                let result = sets.allocate().map_err(pimgnn::Error::from).and_then(|set| {
+                    let mut engine = PimSpmm::new(set, a, plan)?;
+                    if let Some(revalued) = &revalued {
+                        engine.set_values(revalued.values())?;
+                    }
+                    engine.spmm(&x)
+                });
+                let wall = started.elapsed();
+                match result {
+                    Ok(y) => Outcome { label, verdict: compare_dense(&y, &expected).map_err(Failure::Differs), wall },
+                    Err(error) => Outcome::failed(label, error.to_string(), wall),
+                }
+            }
+            Operation::Sddmm => {
+                let p = inputs::dense::<T>(a.nrows(), FEATURES, values, &mut rng);
+                let expected = match cpu::sddmm(&a, &p, &x) {
+                    Ok(expected) => expected,
+                    Err(error) => return Outcome::failed(label, format!("the CPU reference: {error}"), Duration::ZERO),
+                };
+                let started = Instant::now();
+                let result = sets.allocate().map_err(pimgnn::Error::from).and_then(|set| {
+                    let mut engine = PimSpmm::new(set, a, plan)?;
+                    engine.sddmm(&p, &x)
+                });
+                let wall = started.elapsed();
+                match result {
+                    Ok(scores) => {
+                        let verdict = compare(&scores, &expected, |k| format!("nonzero {k}")).map_err(Failure::Differs);
+                        Outcome { label, verdict, wall }
+                    }
+                    Err(error) => Outcome::failed(label, error.to_string(), wall),
+                }
+            }
         }
     }
 }
@@ -229,7 +290,7 @@ pub fn run_reduce(set: &mut LoadedSet, seed: u64) -> Outcome {
     let label = Label {
         kernel: "reduce".into(),
         dtype: "u64",
-        case: "sum",
+        case: "sum".to_owned(),
         dpus: set.nr_dpus().to_string(),
         tasklets: REDUCE_TASKLETS.into(),
         shape: format!("{REDUCE_ELEMENTS} per DPU"),

@@ -68,7 +68,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<()> {
     drop(set);
     bar.inc(1);
     for (index, case) in spmm.iter().enumerate() {
-        bar.set_message(format!("{} ({})", case.kernel(), case.scenario.name()));
+        bar.set_message(format!("{} ({:?}, {:?})", case.kernel(), case.scenario, case.operation));
         outcomes.push(case.run(&sets, dpus, case_seed(args.seed, index + 1)));
         bar.inc(1);
     }
@@ -85,6 +85,10 @@ fn finish(bar: ProgressBar, outcomes: &[Outcome]) {
     for scenario in Scenario::ALL {
         println!("{}: {}", scenario.name(), scenario.covers());
     }
+    println!(
+        "new values: the same run with new values for the matrix's structure, sent alone (attention's); SDDMM: \
+         <P_i, X_j> for every nonzero (i, j) on the same blocks, compared bit for bit with pimgnn's CPU SDDMM"
+    );
 }
 
 /// Lowers the log from its default, info, to warnings for as long as it lives (a log level chosen with

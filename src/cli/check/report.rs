@@ -17,7 +17,7 @@ pub struct Label {
     /// The value type.
     pub dtype: &'static str,
     /// The scenario's name.
-    pub case: &'static str,
+    pub case: String,
     /// DPUs given work (and of how many, when some stay idle).
     pub dpus: String,
     /// Tasklets per DPU given work.
@@ -74,7 +74,7 @@ pub fn table(outcomes: &[Outcome]) -> Table {
         table.add_row([
             Cell::new(&label.kernel),
             Cell::new(label.dtype),
-            Cell::new(label.case),
+            Cell::new(&label.case),
             Cell::new(&label.dpus).set_alignment(CellAlignment::Right),
             Cell::new(&label.tasklets).set_alignment(CellAlignment::Right),
             Cell::new(&label.shape),
@@ -136,7 +136,7 @@ mod tests {
         Label {
             kernel: kernel.into(),
             dtype: "f32",
-            case: "cut rows",
+            case: "cut rows".to_owned(),
             dpus: "9".into(),
             tasklets: "16".into(),
             shape: "A 3 x 2".into(),
