@@ -103,23 +103,32 @@ impl<T: PimElement> SpmmEngine<T> for SplitSpmm<T> {
         self.cpu.set_values(on_cpu)
     }
 
-    /// The PIM part's rows of `p` on the DPUs, the others' on the host, one after the other; the phases are the
-    /// PIM part's, then the host's.
+    /// The PIM part's rows of `p` on the DPUs while the host computes the others'; the phases are the PIM part's,
+    /// then the host's.
     fn sddmm(&mut self, p: &Dense<T>, q: &Dense<T>) -> Result<Vec<T::Acc>> {
-        let rows = self.shape().0;
+        let (rows, pim_rows) = (self.shape().0, self.pim_rows());
         if p.rows() != rows {
             return Err(Error::shape("co-execution SDDMM: rows of P (rows of A)", rows, p.rows()));
         }
-        let split = self.pim_rows() * p.cols();
-        let (head, tail) = p.as_slice().split_at(split);
-        let mut out = self.pim.sddmm(&Dense::from_vec(self.pim_rows(), p.cols(), head.to_vec())?, q)?;
+        let (head, tail) = p.as_slice().split_at(pim_rows * p.cols());
+        let (p_pim, p_cpu) = (
+            Dense::from_vec(pim_rows, p.cols(), head.to_vec())?,
+            Dense::from_vec(rows - pim_rows, p.cols(), tail.to_vec())?,
+        );
+        let (pim, cpu) = (&mut self.pim, &mut self.cpu);
+        let (on_pim, on_cpu) = std::thread::scope(|scope| {
+            let on_pim = scope.spawn(|| pim.sddmm(&p_pim, q));
+            let on_cpu = cpu.sddmm(&p_cpu, q);
+            (on_pim.join(), on_cpu)
+        });
+        let mut out = on_pim.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        out.extend(on_cpu?);
         let mut phases: Vec<Phase> = self
             .pim
             .last_phases()
             .iter()
             .map(|phase| Phase { name: format!("PIM rows: {}", phase.name).into(), ..phase.clone() })
             .collect();
-        out.extend(self.cpu.sddmm(&Dense::from_vec(rows - self.pim_rows(), p.cols(), tail.to_vec())?, q)?);
         phases.extend_from_slice(self.cpu.last_phases());
         self.phases = phases;
         Ok(out)
