@@ -20,16 +20,27 @@ static SPMM_SEQREAD_ALIGNED uint8_t row_ptr_cache[NR_TASKLETS][2 * SEQREAD_CACHE
 static SPMM_SEQREAD_ALIGNED uint8_t column_cache[NR_TASKLETS][2 * SEQREAD_CACHE_SIZE];
 static SPMM_SEQREAD_ALIGNED uint8_t value_cache[NR_TASKLETS][2 * SEQREAD_CACHE_SIZE];
 
-static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width) {
-    seqreader_t row_ptrs, columns, values;
-    const uint32_t *row_ptr = seqread_init(
+/* The tasklet's readers of its rows' pointers and of its nonzeros' columns, at their first elements. */
+static inline const uint32_t *csr_row_ptrs(const struct spmm_tasklet_work *work, uint32_t tasklet,
+                                           seqreader_t *reader) {
+    return seqread_init(
         (seqreader_buffer_t)row_ptr_cache[tasklet],
         (__mram_ptr void *)(spmm_heap() + matrix.row_ptr_offset + work->row_begin * (uint32_t)sizeof(uint32_t)),
-        &row_ptrs);
-    const uint32_t *column = seqread_init(
+        reader);
+}
+
+static inline const uint32_t *csr_columns(const struct spmm_tasklet_work *work, uint32_t tasklet,
+                                          seqreader_t *reader) {
+    return seqread_init(
         (seqreader_buffer_t)column_cache[tasklet],
         (__mram_ptr void *)(spmm_heap() + matrix.indices_offset + work->nz_begin * (uint32_t)sizeof(uint32_t)),
-        &columns);
+        reader);
+}
+
+static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width) {
+    seqreader_t row_ptrs, columns, values;
+    const uint32_t *row_ptr = csr_row_ptrs(work, tasklet, &row_ptrs);
+    const uint32_t *column = csr_columns(work, tasklet, &columns);
     const spmm_value *value = seqread_init(
         (seqreader_buffer_t)value_cache[tasklet],
         (__mram_ptr void *)(spmm_heap() + matrix.values_offset + work->nz_begin * (uint32_t)sizeof(spmm_value)),
@@ -54,14 +65,8 @@ static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, ui
 
 static void sddmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet) {
     seqreader_t row_ptrs, columns;
-    const uint32_t *row_ptr = seqread_init(
-        (seqreader_buffer_t)row_ptr_cache[tasklet],
-        (__mram_ptr void *)(spmm_heap() + matrix.row_ptr_offset + work->row_begin * (uint32_t)sizeof(uint32_t)),
-        &row_ptrs);
-    const uint32_t *column = seqread_init(
-        (seqreader_buffer_t)column_cache[tasklet],
-        (__mram_ptr void *)(spmm_heap() + matrix.indices_offset + work->nz_begin * (uint32_t)sizeof(uint32_t)),
-        &columns);
+    const uint32_t *row_ptr = csr_row_ptrs(work, tasklet, &row_ptrs);
+    const uint32_t *column = csr_columns(work, tasklet, &columns);
     struct sddmm_results out;
     sddmm_start(&out, work);
     const int one_chunk = call.nr_features <= SPMM_FEATURE_CHUNK;

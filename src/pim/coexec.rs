@@ -46,6 +46,12 @@ impl<T: PimElement> SplitSpmm<T> {
     pub fn pim(&self) -> &PimSpmm<T> {
         &self.pim
     }
+
+    /// The PIM part's phases of its last call, each named `PIM rows: ...`.
+    fn pim_phases(&self) -> Vec<Phase> {
+        let phases = self.pim.last_phases().iter();
+        phases.map(|phase| Phase { name: format!("PIM rows: {}", phase.name).into(), ..phase.clone() }).collect()
+    }
 }
 
 impl<T: PimElement> SpmmEngine<T> for SplitSpmm<T> {
@@ -63,12 +69,7 @@ impl<T: PimElement> SpmmEngine<T> for SplitSpmm<T> {
         let on_pim = on_pim.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
         let on_cpu = on_cpu?;
 
-        let mut phases: Vec<Phase> = self
-            .pim
-            .last_phases()
-            .iter()
-            .map(|phase| Phase { name: format!("PIM rows: {}", phase.name).into(), ..phase.clone() })
-            .collect();
+        let mut phases = self.pim_phases();
         let pim_end = phases.iter().map(|phase| phase.predicted.unwrap_or(phase.wall)).sum();
         let cpu_wall = self.cpu.last_phases().iter().map(|phase| phase.wall).sum();
         phases.push(Phase {
@@ -123,12 +124,7 @@ impl<T: PimElement> SpmmEngine<T> for SplitSpmm<T> {
         });
         let mut out = on_pim.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
         out.extend(on_cpu?);
-        let mut phases: Vec<Phase> = self
-            .pim
-            .last_phases()
-            .iter()
-            .map(|phase| Phase { name: format!("PIM rows: {}", phase.name).into(), ..phase.clone() })
-            .collect();
+        let mut phases = self.pim_phases();
         phases.extend_from_slice(self.cpu.last_phases());
         self.phases = phases;
         Ok(out)
@@ -158,13 +154,18 @@ mod tests {
         Csr::new(300, 200, row_ptr, col_idx, values).unwrap()
     }
 
+    /// Rows `..120` of `a` on 4 simulated DPUs, planned for `features` columns, the others on the host.
+    fn split(a: &Csr<i32>, features: usize) -> SplitSpmm<i32> {
+        let set = DpuSet::builder().dpus(4).backend(BackendKind::Simulator).allocate().unwrap();
+        let pim = PimSpmm::auto(set, a.row_range(0..120), features, 4).unwrap();
+        SplitSpmm::new(pim, a.row_range(120..300)).unwrap()
+    }
+
     #[test]
     fn the_dpus_rows_and_the_cpus_rows_stack_into_the_whole_product() {
         let a = matrix();
         let x = Dense::from_vec(200, 6, (0..1200).map(|v| v % 11 - 5).collect()).unwrap();
-        let set = DpuSet::builder().dpus(4).backend(BackendKind::Simulator).allocate().unwrap();
-        let pim = PimSpmm::auto(set, a.row_range(0..120), 6, 4).unwrap();
-        let mut split = SplitSpmm::new(pim, a.row_range(120..300)).unwrap();
+        let mut split = split(&a, 6);
         assert_eq!((split.shape(), split.pim_rows()), ((300, 200), 120));
         assert_eq!(split.spmm(&x).unwrap(), cpu::spmm(&a, &x).unwrap(), "integer sums are exact on both sides");
 
@@ -182,9 +183,7 @@ mod tests {
     fn new_values_go_to_the_part_holding_their_rows() {
         let a = matrix();
         let x = Dense::from_vec(200, 3, (0..600).map(|v| v % 7 - 3).collect()).unwrap();
-        let set = DpuSet::builder().dpus(4).backend(BackendKind::Simulator).allocate().unwrap();
-        let pim = PimSpmm::auto(set, a.row_range(0..120), 3, 4).unwrap();
-        let mut split = SplitSpmm::new(pim, a.row_range(120..300)).unwrap();
+        let mut split = split(&a, 3);
         let revalued = a.map_values(|v| 2 * v + 1);
         split.set_values(revalued.values()).unwrap();
         assert_eq!(split.spmm(&x).unwrap(), cpu::spmm(&revalued, &x).unwrap());
@@ -198,9 +197,7 @@ mod tests {
         let a = matrix();
         let p = Dense::from_vec(300, 5, (0..1500).map(|v| v % 9 - 4).collect()).unwrap();
         let q = Dense::from_vec(200, 5, (0..1000).map(|v| v % 5 - 2).collect()).unwrap();
-        let set = DpuSet::builder().dpus(4).backend(BackendKind::Simulator).allocate().unwrap();
-        let pim = PimSpmm::auto(set, a.row_range(0..120), 5, 4).unwrap();
-        let mut split = SplitSpmm::new(pim, a.row_range(120..300)).unwrap();
+        let mut split = split(&a, 5);
         assert_eq!(split.sddmm(&p, &q).unwrap(), cpu::sddmm(&a, &p, &q).unwrap());
         let names: Vec<&str> = split.last_phases().iter().map(|phase| phase.name.as_ref()).collect();
         assert_eq!(names.first(), Some(&"PIM rows: send P and Q"), "{names:?}");

@@ -284,10 +284,7 @@ impl HardwareModel {
             Format::Coo => (12.0, 2.0),
         };
         let (nz, rows, tasklets) = (nonzeros as f64, rows as f64, f64::from(tasklets));
-        // A sequential reader refills with one read of 2 x SEQREAD_BYTES each time it has consumed
-        // SEQREAD_BYTES, and fills once when a tasklet starts a pass.
-        let refill = self.dma_read_alpha + self.dma_cycles_per_byte * 2.0 * SEQREAD_BYTES as f64;
-        let refills = |bytes: f64| (bytes / SEQREAD_BYTES as f64).floor() * refill;
+        let (refill, refills) = (self.seqread_refill(), |bytes| self.seqread_refills(bytes));
         let mut cycles = KernelCycles::default();
         for first in (0..features).step_by(FEATURE_CHUNK) {
             let width = (features - first).min(FEATURE_CHUNK) as f64;
@@ -302,6 +299,17 @@ impl HardwareModel {
         }
         cycles.compute /= (tasklets / self.pipeline_tasklets).min(1.0);
         cycles
+    }
+
+    /// DMA cycles of one sequential-reader refill: one read of 2 x SEQREAD_BYTES, made each time the reader has
+    /// consumed SEQREAD_BYTES and once when a tasklet starts a pass.
+    fn seqread_refill(&self) -> f64 {
+        self.dma_read_alpha + self.dma_cycles_per_byte * 2.0 * SEQREAD_BYTES as f64
+    }
+
+    /// DMA cycles of the refills of a reader walking `bytes`.
+    fn seqread_refills(&self, bytes: f64) -> f64 {
+        (bytes / SEQREAD_BYTES as f64).floor() * self.seqread_refill()
     }
 
     /// Cycles of one product and its sum in `T`'s kernels.
@@ -333,8 +341,7 @@ impl HardwareModel {
             Format::Coo => (8.0, 1.0),
         };
         let (nz, rows, tasklets) = (nonzeros as f64, rows as f64, f64::from(tasklets));
-        let refill = self.dma_read_alpha + self.dma_cycles_per_byte * 2.0 * SEQREAD_BYTES as f64;
-        let refills = |bytes: f64| (bytes / SEQREAD_BYTES as f64).floor() * refill;
+        let (refill, refills) = (self.seqread_refill(), |bytes| self.seqread_refills(bytes));
         let mut cycles = KernelCycles::default();
         cycles.dma += refills(nz * index_bytes) + tasklets.min(nz) * readers * refill;
         if format == Format::Csr {
