@@ -103,6 +103,14 @@ struct spmm_call_args {
     uint32_t out_offset;
     /* SPMM_MAX_TASKLETS x 2 edge slots of 8 bytes. */
     uint32_t edges_offset;
+    /* SpMM: the values of features [h * head_features, (h + 1) * head_features) are set h of the call's value
+     * sets, nr_nonzeros spmm_values each at values_offset + h * values_stride; head_features is a multiple of 8
+     * bytes of X and divides nr_features. One set (the block's own values): head_features = nr_features and
+     * values_offset = the matrix's. Attention heads are value sets: a head's features are one feature group. */
+    uint32_t head_features;
+    uint32_t values_offset;
+    uint32_t values_stride;
+    uint32_t reserved; /* keeps the size a multiple of 8 */
 };
 
 #endif /* PIMGNN_SPMM_ARGS_H */

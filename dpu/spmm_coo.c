@@ -20,7 +20,8 @@
 static SPMM_SEQREAD_ALIGNED uint8_t index_cache[NR_TASKLETS][2 * SEQREAD_CACHE_SIZE];
 static SPMM_SEQREAD_ALIGNED uint8_t value_cache[NR_TASKLETS][2 * SEQREAD_CACHE_SIZE];
 
-static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width) {
+static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
+                      uint32_t values_at) {
     seqreader_t indices, values;
     const struct spmm_coo_index *index = seqread_init(
         (seqreader_buffer_t)index_cache[tasklet],
@@ -29,7 +30,7 @@ static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, ui
         &indices);
     const spmm_value *value = seqread_init(
         (seqreader_buffer_t)value_cache[tasklet],
-        (__mram_ptr void *)(spmm_heap() + matrix.values_offset + work->nz_begin * (uint32_t)sizeof(spmm_value)),
+        (__mram_ptr void *)(spmm_heap() + values_at + work->nz_begin * (uint32_t)sizeof(spmm_value)),
         &values);
     spmm_acc *sum = row_sum[tasklet];
     uint32_t k = work->nz_begin;

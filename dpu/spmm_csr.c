@@ -37,13 +37,14 @@ static inline const uint32_t *csr_columns(const struct spmm_tasklet_work *work, 
         reader);
 }
 
-static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width) {
+static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
+                      uint32_t values_at) {
     seqreader_t row_ptrs, columns, values;
     const uint32_t *row_ptr = csr_row_ptrs(work, tasklet, &row_ptrs);
     const uint32_t *column = csr_columns(work, tasklet, &columns);
     const spmm_value *value = seqread_init(
         (seqreader_buffer_t)value_cache[tasklet],
-        (__mram_ptr void *)(spmm_heap() + matrix.values_offset + work->nz_begin * (uint32_t)sizeof(spmm_value)),
+        (__mram_ptr void *)(spmm_heap() + values_at + work->nz_begin * (uint32_t)sizeof(spmm_value)),
         &values);
     spmm_acc *sum = row_sum[tasklet];
     uint32_t row_start = *row_ptr;

@@ -12,7 +12,7 @@
  *
  * Work split (the host computes it, src/pim/tasklets.rs): each tasklet gets a contiguous range of the DPU's
  * nonzeros, balanced by nonzeros plus rows, cut inside a row when a row is long; see struct
- * spmm_tasklet_work. Features go in chunks of SPMM_FEATURE_CHUNK: for each chunk a tasklet walks its
+ * spmm_tasklet_work. Features go in chunks of at most SPMM_FEATURE_CHUNK, none across two value sets (attention heads, spmm_args.h): for each chunk a tasklet walks its
  * nonzeros (seqread, SPMM_SEQREAD bytes per DMA), reads the chunk of the referenced X row (one mram_read of
  * at most SPMM_FEATURE_CHUNK * 4 = 256 bytes) and accumulates into WRAM; a finished row goes to Y (or to the
  * tasklet's partial slot when shared) with one mram_write. After a barrier, each shared row is summed in
@@ -108,8 +108,10 @@ static __dma_aligned spmm_acc edge_word[NR_TASKLETS][2];
 
 BARRIER_INIT(partials_written, NR_TASKLETS);
 
-/* The family's walk over one tasklet's nonzeros for features [first, first + width). */
-static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width);
+/* The family's walk over one tasklet's nonzeros for features [first, first + width), with the values at heap
+ * offset `values_at`. */
+static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
+                      uint32_t values_at);
 /* The family's walk over one tasklet's nonzeros for an SDDMM call. */
 static void sddmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet);
 
@@ -287,9 +289,13 @@ int main(void) {
         return 0;
     }
     if (work->row_begin < work->row_end) {
-        for (uint32_t first = 0; first < call.nr_features; first += SPMM_FEATURE_CHUNK) {
-            const uint32_t left = call.nr_features - first;
-            spmm_pass(work, tasklet, first, left < SPMM_FEATURE_CHUNK ? left : SPMM_FEATURE_CHUNK);
+        /* Chunks never straddle two value sets: each pass reads one set's values. */
+        for (uint32_t first = 0; first < call.nr_features;) {
+            const uint32_t set = first / call.head_features;
+            const uint32_t left = (set + 1) * call.head_features - first;
+            const uint32_t width = left < SPMM_FEATURE_CHUNK ? left : SPMM_FEATURE_CHUNK;
+            spmm_pass(work, tasklet, first, width, call.values_offset + set * call.values_stride);
+            first += width;
         }
     }
     barrier_wait(&partials_written);

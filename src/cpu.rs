@@ -54,6 +54,52 @@ pub fn sddmm<T: Element>(a: &Csr<T>, p: &Dense<T>, q: &Dense<T>) -> Result<Vec<T
     Ok((0..a.nrows()).into_par_iter().flat_map_iter(|i| a.row(i).0.iter().map(move |&j| dot(i, j))).collect())
 }
 
+/// `Y = A_h X` head by head: `X`'s columns are `heads` groups of equal width, and group `h` is multiplied by `A`'s
+/// structure with head `h`'s values, `values[k * heads + h]` for nonzero `k` (attention's per-head weights).
+/// Each output sums its products in the row's nonzero order, as [`spmm`] and the DPU kernels do; `A`'s own
+/// values are not used.
+pub fn spmm_heads<T: Element>(a: &Csr<T>, values: &[T], heads: usize, x: &Dense<T>) -> Result<Dense<T::Acc>> {
+    check_heads(a, values.len(), heads, x)?;
+    let features = x.cols();
+    let mut y = Dense::<T::Acc>::zeros(a.nrows(), features);
+    if features == 0 || a.nrows() == 0 {
+        return Ok(y);
+    }
+    let width = features / heads;
+    let chunks = balanced_row_chunks(a.row_ptr(), rayon::current_num_threads() * CHUNKS_PER_THREAD);
+    for_each_chunk(y.as_mut_slice(), features, &chunks, |first_row, out| {
+        for (local, y_row) in out.chunks_mut(features).enumerate() {
+            let row = first_row + local;
+            let nonzeros = a.row_ptr()[row] as usize..a.row_ptr()[row + 1] as usize;
+            for (k, &column) in nonzeros.zip(a.row(row).0) {
+                let x_row = x.row(column as usize);
+                for (head, (y_head, x_head)) in y_row.chunks_mut(width).zip(x_row.chunks(width)).enumerate() {
+                    let value = values[k * heads + head];
+                    y_head.iter_mut().zip(x_head).for_each(|(y, &x)| *y = T::mul_add(*y, value, x));
+                }
+            }
+        }
+    });
+    Ok(y)
+}
+
+/// Checks the shapes of a per-head call: `values` per nonzero and head, `X` with a row per column of `A` and
+/// `heads` groups of equal width.
+pub(crate) fn check_heads<T: Element>(a: &Csr<T>, values: usize, heads: usize, x: &Dense<T>) -> Result<()> {
+    crate::spmm::check_head_values(a.nnz(), values, heads)?;
+    if x.rows() != a.ncols() {
+        return Err(Error::shape("SpMM: rows of X (columns of A)", a.ncols(), x.rows()));
+    }
+    if !x.cols().is_multiple_of(heads) {
+        return Err(Error::shape(
+            "SpMM: columns of X (heads of equal width)",
+            format!("a multiple of {heads}"),
+            x.cols(),
+        ));
+    }
+    Ok(())
+}
+
 /// `Y = A X` into an existing `Y` (`n x F`), whose previous values are overwritten: for callers that reuse
 /// one output buffer across calls.
 pub fn spmm_into<T: Element>(a: &Csr<T>, x: &Dense<T>, y: &mut Dense<T::Acc>) -> Result<()> {

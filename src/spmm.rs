@@ -56,12 +56,29 @@ pub trait SpmmEngine<T: Element>: Send {
         Err(Error::invalid("SpMM engine", "takes no new values for its resident matrix"))
     }
 
+    /// Values per attention head from now on: `values[k * heads + h]` is nonzero `k`'s value in head `h` (`A`'s
+    /// nonzero order), the structure unchanged. Each later call's `X` has `heads` groups of columns of equal
+    /// width, and group `h` is multiplied with head `h`'s values ([`cpu::spmm_heads`]): all heads in one call.
+    /// [`SpmmEngine::set_values`] goes back to one set of values. An engine that cannot take them says so.
+    fn set_head_values(&mut self, _values: &[T], _heads: usize) -> Result<()> {
+        Err(Error::invalid("SpMM engine", "takes no values per head for its resident matrix"))
+    }
+
     /// SDDMM over `A`'s structure: for each nonzero `(i, j)` of `A`, in its nonzero order, `<p_i, q_j>` in the
     /// accumulator type, summed in feature order ([`cpu::sddmm`]); `p` has a row per row of `A` and `q` one per
     /// column. Attention's backward pass needs it; an engine that cannot run it says so.
     fn sddmm(&mut self, _p: &Dense<T>, _q: &Dense<T>) -> Result<Vec<T::Acc>> {
         Err(Error::invalid("SpMM engine", "runs no SDDMM over its resident matrix"))
     }
+}
+
+/// Checks values per head for a matrix of `nnz` nonzeros: `heads` (at least one) per nonzero.
+pub(crate) fn check_head_values(nnz: usize, values: usize, heads: usize) -> Result<()> {
+    if heads == 0 || values != nnz * heads {
+        let what = format!("SpMM: values per head ({heads} per nonzero of A)");
+        return Err(Error::shape(what, nnz * heads.max(1), values));
+    }
+    Ok(())
 }
 
 /// Runs `step` once over all of `y`, already assembled, and the outputs: the stage of a call with nothing to
@@ -172,13 +189,15 @@ impl StreamedStage {
 #[derive(Debug)]
 pub struct CpuSpmm<T> {
     a: Csr<T>,
+    /// Values per head and their head count, when set ([`SpmmEngine::set_head_values`]).
+    head_values: Option<(Vec<T>, usize)>,
     phases: Vec<Phase>,
 }
 
 impl<T: Element> CpuSpmm<T> {
     /// An engine over `a`.
     pub fn new(a: Csr<T>) -> Self {
-        CpuSpmm { a, phases: Vec::new() }
+        CpuSpmm { a, head_values: None, phases: Vec::new() }
     }
 
     /// The sparse matrix.
@@ -194,7 +213,10 @@ impl<T: Element> SpmmEngine<T> for CpuSpmm<T> {
 
     fn spmm(&mut self, x: &Dense<T>) -> Result<Dense<T::Acc>> {
         let started = Instant::now();
-        let y = cpu::spmm(&self.a, x)?;
+        let y = match &self.head_values {
+            Some((values, heads)) => cpu::spmm_heads(&self.a, values, *heads, x)?,
+            None => cpu::spmm(&self.a, x)?,
+        };
         self.phases = vec![Phase { name: "cpu spmm".into(), wall: started.elapsed(), predicted: None }];
         Ok(y)
     }
@@ -208,6 +230,13 @@ impl<T: Element> SpmmEngine<T> for CpuSpmm<T> {
             return Err(Error::shape("SpMM: new values (one per nonzero of A)", self.a.nnz(), values.len()));
         }
         self.a.values_mut().copy_from_slice(values);
+        self.head_values = None;
+        Ok(())
+    }
+
+    fn set_head_values(&mut self, values: &[T], heads: usize) -> Result<()> {
+        check_head_values(self.a.nnz(), values.len(), heads)?;
+        self.head_values = Some((values.to_vec(), heads));
         Ok(())
     }
 

@@ -129,15 +129,15 @@ fn infer_runs_a_gat_on_every_backend_and_type() {
     let base =
         ["infer", "--graph", &graph, "--features", &features, "--model", &model, "--labels", &labels, "--mask", &mask];
     let runs: [(&[&str], &[&str]); 3] = [
-        (&["--backend", "cpu"], &["accuracy: 0.8150", "cpu spmm (8 heads)"]),
-        (&["--backend", "sim", "--dpus", "16"], &["accuracy: 0.8150", "send values (8 heads)", "kernel (8 heads)"]),
-        (&["--backend", "sim", "--dpus", "16", "--dtype", "i16"], &["accuracy: 0.8", "quantize values (8 heads)"]),
+        (&["--backend", "cpu"], &["accuracy: 0.8150", "cpu spmm"]),
+        (&["--backend", "sim", "--dpus", "16"], &["accuracy: 0.8150", "send values", "kernel"]),
+        (&["--backend", "sim", "--dpus", "16", "--dtype", "i16"], &["accuracy: 0.8", "quantize values"]),
     ];
     for (extra, says) in runs {
         let ran = common::cli::pimgnn(dir.path(), &[&base[..], extra].concat());
         let stdout = String::from_utf8_lossy(&ran.stdout);
         assert!(ran.status.success(), "{extra:?}: {stdout}{}", String::from_utf8_lossy(&ran.stderr));
-        for step in ["attention scores", "softmax", "combine heads (8 heads)"].iter().chain(says) {
+        for step in ["attention scores", "softmax", "combine heads"].iter().chain(says) {
             assert!(stdout.contains(step), "{extra:?}: no `{step}` in\n{stdout}");
         }
     }

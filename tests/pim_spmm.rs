@@ -102,6 +102,9 @@ fn check<T: TestValue>(set: DpuSet, a: &Csr<T>, plan: Plan, features: &[usize]) 
     expect_product(&revalued, &x, &y, &format!("{plan}, new values"));
     let phases: Vec<&str> = engine.last_phases().iter().map(|phase| phase.name.as_ref()).collect();
     assert_eq!(phases, ["send values", "send X", "kernel", "gather", "merge"], "{plan}");
+    // Heads of 8 features: whole heads or parts of one per DPU; sent once for two calls of the same width.
+    let head_values = check_heads(&mut engine, a, 3, 8, 23, true);
+    check_heads_again(&mut engine, a, &head_values, 3, 8, 29, false);
     for (call, &f) in features.iter().enumerate() {
         let (p, q) = (random_dense::<T>(a.nrows(), f, 17 + call as u64), random_dense::<T>(a.ncols(), f, 19));
         let scores = engine.sddmm(&p, &q).unwrap_or_else(|e| panic!("{plan}, SDDMM F = {f}: {e}"));
@@ -115,6 +118,52 @@ fn check<T: TestValue>(set: DpuSet, a: &Csr<T>, plan: Plan, features: &[usize]) 
         let expected: &[&str] = if a.nnz() > 0 { &["send P and Q", "SDDMM kernel", "gather", "assemble"] } else { &[] };
         assert_eq!(phases, expected, "{plan}");
     }
+    // After an SDDMM, whose operands took their place (when there was something to compute), the values go
+    // again. Heads of one feature are narrower than
+    // the kernels' 8-byte units (padded), heads of 72 take two feature chunks each.
+    check_heads_again(&mut engine, a, &head_values, 3, 8, 31, a.nnz() > 0);
+    check_heads(&mut engine, a, 4, 1, 37, true);
+    check_heads(&mut engine, a, 2, 72, 41, true);
+}
+
+/// Sets new values for `heads` heads and checks a call with heads of `width` features against the CPU; returns
+/// the values.
+fn check_heads<T: TestValue>(
+    engine: &mut PimSpmm<T>,
+    a: &Csr<T>,
+    heads: usize,
+    width: usize,
+    seed: u64,
+    sends: bool,
+) -> Vec<T> {
+    let mut rng = Rng::seed_from_u64(seed);
+    let values: Vec<T> = (0..a.nnz() * heads).map(|_| T::draw(&mut rng)).collect();
+    engine.set_head_values(&values, heads).unwrap_or_else(|e| panic!("{}: {heads} heads: {e}", engine.plan()));
+    check_heads_again(engine, a, &values, heads, width, seed, sends);
+    values
+}
+
+/// A call with the values per head already set, `heads` of `width` features each, against the CPU; `sends` says
+/// whether the call is to send the values first.
+fn check_heads_again<T: TestValue>(
+    engine: &mut PimSpmm<T>,
+    a: &Csr<T>,
+    values: &[T],
+    heads: usize,
+    width: usize,
+    seed: u64,
+    sends: bool,
+) {
+    let plan = *engine.plan();
+    let x = random_dense::<T>(a.ncols(), heads * width, seed);
+    let call = format!("{} {plan}, {heads} heads of {width}", T::NAME);
+    let y = engine.spmm(&x).unwrap_or_else(|e| panic!("{call}: {e}"));
+    let expected = cpu::spmm_heads(a, values, heads, &x).unwrap();
+    if let Some(wrong) = (0..y.rows()).find(|&r| y.row(r) != expected.row(r)) {
+        panic!("{call}: row {wrong} differs: {:?} vs {:?}", y.row(wrong), expected.row(wrong));
+    }
+    let sent = engine.last_phases().iter().any(|phase| phase.name == "send values");
+    assert_eq!(sent, sends, "{call}: {:?}", engine.last_phases());
 }
 
 /// Panics naming the first row of `y` that is not `a x`.

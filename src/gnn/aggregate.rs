@@ -15,8 +15,8 @@ use rayon::prelude::*;
 
 use super::norm::Aggregation;
 use super::quantize::{
-    dequantize, largest_magnitude, quantize, quantize_into, quantize_matrix, quantize_values, Quantization, Quantized,
-    QuantizedMatrix,
+    dequantize, largest_magnitude, quantize, quantize_head_values, quantize_into, quantize_matrix, Quantization,
+    Quantized, QuantizedMatrix,
 };
 use crate::error::{Error, Result};
 use crate::pim::auto::Decision;
@@ -71,11 +71,16 @@ impl<T: Quantized> QuantizedEngine<T> {
         Ok((QuantizedEngine { engine: engine.spmm, scales, levels: None, values_quantized: None }, described))
     }
 
-    /// New values for the matrix's structure (rows cut at `row_ptr`), quantized with scales of their own.
-    fn set_values(&mut self, row_ptr: &[u32], values: &[f32]) -> Result<()> {
+    /// New values for the matrix's structure (rows cut at `row_ptr`), `heads` per nonzero, quantized with scales
+    /// of their own.
+    fn set_values(&mut self, row_ptr: &[u32], values: &[f32], heads: usize) -> Result<()> {
         let started = Instant::now();
-        let (quantized, scales) = quantize_values::<T>(row_ptr, values)?;
-        self.engine.set_values(&quantized)?;
+        let (quantized, scales) = quantize_head_values::<T>(row_ptr, values, heads)?;
+        if heads == 1 {
+            self.engine.set_values(&quantized)?;
+        } else {
+            self.engine.set_head_values(&quantized, heads)?;
+        }
         self.scales = scales;
         self.values_quantized =
             Some(Phase { name: "quantize values".into(), wall: started.elapsed(), predicted: None });
@@ -273,16 +278,23 @@ impl Aggregator {
     /// DPUs, one write of their values region), quantized with scales of their own in an integer dtype. An
     /// aggregator not built by [`Aggregator::weighted`] refuses with [`Error::Invalid`].
     pub fn aggregate_weighted(&mut self, values: &[f32], x: &Dense<f32>) -> Result<Dense<f32>> {
+        self.aggregate_heads(values, 1, x)
+    }
+
+    /// `M'_h X_h` for every head `h` in one call: `x`'s columns are `heads` groups of equal width, group `h`
+    /// aggregated with the resident structure and head `h`'s values, `values[k * heads + h]` for nonzero `k`
+    /// ([`SpmmEngine::set_head_values`]). On the DPUs each feature group gets only its heads' values. As
+    /// [`Aggregator::aggregate_weighted`] otherwise (which is one head).
+    pub fn aggregate_heads(&mut self, values: &[f32], heads: usize, x: &Dense<f32>) -> Result<Dense<f32>> {
         let Some(structure) = &self.structure else { return Err(no_structure()) };
-        if values.len() != structure.nnz() {
-            return Err(Error::shape("aggregation: new values (one per nonzero)", structure.nnz(), values.len()));
-        }
+        crate::spmm::check_head_values(structure.nnz(), values.len(), heads)?;
         let row_ptr = structure.row_ptr();
         match &mut self.engines {
-            Engines::Exact(engine) => engine.set_values(values)?,
-            Engines::I32(engine) => engine.set_values(row_ptr, values)?,
-            Engines::I16(engine) => engine.set_values(row_ptr, values)?,
-            Engines::I8(engine) => engine.set_values(row_ptr, values)?,
+            Engines::Exact(engine) if heads == 1 => engine.set_values(values)?,
+            Engines::Exact(engine) => engine.set_head_values(values, heads)?,
+            Engines::I32(engine) => engine.set_values(row_ptr, values, heads)?,
+            Engines::I16(engine) => engine.set_values(row_ptr, values, heads)?,
+            Engines::I8(engine) => engine.set_values(row_ptr, values, heads)?,
         }
         self.aggregate(x)
     }

@@ -4,8 +4,9 @@
 //! concatenated or averaged, then the bias.
 //!
 //! The attention changes the aggregation matrix's values at every call while its structure stays, so the
-//! aggregation runs through [`Aggregator::aggregate_weighted`] on the resident structure, one call per head
-//! with that head's values. The scores and the softmax run on the host.
+//! aggregation runs through [`Aggregator::aggregate_heads`] on the resident structure: one call for all heads,
+//! each head's features multiplied with its own values (on the DPUs, each feature group gets only its heads'
+//! values). The scores and the softmax run on the host.
 
 use std::time::Instant;
 
@@ -160,22 +161,13 @@ impl GatConv {
         let alpha = self.attention_values(aggregator.structure()?, &scores_src, &scores_dst)?;
         timed(phases, "softmax", started);
 
-        let mut out = Dense::zeros(x.rows(), self.out_features());
-        let mut values = vec![0.0f32; alpha.len() / self.heads];
-        // The heads' steps, each summed over the heads.
-        let mut per_heads: Vec<Phase> = Vec::new();
-        for head in 0..self.heads {
-            let started = Instant::now();
-            head_values(&alpha, self.heads, head, &mut values);
-            let h_head = self.head_columns(&h, head)?;
-            timed(&mut per_heads, "values and features of each head", started);
-            let y = aggregator.aggregate_weighted(&values, &h_head)?;
-            per_heads.extend_from_slice(aggregator.last_phases());
-            let started = Instant::now();
-            self.combine_head(&mut out, head, &y);
-            timed(&mut per_heads, "combine heads", started);
+        let y = aggregator.aggregate_heads(&alpha, self.heads, &h)?;
+        phases.extend_from_slice(aggregator.last_phases());
+        let started = Instant::now();
+        let mut out = self.combine_heads(y)?;
+        if self.heads > 1 {
+            timed(phases, "combine heads", started);
         }
-        phases.extend(summed_by_name(per_heads, self.heads));
         let started = Instant::now();
         if let Some(bias) = &self.bias {
             add_row_to(out.as_mut_slice(), bias);
@@ -199,18 +191,21 @@ impl GatConv {
         columns_of(h, head * per_head..(head + 1) * per_head)
     }
 
-    /// Adds head `head`'s aggregation `y` into the layer's output `out`: into its columns when the heads are
-    /// concatenated, else `y / heads` into every column (the mean, summed in head order).
-    pub(crate) fn combine_head(&self, out: &mut Dense<f32>, head: usize, y: &Dense<f32>) {
-        let per_head = self.head_features();
-        let (target, scale) =
-            if self.concat { (head * per_head..(head + 1) * per_head, 1.0) } else { (0..per_head, self.head_scale()) };
-        let width = out.cols();
-        out.as_mut_slice().par_chunks_mut(width).zip(y.as_slice().par_chunks(per_head)).for_each(|(row, y)| {
-            for (o, &v) in row[target.clone()].iter_mut().zip(y) {
-                *o += scale * v;
-            }
-        });
+    /// The layer's output from every head's aggregation `y` (`nodes x heads * out`): `y` itself when the heads
+    /// are concatenated, else their mean (`y_k / heads` summed in head order).
+    pub(crate) fn combine_heads(&self, y: Dense<f32>) -> Result<Dense<f32>> {
+        if self.concat || self.heads == 1 {
+            return Ok(y);
+        }
+        let (per_head, scale) = (self.head_features(), self.head_scale());
+        let mean = y
+            .as_slice()
+            .par_chunks(self.heads * per_head)
+            .flat_map_iter(|row| {
+                (0..per_head).map(move |c| (0..self.heads).fold(0.0f32, |sum, k| sum + scale * row[k * per_head + c]))
+            })
+            .collect();
+        Dense::from_vec(y.rows(), per_head, mean)
     }
 
     /// What each head's aggregation is scaled by in the output: 1 concatenated, `1 / heads` averaged.
@@ -275,31 +270,6 @@ impl GatConv {
         });
         Ok(alpha)
     }
-}
-
-/// Head `head`'s values of `alpha` (per nonzero, `heads` each) into `values` (one per nonzero).
-pub(crate) fn head_values(alpha: &[f32], heads: usize, head: usize, values: &mut [f32]) {
-    values.par_iter_mut().enumerate().for_each(|(at, value)| *value = alpha[at * heads + head]);
-}
-
-/// `phases` with each name's wall and predicted times summed, in first-seen order, named per `heads` heads.
-fn summed_by_name(phases: Vec<Phase>, heads: usize) -> Vec<Phase> {
-    let mut sums: Vec<Phase> = Vec::new();
-    for phase in phases {
-        match sums.iter_mut().find(|sum| sum.name == phase.name) {
-            Some(sum) => {
-                sum.wall += phase.wall;
-                sum.predicted = sum.predicted.zip(phase.predicted).map(|(a, b)| a + b);
-            }
-            None => sums.push(phase),
-        }
-    }
-    if heads > 1 {
-        for sum in &mut sums {
-            sum.name = format!("{} ({heads} heads)", sum.name).into();
-        }
-    }
-    sums
 }
 
 /// Columns `columns` of `matrix`, as a matrix of their own.

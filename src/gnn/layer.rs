@@ -374,22 +374,13 @@ impl Layer {
         Order::for_widths(first.in_features(), first.out_features())
     }
 
-    /// Feature columns this layer aggregates: its first transform's output width when it transforms first,
-    /// else its input width.
+    /// Feature columns this layer aggregates in one call: its first transform's output width when it transforms
+    /// first (a GAT's every head), else its input width.
     pub fn aggregation_width(&self) -> usize {
         let first = self.first_linear();
         match self.order() {
             Order::TransformFirst => first.out_features(),
             Order::AggregateFirst => first.in_features(),
-        }
-    }
-
-    /// The widths of the layer's aggregation calls: one of [`Layer::aggregation_width`], or for a GAT one per
-    /// head of its head's features (each head aggregates with its own attention values).
-    pub fn aggregation_calls(&self) -> Vec<usize> {
-        match self {
-            Layer::Gat(conv) => vec![conv.head_features(); conv.heads()],
-            _ => vec![self.aggregation_width()],
         }
     }
 

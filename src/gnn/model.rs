@@ -300,7 +300,7 @@ impl Model {
     /// Feature columns of each aggregation a forward pass makes, layer by layer: what an aggregation engine
     /// plans for ([`EngineOptions::widths`](super::EngineOptions::widths)).
     pub fn aggregation_widths(&self) -> Vec<usize> {
-        self.layers.iter().flat_map(|(_, layer)| layer.aggregation_calls()).collect()
+        self.layers.iter().map(|(_, layer)| layer.aggregation_width()).collect()
     }
 
     /// Runs every layer on `x` (one row per node), ReLU between layers, aggregating through `aggregator`, which

@@ -75,15 +75,29 @@ pub fn quantize_matrix<T: Quantized>(matrix: &Csr<f32>) -> Result<QuantizedMatri
 /// A matrix's `values` (rows cut at `row_ptr`, as in [`Csr`]) quantized to `T` as [`quantize_matrix`] does, with
 /// their scales: what a matrix whose values change per call (attention) quantizes at every call.
 pub fn quantize_values<T: Quantized>(row_ptr: &[u32], values: &[f32]) -> Result<(Vec<T>, Quantization)> {
+    quantize_head_values(row_ptr, values, 1)
+}
+
+/// As [`quantize_values`] for `heads` values per nonzero (`values[k * heads + h]`, attention's heads in one
+/// call): one scale for all heads, from the largest row L1 norm of any head.
+pub fn quantize_head_values<T: Quantized>(
+    row_ptr: &[u32],
+    values: &[f32],
+    heads: usize,
+) -> Result<(Vec<T>, Quantization)> {
     if let Some(index) = values.iter().position(|v| !v.is_finite()) {
         let what = format!("aggregation matrix value (nonzero) to quantize to {}", T::NAME);
         return Err(Error::NotFinite { what, index, value: values[index] });
     }
     let largest = values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    let heads = heads.max(1);
     let row_l1 = |value: &(dyn Fn(usize) -> f64 + Sync)| {
         row_ptr
             .par_windows(2)
-            .map(|span| (span[0] as usize..span[1] as usize).map(value).sum::<f64>())
+            .map(|span| {
+                let sum = |head| (span[0] as usize..span[1] as usize).map(|k| value(k * heads + head)).sum::<f64>();
+                (0..heads).map(sum).fold(0.0, f64::max)
+            })
             .reduce(|| 0.0, f64::max)
     };
     let relative_l1 = if largest > 0.0 { row_l1(&|at| f64::from(values[at].abs() / largest)) } else { 1.0 };

@@ -85,6 +85,14 @@ pub struct CallArgs {
     pub out_offset: u32,
     /// SDDMM: MRAM heap offset of the tasklets' edge slots (2 of 8 bytes each).
     pub edges_offset: u32,
+    /// SpMM: features per value set (an attention head), dividing `nr_features`; `nr_features` for one set.
+    pub head_features: u32,
+    /// SpMM: MRAM heap offset of the first value set ([`MatrixArgs::values_offset`] for the block's own).
+    pub values_offset: u32,
+    /// SpMM: bytes from one value set to the next.
+    pub values_stride: u32,
+    /// Padding to a multiple of 8 bytes.
+    pub reserved: u32,
 }
 
 /// `struct spmm_coo_index`: where a COO nonzero lies.

@@ -104,6 +104,15 @@ impl<T: PimElement> SpmmEngine<T> for SplitSpmm<T> {
         self.cpu.set_values(on_cpu)
     }
 
+    /// As [`SplitSpmm::set_values`], `heads` values per nonzero.
+    fn set_head_values(&mut self, values: &[T], heads: usize) -> Result<()> {
+        let total = self.pim.nnz + self.cpu.matrix().nnz();
+        crate::spmm::check_head_values(total, values.len(), heads)?;
+        let (on_pim, on_cpu) = values.split_at(self.pim.nnz * heads);
+        self.pim.set_head_values(on_pim, heads)?;
+        self.cpu.set_head_values(on_cpu, heads)
+    }
+
     /// The PIM part's rows of `p` on the DPUs while the host computes the others'; the phases are the PIM part's,
     /// then the host's.
     fn sddmm(&mut self, p: &Dense<T>, q: &Dense<T>) -> Result<Vec<T::Acc>> {
@@ -189,6 +198,14 @@ mod tests {
         assert_eq!(split.spmm(&x).unwrap(), cpu::spmm(&revalued, &x).unwrap());
         assert_eq!(split.last_phases()[0].name, "PIM rows: send values");
         let error = split.set_values(&revalued.values()[1..]).unwrap_err();
+        assert!(matches!(error, Error::Shape { .. }), "{error}");
+
+        // Two heads of 3 features: each part takes its rows' values of both.
+        let heads: Vec<i32> = (0..a.nnz() as i32 * 2).map(|v| v % 13 - 6).collect();
+        split.set_head_values(&heads, 2).unwrap();
+        let x = Dense::from_vec(200, 6, (0..1200).map(|v| v % 7 - 3).collect()).unwrap();
+        assert_eq!(split.spmm(&x).unwrap(), cpu::spmm_heads(&a, &heads, 2, &x).unwrap());
+        let error = split.set_head_values(&heads[1..], 2).unwrap_err();
         assert!(matches!(error, Error::Shape { .. }), "{error}");
     }
 

@@ -233,6 +233,42 @@ pub(crate) fn padded_features<T>(features: usize, groups: usize) -> usize {
     features.div_ceil(groups).div_ceil(unit).max(1) * unit
 }
 
+/// Padded features per DPU of a call with `features` columns in `heads` attention heads of equal width (a
+/// multiple of 8 bytes of `T`), split over `groups`: as [`padded_features`], then widened to whole heads or to a
+/// whole fraction of one, so that every DPU's slice starts where a head does, or inside one head only.
+pub(crate) fn padded_head_features<T>(features: usize, groups: usize, heads: usize) -> usize {
+    let padded = padded_features::<T>(features, groups);
+    let head = features / heads.max(1);
+    if heads <= 1 || head == 0 {
+        return padded;
+    }
+    if padded >= head {
+        return padded.next_multiple_of(head);
+    }
+    let unit = 8 / std::mem::size_of::<T>();
+    (padded..head).step_by(unit).find(|width| head.is_multiple_of(*width)).unwrap_or(head)
+}
+
+/// The features per value set of a DPU's slice of `padded` features when the call has `heads` heads over
+/// `features` columns ([`padded_head_features`]): a head's width, or the slice's when it is one head or less.
+pub(crate) fn set_features(features: usize, padded: usize, heads: usize) -> usize {
+    if heads <= 1 {
+        padded
+    } else {
+        padded.min(features / heads)
+    }
+}
+
+/// The widths of the feature chunks a kernel pass takes over `padded` features in value sets of `set_features`
+/// each: at most [`FEATURE_CHUNK`], none across two sets (`dpu/spmm_kernel.h`'s `main`).
+pub(crate) fn chunk_widths(padded: usize, set_features: usize) -> impl Iterator<Item = usize> {
+    let set_features = set_features.max(1);
+    (0..padded.div_ceil(set_features)).flat_map(move |set| {
+        let width = set_features.min(padded - set * set_features);
+        (0..width).step_by(FEATURE_CHUNK).map(move |first| (width - first).min(FEATURE_CHUNK))
+    })
+}
+
 /// Bytes of one DPU's MRAM image of a tile.
 pub(crate) fn matrix_bytes(format: Format, rows: usize, nonzeros: usize) -> usize {
     match format {
@@ -277,6 +313,20 @@ impl HardwareModel {
         features: usize,
         tasklets: u32,
     ) -> KernelCycles {
+        self.kernel_cycles_in_sets::<T>(format, rows, nonzeros, features, features, tasklets)
+    }
+
+    /// As [`HardwareModel::kernel_cycles`] with the features in value sets (attention heads) of `set_features`
+    /// each, whose chunks stop at every set's end.
+    pub fn kernel_cycles_in_sets<T: PimElement>(
+        &self,
+        format: Format,
+        rows: usize,
+        nonzeros: usize,
+        features: usize,
+        set_features: usize,
+        tasklets: u32,
+    ) -> KernelCycles {
         let size = std::mem::size_of::<T>() as f64;
         let mac = self.mac_cycles::<T>();
         let (nonzero_bytes, readers) = match format {
@@ -286,8 +336,8 @@ impl HardwareModel {
         let (nz, rows, tasklets) = (nonzeros as f64, rows as f64, f64::from(tasklets));
         let (refill, refills) = (self.seqread_refill(), |bytes| self.seqread_refills(bytes));
         let mut cycles = KernelCycles::default();
-        for first in (0..features).step_by(FEATURE_CHUNK) {
-            let width = (features - first).min(FEATURE_CHUNK) as f64;
+        for width in chunk_widths(features, set_features) {
+            let width = width as f64;
             cycles.dma += nz * (self.dma_read_alpha + self.dma_cycles_per_byte * width * size);
             cycles.dma += refills(nz * nonzero_bytes) + tasklets.min(nz + rows) * readers * refill;
             if format == Format::Csr {
@@ -371,7 +421,7 @@ impl HardwareModel {
         features: usize,
         nr_dpus: usize,
     ) -> Prediction {
-        let spmm = self.predict::<T>(plan, tiles, 0, features, nr_dpus);
+        let spmm = self.predict::<T>(plan, tiles, 0, features, 1, nr_dpus);
         let padded = padded_features::<T>(features, plan.feature_groups as usize);
         let max = |f: &dyn Fn(&TileStats) -> usize| tiles.iter().map(f).max().unwrap_or(0);
         let p_bytes = max(&|tile| tile.rows) * padded * std::mem::size_of::<T>();
@@ -403,10 +453,12 @@ impl HardwareModel {
         tiles: &[TileStats],
         nrows: usize,
         features: usize,
+        heads: usize,
         nr_dpus: usize,
     ) -> Prediction {
         let groups = plan.feature_groups as usize;
-        let padded = padded_features::<T>(features, groups);
+        let padded = padded_head_features::<T>(features, groups, heads);
+        let set_features = set_features(features, padded, heads);
         let size = std::mem::size_of::<T>();
         let acc = std::mem::size_of::<T::Acc>();
         let x_rows = |tile: &TileStats| match plan.x {
@@ -428,7 +480,17 @@ impl HardwareModel {
         };
         let cycles = tiles
             .iter()
-            .map(|tile| self.kernel_cycles::<T>(plan.format, tile.rows, tile.nonzeros, padded, plan.tasklets).total())
+            .map(|tile| {
+                self.kernel_cycles_in_sets::<T>(
+                    plan.format,
+                    tile.rows,
+                    tile.nonzeros,
+                    padded,
+                    set_features,
+                    plan.tasklets,
+                )
+                .total()
+            })
             .fold(0.0, f64::max);
         let gather = self.parallel_transfer(Operation::Gather, nr_dpus, max_rows * padded * acc);
         let merge = self.host(nrows * features * acc * plan.col_blocks as usize);
@@ -618,7 +680,7 @@ pub fn predict<T: PimElement>(
     nr_dpus: usize,
 ) -> Prediction {
     let partition = Partition::new(a, plan);
-    model.predict::<T>(plan, &partition.stats(a), a.nrows(), features, nr_dpus)
+    model.predict::<T>(plan, &partition.stats(a), a.nrows(), features, 1, nr_dpus)
 }
 
 /// Costs every [candidate](candidates) that fits the DPUs' MRAM and picks the plan to run on `target`
@@ -673,7 +735,7 @@ pub fn choose_for_calls<T: PimElement>(
         }
         let prediction = widths
             .iter()
-            .map(|&width| model.predict::<T>(&plan, tiles, a.nrows(), width, nr_dpus as usize))
+            .map(|&width| model.predict::<T>(&plan, tiles, a.nrows(), width, 1, nr_dpus as usize))
             .fold(Prediction::default(), |sum, call| sum + call);
         let costed = Costed { plan, prediction };
         // PyGim's default: its fewest groups that fit (candidates come in increasing groups).

@@ -30,6 +30,7 @@ pub mod auto;
 mod coexec;
 pub mod cost;
 mod element;
+mod heads;
 pub(crate) mod partition;
 pub(crate) mod placement;
 pub mod plan;
@@ -55,6 +56,7 @@ use crate::spmm::{
 };
 use abi::{CallArgs, MatrixArgs, TaskletWork};
 use cost::{HardwareModel, Prediction, Target};
+use heads::ValueSets;
 use partition::{Image, NonzeroIds, Partition, Tile, TileStats, XRows};
 use plan::{Plan, XDelivery};
 
@@ -111,6 +113,8 @@ pub struct PimSpmm<T: PimElement> {
     values_words: usize,
     /// Sending the values set since the last call, the first phase of the next.
     values_sent: Option<Phase>,
+    /// Values per attention head, when set instead of one set.
+    head_values: Option<heads::HeadValues<T>>,
     heap_bytes: usize,
     report: PimReport,
     phases: Vec<Phase>,
@@ -229,6 +233,7 @@ impl<T: PimElement> PimSpmm<T> {
             matrix_bytes,
             values_words,
             values_sent: None,
+            head_values: None,
             heap_bytes,
             report,
             phases: Vec::new(),
@@ -247,28 +252,32 @@ impl<T: PimElement> PimSpmm<T> {
         &self.report
     }
 
-    /// Predicted hardware time of a call with `features` columns.
+    /// Predicted hardware time of a call with `features` columns (in the heads of the values per head, when
+    /// set).
     pub fn predict(&self, features: usize) -> Prediction {
         let stats: Vec<TileStats> = self.tiles.iter().map(|tile| tile.stats).collect();
-        self.model.predict::<T>(&self.plan, &stats, self.nrows, features, self.set.nr_dpus())
+        let heads = self.head_values.as_ref().map_or(1, |head_values| head_values.heads);
+        self.model.predict::<T>(&self.plan, &stats, self.nrows, features, heads, self.set.nr_dpus())
     }
 
-    /// The call's MRAM layout, checked against the heap.
-    fn call_args(&self, features: usize) -> Result<CallArgs> {
+    /// The call's MRAM layout after the matrix and the value sets, checked against the heap.
+    fn call_args(&self, features: usize, sets: &ValueSets) -> Result<CallArgs> {
         let size = std::mem::size_of::<T>();
         let acc = std::mem::size_of::<T::Acc>();
         let max_x_rows = self.tiles.iter().map(|tile| tile.x_rows.len()).max().unwrap_or(0);
         let max_rows = self.tiles.iter().map(|tile| tile.rows.len()).max().unwrap_or(0);
-        let x_offset = self.matrix_bytes;
+        let x_offset = self.matrix_bytes + sets.bytes;
         let partials_offset = x_offset + max_x_rows * features * size;
         let y_offset = partials_offset + abi::MAX_TASKLETS * abi::MAX_PARTIALS * features * acc;
         let end = y_offset + max_rows * features * acc;
         if end > self.heap_bytes {
             return Err(Error::Capacity {
                 what: format!(
-                    "MRAM per DPU for {features} padded features under plan {} (matrix {} B, X {} B, Y {} B)",
+                    "MRAM per DPU for {features} padded features under plan {} (matrix {} B, values per head {} B, \
+                     X {} B, Y {} B)",
                     self.plan,
                     self.matrix_bytes,
+                    sets.bytes,
                     partials_offset - x_offset,
                     end - y_offset
                 ),
@@ -282,12 +291,15 @@ impl<T: PimElement> PimSpmm<T> {
             y_offset: y_offset as u32,
             partials_offset: partials_offset as u32,
             mode: abi::MODE_SPMM,
+            head_features: sets.set_features as u32,
+            values_offset: sets.offset as u32,
+            values_stride: sets.stride as u32,
             ..CallArgs::default()
         })
     }
 
-    /// Sends each DPU its rows of X, `padded` features of its group.
-    fn send_x(&mut self, x: &Dense<T>, padded: usize) -> Result<()> {
+    /// Sends each DPU its rows of X, `padded` features of its group, to heap offset `offset`.
+    fn send_x(&mut self, x: &Dense<T>, padded: usize, offset: u32) -> Result<()> {
         let groups = self.plan.feature_groups as usize;
         let max_x_rows = self.tiles.iter().map(|tile| tile.x_rows.len()).max().unwrap_or(0);
         if max_x_rows == 0 {
@@ -295,7 +307,7 @@ impl<T: PimElement> PimSpmm<T> {
         }
         let broadcast = self.plan.broadcasts_x();
         if broadcast && padded == x.cols() {
-            return Ok(self.set.broadcast(MRAM_HEAP, self.matrix_bytes as u32, x.as_slice())?);
+            return Ok(self.set.broadcast(MRAM_HEAP, offset, x.as_slice())?);
         }
         // One buffer per distinct (rows of X, feature group): per column block for whole slices, per tile for
         // referenced rows.
@@ -309,7 +321,7 @@ impl<T: PimElement> PimSpmm<T> {
             fill_x(buffer, x, sources[source], group * padded..((group + 1) * padded).min(x.cols()), padded);
         });
         if broadcast {
-            return Ok(self.set.broadcast(MRAM_HEAP, self.matrix_bytes as u32, &buffers[0])?);
+            return Ok(self.set.broadcast(MRAM_HEAP, offset, &buffers[0])?);
         }
         let used = self.plan.dpus_used() as usize;
         let nr_tiles = self.tiles.len();
@@ -325,7 +337,7 @@ impl<T: PimElement> PimSpmm<T> {
                 buffers[group * sources.len() + source].as_slice()
             })
             .collect();
-        Ok(self.set.push(MRAM_HEAP, self.matrix_bytes as u32, &per_dpu)?)
+        Ok(self.set.push(MRAM_HEAP, offset, &per_dpu)?)
     }
 
     /// Reads every DPU's Y block into the reused buffers.
@@ -421,8 +433,15 @@ impl<T: PimElement> PimSpmm<T> {
         if features == 0 {
             return Ok(None);
         }
-        let padded = cost::padded_features::<T>(features, self.plan.feature_groups as usize);
-        let args = self.call_args(padded)?;
+        let heads = self.head_values.as_ref().map_or(1, |head_values| head_values.heads);
+        if !features.is_multiple_of(heads) {
+            let expected = format!("a multiple of the {heads} heads of the values per head");
+            return Err(Error::shape("PIM SpMM: columns of X", expected, features));
+        }
+        let padded = cost::padded_head_features::<T>(features, self.plan.feature_groups as usize, heads);
+        let sets = self.value_sets(features, padded);
+        let args = self.call_args(padded, &sets)?;
+        self.send_head_values(features, padded, &sets)?;
         let predicted = self.predict(features);
         let mut phases = Vec::with_capacity(5);
         phases.extend(self.values_sent.take());
@@ -431,7 +450,7 @@ impl<T: PimElement> PimSpmm<T> {
         };
 
         let started = Instant::now();
-        self.send_x(x, padded)?;
+        self.send_x(x, padded, args.x_offset)?;
         self.set.broadcast("call", 0, &[args])?;
         timed("send X", predicted.send_x, started);
 
@@ -514,6 +533,10 @@ impl<T: PimElement> SpmmEngine<T> for PimSpmm<T> {
     }
 
     fn spmm(&mut self, x: &Dense<T>) -> Result<Dense<T::Acc>> {
+        if let Some((head, padded)) = self.unaligned_heads(x.cols()) {
+            let y = self.spmm(&heads::pad_heads(x, head, padded)?)?;
+            return heads::unpad_heads(&y, head, padded);
+        }
         let Some(call) = self.run_kernel(x)? else { return Ok(Dense::zeros(self.nrows, x.cols())) };
         let started = Instant::now();
         let mut y = Dense::zeros(self.nrows, call.features);
@@ -542,6 +565,9 @@ impl<T: PimElement> SpmmEngine<T> for PimSpmm<T> {
         step: &RowStep<'_, T::Acc>,
     ) -> Result<StreamedStage> {
         check_streamed_outputs(self.nrows, outs)?;
+        if self.unaligned_heads(x.cols()).is_some() {
+            return step_whole(&mut self.spmm(x)?, outs, step);
+        }
         let Some(call) = self.run_kernel(x)? else {
             return step_whole(&mut Dense::zeros(self.nrows, 0), outs, step);
         };
@@ -607,6 +633,18 @@ impl<T: PimElement> SpmmEngine<T> for PimSpmm<T> {
         let predicted = self.model.load_time(self.set.nr_dpus(), words * 4);
         self.values_sent =
             Some(Phase { name: "send values".into(), wall: started.elapsed(), predicted: Some(predicted) });
+        self.head_values = None;
+        Ok(())
+    }
+
+    /// Keeps the values per head on the host until the next call, whose width decides which heads each DPU's
+    /// feature group covers; that call sends each DPU only its heads' values (its first phase, "send values"),
+    /// and later calls of the same width reuse them. A head narrower than 8 bytes of `T` per row or not a
+    /// whole number of them is padded to one with zeros in X for the call.
+    fn set_head_values(&mut self, values: &[T], heads: usize) -> Result<()> {
+        crate::spmm::check_head_values(self.nnz, values.len(), heads)?;
+        self.head_values = Some(heads::HeadValues { values: values.to_vec(), heads, sent_for: None });
+        self.values_sent = None;
         Ok(())
     }
 

@@ -42,6 +42,10 @@ impl<T: PimElement> PimSpmm<T> {
         }
         let padded = cost::padded_features::<T>(features, self.plan.feature_groups as usize);
         let args = self.sddmm_args(padded)?;
+        // Its operands take the place of the values per head: the next SpMM call sends them again.
+        if let Some(head_values) = &mut self.head_values {
+            head_values.sent_for = None;
+        }
         let stats: Vec<TileStats> = self.tiles.iter().map(|tile| tile.stats).collect();
         let predicted = self.model.predict_sddmm::<T>(&self.plan, &stats, self.nnz, features, self.set.nr_dpus());
         let mut phases = Vec::with_capacity(4);
@@ -50,7 +54,7 @@ impl<T: PimElement> PimSpmm<T> {
         };
 
         let started = Instant::now();
-        self.send_x(q, padded)?;
+        self.send_x(q, padded, args.x_offset)?;
         self.send_p(p, padded, args.p_offset)?;
         self.set.broadcast("call", 0, &[args])?;
         timed("send P and Q", predicted.send_x, started);

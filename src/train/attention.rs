@@ -20,7 +20,6 @@ use super::ops::column_sums;
 use super::propagate::{Propagator, Stage};
 use crate::error::Result;
 use crate::gnn::dense::add_row;
-use crate::gnn::gat::head_values;
 use crate::gnn::GatConv;
 use crate::matmul::{matmul, Op};
 use crate::sparse::{Csr, Dense};
@@ -46,20 +45,8 @@ pub(crate) fn forward(
     let h = propagator.dense(|| conv.lin().transform(x))?;
     let (scores_src, scores_dst) = propagator.timed(Stage::Attention, || Ok(conv.scores(&h)))?;
     let alpha = propagator.with_structure(|structure| conv.attention_values(structure, &scores_src, &scores_dst))?;
-    let heads = conv.heads();
-    let mut y = Dense::zeros(x.rows(), conv.out_features());
-    let mut values = vec![0.0f32; alpha.len() / heads];
-    for head in 0..heads {
-        let h_head = propagator.dense(|| {
-            head_values(&alpha, heads, head, &mut values);
-            conv.head_columns(&h, head)
-        })?;
-        let aggregated = propagator.aggregate_weighted(&values, &h_head)?;
-        propagator.dense(|| {
-            conv.combine_head(&mut y, head, &aggregated);
-            Ok(())
-        })?;
-    }
+    let aggregated = propagator.aggregate_heads(&alpha, conv.heads(), &h)?;
+    let mut y = propagator.dense(|| conv.combine_heads(aggregated))?;
     if let Some(bias) = conv.bias() {
         propagator.dense(|| {
             add_row(&mut y, bias);
@@ -80,22 +67,19 @@ pub(crate) fn backward(
     propagator: &mut Propagator,
 ) -> Result<LayerGradients> {
     let AttentionCache { h, scores_src, scores_dst, alpha } = cache;
-    let (heads, per_head, nodes) = (conv.heads(), conv.head_features(), x.rows());
+    let (heads, per_head) = (conv.heads(), conv.head_features());
     let bias = propagator.dense(|| Ok(conv.bias().map(|_| column_sums(dy))))?;
 
-    // Through the aggregation: dh from M_alpha^T d out, and d alpha by SDDMM, head by head.
-    let mut dh = Dense::zeros(nodes, heads * per_head);
+    // Through the aggregation: dh from M_alpha^T d out for all heads in one call, and d alpha by SDDMM, head by
+    // head.
+    let dout = propagator.dense(|| heads_output_gradient(conv, dy))?;
+    let mut dh = propagator.aggregate_transposed_heads(&alpha, heads, &dout)?;
     let mut dalpha = vec![0.0f32; alpha.len()];
-    let mut values = vec![0.0f32; alpha.len() / heads];
     for head in 0..heads {
-        let (dout, h_head) = propagator.dense(|| {
-            head_values(&alpha, heads, head, &mut values);
-            Ok((head_output_gradient(conv, dy, head)?, conv.head_columns(&h, head)?))
-        })?;
-        let dh_head = propagator.aggregate_transposed_weighted(&values, &dout)?;
+        let (dout, h_head) =
+            propagator.dense(|| Ok((conv.head_columns(&dout, head)?, conv.head_columns(&h, head)?)))?;
         let scores = propagator.sddmm(&dout, &h_head)?;
         propagator.dense(|| {
-            add_columns(&mut dh, head * per_head, &dh_head);
             dalpha.par_chunks_mut(heads).zip(scores).for_each(|(dalpha, score)| dalpha[head] = score);
             Ok(())
         })?;
@@ -130,22 +114,19 @@ pub(crate) fn backward(
     Ok(LayerGradients { parameters, input: dx })
 }
 
-/// Head `head`'s share of the output's gradient: its columns when the heads are concatenated, else the whole
-/// gradient over the heads (their mean).
-fn head_output_gradient(conv: &GatConv, dy: &Dense<f32>, head: usize) -> Result<Dense<f32>> {
-    if conv.concat() {
-        return conv.head_columns(dy, head);
+/// Every head's share of the output's gradient, `nodes x heads * C`: the gradient itself when the heads are
+/// concatenated, else the whole gradient over the heads (their mean) once per head.
+fn heads_output_gradient(conv: &GatConv, dy: &Dense<f32>) -> Result<Dense<f32>> {
+    if conv.concat() || conv.heads() == 1 {
+        return Ok(dy.clone());
     }
-    let scale = conv.head_scale();
-    Dense::from_vec(dy.rows(), dy.cols(), dy.as_slice().par_iter().map(|&d| d * scale).collect())
-}
-
-/// `out[:, first..first + part.cols()] += part`.
-fn add_columns(out: &mut Dense<f32>, first: usize, part: &Dense<f32>) {
-    let (width, part_width) = (out.cols(), part.cols());
-    out.as_mut_slice().par_chunks_mut(width).zip(part.as_slice().par_chunks(part_width)).for_each(|(row, part)| {
-        row[first..first + part_width].iter_mut().zip(part).for_each(|(o, &p)| *o += p);
-    });
+    let (heads, scale) = (conv.heads(), conv.head_scale());
+    let values = dy
+        .as_slice()
+        .par_chunks(dy.cols().max(1))
+        .flat_map_iter(|row| (0..heads).flat_map(move |_| row.iter().map(move |&d| d * scale)))
+        .collect();
+    Dense::from_vec(dy.rows(), heads * dy.cols(), values)
 }
 
 /// `values` (`heads` per nonzero) cut into each row's part, with the row.

@@ -191,30 +191,30 @@ impl Propagator {
         })
     }
 
-    /// `M' X` for `M'` the structure with `values` (in its nonzero order); see [`Propagator::weighted`].
-    pub fn aggregate_weighted(&mut self, values: &[f32], x: &Dense<f32>) -> Result<Dense<f32>> {
-        let y = self.forward.aggregate_weighted(values, x)?;
+    /// `M'_h X_h` for every head `h` in one call, for `M'_h` the structure with head `h`'s values
+    /// (`values[k * heads + h]`, in its nonzero order) and `X_h` the `h`-th of `heads` groups of `x`'s columns
+    /// ([`Aggregator::aggregate_heads`]); see [`Propagator::weighted`].
+    pub fn aggregate_heads(&mut self, values: &[f32], heads: usize, x: &Dense<f32>) -> Result<Dense<f32>> {
+        let y = self.forward.aggregate_heads(values, heads, x)?;
         self.timings.record_phases(Stage::ForwardAggregation, self.forward.last_phases());
         Ok(y)
     }
 
-    /// `M'^T dy` for `M'` the structure with `values` (in `M`'s nonzero order, as for
-    /// [`Propagator::aggregate_weighted`]), on the resident transpose.
-    pub fn aggregate_transposed_weighted(&mut self, values: &[f32], dy: &Dense<f32>) -> Result<Dense<f32>> {
+    /// `M'_h^T dy_h` for every head, with `values` as for [`Propagator::aggregate_heads`] (in `M`'s nonzero
+    /// order), on the resident transpose.
+    pub fn aggregate_transposed_heads(&mut self, values: &[f32], heads: usize, dy: &Dense<f32>) -> Result<Dense<f32>> {
         let (Some(order), Transposed::Resident(engine)) = (&self.transpose_order, &mut self.transposed) else {
             return Err(Error::invalid("backward aggregation with new values", "the engines were built without them"));
         };
-        if values.len() != order.len() {
-            return Err(Error::shape("backward aggregation: new values (one per nonzero)", order.len(), values.len()));
-        }
+        crate::spmm::check_head_values(order.len(), values.len(), heads)?;
         let started = Instant::now();
-        self.transposed_values.resize(order.len(), 0.0);
-        self.transposed_values
-            .par_iter_mut()
-            .zip(order.par_iter())
-            .for_each(|(value, &at)| *value = values[at as usize]);
+        self.transposed_values.resize(values.len(), 0.0);
+        self.transposed_values.par_chunks_mut(heads).zip(order.par_iter()).for_each(|(value, &at)| {
+            let at = at as usize * heads;
+            value.copy_from_slice(&values[at..at + heads]);
+        });
         self.timings.record(Stage::Dense, started.elapsed(), None);
-        let dx = engine.aggregate_weighted(&self.transposed_values, dy)?;
+        let dx = engine.aggregate_heads(&self.transposed_values, heads, dy)?;
         self.timings.record_phases(Stage::BackwardAggregation, engine.last_phases());
         Ok(dx)
     }

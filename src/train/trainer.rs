@@ -208,10 +208,7 @@ impl Trainer {
 pub fn backward_aggregation_widths(model: &Model) -> Vec<usize> {
     let needs_one = |at: usize, layer: &Layer| layer.order() == Order::TransformFirst || at > 0;
     let layers = model.layers().iter().enumerate().rev();
-    layers
-        .filter(|(at, (_, layer))| needs_one(*at, layer))
-        .flat_map(|(_, (_, layer))| layer.aggregation_calls())
-        .collect()
+    layers.filter(|(at, (_, layer))| needs_one(*at, layer)).map(|(_, (_, layer))| layer.aggregation_width()).collect()
 }
 
 fn parameter_sizes(model: &Model) -> Vec<usize> {
