@@ -36,6 +36,18 @@
  * 8-byte words, so that result goes to the tasklet's edge slot (SDDMM_EDGE_FIRST or _LAST, 8 bytes each, the
  * value in the first 4) and no two tasklets write one word. */
 #define SPMM_MODE_SDDMM 1
+/* SpMM with attention weights computed on the DPU (f32 kernels only): value set h's value of nonzero (i, j) is
+ * w = 2^x, x = min(0, S_j > N_i ? A_i + S_j : B_i + S'_j), the scores in base-2 fixed point (struct
+ * attention_column, struct attention_row): GAT's exp(LeakyReLU(e_ij) - max_i) with the row's largest score
+ * taken off on the host. The host gives each head's features a column of ones, whose sum is the softmax's
+ * denominator. */
+#define SPMM_MODE_ATTENTION 2
+/* Fraction bits of the attention scores' fixed point (x / 2^ATTENTION_FRACTION_BITS). */
+#define ATTENTION_FRACTION_BITS 20
+/* The table of 2^(-k / ATTENTION_EXP2_ENTRIES) (the __host WRAM array attention_exp2, Q31) takes the top
+ * ATTENTION_EXP2_BITS of a score's fraction. */
+#define ATTENTION_EXP2_BITS 9
+#define ATTENTION_EXP2_ENTRIES (1 << ATTENTION_EXP2_BITS)
 #define SDDMM_EDGE_FIRST 0
 #define SDDMM_EDGE_LAST 1
 /* SDDMM results a tasklet keeps in WRAM before one write (even, so that every write is whole words). */
@@ -46,6 +58,22 @@ typedef union {
     float f32;
     int32_t i32;
 } spmm_value;
+
+/* A column's attention scores for one value set (head): its source score s_j and slope * s_j, both times log2(e) in fixed point. */
+struct attention_column {
+    int32_t source;
+    int32_t sloped;
+};
+
+/* A row's for one value set, with d_i its target score and m_i
+ * its largest LeakyReLU(d_i + s_j): threshold = -d_i (e_ij > 0 where source > threshold), above = d_i - m_i,
+ * below = slope * d_i - m_i, all times log2(e) in fixed point. */
+struct attention_row {
+    int32_t threshold;
+    int32_t above;
+    int32_t below;
+    int32_t reserved; /* keeps the size a multiple of 8 */
+};
 
 /* Where a COO nonzero lies; the entries are sorted by row. */
 struct spmm_coo_index {
@@ -110,6 +138,13 @@ struct spmm_call_args {
     uint32_t head_features;
     uint32_t values_offset;
     uint32_t values_stride;
+    /* SPMM_MODE_ATTENTION: set h's struct attention_column of each X row (column) at column_scores_offset + h *
+     * column_scores_stride + column * 8, its struct attention_row of each row at row_scores_offset + h *
+     * row_scores_stride + row * 16. */
+    uint32_t column_scores_offset;
+    uint32_t column_scores_stride;
+    uint32_t row_scores_offset;
+    uint32_t row_scores_stride;
     uint32_t reserved; /* keeps the size a multiple of 8 */
 };
 

@@ -21,7 +21,8 @@ static SPMM_SEQREAD_ALIGNED uint8_t index_cache[NR_TASKLETS][2 * SEQREAD_CACHE_S
 static SPMM_SEQREAD_ALIGNED uint8_t value_cache[NR_TASKLETS][2 * SEQREAD_CACHE_SIZE];
 
 static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
-                      uint32_t values_at) {
+                      uint32_t set, uint32_t values_at) {
+    const struct spmm_scores scores = spmm_scores_of(set);
     seqreader_t indices, values;
     const struct spmm_coo_index *index = seqread_init(
         (seqreader_buffer_t)index_cache[tasklet],
@@ -36,8 +37,11 @@ static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, ui
     uint32_t k = work->nz_begin;
     for (uint32_t row = work->row_begin; row < work->row_end; row++) {
         spmm_clear(sum, width);
+        if (k < work->nz_end && index->row == row)
+            spmm_row_scores(scores, tasklet, row);
         while (k < work->nz_end && index->row == row) {
-            spmm_accumulate(sum, incoming[tasklet], *value, index->column, first, width);
+            spmm_accumulate(sum, incoming[tasklet], spmm_nonzero_value(scores, tasklet, *value, index->column),
+                            index->column, first, width);
             index = seqread_get((void *)index, sizeof(struct spmm_coo_index), &indices);
             value = seqread_get((void *)value, sizeof(spmm_value), &values);
             k++;

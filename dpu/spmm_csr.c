@@ -38,7 +38,8 @@ static inline const uint32_t *csr_columns(const struct spmm_tasklet_work *work, 
 }
 
 static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
-                      uint32_t values_at) {
+                      uint32_t set, uint32_t values_at) {
+    const struct spmm_scores scores = spmm_scores_of(set);
     seqreader_t row_ptrs, columns, values;
     const uint32_t *row_ptr = csr_row_ptrs(work, tasklet, &row_ptrs);
     const uint32_t *column = csr_columns(work, tasklet, &columns);
@@ -54,8 +55,11 @@ static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, ui
         const uint32_t begin = row_start > work->nz_begin ? row_start : work->nz_begin;
         const uint32_t end = row_stop < work->nz_end ? row_stop : work->nz_end;
         spmm_clear(sum, width);
+        if (begin < end)
+            spmm_row_scores(scores, tasklet, row);
         for (uint32_t k = begin; k < end; k++) {
-            spmm_accumulate(sum, incoming[tasklet], *value, *column, first, width);
+            spmm_accumulate(sum, incoming[tasklet], spmm_nonzero_value(scores, tasklet, *value, *column), *column, first,
+                            width);
             column = seqread_get((void *)column, sizeof(uint32_t), &columns);
             value = seqread_get((void *)value, sizeof(spmm_value), &values);
         }

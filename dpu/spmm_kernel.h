@@ -108,16 +108,102 @@ static __dma_aligned spmm_acc edge_word[NR_TASKLETS][2];
 
 BARRIER_INIT(partials_written, NR_TASKLETS);
 
-/* The family's walk over one tasklet's nonzeros for features [first, first + width), with the values at heap
- * offset `values_at`. */
-static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
-                      uint32_t values_at);
-/* The family's walk over one tasklet's nonzeros for an SDDMM call. */
-static void sddmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet);
-
 static inline uint32_t spmm_heap(void) {
     return (uint32_t)DPU_MRAM_HEAP_POINTER;
 }
+
+/* Where one pass's attention scores lie: its value set's column and row records (spmm_args.h). */
+struct spmm_scores {
+    uint32_t columns;
+    uint32_t rows;
+};
+
+static inline struct spmm_scores spmm_scores_of(uint32_t set) {
+    const struct spmm_scores scores = {call.column_scores_offset + set * call.column_scores_stride,
+                                       call.row_scores_offset + set * call.row_scores_stride};
+    return scores;
+}
+
+#if defined(SPMM_TYPE_F32)
+/*
+ * Attention weights (SPMM_MODE_ATTENTION): per nonzero and value set, w = 2^x for the fixed-point x <= 0 of
+ * spmm_args.h, as a float. With x = -(n + f), n whole and f in [0, 1): 2^-f = T[hi] (1 - lo ln 2) up to
+ * (lo ln 2)^2 / 2 < 9.2e-7 relative, T the host's table over the fraction's top ATTENTION_EXP2_BITS and lo the rest
+ * (below 2^-9); n goes into the float's exponent, so small weights keep all 24 bits, and a weight below 2^-126 is
+ * 0. Integer adds and shifts, two 32-bit multiplies and a count of leading zeros: no floating point.
+ * pimgnn::pim::attention computes the same bits on the host.
+ */
+__host uint32_t attention_exp2[ATTENTION_EXP2_ENTRIES];
+static __dma_aligned struct attention_column column_score[NR_TASKLETS];
+static __dma_aligned struct attention_row row_score[NR_TASKLETS];
+
+static inline float attention_exp2_of(int32_t x) {
+    const uint32_t magnitude = (uint32_t)(-x);
+    const uint32_t whole = magnitude >> ATTENTION_FRACTION_BITS;
+    const uint32_t fraction = magnitude & ((1u << ATTENTION_FRACTION_BITS) - 1);
+    const uint32_t rest_bits = ATTENTION_FRACTION_BITS - ATTENTION_EXP2_BITS;
+    const uint32_t top = attention_exp2[fraction >> rest_bits];
+    /* lo ln 2 in units of 2^-ATTENTION_FRACTION_BITS (ln 2 as 2839 / 4096), then top * lo ln 2. */
+    const uint32_t rest_ln2 = ((fraction & ((1u << rest_bits) - 1)) * 2839u) >> 12;
+    const uint32_t mantissa = top - (((top >> rest_bits) * rest_ln2) >> (ATTENTION_FRACTION_BITS - rest_bits));
+    /* mantissa / 2^31 is in (1/2, 1]: its leading one sets the exponent. */
+    const uint32_t leading = (uint32_t)__builtin_clz(mantissa);
+    const int32_t exponent = 127 - (int32_t)leading - (int32_t)whole;
+    if (exponent <= 0)
+        return 0.0f;
+    union {
+        uint32_t bits;
+        float value;
+    } weight = {.bits = ((uint32_t)exponent << 23) | (((mantissa << leading) >> 8) & 0x7fffffu)};
+    return weight.value;
+}
+
+/* Before a row's nonzeros: reads its scores when the call computes attention weights. */
+static inline void spmm_row_scores(struct spmm_scores scores, uint32_t tasklet, uint32_t row) {
+    if (call.mode == SPMM_MODE_ATTENTION)
+        mram_read((__mram_ptr void *)(spmm_heap() + scores.rows + row * (uint32_t)sizeof(struct attention_row)),
+                  &row_score[tasklet], sizeof(struct attention_row));
+}
+
+/* A nonzero's value: `stored`, or in an attention call its weight from its column's and row's scores. */
+static inline spmm_value spmm_nonzero_value(struct spmm_scores scores, uint32_t tasklet, spmm_value stored,
+                                            uint32_t column) {
+    if (call.mode != SPMM_MODE_ATTENTION)
+        return stored;
+    mram_read((__mram_ptr void *)(spmm_heap() + scores.columns + column * (uint32_t)sizeof(struct attention_column)),
+              &column_score[tasklet], sizeof(struct attention_column));
+    const struct attention_column *source = &column_score[tasklet];
+    const struct attention_row *target = &row_score[tasklet];
+    int32_t x = source->source > target->threshold ? target->above + source->source : target->below + source->sloped;
+    if (x > 0)
+        x = 0;
+    spmm_value value;
+    value.f32 = attention_exp2_of(x);
+    return value;
+}
+#else
+/* Integer kernels take no attention calls: values are the stored ones. */
+static inline void spmm_row_scores(struct spmm_scores scores, uint32_t tasklet, uint32_t row) {
+    (void)scores;
+    (void)tasklet;
+    (void)row;
+}
+
+static inline spmm_value spmm_nonzero_value(struct spmm_scores scores, uint32_t tasklet, spmm_value stored,
+                                            uint32_t column) {
+    (void)scores;
+    (void)tasklet;
+    (void)column;
+    return stored;
+}
+#endif
+
+/* The family's walk over one tasklet's nonzeros for features [first, first + width) of value set `set`, whose
+ * values are at heap offset `values_at`. */
+static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
+                      uint32_t set, uint32_t values_at);
+/* The family's walk over one tasklet's nonzeros for an SDDMM call. */
+static void sddmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet);
 
 /* sum[0..width) = 0; width is a multiple of SPMM_UNIT. */
 static inline void spmm_clear(spmm_acc *sum, uint32_t width) {
@@ -294,7 +380,7 @@ int main(void) {
             const uint32_t set = first / call.head_features;
             const uint32_t left = (set + 1) * call.head_features - first;
             const uint32_t width = left < SPMM_FEATURE_CHUNK ? left : SPMM_FEATURE_CHUNK;
-            spmm_pass(work, tasklet, first, width, call.values_offset + set * call.values_stride);
+            spmm_pass(work, tasklet, first, width, set, call.values_offset + set * call.values_stride);
             first += width;
         }
     }

@@ -13,6 +13,7 @@
 //! program that links only the library takes `default-features = false, features = ["simulator"]` (or
 //! `"hardware"`) and gets no command-line dependencies.
 
+pub mod attention;
 pub mod compare;
 pub mod cpu;
 mod error;
@@ -26,6 +27,7 @@ pub mod sparse;
 pub mod spmm;
 pub mod train;
 
+pub use attention::AttentionScores;
 pub use error::{Error, Result};
 pub use sparse::{Coo, Csr, Dense, Duplicates, Element};
 pub use spmm::{Chunk, CpuSpmm, Phase, RowStep, SpmmEngine, StreamedStage};

@@ -19,6 +19,12 @@ pub trait Element: Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + 
     fn acc_add(a: Self::Acc, b: Self::Acc) -> Self::Acc;
     /// `a + b` of values, wrapping for integers (how duplicate entries of a sparse matrix add up).
     fn value_add(a: Self, b: Self) -> Self;
+    /// Attention weights (in `(0, 1]`) as values of this type, when it holds them unscaled: `f32` does; the
+    /// integer types take weights only through a quantization with its own scale.
+    fn from_weights(weights: Vec<f32>) -> Option<Vec<Self>> {
+        let _ = weights;
+        None
+    }
 }
 
 impl Element for f32 {
@@ -35,6 +41,9 @@ impl Element for f32 {
     #[inline]
     fn value_add(a: f32, b: f32) -> f32 {
         a + b
+    }
+    fn from_weights(weights: Vec<f32>) -> Option<Vec<f32>> {
+        Some(weights)
     }
 }
 

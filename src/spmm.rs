@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
+use crate::attention::AttentionScores;
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::sparse::{Csr, Dense, Element};
@@ -62,6 +63,14 @@ pub trait SpmmEngine<T: Element>: Send {
     /// [`SpmmEngine::set_values`] goes back to one set of values. An engine that cannot take them says so.
     fn set_head_values(&mut self, _values: &[T], _heads: usize) -> Result<()> {
         Err(Error::invalid("SpMM engine", "takes no values per head for its resident matrix"))
+    }
+
+    /// Attention weights from now on, computed where `A` is from `scores` (made for `A`'s structure): as
+    /// [`SpmmEngine::set_head_values`] with [`AttentionScores::weights`], one head per score head. On the DPUs
+    /// the kernels compute the weights next to the resident structure (only the scores move); elsewhere the
+    /// engine computes the same bits. An engine that cannot says so.
+    fn set_attention(&mut self, _scores: &AttentionScores) -> Result<()> {
+        Err(Error::invalid("SpMM engine", "computes no attention weights for its resident matrix"))
     }
 
     /// SDDMM over `A`'s structure: for each nonzero `(i, j)` of `A`, in its nonzero order, `<p_i, q_j>` in the
@@ -238,6 +247,14 @@ impl<T: Element> SpmmEngine<T> for CpuSpmm<T> {
         check_head_values(self.a.nnz(), values.len(), heads)?;
         self.head_values = Some((values.to_vec(), heads));
         Ok(())
+    }
+
+    /// The weights on the host ([`AttentionScores::weights`]), in `f32` (other types take none).
+    fn set_attention(&mut self, scores: &AttentionScores) -> Result<()> {
+        let Some(weights) = T::from_weights(scores.weights(&self.a)?) else {
+            return Err(Error::invalid("CPU SpMM", format!("takes attention weights in f32, not {}", T::NAME)));
+        };
+        self.set_head_values(&weights, scores.heads())
     }
 
     fn sddmm(&mut self, p: &Dense<T>, q: &Dense<T>) -> Result<Vec<T::Acc>> {

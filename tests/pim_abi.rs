@@ -7,8 +7,9 @@ use std::path::Path;
 use std::process::Command;
 
 use pimgnn::pim::abi::{
-    CallArgs, CooIndex, MatrixArgs, TaskletWork, EDGE_FIRST, EDGE_LAST, FEATURE_CHUNK, MAX_PARTIALS, MAX_TASKLETS,
-    MODE_SDDMM, MODE_SPMM, RESULT_BUFFER, SEQREAD_BYTES,
+    AttentionColumn, AttentionRow, CallArgs, CooIndex, MatrixArgs, TaskletWork, ATTENTION_EXP2_BITS,
+    ATTENTION_EXP2_ENTRIES, ATTENTION_FRACTION_BITS, EDGE_FIRST, EDGE_LAST, FEATURE_CHUNK, MAX_PARTIALS, MAX_TASKLETS,
+    MODE_ATTENTION, MODE_SDDMM, MODE_SPMM, RESULT_BUFFER, SEQREAD_BYTES,
 };
 
 /// `(name, C expression, Rust value)` for every fact checked.
@@ -61,7 +62,23 @@ fn expected() -> Vec<(&'static str, &'static str, usize)> {
         field!("spmm_call_args", CallArgs, head_features),
         field!("spmm_call_args", CallArgs, values_offset),
         field!("spmm_call_args", CallArgs, values_stride),
+        field!("spmm_call_args", CallArgs, column_scores_offset),
+        field!("spmm_call_args", CallArgs, column_scores_stride),
+        field!("spmm_call_args", CallArgs, row_scores_offset),
+        field!("spmm_call_args", CallArgs, row_scores_stride),
         field!("spmm_call_args", CallArgs, reserved),
+        ("SPMM_MODE_ATTENTION", "SPMM_MODE_ATTENTION", MODE_ATTENTION as usize),
+        ("ATTENTION_FRACTION_BITS", "ATTENTION_FRACTION_BITS", ATTENTION_FRACTION_BITS as usize),
+        ("ATTENTION_EXP2_BITS", "ATTENTION_EXP2_BITS", ATTENTION_EXP2_BITS as usize),
+        ("ATTENTION_EXP2_ENTRIES", "ATTENTION_EXP2_ENTRIES", ATTENTION_EXP2_ENTRIES),
+        ("sizeof attention_column", "sizeof(struct attention_column)", size_of::<AttentionColumn>()),
+        field!("attention_column", AttentionColumn, source),
+        field!("attention_column", AttentionColumn, sloped),
+        ("sizeof attention_row", "sizeof(struct attention_row)", size_of::<AttentionRow>()),
+        field!("attention_row", AttentionRow, threshold),
+        field!("attention_row", AttentionRow, above),
+        field!("attention_row", AttentionRow, below),
+        field!("attention_row", AttentionRow, reserved),
         ("sizeof spmm_coo_index", "sizeof(struct spmm_coo_index)", size_of::<CooIndex>()),
         field!("spmm_coo_index", CooIndex, row),
         field!("spmm_coo_index", CooIndex, column),

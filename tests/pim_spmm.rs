@@ -2,11 +2,13 @@
 //! every plan, type and format, empty and hub rows, feature counts that are not multiples of anything, disabled DPUs and several tasklet counts,
 //! with the simulator switching tasklets at every DMA (races show up) and in strict mode.
 
+use std::any::Any;
+
 use pimgnn::pim::abi::{MAX_TASKLETS, SEQREAD_BYTES};
 use pimgnn::pim::cost::{self, HardwareModel, Target};
 use pimgnn::pim::plan::{Format, Plan, XDelivery};
 use pimgnn::pim::{PimElement, PimSpmm};
-use pimgnn::{cpu, Csr, Dense, Element, Error, SpmmEngine};
+use pimgnn::{cpu, AttentionScores, Csr, Dense, Element, Error, SpmmEngine};
 use rand::rngs::ChaCha8Rng;
 use rand::{Rng as _, RngExt, SeedableRng};
 use upmem::sim::{Schedule, SimConfig};
@@ -124,6 +126,41 @@ fn check<T: TestValue>(set: DpuSet, a: &Csr<T>, plan: Plan, features: &[usize]) 
     check_heads_again(&mut engine, a, &head_values, 3, 8, 31, a.nnz() > 0);
     check_heads(&mut engine, a, 4, 1, 37, true);
     check_heads(&mut engine, a, 2, 72, 41, true);
+    check_attention(&mut engine, a);
+}
+
+/// Attention weights computed by the kernels (f32) from random scores, for heads of 8, of 1 (padded) and of 72
+/// features (two chunks each), against the CPU with the same weights; other types refuse.
+fn check_attention<T: TestValue>(engine: &mut PimSpmm<T>, a: &Csr<T>) {
+    let plan = *engine.plan();
+    for (heads, width, seed) in [(3, 8, 43), (4, 1, 47), (2, 72, 53)] {
+        let mut rng = Rng::seed_from_u64(seed);
+        let mut draw = |n: usize| (0..n).map(|_| rng.random_range(-4.0f32..4.0)).collect::<Vec<f32>>();
+        let (source, target) = (draw(a.ncols() * heads), draw(a.nrows() * heads));
+        let scores = AttentionScores::new(a, &source, &target, heads, 0.2).unwrap();
+        let call = format!("{} {plan}, attention, {heads} heads of {width}", T::NAME);
+        let typed = (engine as &mut dyn Any).downcast_mut::<PimSpmm<f32>>();
+        let (Some(engine), Some(a)) = (typed, (a as &dyn Any).downcast_ref::<Csr<f32>>()) else {
+            let error = engine.set_attention(&scores).unwrap_err();
+            assert!(matches!(error, Error::Invalid { .. }), "{call}: {error}");
+            continue;
+        };
+        engine.set_attention(&scores).unwrap_or_else(|e| panic!("{call}: {e}"));
+        let x = random_dense::<f32>(a.ncols(), heads * width, seed);
+        let y = engine.spmm(&x).unwrap_or_else(|e| panic!("{call}: {e}"));
+        // The weights are fractions, so where a row's sum is cut (a long row over DPUs or tasklets) the parts add
+        // up in another order than the host's: within 1e-5 of the sum of the products' magnitudes.
+        let weights = scores.weights(a).unwrap();
+        let expected = cpu::spmm_heads(a, &weights, heads, &x).unwrap();
+        let magnitudes = Dense::from_vec(x.rows(), x.cols(), x.as_slice().iter().map(|v| v.abs()).collect()).unwrap();
+        let sizes = cpu::spmm_heads(a, &weights, heads, &magnitudes).unwrap();
+        for (at, (&got, (&want, &size))) in
+            y.as_slice().iter().zip(expected.as_slice().iter().zip(sizes.as_slice())).enumerate()
+        {
+            assert!((got - want).abs() <= 1e-5 * size, "{call}: Y[{at}] = {got}, the CPU's {want}");
+        }
+        assert_eq!(engine.last_phases()[0].name, "send scores", "{call}");
+    }
 }
 
 /// Sets new values for `heads` heads and checks a call with heads of `width` features against the CPU; returns

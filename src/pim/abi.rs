@@ -18,6 +18,17 @@ pub const SEQREAD_BYTES: usize = 128;
 pub const MODE_SPMM: u32 = 0;
 /// [`CallArgs::mode`] of an SDDMM call (`SPMM_MODE_SDDMM`).
 pub const MODE_SDDMM: u32 = 1;
+/// [`CallArgs::mode`] of an SpMM call whose values are attention weights computed on the DPUs from the scores
+/// (`SPMM_MODE_ATTENTION`, f32 kernels).
+pub const MODE_ATTENTION: u32 = 2;
+/// Fraction bits of the attention scores' fixed point (`ATTENTION_FRACTION_BITS`).
+pub const ATTENTION_FRACTION_BITS: u32 = 20;
+/// Bits of a score's fraction the kernels' table of powers of two covers (`ATTENTION_EXP2_BITS`).
+pub const ATTENTION_EXP2_BITS: u32 = 9;
+/// Entries of that table (`ATTENTION_EXP2_ENTRIES`), the `__host` WRAM array [`ATTENTION_EXP2_SYMBOL`].
+pub const ATTENTION_EXP2_ENTRIES: usize = 1 << ATTENTION_EXP2_BITS;
+/// The kernels' table of `2^(-k / ATTENTION_EXP2_ENTRIES)` in Q31.
+pub const ATTENTION_EXP2_SYMBOL: &str = "attention_exp2";
 /// A tasklet's edge slot of its range's first result when that nonzero is odd (`SDDMM_EDGE_FIRST`).
 pub const EDGE_FIRST: usize = 0;
 /// A tasklet's edge slot of its range's last result when its end is odd (`SDDMM_EDGE_LAST`).
@@ -91,8 +102,41 @@ pub struct CallArgs {
     pub values_offset: u32,
     /// SpMM: bytes from one value set to the next.
     pub values_stride: u32,
+    /// Attention: MRAM heap offset of value set 0's [`AttentionColumn`]s, one per row of X.
+    pub column_scores_offset: u32,
+    /// Attention: bytes from one value set's column scores to the next's.
+    pub column_scores_stride: u32,
+    /// Attention: MRAM heap offset of value set 0's [`AttentionRow`]s, one per row of the block.
+    pub row_scores_offset: u32,
+    /// Attention: bytes from one value set's row scores to the next's.
+    pub row_scores_stride: u32,
     /// Padding to a multiple of 8 bytes.
     pub reserved: u32,
+}
+
+/// `struct attention_column`: a column's scores for one head, times `log2(e)` in fixed point.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AttentionColumn {
+    /// Its source score `s_j`.
+    pub source: i32,
+    /// `slope * s_j`.
+    pub sloped: i32,
+}
+
+/// `struct attention_row`: a row's scores for one head, times `log2(e)` in fixed point, with `d_i` its target
+/// score and `m_i` its largest `LeakyReLU(d_i + s_j)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AttentionRow {
+    /// `-d_i`: the score is positive where the column's `source` is above it.
+    pub threshold: i32,
+    /// `d_i - m_i`.
+    pub above: i32,
+    /// `slope * d_i - m_i`.
+    pub below: i32,
+    /// Padding to a multiple of 8 bytes.
+    pub reserved: i32,
 }
 
 /// `struct spmm_coo_index`: where a COO nonzero lies.
@@ -114,6 +158,10 @@ unsafe impl DpuCopy for MatrixArgs {}
 unsafe impl DpuCopy for CallArgs {}
 // SAFETY: as above.
 unsafe impl DpuCopy for CooIndex {}
+// SAFETY: as above, i32 fields only.
+unsafe impl DpuCopy for AttentionColumn {}
+// SAFETY: as above.
+unsafe impl DpuCopy for AttentionRow {}
 
 impl Default for MatrixArgs {
     fn default() -> Self {

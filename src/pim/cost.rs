@@ -116,6 +116,14 @@ const ROW_FEATURE_INSTRUCTIONS: f64 = 2.0;
 /// no-tail jump and the return). A sum is one word.
 const MEMSET_WORD_INSTRUCTIONS: f64 = 3.0;
 const MEMSET_FIXED_INSTRUCTIONS: f64 = 15.0;
+/// Instructions per nonzero and chunk of an attention call beyond an SpMM call's: the read of the column's scores
+/// (the call and its address), the branch on the score's sign, its add and the clamp, and `attention_exp2_of`
+/// (fraction and whole part, the table load, two 32-bit multiplies of about 30 instructions each, the count of
+/// leading zeros and the float's bits). Fitted to the simulator's modelled cycles, which count the kernel's
+/// compiled instructions (`modelled_attention_cycles_match_the_simulator`).
+const ATTENTION_WEIGHT_INSTRUCTIONS: f64 = 90.0;
+/// Instructions per row and chunk of an attention call: the mode test and the read of the row's scores.
+const ATTENTION_ROW_INSTRUCTIONS: f64 = 8.0;
 
 /// A UPMEM server: the DPU clock and DMA costs of PrIM's, transfers as upmem models a full server on SDK 2025.1
 /// ([`upmem::CLOCK_HZ`], [`upmem::DMA_READ_ALPHA_CYCLES`], [`upmem::TransferModel::default`]), and the kernels'
@@ -351,6 +359,29 @@ impl HardwareModel {
         cycles
     }
 
+    /// Cycles an attention call adds to a kernel's (`SPMM_MODE_ATTENTION`) for a tile of `rows` rows and
+    /// `nonzeros` nonzeros over `features` padded features in value sets of `set_features`: per chunk, a read of
+    /// each row's scores and, per nonzero, a read of its column's and [`ATTENTION_WEIGHT_INSTRUCTIONS`] to make
+    /// its weight.
+    pub fn attention_cycles(
+        &self,
+        rows: usize,
+        nonzeros: usize,
+        features: usize,
+        set_features: usize,
+        tasklets: u32,
+    ) -> KernelCycles {
+        let chunks = chunk_widths(features, set_features).count() as f64;
+        let (rows, nz) = (rows.min(nonzeros) as f64, nonzeros as f64);
+        let read = |bytes: f64| self.dma_read_alpha + self.dma_cycles_per_byte * bytes;
+        let mut cycles = KernelCycles {
+            dma: chunks * (nz * read(8.0) + rows * read(16.0)),
+            compute: chunks * (nz * ATTENTION_WEIGHT_INSTRUCTIONS + rows * ATTENTION_ROW_INSTRUCTIONS),
+        };
+        cycles.compute /= (f64::from(tasklets) / self.pipeline_tasklets).min(1.0);
+        cycles
+    }
+
     /// DMA cycles of one sequential-reader refill: one read of 2 x SEQREAD_BYTES, made each time the reader has
     /// consumed SEQREAD_BYTES and once when a tasklet starts a pass.
     fn seqread_refill(&self) -> f64 {
@@ -421,7 +452,7 @@ impl HardwareModel {
         features: usize,
         nr_dpus: usize,
     ) -> Prediction {
-        let spmm = self.predict::<T>(plan, tiles, 0, features, 1, nr_dpus);
+        let spmm = self.predict::<T>(plan, tiles, 0, features, 1, false, nr_dpus);
         let padded = padded_features::<T>(features, plan.feature_groups as usize);
         let max = |f: &dyn Fn(&TileStats) -> usize| tiles.iter().map(f).max().unwrap_or(0);
         let p_bytes = max(&|tile| tile.rows) * padded * std::mem::size_of::<T>();
@@ -454,6 +485,7 @@ impl HardwareModel {
         nrows: usize,
         features: usize,
         heads: usize,
+        attention: bool,
         nr_dpus: usize,
     ) -> Prediction {
         let groups = plan.feature_groups as usize;
@@ -481,15 +513,15 @@ impl HardwareModel {
         let cycles = tiles
             .iter()
             .map(|tile| {
-                self.kernel_cycles_in_sets::<T>(
-                    plan.format,
-                    tile.rows,
-                    tile.nonzeros,
-                    padded,
-                    set_features,
-                    plan.tasklets,
-                )
-                .total()
+                let (rows, nonzeros) = (tile.rows, tile.nonzeros);
+                let mut cycles =
+                    self.kernel_cycles_in_sets::<T>(plan.format, rows, nonzeros, padded, set_features, plan.tasklets);
+                if attention {
+                    let weights = self.attention_cycles(rows, nonzeros, padded, set_features, plan.tasklets);
+                    cycles.compute += weights.compute;
+                    cycles.dma += weights.dma;
+                }
+                cycles.total()
             })
             .fold(0.0, f64::max);
         let gather = self.parallel_transfer(Operation::Gather, nr_dpus, max_rows * padded * acc);
@@ -680,7 +712,7 @@ pub fn predict<T: PimElement>(
     nr_dpus: usize,
 ) -> Prediction {
     let partition = Partition::new(a, plan);
-    model.predict::<T>(plan, &partition.stats(a), a.nrows(), features, 1, nr_dpus)
+    model.predict::<T>(plan, &partition.stats(a), a.nrows(), features, 1, false, nr_dpus)
 }
 
 /// Costs every [candidate](candidates) that fits the DPUs' MRAM and picks the plan to run on `target`
@@ -735,7 +767,7 @@ pub fn choose_for_calls<T: PimElement>(
         }
         let prediction = widths
             .iter()
-            .map(|&width| model.predict::<T>(&plan, tiles, a.nrows(), width, 1, nr_dpus as usize))
+            .map(|&width| model.predict::<T>(&plan, tiles, a.nrows(), width, 1, false, nr_dpus as usize))
             .fold(Prediction::default(), |sum, call| sum + call);
         let costed = Costed { plan, prediction };
         // PyGim's default: its fewest groups that fit (candidates come in increasing groups).

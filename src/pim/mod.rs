@@ -49,12 +49,13 @@ pub use coexec::SplitSpmm;
 pub use element::PimElement;
 pub use report::{LoadBalance, PimReport};
 
+use crate::attention::AttentionScores;
 use crate::error::{Error, Result};
 use crate::sparse::{Csr, Dense};
 use crate::spmm::{
     check_streamed_outputs, rows_of_outputs, step_whole, Chunk, Phase, RowStep, SpmmEngine, StreamedStage,
 };
-use abi::{CallArgs, MatrixArgs, TaskletWork};
+use abi::{AttentionColumn, AttentionRow, CallArgs, MatrixArgs, TaskletWork};
 use cost::{HardwareModel, Prediction, Target};
 use heads::ValueSets;
 use partition::{Image, NonzeroIds, Partition, Tile, TileStats, XRows};
@@ -113,8 +114,10 @@ pub struct PimSpmm<T: PimElement> {
     values_words: usize,
     /// Sending the values set since the last call, the first phase of the next.
     values_sent: Option<Phase>,
-    /// Values per attention head, when set instead of one set.
+    /// Values per attention head (or the scores to compute them from), when set instead of one set.
     head_values: Option<heads::HeadValues<T>>,
+    /// Whether the kernels' table of powers of two for attention weights is in their WRAM.
+    exp2_table_sent: bool,
     heap_bytes: usize,
     report: PimReport,
     phases: Vec<Phase>,
@@ -234,6 +237,7 @@ impl<T: PimElement> PimSpmm<T> {
             values_words,
             values_sent: None,
             head_values: None,
+            exp2_table_sent: false,
             heap_bytes,
             report,
             phases: Vec::new(),
@@ -256,11 +260,13 @@ impl<T: PimElement> PimSpmm<T> {
     /// set).
     pub fn predict(&self, features: usize) -> Prediction {
         let stats: Vec<TileStats> = self.tiles.iter().map(|tile| tile.stats).collect();
-        let heads = self.head_values.as_ref().map_or(1, |head_values| head_values.heads);
-        self.model.predict::<T>(&self.plan, &stats, self.nrows, features, heads, self.set.nr_dpus())
+        let (heads, attention) =
+            self.head_values.as_ref().map_or((1, false), |head_values| (head_values.heads, head_values.attention()));
+        self.model.predict::<T>(&self.plan, &stats, self.nrows, features, heads, attention, self.set.nr_dpus())
     }
 
-    /// The call's MRAM layout after the matrix and the value sets, checked against the heap.
+    /// The call's MRAM layout after the matrix and the value sets (with attention scores after Y), checked
+    /// against the heap.
     fn call_args(&self, features: usize, sets: &ValueSets) -> Result<CallArgs> {
         let size = std::mem::size_of::<T>();
         let acc = std::mem::size_of::<T::Acc>();
@@ -269,17 +275,25 @@ impl<T: PimElement> PimSpmm<T> {
         let x_offset = self.matrix_bytes + sets.bytes;
         let partials_offset = x_offset + max_x_rows * features * size;
         let y_offset = partials_offset + abi::MAX_TASKLETS * abi::MAX_PARTIALS * features * acc;
-        let end = y_offset + max_rows * features * acc;
+        let column_scores_offset = y_offset + max_rows * features * acc;
+        let (column_scores_stride, row_scores_stride) = if sets.attention {
+            (max_x_rows * size_of::<AttentionColumn>(), max_rows * size_of::<AttentionRow>())
+        } else {
+            (0, 0)
+        };
+        let row_scores_offset = column_scores_offset + sets.sets(features) * column_scores_stride;
+        let end = row_scores_offset + sets.sets(features) * row_scores_stride;
         if end > self.heap_bytes {
             return Err(Error::Capacity {
                 what: format!(
                     "MRAM per DPU for {features} padded features under plan {} (matrix {} B, values per head {} B, \
-                     X {} B, Y {} B)",
+                     X {} B, Y {} B, attention scores {} B)",
                     self.plan,
                     self.matrix_bytes,
                     sets.bytes,
                     partials_offset - x_offset,
-                    end - y_offset
+                    column_scores_offset - y_offset,
+                    end - column_scores_offset
                 ),
                 needed: end as u64,
                 limit: self.heap_bytes as u64,
@@ -290,10 +304,14 @@ impl<T: PimElement> PimSpmm<T> {
             x_offset: x_offset as u32,
             y_offset: y_offset as u32,
             partials_offset: partials_offset as u32,
-            mode: abi::MODE_SPMM,
+            mode: if sets.attention { abi::MODE_ATTENTION } else { abi::MODE_SPMM },
             head_features: sets.set_features as u32,
             values_offset: sets.offset as u32,
             values_stride: sets.stride as u32,
+            column_scores_offset: column_scores_offset as u32,
+            column_scores_stride: column_scores_stride as u32,
+            row_scores_offset: row_scores_offset as u32,
+            row_scores_stride: row_scores_stride as u32,
             ..CallArgs::default()
         })
     }
@@ -441,7 +459,7 @@ impl<T: PimElement> PimSpmm<T> {
         let padded = cost::padded_head_features::<T>(features, self.plan.feature_groups as usize, heads);
         let sets = self.value_sets(features, padded);
         let args = self.call_args(padded, &sets)?;
-        self.send_head_values(features, padded, &sets)?;
+        self.send_head_values(features, padded, &sets, &args)?;
         let predicted = self.predict(features);
         let mut phases = Vec::with_capacity(5);
         phases.extend(self.values_sent.take());
@@ -643,9 +661,16 @@ impl<T: PimElement> SpmmEngine<T> for PimSpmm<T> {
     /// whole number of them is padded to one with zeros in X for the call.
     fn set_head_values(&mut self, values: &[T], heads: usize) -> Result<()> {
         crate::spmm::check_head_values(self.nnz, values.len(), heads)?;
-        self.head_values = Some(heads::HeadValues { values: values.to_vec(), heads, sent_for: None });
+        let source = heads::HeadSource::Values(values.to_vec());
+        self.head_values = Some(heads::HeadValues { source, heads, sent_for: None });
         self.values_sent = None;
         Ok(())
+    }
+
+    /// The kernels compute the weights (f32 only): each DPU gets its heads' scores of its rows and of its rows of
+    /// X at the next call ("send scores"), and the table of powers of two once per engine.
+    fn set_attention(&mut self, scores: &AttentionScores) -> Result<()> {
+        self.set_attention_scores(scores)
     }
 
     fn sddmm(&mut self, p: &Dense<T>, q: &Dense<T>) -> Result<Vec<T::Acc>> {
