@@ -149,7 +149,7 @@ impl AttentionScores {
 /// `value` times `log2(e)` in the fixed point, or [`Error::Capacity`] when out of its range.
 fn fixed(value: f64) -> Result<i32> {
     let scaled = value * std::f64::consts::LOG2_E;
-    if !(scaled.abs() < SCORE_LIMIT) {
+    if scaled.is_nan() || scaled.abs() >= SCORE_LIMIT {
         return Err(Error::Capacity {
             what: format!("attention score {value} in the DPUs' fixed point (|score| * log2(e) below)"),
             needed: scaled.abs().ceil().min(u64::MAX as f64) as u64,

@@ -241,6 +241,22 @@ pub(crate) fn padded_features<T>(features: usize, groups: usize) -> usize {
     features.div_ceil(groups).div_ceil(unit).max(1) * unit
 }
 
+/// What a call multiplies: `features` columns of X in `heads` groups, each with values of its own (one group: the
+/// matrix's values), which the kernels compute from attention scores when `attention`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CallShape {
+    pub(crate) features: usize,
+    pub(crate) heads: usize,
+    pub(crate) attention: bool,
+}
+
+impl CallShape {
+    /// `features` columns with the matrix's own values.
+    pub(crate) fn plain(features: usize) -> Self {
+        CallShape { features, heads: 1, attention: false }
+    }
+}
+
 /// Padded features per DPU of a call with `features` columns in `heads` attention heads of equal width (a
 /// multiple of 8 bytes of `T`), split over `groups`: as [`padded_features`], then widened to whole heads or to a
 /// whole fraction of one, so that every DPU's slice starts where a head does, or inside one head only.
@@ -452,7 +468,7 @@ impl HardwareModel {
         features: usize,
         nr_dpus: usize,
     ) -> Prediction {
-        let spmm = self.predict::<T>(plan, tiles, 0, features, 1, false, nr_dpus);
+        let spmm = self.predict::<T>(plan, tiles, 0, CallShape::plain(features), nr_dpus);
         let padded = padded_features::<T>(features, plan.feature_groups as usize);
         let max = |f: &dyn Fn(&TileStats) -> usize| tiles.iter().map(f).max().unwrap_or(0);
         let p_bytes = max(&|tile| tile.rows) * padded * std::mem::size_of::<T>();
@@ -477,17 +493,16 @@ impl HardwareModel {
     }
 
     /// Predicted time of one call of `plan` over tiles of these sizes (in tile order, as [`Partition`] makes
-    /// them) with `features` columns of X, on a set of `nr_dpus` DPUs for a matrix of `nrows` rows.
+    /// them) of shape `call`, on a set of `nr_dpus` DPUs for a matrix of `nrows` rows.
     pub(crate) fn predict<T: PimElement>(
         &self,
         plan: &Plan,
         tiles: &[TileStats],
         nrows: usize,
-        features: usize,
-        heads: usize,
-        attention: bool,
+        call: CallShape,
         nr_dpus: usize,
     ) -> Prediction {
+        let CallShape { features, heads, attention } = call;
         let groups = plan.feature_groups as usize;
         let padded = padded_head_features::<T>(features, groups, heads);
         let set_features = set_features(features, padded, heads);
@@ -712,7 +727,7 @@ pub fn predict<T: PimElement>(
     nr_dpus: usize,
 ) -> Prediction {
     let partition = Partition::new(a, plan);
-    model.predict::<T>(plan, &partition.stats(a), a.nrows(), features, 1, false, nr_dpus)
+    model.predict::<T>(plan, &partition.stats(a), a.nrows(), CallShape::plain(features), nr_dpus)
 }
 
 /// Costs every [candidate](candidates) that fits the DPUs' MRAM and picks the plan to run on `target`
@@ -767,7 +782,7 @@ pub fn choose_for_calls<T: PimElement>(
         }
         let prediction = widths
             .iter()
-            .map(|&width| model.predict::<T>(&plan, tiles, a.nrows(), width, 1, false, nr_dpus as usize))
+            .map(|&width| model.predict::<T>(&plan, tiles, a.nrows(), CallShape::plain(width), nr_dpus as usize))
             .fold(Prediction::default(), |sum, call| sum + call);
         let costed = Costed { plan, prediction };
         // PyGim's default: its fewest groups that fit (candidates come in increasing groups).

@@ -260,9 +260,10 @@ impl<T: PimElement> PimSpmm<T> {
     /// set).
     pub fn predict(&self, features: usize) -> Prediction {
         let stats: Vec<TileStats> = self.tiles.iter().map(|tile| tile.stats).collect();
-        let (heads, attention) =
-            self.head_values.as_ref().map_or((1, false), |head_values| (head_values.heads, head_values.attention()));
-        self.model.predict::<T>(&self.plan, &stats, self.nrows, features, heads, attention, self.set.nr_dpus())
+        let call = self.head_values.as_ref().map_or(cost::CallShape::plain(features), |head_values| {
+            cost::CallShape { features, heads: head_values.heads, attention: head_values.attention() }
+        });
+        self.model.predict::<T>(&self.plan, &stats, self.nrows, call, self.set.nr_dpus())
     }
 
     /// The call's MRAM layout after the matrix and the value sets (with attention scores after Y), checked
