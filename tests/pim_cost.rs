@@ -284,3 +284,41 @@ fn plans_over_the_simulators_host_budget_are_refused_with_that_budget() {
     let ample = Target::Simulator { host_budget: least_host_bytes, tolerance: cost::SIMULATOR_TOLERANCE };
     assert!(cost::choose(&model, &a, features, nr_dpus, 16, ample).is_ok());
 }
+
+/// An attention call (f32, the kernels computing each weight from the scores) against the simulator's modelled
+/// cycles: the SpMM kernel's model plus [`HardwareModel::attention_cycles`], within 0.9 to 1.1, and its DMA
+/// cycles within 3%.
+#[test]
+fn modelled_attention_cycles_match_the_simulator() {
+    let a = graph(3000);
+    let model = HardwareModel::default();
+    let mut lines = Vec::new();
+    let mut ratios = Vec::new();
+    for format in [Format::Csr, Format::Coo] {
+        for (heads, width) in [(1, 16), (4, 8), (2, 64)] {
+            let source: Vec<f32> = (0..a.ncols() * heads).map(|k| (k % 17) as f32 * 0.25 - 2.0).collect();
+            let target: Vec<f32> = (0..a.nrows() * heads).map(|k| (k % 13) as f32 * 0.3 - 1.5).collect();
+            let scores = pimgnn::AttentionScores::new(&a, &source, &target, heads, 0.2).unwrap();
+            let mut engine = one_dpu_engine(a.clone(), format);
+            engine.set_attention(&scores).unwrap();
+            engine.spmm(&Dense::zeros(a.ncols(), heads * width)).unwrap();
+            let (simulated, simulated_dma) = engine.report().modelled_cycles.expect("simulator statistics");
+            let features = heads * width;
+            let spmm = model.kernel_cycles_in_sets::<f32>(format, a.nrows(), a.nnz(), features, width, 16);
+            let weights = model.attention_cycles(a.nrows(), a.nnz(), features, width, 16);
+            let (compute, dma) = (spmm.compute + weights.compute, spmm.dma + weights.dma);
+            let ratio = compute.max(dma) / simulated as f64;
+            let dma_error = (dma - simulated_dma as f64).abs() / simulated_dma as f64;
+            lines.push(format!(
+                "{format}, {heads} heads of {width}: {ratio:.3} (compute {compute:.0}, DMA {dma:.0} vs {simulated_dma}, total {simulated})"
+            ));
+            ratios.push((ratio, dma_error));
+        }
+    }
+    println!("model / simulator attention kernel cycles:\n{}", lines.join("\n"));
+    assert!(
+        ratios.iter().all(|&(ratio, dma)| (0.9..=1.1).contains(&ratio) && dma < 0.03),
+        "{}",
+        lines.join("\n")
+    );
+}
