@@ -22,6 +22,25 @@ pub struct Phase {
     pub predicted: Option<Duration>,
 }
 
+/// What a call multiplies: `features` columns of X in `heads` groups, each with values of its own (one group: the
+/// matrix's values), which the kernels compute from attention scores when `attention`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallShape {
+    /// Columns of X.
+    pub features: usize,
+    /// Groups of columns with values of their own (attention heads).
+    pub heads: usize,
+    /// Whether the engine computes the values from attention scores ([`SpmmEngine::set_attention`]).
+    pub attention: bool,
+}
+
+impl CallShape {
+    /// `features` columns with the matrix's own values.
+    pub fn plain(features: usize) -> Self {
+        CallShape { features, heads: 1, attention: false }
+    }
+}
+
 /// Computes `Y = A X` for the sparse matrix it was built with.
 pub trait SpmmEngine<T: Element>: Send {
     /// `(rows, columns)` of `A`.
@@ -71,6 +90,12 @@ pub trait SpmmEngine<T: Element>: Send {
     /// engine computes the same bits. An engine that cannot says so.
     fn set_attention(&mut self, _scores: &AttentionScores) -> Result<()> {
         Err(Error::invalid("SpMM engine", "computes no attention weights for its resident matrix"))
+    }
+
+    /// Predicted hardware time of one call of shape `call`, with sending what it needs first (its values or
+    /// attention scores), when the engine models hardware (PIM); `None` otherwise.
+    fn predict_call(&self, _call: CallShape) -> Option<Duration> {
+        None
     }
 
     /// SDDMM over `A`'s structure: for each nonzero `(i, j)` of `A`, in its nonzero order, `<p_i, q_j>` in the

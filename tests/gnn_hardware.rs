@@ -83,7 +83,7 @@ fn integer_valued(rows: usize, cols: usize) -> Dense<f32> {
 
 /// Engine options on `backend` for `dpus` DPUs of 8 tasklets, planned for calls of `widths`.
 fn options(backend: Backend, dpus: Option<u32>, widths: Vec<usize>) -> EngineOptions {
-    EngineOptions { backend, dpus, tasklets: Some(8), widths }
+    EngineOptions { backend, dpus, tasklets: Some(8), widths, ..EngineOptions::default() }
 }
 
 /// `A X` on the hardware backend equals the CPU's (integer-valued `f32`, so that every sum is exact in any order,

@@ -316,9 +316,5 @@ fn modelled_attention_cycles_match_the_simulator() {
         }
     }
     println!("model / simulator attention kernel cycles:\n{}", lines.join("\n"));
-    assert!(
-        ratios.iter().all(|&(ratio, dma)| (0.9..=1.1).contains(&ratio) && dma < 0.03),
-        "{}",
-        lines.join("\n")
-    );
+    assert!(ratios.iter().all(|&(ratio, dma)| (0.9..=1.1).contains(&ratio) && dma < 0.03), "{}", lines.join("\n"));
 }

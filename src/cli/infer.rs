@@ -5,12 +5,12 @@ use std::time::Instant;
 
 use anyhow::{bail, Context as _};
 use clap::Args;
-use pimgnn::gnn::{accuracy, inputs, Aggregator, Dtype, Overlap};
+use pimgnn::gnn::{accuracy, inputs, Aggregator, Dtype, EngineOptions, Overlap};
 use pimgnn::io::npy;
 use pimgnn::Phase;
 
 use super::output;
-use super::pim_args::{self, BackendArgs, PimArgs};
+use super::pim_args::{self, AttentionArgs, BackendArgs, PimArgs};
 use super::progress;
 use super::timings;
 use super::workload::WorkloadArgs;
@@ -24,6 +24,8 @@ pub struct InferArgs {
     backend: BackendArgs,
     #[command(flatten)]
     pim_args: PimArgs,
+    #[command(flatten)]
+    attention: AttentionArgs,
     /// Value type of aggregation: f32 (exact) or quantized i32, i16, i8.
     #[arg(long, default_value = "f32")]
     dtype: Dtype,
@@ -61,7 +63,10 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
     println!("workload: {}", workload.description);
 
     let backend = args.backend.backend;
-    let options = args.pim_args.engine_options(backend, workload.model.aggregation_widths());
+    let options = EngineOptions {
+        attention: args.attention.attention,
+        ..args.pim_args.engine_options(backend, workload.model.aggregation_widths())
+    };
     let mut setup = Vec::new();
     let started = Instant::now();
     let aggregation = workload.model.architecture().aggregation();

@@ -1,6 +1,7 @@
 //! The options every model command takes for the DPUs it runs on.
 
 use clap::Args;
+use pimgnn::attention::AttentionSite;
 use pimgnn::gnn::{Backend, Decision, EngineOptions};
 use pimgnn::pim::abi::MAX_TASKLETS;
 
@@ -30,6 +31,18 @@ pub fn print_backend(asked: Backend, running: Backend, decision: Option<&Decisio
     }
 }
 
+/// Where a GAT's attention weights are computed in inference, shared by `infer` and `bench infer` (training
+/// computes them on the host: its backward pass needs them).
+#[derive(Args, Debug, Clone, Copy)]
+pub struct AttentionArgs {
+    /// Where GAT layers compute their attention weights. host: in f32 on the host as PyG does, sent to the
+    /// engine as values per head. engine: where aggregation runs, from the per-node scores in fixed point (the
+    /// DPUs' kernels; needs --dtype f32). auto: what the cost model predicts faster (the engine only on PIM in
+    /// f32).
+    #[arg(long, default_value = "auto")]
+    pub attention: AttentionSite,
+}
+
 /// DPU count and tasklets, shared by `infer`, `train`, `bench infer` and `bench train`.
 #[derive(Args, Debug, Clone, Copy)]
 pub struct PimArgs {
@@ -54,6 +67,6 @@ pub fn tasklets() -> clap::builder::RangedI64ValueParser<u32> {
 impl PimArgs {
     /// Engine options for `backend` with these DPUs and tasklets, planned for calls of `widths`.
     pub fn engine_options(self, backend: Backend, widths: Vec<usize>) -> EngineOptions {
-        EngineOptions { backend, dpus: self.dpus, tasklets: self.tasklets, widths }
+        EngineOptions { backend, dpus: self.dpus, tasklets: self.tasklets, widths, ..EngineOptions::default() }
     }
 }

@@ -18,12 +18,13 @@ use super::quantize::{
     dequantize, largest_magnitude, quantize, quantize_head_values, quantize_into, quantize_matrix, Quantization,
     Quantized, QuantizedMatrix,
 };
+use crate::attention::{host_rates, AttentionScores, AttentionSite, SOFTMAX_EPSILON};
 use crate::error::{Error, Result};
 use crate::pim::auto::Decision;
 use crate::pim::placement::{spmm_engine, Backend, EngineOptions};
 use crate::pim::LoadBalance;
 use crate::sparse::{Csr, Dense, Element};
-use crate::spmm::{Phase, RowStep, SpmmEngine, StreamedStage};
+use crate::spmm::{CallShape, Phase, RowStep, SpmmEngine, StreamedStage};
 
 /// The value type aggregation runs in: `f32`, `i32`, `i16` or `i8` (parsed in any case).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, strum::Display, strum::EnumString, strum::VariantNames)]
@@ -162,6 +163,25 @@ impl<T: Quantized> QuantizedEngine<T> {
     }
 }
 
+/// `x`'s columns in `heads` groups, each followed by a column of ones.
+fn with_ones_columns(x: &Dense<f32>, heads: usize) -> Result<Dense<f32>> {
+    let width = x.cols() / heads;
+    let wide = heads * (width + 1);
+    let values = (0..x.rows() * wide)
+        .into_par_iter()
+        .map(|at| {
+            let (row, column) = (at / wide, at % wide);
+            let (head, feature) = (column / (width + 1), column % (width + 1));
+            if feature == width {
+                1.0
+            } else {
+                x.row(row)[head * width + feature]
+            }
+        })
+        .collect();
+    Dense::from_vec(x.rows(), wide, values)
+}
+
 /// Why an aggregator not built by [`Aggregator::weighted`] takes no values per call.
 fn no_structure() -> Error {
     Error::invalid(
@@ -194,6 +214,8 @@ pub struct Aggregator {
     described: Described,
     phases: Vec<Phase>,
     shape: (usize, usize),
+    /// Where attention weights are computed, as asked.
+    attention: AttentionSite,
 }
 
 impl Aggregator {
@@ -228,7 +250,8 @@ impl Aggregator {
                 (Engines::I8(engine), described)
             }
         };
-        Ok(Aggregator { engines, structure: None, dtype, described, phases: Vec::new(), shape })
+        let attention = options.attention;
+        Ok(Aggregator { engines, structure: None, dtype, described, phases: Vec::new(), shape, attention })
     }
 
     /// The aggregator `aggregation`'s `matrix` needs: [`Aggregator::weighted`] for attention, whose values
@@ -297,6 +320,84 @@ impl Aggregator {
             Engines::I8(engine) => engine.set_values(row_ptr, values, heads)?,
         }
         self.aggregate(x)
+    }
+
+    /// Where a GAT layer's attention weights for `heads` heads of `head_features` each are computed: as asked
+    /// ([`EngineOptions::attention`]), with [`AttentionSite::Auto`] resolved by the cost model (the engine's
+    /// only in `f32` on an engine that predicts hardware time; see [`AttentionSite::Auto`]).
+    pub fn attention_site(&self, heads: usize, head_features: usize) -> AttentionSite {
+        let Some(structure) = &self.structure else { return AttentionSite::Host };
+        let (AttentionSite::Auto, Engines::Exact(engine)) = (self.attention, &self.engines) else {
+            return if self.attention == AttentionSite::Auto { AttentionSite::Host } else { self.attention };
+        };
+        let weights = (structure.nnz() * heads) as f64;
+        let rates = host_rates();
+        let on_engine = CallShape { features: heads * (head_features + 1), heads, attention: true };
+        let with_values = CallShape { features: heads * head_features, heads, attention: false };
+        match (engine.predict_call(on_engine), engine.predict_call(with_values)) {
+            (Some(engine), Some(values))
+                if engine.as_secs_f64() + rates.scores * weights < values.as_secs_f64() + rates.softmax * weights =>
+            {
+                AttentionSite::Engine
+            }
+            _ => AttentionSite::Host,
+        }
+    }
+
+    /// Where attention weights are computed, as asked (before [`Aggregator::attention_site`] resolves `Auto`).
+    pub fn attention_option(&self) -> AttentionSite {
+        self.attention
+    }
+
+    /// Every head's softmax-weighted aggregation, with the weights computed by the engine from `scores`
+    /// ([`SpmmEngine::set_attention`]): `x` (`nodes x heads * C`) gets a column of ones after each head's
+    /// features, so that the call also sums each row's weights, and each head's result is divided by its sum
+    /// (plus PyG's [`SOFTMAX_EPSILON`]). `f32` aggregation only; an aggregator not built by
+    /// [`Aggregator::weighted`] refuses, as [`Aggregator::aggregate_weighted`] does.
+    pub fn aggregate_attention(&mut self, scores: &AttentionScores, x: &Dense<f32>) -> Result<Dense<f32>> {
+        if self.structure.is_none() {
+            return Err(no_structure());
+        }
+        let Engines::Exact(engine) = &mut self.engines else {
+            return Err(Error::invalid(
+                "attention weights on the engine",
+                format!("need f32 aggregation, not {}: compute them on the host", self.dtype),
+            ));
+        };
+        let heads = scores.heads();
+        if x.rows() != self.shape.1 || !x.cols().is_multiple_of(heads) {
+            let expected = format!("{} rows, heads of equal width ({heads} heads)", self.shape.1);
+            return Err(Error::shape(
+                "attention aggregation: features",
+                expected,
+                format!("{} x {}", x.rows(), x.cols()),
+            ));
+        }
+        self.phases.clear();
+        let width = x.cols() / heads;
+        let started = Instant::now();
+        let with_ones = with_ones_columns(x, heads)?;
+        self.phases.push(Phase { name: "features with ones".into(), wall: started.elapsed(), predicted: None });
+        engine.set_attention(scores)?;
+        let y = engine.spmm(&with_ones)?;
+        self.phases.extend_from_slice(engine.last_phases());
+        let started = Instant::now();
+        let normalised = y
+            .as_slice()
+            .par_chunks(heads * (width + 1))
+            .flat_map_iter(|row| {
+                row.chunks(width + 1).flat_map(|head| {
+                    let sum = head[width] + SOFTMAX_EPSILON;
+                    head[..width].iter().map(move |&v| v / sum)
+                })
+            })
+            .collect();
+        self.phases.push(Phase {
+            name: "divide by the weights' sums".into(),
+            wall: started.elapsed(),
+            predicted: None,
+        });
+        Dense::from_vec(x.rows(), x.cols(), normalised)
     }
 
     /// SDDMM over the resident matrix's structure: for each nonzero `(i, j)`, in its order, `<p_i, q_j>` (in an
@@ -436,6 +537,43 @@ mod tests {
             }
             assert!(aggregator.last_phases().iter().any(|phase| phase.name == "quantize"), "{dtype}");
         }
+    }
+
+    /// `Auto` keeps the weights on the host where the engine predicts nothing (the CPU) and in integers; an
+    /// explicit site is kept; an aggregator without the structure has no attention at all.
+    #[test]
+    fn the_attention_site_is_the_host_without_a_prediction_or_in_integers() {
+        let site = |attention, dtype| {
+            let options = EngineOptions { attention, ..cpu() };
+            Aggregator::weighted(full(1.0), dtype, &options).unwrap().attention_site(2, 8)
+        };
+        assert_eq!(site(AttentionSite::Auto, Dtype::F32), AttentionSite::Host);
+        assert_eq!(site(AttentionSite::Auto, Dtype::I8), AttentionSite::Host);
+        assert_eq!(site(AttentionSite::Engine, Dtype::F32), AttentionSite::Engine);
+        assert_eq!(site(AttentionSite::Host, Dtype::F32), AttentionSite::Host);
+        let plain = Aggregator::new(full(1.0), Dtype::F32, &cpu()).unwrap();
+        assert_eq!(plain.attention_site(2, 8), AttentionSite::Host);
+    }
+
+    /// The engine's weights (here the CPU's, the DPUs' bits) with a column of ones per head give the softmax's
+    /// weighted mean of each head.
+    #[test]
+    fn attention_on_the_engine_is_the_softmax_weighted_mean_per_head() {
+        let structure = full(1.0);
+        let (source, target) = ([0.5f32, -1.0, 2.0, 0.25, 1.5, -0.5], [0.1f32, -0.2, 0.3, 0.7, -1.1, 0.4]);
+        let x = Dense::from_vec(3, 4, (0..12).map(|v| v as f32 - 5.5).collect()).unwrap();
+        let alpha = crate::attention::softmax(&structure, &source, &target, 2, 0.2).unwrap();
+        let expected = crate::cpu::spmm_heads(&structure, &alpha, 2, &x).unwrap();
+        let mut aggregator = Aggregator::weighted(structure.clone(), Dtype::F32, &cpu()).unwrap();
+        let scores = AttentionScores::new(&structure, &source, &target, 2, 0.2).unwrap();
+        let y = aggregator.aggregate_attention(&scores, &x).unwrap();
+        for (got, want) in y.as_slice().iter().zip(expected.as_slice()) {
+            assert!((got - want).abs() <= 1e-5 * want.abs().max(1.0), "{got} against {want}");
+        }
+        let names: Vec<&str> = aggregator.last_phases().iter().map(|phase| phase.name.as_ref()).collect();
+        assert_eq!(names, ["features with ones", "cpu spmm", "divide by the weights' sums"]);
+        let mut quantized = Aggregator::weighted(structure, Dtype::I8, &cpu()).unwrap();
+        assert!(matches!(quantized.aggregate_attention(&scores, &x), Err(Error::Invalid { .. })));
     }
 
     #[test]

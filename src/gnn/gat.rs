@@ -6,7 +6,8 @@
 //! The attention changes the aggregation matrix's values at every call while its structure stays, so the
 //! aggregation runs through [`Aggregator::aggregate_heads`] on the resident structure: one call for all heads,
 //! each head's features multiplied with its own values (on the DPUs, each feature group gets only its heads'
-//! values). The scores and the softmax run on the host.
+//! values). The per-node scores run on the host; the softmax runs on the host in `f32` as PyG's, or where the
+//! aggregation runs from fixed-point scores ([`crate::attention`]), as [`Aggregator::attention_site`] says.
 
 use std::time::Instant;
 
@@ -14,16 +15,13 @@ use rayon::prelude::*;
 
 use super::aggregate::Aggregator;
 use super::dense::{add_row_to, Activation, Linear};
+use crate::attention::{self, AttentionScores, AttentionSite};
 use crate::error::{Error, Result};
 use crate::sparse::{Csr, Dense};
 use crate::spmm::Phase;
 
 /// LeakyReLU's slope below 0 in PyG's `GATConv` by default.
 pub const DEFAULT_NEGATIVE_SLOPE: f32 = 0.2;
-
-/// What PyG's softmax adds to each row's sum of exponentials, so that a row without entries divides by
-/// something (`torch_geometric.utils.softmax`).
-const SOFTMAX_EPSILON: f32 = 1e-16;
 
 /// `GATConv` (PyG's defaults: self-loops added, LeakyReLU slope 0.2, one shared weight for sources and targets).
 #[derive(Clone, Debug, PartialEq)]
@@ -157,11 +155,35 @@ impl GatConv {
         let (scores_src, scores_dst) = self.scores(&h);
         timed(phases, "attention scores", started);
 
-        let started = Instant::now();
-        let alpha = self.attention_values(aggregator.structure()?, &scores_src, &scores_dst)?;
-        timed(phases, "softmax", started);
-
-        let y = aggregator.aggregate_heads(&alpha, self.heads, &h)?;
+        let y = match aggregator.attention_site(self.heads, self.head_features()) {
+            AttentionSite::Engine => {
+                let started = Instant::now();
+                let scored = AttentionScores::new(
+                    aggregator.structure()?,
+                    &scores_src,
+                    &scores_dst,
+                    self.heads,
+                    self.negative_slope,
+                );
+                timed(phases, "row maxima, fixed-point scores", started);
+                match scored {
+                    Ok(scores) => Some(aggregator.aggregate_attention(&scores, &h)?),
+                    // Scores beyond the fixed point's range: the host computes the weights, unless asked not to.
+                    Err(Error::Capacity { .. }) if aggregator.attention_option() == AttentionSite::Auto => None,
+                    Err(error) => return Err(error),
+                }
+            }
+            _ => None,
+        };
+        let y = match y {
+            Some(y) => y,
+            None => {
+                let started = Instant::now();
+                let alpha = self.attention_values(aggregator.structure()?, &scores_src, &scores_dst)?;
+                timed(phases, "softmax", started);
+                aggregator.aggregate_heads(&alpha, self.heads, &h)?
+            }
+        };
         phases.extend_from_slice(aggregator.last_phases());
         let started = Instant::now();
         let mut out = self.combine_heads(y)?;
@@ -231,44 +253,9 @@ impl GatConv {
     }
 
     /// Per nonzero of `structure` (row = target `i`, column = source `j`) and head, in nonzero order:
-    /// `softmax_j(LeakyReLU(dst_i + src_j))` over the row, as PyG computes it (the row's largest score taken
-    /// off before `exp`, the sum plus 1e-16).
+    /// `softmax_j(LeakyReLU(dst_i + src_j))` over the row, as PyG computes it ([`attention::softmax`]).
     pub(crate) fn attention_values(&self, structure: &Csr<f32>, src: &[f32], dst: &[f32]) -> Result<Vec<f32>> {
-        let heads = self.heads;
-        if src.len() != structure.ncols() * heads || dst.len() != structure.nrows() * heads {
-            return Err(Error::shape("GATConv scores (nodes x heads)", structure.nrows() * heads, src.len()));
-        }
-        let slope = self.negative_slope;
-        let leaky = |e: f32| if e > 0.0 { e } else { slope * e };
-        let row_ptr = structure.row_ptr();
-        let mut alpha = vec![0.0f32; structure.nnz() * heads];
-        // Rows own disjoint ranges of `alpha`: cut it at the rows' starts.
-        let mut rows: Vec<(usize, &mut [f32])> = Vec::with_capacity(structure.nrows());
-        let mut rest = alpha.as_mut_slice();
-        for row in 0..structure.nrows() {
-            let (part, tail) = rest.split_at_mut((row_ptr[row + 1] - row_ptr[row]) as usize * heads);
-            rows.push((row, part));
-            rest = tail;
-        }
-        rows.into_par_iter().for_each(|(row, alpha)| {
-            let columns = structure.row(row).0;
-            for head in 0..heads {
-                let target = dst[row * heads + head];
-                let score = |k: usize| leaky(target + src[columns[k] as usize * heads + head]);
-                let largest = (0..columns.len()).map(score).fold(f32::NEG_INFINITY, f32::max);
-                let mut sum = 0.0f32;
-                for k in 0..columns.len() {
-                    let e = (score(k) - largest).exp();
-                    alpha[k * heads + head] = e;
-                    sum += e;
-                }
-                let sum = sum + SOFTMAX_EPSILON;
-                for k in 0..columns.len() {
-                    alpha[k * heads + head] /= sum;
-                }
-            }
-        });
-        Ok(alpha)
+        attention::softmax(structure, src, dst, self.heads, self.negative_slope)
     }
 }
 

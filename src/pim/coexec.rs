@@ -1,10 +1,11 @@
 //! Co-execution: the first rows of `A` on the DPUs while the host cores compute the rest.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use crate::attention::AttentionScores;
 use crate::error::{Error, Result};
 use crate::sparse::{Csr, Dense};
-use crate::spmm::{CpuSpmm, Phase, SpmmEngine};
+use crate::spmm::{CallShape, CpuSpmm, Phase, SpmmEngine};
 
 use super::{PimElement, PimSpmm};
 
@@ -111,6 +112,21 @@ impl<T: PimElement> SpmmEngine<T> for SplitSpmm<T> {
         let (on_pim, on_cpu) = values.split_at(self.pim.nnz * heads);
         self.pim.set_head_values(on_pim, heads)?;
         self.cpu.set_head_values(on_cpu, heads)
+    }
+
+    /// The PIM part's rows of `scores` go to the DPUs, the others' to the host's part.
+    fn set_attention(&mut self, scores: &AttentionScores) -> Result<()> {
+        let (rows, pim_rows) = (self.shape().0, self.pim_rows());
+        if scores.nr_rows() != rows {
+            return Err(Error::shape("co-execution: rows of the attention scores (rows of A)", rows, scores.nr_rows()));
+        }
+        self.pim.set_attention(&scores.row_range(0..pim_rows))?;
+        self.cpu.set_attention(&scores.row_range(pim_rows..rows))
+    }
+
+    /// The PIM part's prediction: the host's rows run beside it.
+    fn predict_call(&self, call: CallShape) -> Option<Duration> {
+        self.pim.predict_call(call)
     }
 
     /// The PIM part's rows of `p` on the DPUs while the host computes the others'; the phases are the PIM part's,

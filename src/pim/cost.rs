@@ -58,6 +58,7 @@ use crate::pim::partition::{Partition, TileStats};
 use crate::pim::plan::{Format, Plan, XDelivery};
 use crate::pim::PimElement;
 use crate::sparse::Csr;
+use crate::spmm::CallShape;
 
 /// Parameters of a UPMEM server; [`HardwareModel::default`] is the 350 MHz PrIM server.
 #[derive(Clone, Debug, PartialEq)]
@@ -240,22 +241,6 @@ impl fmt::Display for Prediction {
 pub(crate) fn padded_features<T>(features: usize, groups: usize) -> usize {
     let unit = 8 / std::mem::size_of::<T>();
     features.div_ceil(groups).div_ceil(unit).max(1) * unit
-}
-
-/// What a call multiplies: `features` columns of X in `heads` groups, each with values of its own (one group: the
-/// matrix's values), which the kernels compute from attention scores when `attention`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct CallShape {
-    pub(crate) features: usize,
-    pub(crate) heads: usize,
-    pub(crate) attention: bool,
-}
-
-impl CallShape {
-    /// `features` columns with the matrix's own values.
-    pub(crate) fn plain(features: usize) -> Self {
-        CallShape { features, heads: 1, attention: false }
-    }
 }
 
 /// Padded features per DPU of a call with `features` columns in `heads` attention heads of equal width (a

@@ -53,7 +53,7 @@ use crate::attention::AttentionScores;
 use crate::error::{Error, Result};
 use crate::sparse::{Csr, Dense};
 use crate::spmm::{
-    check_streamed_outputs, rows_of_outputs, step_whole, Chunk, Phase, RowStep, SpmmEngine, StreamedStage,
+    check_streamed_outputs, rows_of_outputs, step_whole, CallShape, Chunk, Phase, RowStep, SpmmEngine, StreamedStage,
 };
 use abi::{AttentionColumn, AttentionRow, CallArgs, MatrixArgs, TaskletWork};
 use cost::{HardwareModel, Prediction, Target};
@@ -260,8 +260,10 @@ impl<T: PimElement> PimSpmm<T> {
     /// set).
     pub fn predict(&self, features: usize) -> Prediction {
         let stats: Vec<TileStats> = self.tiles.iter().map(|tile| tile.stats).collect();
-        let call = self.head_values.as_ref().map_or(cost::CallShape::plain(features), |head_values| {
-            cost::CallShape { features, heads: head_values.heads, attention: head_values.attention() }
+        let call = self.head_values.as_ref().map_or(CallShape::plain(features), |head_values| CallShape {
+            features,
+            heads: head_values.heads,
+            attention: head_values.attention(),
         });
         self.model.predict::<T>(&self.plan, &stats, self.nrows, call, self.set.nr_dpus())
     }
@@ -666,6 +668,23 @@ impl<T: PimElement> SpmmEngine<T> for PimSpmm<T> {
         self.head_values = Some(heads::HeadValues { source, heads, sent_for: None });
         self.values_sent = None;
         Ok(())
+    }
+
+    /// The call's prediction ([`PimSpmm::predict`] of its shape) and sending its values per head or attention
+    /// scores to every DPU.
+    fn predict_call(&self, call: CallShape) -> Option<Duration> {
+        let stats: Vec<TileStats> = self.tiles.iter().map(|tile| tile.stats).collect();
+        let prediction = self.model.predict::<T>(&self.plan, &stats, self.nrows, call, self.set.nr_dpus());
+        let padded = cost::padded_head_features::<T>(call.features, self.plan.feature_groups as usize, call.heads);
+        let sets = padded / cost::set_features(call.features, padded, call.heads);
+        let max = |of: &dyn Fn(&ResidentTile) -> usize| self.tiles.iter().map(of).max().unwrap_or(0);
+        let bytes = if call.attention {
+            sets * (max(&|tile| tile.x_rows.len()) * size_of::<AttentionColumn>()
+                + max(&|tile| tile.rows.len()) * size_of::<AttentionRow>())
+        } else {
+            sets * self.values_words * 4
+        };
+        Some(prediction.total() + self.model.load_time(self.set.nr_dpus(), bytes))
     }
 
     /// The kernels compute the weights (f32 only): each DPU gets its heads' scores of its rows and of its rows of

@@ -5,6 +5,7 @@ use std::str::FromStr;
 
 use upmem::{BackendKind, DpuSet, RankInventory, Topology};
 
+use crate::attention::AttentionSite;
 use crate::error::{Error, Result};
 use crate::pim::auto::{self, Decision, Pick};
 use crate::pim::coexec::SplitSpmm;
@@ -98,6 +99,8 @@ pub struct EngineOptions {
     /// every call and picks the one predicted fastest over all of them; empty plans for one call of
     /// [`DEFAULT_PLAN_WIDTH`].
     pub widths: Vec<usize>,
+    /// Where GAT layers compute their attention weights.
+    pub attention: AttentionSite,
 }
 
 /// An engine and the backend it runs on.
@@ -424,7 +427,13 @@ mod tests {
         if upmem::hardware_present() {
             return;
         }
-        let options = |backend| EngineOptions { backend, dpus: Some(2), tasklets: Some(2), widths: vec![4] };
+        let options = |backend| EngineOptions {
+            backend,
+            dpus: Some(2),
+            tasklets: Some(2),
+            widths: vec![4],
+            ..EngineOptions::default()
+        };
         let engine = spmm_engine(one_row(), &options(Backend::Auto)).unwrap();
         assert_eq!(engine.backend, Backend::Pim(BackendKind::Simulator));
         let decision = engine.decision.expect("auto keeps its decision");

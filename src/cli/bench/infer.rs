@@ -14,7 +14,7 @@ use pimgnn::{compare, Dense};
 use upmem::BackendKind;
 
 use crate::cli::comparison::{Comparison, Times};
-use crate::cli::pim_args::PimArgs;
+use crate::cli::pim_args::{AttentionArgs, PimArgs};
 use crate::cli::progress;
 use crate::cli::python::{self, process_cpu_time};
 use crate::cli::timings;
@@ -39,6 +39,8 @@ pub struct BenchInferArgs {
     pim: BackendKind,
     #[command(flatten)]
     pim_args: PimArgs,
+    #[command(flatten)]
+    attention: AttentionArgs,
 }
 
 /// Runs `pimgnn bench infer`.
@@ -55,7 +57,10 @@ pub fn run(args: &BenchInferArgs) -> anyhow::Result<()> {
     let (ours, logits) = progress::step("timing the CPU backend", || time_forward(&workload, &mut cpu, args.runs))?;
     drop(cpu);
 
-    let pim_options = args.pim_args.engine_options(Backend::Pim(args.pim), workload.model.aggregation_widths());
+    let pim_options = EngineOptions {
+        attention: args.attention.attention,
+        ..args.pim_args.engine_options(Backend::Pim(args.pim), workload.model.aggregation_widths())
+    };
     let mut pim = progress::step("loading the graph onto the DPUs", || {
         Aggregator::for_aggregation(aggregation, matrix.clone(), Dtype::F32, &pim_options)
     })?;
