@@ -7,8 +7,8 @@ use pimgnn::gnn::{Dtype, DEFAULT_TASKLETS};
 use pimgnn::pim::abi::{FEATURE_CHUNK, MAX_TASKLETS};
 use pimgnn::pim::plan::{Format, Plan, XDelivery};
 use pimgnn::pim::PimSpmm;
-use pimgnn::{cpu, Csr, Dense, Element, SpmmEngine};
-use rand::Rng as _;
+use pimgnn::{cpu, AttentionScores, Csr, Dense, Element, SpmmEngine};
+use rand::{Rng as _, RngExt as _};
 use upmem::{LoadedSet, MRAM_HEAP};
 
 use super::compare::{compare, compare_dense};
@@ -158,11 +158,28 @@ pub enum Operation {
     /// SDDMM over `A`'s structure: `<P_i, X_j>` per nonzero, compared with pimgnn's CPU SDDMM (features summed in
     /// order, as the kernels sum them).
     Sddmm,
+    /// Values per head ([`HEADS`] heads of X's columns, each with values of its own, sent alone): attention's
+    /// heads in one call, compared with pimgnn's CPU SpMM per head.
+    HeadValues,
+    /// Attention weights computed by the kernels from random scores (`f32`, [`HEADS`] heads), compared with the
+    /// same weights computed on the host; run where the rows' sums keep their stored order
+    /// ([`Scenario::InOrder`]), as the weights are fractions.
+    Attention,
 }
+
+/// Heads of the per-head operations: X's [`FEATURES`] columns in heads of 47, whose rows are not whole 8-byte
+/// units of any value type (the engine pads them).
+const HEADS: usize = 3;
 
 impl Operation {
     /// Every operation, in the order the table lists them.
-    pub const ALL: [Operation; 3] = [Operation::Spmm, Operation::NewValues, Operation::Sddmm];
+    pub const ALL: [Operation; 5] =
+        [Operation::Spmm, Operation::NewValues, Operation::Sddmm, Operation::HeadValues, Operation::Attention];
+
+    /// Whether a check runs this operation with `dtype` under `scenario`.
+    fn runs(self, dtype: Dtype, scenario: Scenario) -> bool {
+        self != Operation::Attention || (dtype == Dtype::F32 && scenario == Scenario::InOrder)
+    }
 
     /// How the table's case column names a scenario run with this operation.
     fn case(self, scenario: Scenario) -> String {
@@ -170,6 +187,8 @@ impl Operation {
             Operation::Spmm => scenario.name().to_owned(),
             Operation::NewValues => format!("{}, new values", scenario.name()),
             Operation::Sddmm => format!("{}, SDDMM", scenario.name()),
+            Operation::HeadValues => format!("{}, {HEADS} heads", scenario.name()),
+            Operation::Attention => format!("{}, attention weights", scenario.name()),
         }
     }
 }
@@ -193,7 +212,8 @@ pub fn spmm_cases() -> Vec<SpmmCase> {
     for format in [Format::Csr, Format::Coo] {
         for dtype in [Dtype::F32, Dtype::I32, Dtype::I16, Dtype::I8] {
             for scenario in Scenario::ALL {
-                cases.extend(Operation::ALL.map(|operation| SpmmCase { format, dtype, scenario, operation }));
+                let operations = Operation::ALL.into_iter().filter(|operation| operation.runs(dtype, scenario));
+                cases.extend(operations.map(|operation| SpmmCase { format, dtype, scenario, operation }));
             }
         }
     }
@@ -247,6 +267,38 @@ impl SpmmCase {
                     let mut engine = PimSpmm::new(set, a, plan)?;
                     if let Some(revalued) = &revalued {
                         engine.set_values(revalued.values())?;
+                    }
+                    engine.spmm(&x)
+                });
+                let wall = started.elapsed();
+                match result {
+                    Ok(y) => Outcome { label, verdict: compare_dense(&y, &expected).map_err(Failure::Differs), wall },
+                    Err(error) => Outcome::failed(label, error.to_string(), wall),
+                }
+            }
+            Operation::HeadValues | Operation::Attention => {
+                let (head_values, scores) = if self.operation == Operation::HeadValues {
+                    ((0..a.nnz() * HEADS).map(|_| T::draw(&mut rng, values)).collect(), None)
+                } else {
+                    let mut draw = |n: usize| (0..n).map(|_| rng.random_range(-4.0f32..4.0)).collect::<Vec<f32>>();
+                    let (source, target) = (draw(a.ncols() * HEADS), draw(a.nrows() * HEADS));
+                    let scores = match AttentionScores::new(&a, &source, &target, HEADS, 0.2) {
+                        Ok(scores) => scores,
+                        Err(error) => return Outcome::failed(label, format!("the scores: {error}"), Duration::ZERO),
+                    };
+                    let weights = scores.weights(&a).ok().and_then(T::from_weights).unwrap_or_default();
+                    (weights, Some(scores))
+                };
+                let expected = match cpu::spmm_heads(&a, &head_values, HEADS, &x) {
+                    Ok(expected) => expected,
+                    Err(error) => return Outcome::failed(label, format!("the CPU reference: {error}"), Duration::ZERO),
+                };
+                let started = Instant::now();
+                let result = sets.allocate().map_err(pimgnn::Error::from).and_then(|set| {
+                    let mut engine = PimSpmm::new(set, a, plan)?;
+                    match &scores {
+                        Some(scores) => engine.set_attention(scores)?,
+                        None => engine.set_head_values(&head_values, HEADS)?,
                     }
                     engine.spmm(&x)
                 });
