@@ -56,12 +56,20 @@ fn every_kernel_matches_the_cpu_on_a_simulated_machine_with_disabled_dpus() {
     assert!(kernels.len() >= 9, "the build script built {kernels:?}");
     for kernel in &kernels {
         let runs: Vec<&Vec<String>> = rows.iter().filter(|cells| cells[0] == *kernel).collect();
-        // An SpMM kernel: 3 scenarios, each as SpMM, with new values and as SDDMM.
-        let expected = if kernel.starts_with("spmm_") { 9 } else { 1 };
+        // An SpMM kernel: 3 scenarios, each as SpMM, with new values, as SDDMM and with 3 heads of values; the f32
+        // kernels also make attention weights in order.
+        let expected = match kernel.as_str() {
+            "spmm_csr_f32" | "spmm_coo_f32" => 13,
+            spmm if spmm.starts_with("spmm_") => 12,
+            _ => 1,
+        };
         assert_eq!(runs.len(), expected, "{kernel}: {runs:?}");
         if kernel.starts_with("spmm_") {
             let cases: Vec<&str> = runs.iter().map(|cells| cells[2].as_str()).collect();
-            assert!(cases.contains(&"2D tiles, new values") && cases.contains(&"in order, SDDMM"), "{cases:?}");
+            let asked = ["2D tiles, new values", "in order, SDDMM", "cut rows, 3 heads"];
+            assert!(asked.iter().all(|case| cases.contains(case)), "{cases:?}");
+            let attention = cases.contains(&"in order, attention weights");
+            assert_eq!(attention, kernel.ends_with("_f32"), "{kernel}: {cases:?}");
         }
         assert!(runs.iter().all(|cells| cells[6] == "ok"), "{kernel}: {runs:?}");
     }
