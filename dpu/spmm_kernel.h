@@ -23,7 +23,11 @@
  * features in order, so the result is what the host's sequential sum gives. Results collect in a WRAM buffer
  * written in whole words; a range's odd first or last result goes to the tasklet's edge slot (spmm_args.h).
  *
- * WRAM per tasklet: 2 x 256 B of row buffers, 136 B of SDDMM results and the seqread caches; stacks are
+ * Attention (SPMM_MODE_ATTENTION, f32 kernels): a pass over value set h reads each row's scores once and, per
+ * nonzero, its column's, and makes the nonzero's weight (attention_exp2_of) in place of its stored value.
+ *
+ * WRAM per tasklet: 2 x 256 B of row buffers, 136 B of SDDMM results, 24 B of attention scores (f32) and the
+ * seqread caches; the f32 kernels' table of ATTENTION_EXP2_ENTRIES powers of two (2 KiB); stacks are
  * STACK_SIZE_DEFAULT.
  */
 #ifndef PIMGNN_SPMM_KERNEL_H

@@ -363,8 +363,8 @@ impl HardwareModel {
 
     /// Cycles an attention call adds to a kernel's (`SPMM_MODE_ATTENTION`) for a tile of `rows` rows and
     /// `nonzeros` nonzeros over `features` padded features in value sets of `set_features`: per chunk, a read of
-    /// each row's scores and, per nonzero, a read of its column's and [`ATTENTION_WEIGHT_INSTRUCTIONS`] to make
-    /// its weight.
+    /// each row's scores and, per nonzero, a read of its column's and the instructions that make its weight
+    /// (measured against the simulator: `ATTENTION_WEIGHT_INSTRUCTIONS`).
     pub fn attention_cycles(
         &self,
         rows: usize,

@@ -1,7 +1,10 @@
 //! SpMM on UPMEM DPUs: `A` is cut by a [`Plan`], loaded once and kept on the DPUs; each call sends only `X`,
 //! launches the CSR or COO kernel (`dpu/spmm_csr.c`, `dpu/spmm_coo.c`), reads `Y` back and merges it on all
 //! host cores. New values for the same structure ([`SpmmEngine::set_values`], attention's) go to the DPUs as
-//! one parallel write of their values region; the structure stays where it is. SDDMM ([`PimSpmm::sddmm`],
+//! one parallel write of their values region; the structure stays where it is. Attention heads go in one call
+//! ([`SpmmEngine::set_head_values`]: each head's values a value set, each DPU's feature group given only its
+//! heads' sets), or the kernels compute the heads' weights themselves from per-node scores
+//! ([`SpmmEngine::set_attention`], f32: [`crate::attention`]). SDDMM ([`PimSpmm::sddmm`],
 //! `<P_i, Q_j>` for every nonzero) runs the same kernels in their SDDMM mode over the same resident blocks. A streamed call ([`SpmmEngine::spmm_streamed`]) merges `Y` by ranges of row blocks and hands each
 //! range to the caller's step as soon as it is merged, while the other ranges are still being merged.
 //!
@@ -21,9 +24,9 @@
 //!
 //! Every budget is checked on the host before anything runs: the plan against the set's DPUs, the matrix and
 //! each call's X, partial rows and Y against the MRAM heap (a [`crate::Error::Capacity`] naming the limit).
-//! WRAM use is fixed at build time (`dpu/spmm_kernel.h`: two 256-byte row buffers, SDDMM's 136 bytes of results
-//! and the sequential readers' caches per tasklet, 24 stacks of `STACK_SIZE_DEFAULT`), so a kernel that loads
-//! fits.
+//! WRAM use is fixed at build time (`dpu/spmm_kernel.h`: two 256-byte row buffers, SDDMM's 136 bytes of results,
+//! 24 bytes of attention scores and the sequential readers' caches per tasklet, the f32 kernels' 2 KiB table of
+//! powers of two, 24 stacks of `STACK_SIZE_DEFAULT`), so a kernel that loads fits.
 
 pub mod abi;
 pub mod auto;
