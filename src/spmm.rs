@@ -279,7 +279,8 @@ impl<T: Element> SpmmEngine<T> for CpuSpmm<T> {
         let Some(weights) = T::from_weights(scores.weights(&self.a)?) else {
             return Err(Error::invalid("CPU SpMM", format!("takes attention weights in f32, not {}", T::NAME)));
         };
-        self.set_head_values(&weights, scores.heads())
+        self.head_values = Some((weights, scores.heads()));
+        Ok(())
     }
 
     fn sddmm(&mut self, p: &Dense<T>, q: &Dense<T>) -> Result<Vec<T::Acc>> {

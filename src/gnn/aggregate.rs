@@ -167,19 +167,18 @@ impl<T: Quantized> QuantizedEngine<T> {
 fn with_ones_columns(x: &Dense<f32>, heads: usize) -> Result<Dense<f32>> {
     let width = x.cols() / heads;
     let wide = heads * (width + 1);
-    let values = (0..x.rows() * wide)
-        .into_par_iter()
-        .map(|at| {
-            let (row, column) = (at / wide, at % wide);
-            let (head, feature) = (column / (width + 1), column % (width + 1));
-            if feature == width {
-                1.0
-            } else {
-                x.row(row)[head * width + feature]
+    let mut out = Dense::zeros(x.rows(), wide);
+    if width > 0 {
+        out.as_mut_slice().par_chunks_mut(wide).zip(x.as_slice().par_chunks(x.cols())).for_each(|(out, row)| {
+            for (out, head) in out.chunks_mut(width + 1).zip(row.chunks(width)) {
+                out[..width].copy_from_slice(head);
+                out[width] = 1.0;
             }
-        })
-        .collect();
-    Dense::from_vec(x.rows(), wide, values)
+        });
+    } else {
+        out.as_mut_slice().fill(1.0);
+    }
+    Ok(out)
 }
 
 /// Why an aggregator not built by [`Aggregator::weighted`] takes no values per call.

@@ -262,12 +262,17 @@ impl<T: PimElement> PimSpmm<T> {
     /// Predicted hardware time of a call with `features` columns (in the heads of the values per head, when
     /// set).
     pub fn predict(&self, features: usize) -> Prediction {
-        let stats: Vec<TileStats> = self.tiles.iter().map(|tile| tile.stats).collect();
         let call = self.head_values.as_ref().map_or(CallShape::plain(features), |head_values| CallShape {
             features,
             heads: head_values.heads,
             attention: head_values.attention(),
         });
+        self.predict_shape(call)
+    }
+
+    /// Predicted hardware time of a call of shape `call`, whatever values are set.
+    fn predict_shape(&self, call: CallShape) -> Prediction {
+        let stats: Vec<TileStats> = self.tiles.iter().map(|tile| tile.stats).collect();
         self.model.predict::<T>(&self.plan, &stats, self.nrows, call, self.set.nr_dpus())
     }
 
@@ -676,8 +681,7 @@ impl<T: PimElement> SpmmEngine<T> for PimSpmm<T> {
     /// The call's prediction ([`PimSpmm::predict`] of its shape) and sending its values per head or attention
     /// scores to every DPU.
     fn predict_call(&self, call: CallShape) -> Option<Duration> {
-        let stats: Vec<TileStats> = self.tiles.iter().map(|tile| tile.stats).collect();
-        let prediction = self.model.predict::<T>(&self.plan, &stats, self.nrows, call, self.set.nr_dpus());
+        let prediction = self.predict_shape(call);
         let padded = cost::padded_head_features::<T>(call.features, self.plan.feature_groups as usize, call.heads);
         let sets = padded / cost::set_features(call.features, padded, call.heads);
         let max = |of: &dyn Fn(&ResidentTile) -> usize| self.tiles.iter().map(of).max().unwrap_or(0);
