@@ -15,7 +15,7 @@ pub fn check(what: impl FnOnce() -> String, bytes: u64) -> Result<()> {
 
 /// The host's physical memory in bytes, when the system says.
 #[cfg(target_os = "linux")]
-fn physical_bytes() -> Option<u64> {
+pub fn physical_bytes() -> Option<u64> {
     // SAFETY: `sysconf` only reads system settings; it returns -1 for a setting the system does not know.
     let (pages, page_size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
     (pages > 0 && page_size > 0).then(|| pages as u64 * page_size as u64)
@@ -23,7 +23,7 @@ fn physical_bytes() -> Option<u64> {
 
 /// The host's physical memory in bytes, when the system says (not known here).
 #[cfg(not(target_os = "linux"))]
-fn physical_bytes() -> Option<u64> {
+pub fn physical_bytes() -> Option<u64> {
     None
 }
 

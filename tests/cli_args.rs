@@ -35,6 +35,17 @@ fn dpu_tasklet_and_width_options_out_of_range_are_refused() {
 }
 
 #[test]
+fn workloads_are_named_from_the_list_and_exclude_input_files() {
+    let list = "is not one of reddit, amazon-products, products, proteins, arxiv";
+    assert_refused(&["infer", "--workload", "cora"], list);
+    assert_refused(&["bench", "spmm", "--workload", "papers100m"], list);
+    let conflict = "the argument '--workload <WORKLOAD>' cannot be used with";
+    assert_refused(&["infer", "--workload", "reddit", "--graph", "g.mtx", "--features", "f", "--model", "m"], conflict);
+    assert_refused(&["bench", "spmm", "--workload", "arxiv", "--graph", "g.mtx"], "cannot be used with");
+    assert_refused(&["bench", "train", "--workload", "arxiv", "--classes", "3"], "cannot be used with");
+}
+
+#[test]
 fn output_paths_that_cannot_be_written_are_refused_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().to_str().unwrap();

@@ -235,23 +235,68 @@ fn bench_infer_times_the_cpu_and_the_simulator_on_the_same_outputs() {
     write_dataset(dir.path());
     let mut args = vec!["bench", "infer"];
     args.extend(WORKLOAD);
-    args.extend(["--runs", "1", "--dpus", "8", "--tasklets", "4", "--python", "no-such-python"]);
+    args.extend(["--runs", "1", "--dpus", "8", "--tasklets", "4", "--python", "no-such-python", "--dtype", "i8"]);
     let stdout = succeeds(dir.path(), &args);
-    assert!(line_after(&stdout, "PIM plan: PIM SpMM on ").contains(",tasklets=4 (predicted "), "{stdout}");
+    assert!(line_after(&stdout, "PIM plan (f32): PIM SpMM on ").contains(",tasklets=4 (predicted "), "{stdout}");
+    assert!(line_after(&stdout, "PIM plan (i8): PIM SpMM on ").contains(", i8, plan "), "{stdout}");
     // Sums in another order than the CPU's: 1.8e-7 here, bound with a fivefold margin.
-    let difference = finite(line_after(&stdout, "largest difference between the CPU and PIM backends' outputs: "));
+    let difference = finite(line_after(&stdout, "largest difference between the CPU and PIM backends' f32 outputs: "));
     assert!(difference <= 1e-6, "{difference:e}");
     assert!(line_after(&stdout, "PyTorch comparison skipped: ").contains("no-such-python"), "{stdout}");
 
-    let cpu = table_rows(&stdout, "pimgnn, CPU backend");
-    let pim = table_rows(&stdout, "pimgnn, PIM backend (simulator)");
-    assert!(cpu.len() == 1 && pim.len() == 1, "{stdout}");
-    for row in [&cpu[0], &pim[0]] {
+    let paths = [
+        "pimgnn, CPU backend",
+        "pimgnn, PIM backend (simulator)",
+        "pimgnn, CPU backend, i8",
+        "pimgnn, PIM backend (simulator), i8",
+    ];
+    // The comparison's rows (5 columns; the quantization table names the integer paths too).
+    let rows: Vec<Vec<_>> =
+        paths.iter().map(|path| table_rows(&stdout, path).into_iter().filter(|row| row.len() == 5).collect()).collect();
+    assert!(rows.iter().all(|rows| rows.len() == 1), "{stdout}");
+    for row in rows.iter().map(|rows| &rows[0]) {
         assert!(finite(row[1]) > 0.0 && finite(row[2]) >= 0.0, "{row:?}");
         assert!(finite(row[3].strip_suffix('x').expect("a ratio")) > 0.0, "{row:?}");
     }
-    assert_eq!((cpu[0][3], cpu[0][4]), ("1.00x", "-"), "the CPU is the baseline, not predicted");
-    assert!(finite(pim[0][4]) > 0.0, "the PIM prediction: {:?}", pim[0]);
+    assert_eq!((rows[0][0][3], rows[0][0][4]), ("1.00x", "-"), "the CPU is the baseline, not predicted");
+    assert!(finite(rows[1][0][4]) > 0.0, "the PIM prediction: {:?}", rows[1][0]);
+    assert!(finite(rows[3][0][4]) > 0.0, "the i8 PIM prediction: {:?}", rows[3][0]);
+
+    // Every layer of every path, predicted on PIM only.
+    let layers: Vec<_> = table_cells(&stdout).into_iter().filter(|cells| cells[0].starts_with("conv")).collect();
+    assert_eq!(layers.len(), 2 * paths.len(), "{stdout}");
+    for layer in &layers {
+        assert!(finite(layer[2]) >= 0.0, "{layer:?}");
+        assert_eq!(layer[3] == "-", layer[1].contains("CPU"), "{layer:?}");
+    }
+    // i8 against f32: the same error on both backends (the same quantized sums), most classes kept.
+    let quantized: Vec<_> =
+        table_cells(&stdout).into_iter().filter(|cells| cells.len() == 3 && cells[0].ends_with(", i8")).collect();
+    assert_eq!(quantized.len(), 2, "{stdout}");
+    assert_eq!(quantized[0][1], quantized[1][1], "{stdout}");
+    let error = finite(quantized[0][1]);
+    assert!(error > 0.0 && error < 0.5, "{quantized:?}");
+    let kept = finite(quantized[0][2].strip_suffix('%').expect("a percentage"));
+    assert!(kept > 50.0 && kept <= 100.0, "{quantized:?}");
+    assert!(finite(line_after(&stdout, "peak memory: ").split(' ').next().unwrap()) > 0.0, "{stdout}");
+}
+
+/// A dataset's shape: ogbn-arxiv's nodes, edges, 128 features and 40 classes, through a seeded 2-layer GCN.
+#[test]
+fn infer_generates_a_workload_of_a_datasets_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let stdout = succeeds(dir.path(), &["infer", "--workload", "arxiv", "--backend", "cpu", "--output", "logits.npy"]);
+    let workload = line_after(&stdout, "workload: generated: arxiv (OGB, ogbn-arxiv), ");
+    assert!(
+        workload.starts_with("power-law graph of 169343 nodes and 1166243 edges (seed 1), 128 features"),
+        "{workload}"
+    );
+    assert!(workload.ends_with("2-layer GCN [128, 256, 40] with seeded weights"), "{workload}");
+    let logits = npy::read_dense_f32(&dir.path().join("logits.npy")).unwrap();
+    assert_eq!((logits.rows(), logits.cols()), (169_343, 40));
+    assert!(logits.as_slice().iter().all(|v| v.is_finite()));
+    let inputs = table_cells(&stdout).into_iter().find(|cells| cells[1] == "inputs (read or generated)");
+    assert!(finite(inputs.expect("an inputs row")[2]) > 0.0, "{stdout}");
 }
 
 #[test]

@@ -96,7 +96,7 @@ fn the_engine_multiplies_as_the_cpu_on_the_plan_chosen_for_hardware() {
         let model = HardwareModel::default();
         let choose = |target| cost::choose_for_calls(&model, &graph, &[width], dpus, 8, target).expect("a plan");
         let for_hardware = choose(Target::Hardware).best.plan;
-        let for_simulator = choose(Target::simulator(pimgnn::pim::SIMULATOR_MRAM_BUDGET)).best.plan;
+        let for_simulator = choose(Target::simulator(pimgnn::pim::simulator_mram_budget())).best.plan;
         assert_ne!(for_hardware, for_simulator, "this input tells the two targets apart");
 
         let engine =

@@ -52,7 +52,9 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
     if let Some(output) = &args.output {
         output::check_writable("--output", output)?;
     }
-    let workload = progress::step("loading the inputs", || args.workload.load())?;
+    let started = Instant::now();
+    let workload = args.workload.load()?;
+    let mut setup = vec![Phase { name: "inputs (read or generated)".into(), wall: started.elapsed(), predicted: None }];
     let nodes = workload.graph.nrows();
     let labelled = match (&args.labels, &args.mask) {
         (Some(labels), Some(mask)) => {
@@ -67,7 +69,6 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
         attention: args.attention.attention,
         ..args.pim_args.engine_options(backend, workload.model.aggregation_widths())
     };
-    let mut setup = Vec::new();
     let started = Instant::now();
     let aggregation = workload.model.architecture().aggregation();
     let matrix = aggregation.matrix(&workload.graph)?;

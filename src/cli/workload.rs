@@ -5,9 +5,12 @@ use std::path::PathBuf;
 use anyhow::{bail, Context as _};
 use clap::Args;
 use pimgnn::gnn::{inputs, Model};
+use pimgnn::graph::Dataset;
 use pimgnn::{Csr, Dense};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
+
+use super::progress;
 
 /// Nodes of the generated graph.
 const DEFAULT_NODES: usize = 100_000;
@@ -17,6 +20,9 @@ const DEFAULT_EDGES: usize = 1_000_000;
 const DEFAULT_WIDTH: usize = 256;
 /// Layers of the generated GCN.
 const DEFAULT_LAYERS: usize = 3;
+/// Hidden width of the GCN of a dataset-shaped workload: that of PyTorch Geometric's examples on Reddit and
+/// ogbn-products.
+const DATASET_HIDDEN: usize = 256;
 
 /// Where the inputs come from.
 #[derive(Args, Clone, Debug)]
@@ -31,6 +37,12 @@ pub struct WorkloadArgs {
     /// Model: a PyTorch Geometric state_dict saved with safetensors.
     #[arg(long, requires = "graph")]
     pub model: Option<PathBuf>,
+    /// Instead of the default R-MAT graph, a generated graph of a published dataset's size: reddit,
+    /// amazon-products, products (ogbn-products), proteins (ogbn-proteins) or arxiv (ogbn-arxiv). Its nodes,
+    /// edges (power-law degrees), feature width and classes, uniform features and a seeded 2-layer GCN of
+    /// hidden width 256.
+    #[arg(long, conflicts_with = "graph")]
+    pub workload: Option<Dataset>,
     /// Seed of the generated graph, features and weights.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -49,18 +61,24 @@ pub struct Workload {
 }
 
 impl WorkloadArgs {
-    /// Loads or generates the workload.
+    /// Loads or generates the workload, each step under a spinner.
     pub fn load(&self) -> anyhow::Result<Workload> {
         let Some(graph_path) = &self.graph else {
-            return Ok(generated(self.seed));
+            return match self.workload {
+                Some(dataset) => dataset_shaped(dataset, self.seed),
+                None => Ok(progress::step("generating the default workload", || generated(self.seed))),
+            };
         };
         let (Some(features_path), Some(model_path)) = (&self.features, &self.model) else {
             bail!("--graph needs --features and --model");
         };
         let model = Model::load(model_path).context("loading the model")?;
-        let graph = inputs::read_graph(graph_path).context("loading the graph")?;
-        let features =
-            inputs::read_features(features_path, graph.nrows(), model.in_features()).context("loading the features")?;
+        let graph =
+            progress::step("reading the graph", || inputs::read_graph(graph_path)).context("loading the graph")?;
+        let features = progress::step("reading the features", || {
+            inputs::read_features(features_path, graph.nrows(), model.in_features())
+        })
+        .context("loading the features")?;
         let description = format!(
             "{} ({} nodes, {} edges), features {}, model {}",
             graph_path.display(),
@@ -76,12 +94,7 @@ impl WorkloadArgs {
 /// R-MAT graph, uniform features in [-1, 1) and a seeded GCN, as PyGim evaluates.
 fn generated(seed: u64) -> Workload {
     let graph = pimgnn::graph::rmat(DEFAULT_NODES, DEFAULT_EDGES, seed);
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed_f00d);
-    let values = (0..DEFAULT_NODES * DEFAULT_WIDTH).map(|_| rng.random_range(-1.0f32..1.0)).collect();
-    let features = match Dense::from_vec(DEFAULT_NODES, DEFAULT_WIDTH, values) {
-        Ok(features) => features,
-        Err(error) => unreachable!("{DEFAULT_NODES} x {DEFAULT_WIDTH} values: {error}"),
-    };
+    let features = uniform_features(DEFAULT_NODES, DEFAULT_WIDTH, seed ^ 0x5eed_f00d);
     let model = match Model::seeded_gcn(&[DEFAULT_WIDTH; DEFAULT_LAYERS + 1], seed) {
         Ok(model) => model,
         Err(error) => unreachable!("a GCN of {DEFAULT_LAYERS} layers of width {DEFAULT_WIDTH}: {error}"),
@@ -93,4 +106,49 @@ fn generated(seed: u64) -> Workload {
         graph.nnz()
     );
     Workload { description, model, graph, features }
+}
+
+/// A graph of `dataset`'s size, uniform features of its width and a seeded 2-layer GCN to its classes.
+fn dataset_shaped(dataset: Dataset, seed: u64) -> anyhow::Result<Workload> {
+    let shape = dataset.shape();
+    let widths = [shape.features, DATASET_HIDDEN, shape.classes];
+    let model = Model::seeded_gcn(&widths, seed)?;
+    let (graph, features) = dataset_graph_and_features(dataset, seed)?;
+    let description = format!(
+        "generated: {} ({}), power-law graph of {} nodes and {} edges (seed {seed}), {} features; 2-layer GCN \
+         {widths:?} with seeded weights",
+        dataset,
+        shape.source,
+        graph.nrows(),
+        graph.nnz(),
+        shape.features
+    );
+    Ok(Workload { description, model, graph, features })
+}
+
+/// `dataset`'s generated graph and uniform features in [-1, 1), each under a spinner.
+pub fn dataset_graph_and_features(dataset: Dataset, seed: u64) -> anyhow::Result<(Csr<f32>, Dense<f32>)> {
+    let shape = dataset.shape();
+    let graph = progress::step(
+        &format!("generating a {dataset}-shaped graph ({} nodes, {} edges)", shape.nodes, shape.edges),
+        || dataset.graph(seed),
+    )?;
+    pimgnn::host_memory::check(
+        || format!("host memory (bytes) for {} x {} float32 features", shape.nodes, shape.features),
+        (shape.nodes as u64).saturating_mul(shape.features as u64 * 4),
+    )?;
+    let features = progress::step(&format!("generating {} x {} features", shape.nodes, shape.features), || {
+        uniform_features(shape.nodes, shape.features, seed ^ 0x5eed_f00d)
+    });
+    Ok((graph, features))
+}
+
+/// `rows x width` features drawn uniformly from [-1, 1) by ChaCha8 seeded with `seed`.
+pub fn uniform_features(rows: usize, width: usize, seed: u64) -> Dense<f32> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let values = (0..rows * width).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+    match Dense::from_vec(rows, width, values) {
+        Ok(features) => features,
+        Err(error) => unreachable!("{rows} x {width} values: {error}"),
+    }
 }

@@ -4,8 +4,13 @@
 //! Edges count as PyG counts the columns of `edge_index`: every stored entry is one edge of weight 1 (repeated
 //! entries are repeated edges) and the stored values are ignored, as in `conv(x, edge_index)`.
 
+use rayon::prelude::*;
+
 use crate::error::{Error, Result};
 use crate::sparse::Csr;
+
+/// Rows per unit of parallel work when building a matrix with self-loops.
+const ROWS_PER_BLOCK: usize = 4096;
 
 /// Which matrix a model's layers aggregate with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, strum::Display)]
@@ -67,25 +72,43 @@ fn reweighted(graph: &Csr<f32>, weight: impl Fn(usize) -> f32) -> Csr<f32> {
 }
 
 /// `graph`'s entries without its self-loops, plus one self-loop per node placed last in its row, the entry at
-/// `(row, col)` valued `value(row, col)`.
-fn with_self_loops(graph: &Csr<f32>, value: impl Fn(usize, usize) -> f32) -> Result<Csr<f32>> {
+/// `(row, col)` valued `value(row, col)`. Rows are filled in parallel, in blocks of [`ROWS_PER_BLOCK`].
+fn with_self_loops(graph: &Csr<f32>, value: impl Fn(usize, usize) -> f32 + Sync) -> Result<Csr<f32>> {
     let n = graph.nrows();
+    let off_diagonal = |row: usize| graph.row(row).0.iter().copied().filter(move |&col| col as usize != row);
+    let lengths: Vec<usize> = (0..n).into_par_iter().map(|row| off_diagonal(row).count() + 1).collect();
     let mut row_ptr = Vec::with_capacity(n + 1);
-    let mut col_idx = Vec::with_capacity(graph.nnz() + n);
-    let mut values = Vec::with_capacity(graph.nnz() + n);
-    row_ptr.push(0);
-    for row in 0..n {
-        for &col in graph.row(row).0 {
-            if col as usize != row {
-                col_idx.push(col);
-                values.push(value(row, col as usize));
-            }
-        }
-        col_idx.push(row as u32);
-        values.push(value(row, row));
-        let end = u32::try_from(col_idx.len())
-            .map_err(|_| Error::invalid("adjacency matrix with self-loops", "more than 2^32 - 1 nonzeros"))?;
+    row_ptr.push(0u32);
+    let mut end = 0u32;
+    for length in lengths {
+        end = u32::try_from(length)
+            .ok()
+            .and_then(|length| end.checked_add(length))
+            .ok_or_else(|| Error::invalid("adjacency matrix with self-loops", "more than 2^32 - 1 nonzeros"))?;
         row_ptr.push(end);
     }
+    let mut col_idx = vec![0u32; end as usize];
+    let mut values = vec![0f32; end as usize];
+    // Each block of rows gets its own slices of the outputs, cut in order.
+    let mut blocks = Vec::with_capacity(n.div_ceil(ROWS_PER_BLOCK));
+    let (mut cols_left, mut values_left) = (col_idx.as_mut_slice(), values.as_mut_slice());
+    for first in (0..n).step_by(ROWS_PER_BLOCK) {
+        let rows = first..(first + ROWS_PER_BLOCK).min(n);
+        let size = (row_ptr[rows.end] - row_ptr[rows.start]) as usize;
+        let (cols, cols_rest) = std::mem::take(&mut cols_left).split_at_mut(size);
+        let (vals, values_rest) = std::mem::take(&mut values_left).split_at_mut(size);
+        (cols_left, values_left) = (cols_rest, values_rest);
+        blocks.push((rows, cols, vals));
+    }
+    blocks.into_par_iter().for_each(|(rows, cols, vals)| {
+        let mut at = 0;
+        for row in rows {
+            for col in off_diagonal(row).chain(std::iter::once(row as u32)) {
+                cols[at] = col;
+                vals[at] = value(row, col as usize);
+                at += 1;
+            }
+        }
+    });
     Csr::new(n, n, row_ptr, col_idx, values)
 }

@@ -1,5 +1,6 @@
-//! Seeded random graphs for tests and benchmarks: R-MAT ([`rmat`], Graph500-style power-law graphs) and
-//! Erdos-Renyi G(n, m) ([`erdos_renyi`]) and G(n, p) ([`erdos_renyi_gnp`]).
+//! Seeded random graphs for tests and benchmarks: R-MAT ([`rmat`], Graph500-style power-law graphs),
+//! Erdos-Renyi G(n, m) ([`erdos_renyi`]) and G(n, p) ([`erdos_renyi_gnp`]), Chung-Lu power-law graphs at the
+//! size of real datasets ([`power_law`]), and the shapes of the datasets GNN papers evaluate ([`Dataset`]).
 //!
 //! R-MAT and G(n, m) return simple directed graphs as `n x n` CSR adjacency matrices with values 1.0: exactly
 //! the number of edges asked for (up to all `n (n - 1)` pairs), each distinct and none a self-loop, columns
@@ -11,10 +12,14 @@
 //! random words into vertices, and the graph is the first `edges` distinct pairs in block order. Blocks run in
 //! parallel (about 0.2 s for the default benchmark graph, 100,000 nodes and 1,000,000 edges, on one core).
 
+mod dataset;
 mod gnp;
+mod power_law;
 mod rmat;
 
+pub use dataset::{Dataset, DatasetShape};
 pub use gnp::erdos_renyi_gnp;
+pub use power_law::{degree_exponent, power_law, Direction};
 pub use rmat::{rmat, try_rmat, RmatParams};
 
 use rand::rngs::ChaCha8Rng;
@@ -123,6 +128,18 @@ where
     }
     kept.par_sort_unstable();
     edges_to_csr(nodes, &kept)
+}
+
+/// A permutation of `0..nodes` drawn from `seed` (Fisher-Yates on a stream of its own).
+fn shuffled_ids(nodes: usize, seed: u64) -> Vec<u32> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(u64::MAX);
+    let mut ids: Vec<u32> = (0..nodes as u64).map(|id| id as u32).collect();
+    for i in (1..nodes).rev() {
+        let j = below(rng.next_u32(), i as u64 + 1) as usize;
+        ids.swap(i, j);
+    }
+    ids
 }
 
 /// CSR with values 1.0 from edges `row << 32 | col` sorted ascending.

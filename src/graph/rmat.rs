@@ -1,9 +1,8 @@
 //! R-MAT (Chakrabarti, Zhan, Faloutsos 2004), with Graph500's parameters by default.
 
-use rand::rngs::ChaCha8Rng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 
-use super::{check_size, distinct_edges};
+use super::{check_size, distinct_edges, shuffled_ids};
 use crate::error::{Error, Result};
 use crate::sparse::Csr;
 
@@ -99,18 +98,6 @@ impl Quadrants {
         // a: (0, 0, 0), b: (1, 0, 0), c: (1, 1, 0), d: (1, 1, 1); the right half is b and d.
         (past_ab, past_a ^ past_ab ^ past_abc)
     }
-}
-
-/// A permutation of `0..nodes` drawn from `seed` (Fisher-Yates on a stream of its own).
-fn shuffled_ids(nodes: usize, seed: u64) -> Vec<u32> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    rng.set_stream(u64::MAX);
-    let mut ids: Vec<u32> = (0..nodes as u64).map(|id| id as u32).collect();
-    for i in (1..nodes).rev() {
-        let j = super::below(rng.next_u32(), i as u64 + 1) as usize;
-        ids.swap(i, j);
-    }
-    ids
 }
 
 #[cfg(test)]

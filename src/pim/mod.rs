@@ -64,17 +64,25 @@ use heads::ValueSets;
 use partition::{Image, NonzeroIds, Partition, Tile, TileStats, XRows};
 use plan::{Plan, XDelivery};
 
+/// The least of [`simulator_mram_budget`]: what a run of the default workload stays within.
+pub const SIMULATOR_MIN_MRAM_BUDGET: u64 = 2 << 30;
+
 /// Bytes all simulated DPUs' MRAM may hold together when a plan is chosen automatically: the simulator keeps
-/// every DPU's MRAM in host memory (a broadcast X once: its pages are shared copy-on-write), and a run such as
-/// `pimgnn bench spmm` must stay under 4 GiB.
-pub const SIMULATOR_MRAM_BUDGET: u64 = 2 << 30;
+/// every DPU's MRAM in host memory (a broadcast X once: its pages are shared copy-on-write). Half the host's
+/// physical memory, leaving the other half to the host's own copies of the graph and features, and at least
+/// [`SIMULATOR_MIN_MRAM_BUDGET`] (also when the system does not say how much it has): a full-size graph such as
+/// Reddit's needs more than 2 GiB of MRAM under any plan.
+pub fn simulator_mram_budget() -> u64 {
+    crate::host_memory::physical_bytes()
+        .map_or(SIMULATOR_MIN_MRAM_BUDGET, |bytes| (bytes / 2).max(SIMULATOR_MIN_MRAM_BUDGET))
+}
 
 /// What an automatic plan choice weighs on `backend`: on hardware the predicted time alone; on the simulator
-/// also [`SIMULATOR_MRAM_BUDGET`] and the time to simulate the plan ([`Target::Simulator`]).
+/// also [`simulator_mram_budget`] and the time to simulate the plan ([`Target::Simulator`]).
 pub fn plan_target(backend: BackendKind) -> Target {
     match backend {
         BackendKind::Hardware => Target::Hardware,
-        _ => Target::simulator(SIMULATOR_MRAM_BUDGET),
+        _ => Target::simulator(simulator_mram_budget()),
     }
 }
 
@@ -137,7 +145,7 @@ impl<T: PimElement> PimSpmm<T> {
 
     /// Loads `a` onto `set` with the plan the cost model predicts fastest for `features` columns of X and
     /// `tasklets` tasklets per DPU (on the simulator, a plan nearly as fast that is cheaper to simulate, within
-    /// [`SIMULATOR_MRAM_BUDGET`]: see [`plan_target`]).
+    /// [`simulator_mram_budget`]: see [`plan_target`]).
     pub fn auto(set: DpuSet, a: Csr<T>, features: usize, tasklets: u32) -> Result<Self> {
         let model = HardwareModel::configured()?;
         let target = plan_target(set.backend());

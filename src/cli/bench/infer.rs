@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use clap::Args;
 use npyz::WriterBuilder;
-use pimgnn::gnn::{Aggregator, Architecture, Backend, Dtype, EngineOptions, Layer};
+use pimgnn::gnn::{accuracy, Aggregator, Architecture, Backend, Dtype, EngineOptions, Layer, LayerReport};
 use pimgnn::io::npy;
 use pimgnn::{compare, Dense};
 use upmem::BackendKind;
@@ -16,7 +16,8 @@ use upmem::BackendKind;
 use crate::cli::comparison::{Comparison, Times};
 use crate::cli::pim_args::{AttentionArgs, PimArgs};
 use crate::cli::progress;
-use crate::cli::python::{self, process_cpu_time};
+use crate::cli::python::{self, peak_memory_bytes, process_cpu_time};
+use crate::cli::table;
 use crate::cli::timings;
 use crate::cli::workload::{Workload, WorkloadArgs};
 
@@ -28,9 +29,17 @@ const TORCH_SCRIPT: &str = include_str!("infer_torch.py");
 pub struct BenchInferArgs {
     #[command(flatten)]
     workload: WorkloadArgs,
-    /// Timed runs of each path (the median is reported), after one warm-up run.
+    /// Timed runs of each path (the median is reported).
     #[arg(long, default_value_t = 3)]
     runs: usize,
+    /// Untimed runs of each path before the timed ones (0 for a full-size workload, where one run takes
+    /// minutes on the simulator).
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    /// Value types of aggregation, comma-separated: each runs on the CPU and the PIM backend, and each integer
+    /// type's logits are compared with f32's (f32 runs first whether listed or not).
+    #[arg(long, value_delimiter = ',', default_value = "f32")]
+    dtype: Vec<Dtype>,
     /// The Python interpreter with torch (and optionally torch_geometric).
     #[arg(long, default_value = "python3")]
     python: String,
@@ -48,33 +57,44 @@ pub fn run(args: &BenchInferArgs) -> anyhow::Result<()> {
     if args.runs == 0 {
         bail!("--runs must be at least 1");
     }
-    let workload = progress::step("loading the inputs", || args.workload.load())?;
+    let workload = args.workload.load()?;
     println!("workload: {}", workload.description);
     let aggregation = workload.model.architecture().aggregation();
-    let matrix = aggregation.matrix(&workload.graph)?;
-    let cpu_options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
-    let mut cpu = Aggregator::for_aggregation(aggregation, matrix.clone(), Dtype::F32, &cpu_options)?;
-    let (ours, logits) = progress::step("timing the CPU backend", || time_forward(&workload, &mut cpu, args.runs))?;
-    drop(cpu);
-
+    let matrix = progress::step("building the aggregation matrix", || aggregation.matrix(&workload.graph))?;
     let pim_options = EngineOptions {
         attention: args.attention.attention,
         ..args.pim_args.engine_options(Backend::Pim(args.pim), workload.model.aggregation_widths())
     };
-    let mut pim = progress::step("loading the graph onto the DPUs", || {
-        Aggregator::for_aggregation(aggregation, matrix.clone(), Dtype::F32, &pim_options)
-    })?;
-    println!("PIM plan: {}", pim.plan());
-    let (pim_times, pim_logits) =
-        progress::step("timing the PIM backend", || time_forward(&workload, &mut pim, args.runs))?;
-    let difference = compare::max_abs_difference("the PIM backend's logits, against the CPU's", &pim_logits, &logits)?;
-    println!("largest difference between the CPU and PIM backends' outputs: {difference:.2e}");
+    let cpu_options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
+    let mut dtypes = vec![Dtype::F32];
+    dtypes.extend(args.dtype.iter().copied().filter(|&dtype| dtype != Dtype::F32));
 
-    let mut table = Comparison::new("", &ours);
-    table.add(&format!("pimgnn, PIM backend ({})", pim.backend()), &pim_times);
-    let logits = Some(logits);
+    let mut paths: Vec<TimedPath> = Vec::new();
+    for &dtype in &dtypes {
+        let suffix = if dtype == Dtype::F32 { String::new() } else { format!(", {dtype}") };
+        let mut cpu = Aggregator::for_aggregation(aggregation, matrix.clone(), dtype, &cpu_options)?;
+        let message = format!("timing the CPU backend in {dtype}");
+        let run = progress::step(&message, || time_forward(&workload, &mut cpu, args))?;
+        drop(cpu);
+        paths.push(TimedPath { name: format!("pimgnn, CPU backend{suffix}"), dtype, run });
 
-    match torch_timings(args, &workload, &matrix, logits.as_ref()) {
+        let mut pim = progress::step(&format!("loading the graph onto the DPUs ({dtype})"), || {
+            Aggregator::for_aggregation(aggregation, matrix.clone(), dtype, &pim_options)
+        })?;
+        println!("PIM plan ({dtype}): {}", pim.plan());
+        let message = format!("timing the PIM backend in {dtype}");
+        let run = progress::step(&message, || time_forward(&workload, &mut pim, args))?;
+        paths.push(TimedPath { name: format!("pimgnn, PIM backend ({}){suffix}", pim.backend()), dtype, run });
+    }
+    let (cpu, pim) = (&paths[0].run.logits, &paths[1].run.logits);
+    let difference = compare::max_abs_difference("the PIM backend's logits, against the CPU's", pim, cpu)?;
+    println!("largest difference between the CPU and PIM backends' f32 outputs: {difference:.2e}");
+
+    let mut table = Comparison::new("", &paths[0].run.times);
+    for path in &paths[1..] {
+        table.add(&path.name, &path.run.times);
+    }
+    match torch_timings(args, &workload, &matrix, Some(cpu)) {
         Ok(results) => {
             for (name, times) in results {
                 match times {
@@ -87,33 +107,97 @@ pub fn run(args: &BenchInferArgs) -> anyhow::Result<()> {
     }
     println!("{table}");
     println!(
-        "(medians of {} runs after a warm-up; CPU time is the whole process's, all threads; the PIM prediction \
-         counts the modelled PIM phases and the host steps at their wall time)",
-        args.runs
+        "(medians of {} runs after {} warm-up run(s); CPU time is the whole process's, all threads; the PIM \
+         prediction counts the modelled PIM phases and the host steps at their wall time)",
+        args.runs, args.warmup
     );
+    println!("{}", layer_table(&paths));
+    if dtypes.len() > 1 {
+        println!("{}", quantization_table(&paths)?);
+    }
+    let peak = peak_memory_bytes(libc::RUSAGE_SELF)? as f64 / f64::from(1u32 << 30);
+    println!("peak memory: {peak:.2} GiB in this process");
     Ok(())
 }
 
-/// Times `runs` forward passes through `aggregator` after a warm-up; returns the medians and the last output.
-fn time_forward(workload: &Workload, aggregator: &mut Aggregator, runs: usize) -> anyhow::Result<(Times, Dense<f32>)> {
-    let mut logits = workload.model.forward(&workload.features, aggregator)?.logits;
+/// One timed path: pimgnn on a backend in a value type.
+struct TimedPath {
+    name: String,
+    dtype: Dtype,
+    run: TimedRun,
+}
+
+/// A path's median times, and its last run's logits and layers.
+struct TimedRun {
+    times: Times,
+    logits: Dense<f32>,
+    layers: Vec<LayerReport>,
+}
+
+/// Times `--runs` forward passes through `aggregator` after `--warmup` untimed ones.
+fn time_forward(workload: &Workload, aggregator: &mut Aggregator, args: &BenchInferArgs) -> anyhow::Result<TimedRun> {
+    for _ in 0..args.warmup {
+        workload.model.forward(&workload.features, aggregator)?;
+    }
     let (mut walls, mut cpus, mut predictions) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..runs {
+    let mut last = None;
+    for _ in 0..args.runs {
         let (wall, cpu) = (Instant::now(), process_cpu_time()?);
         let inference = workload.model.forward(&workload.features, aggregator)?;
         walls.push(wall.elapsed().as_secs_f64());
         cpus.push((process_cpu_time()? - cpu).as_secs_f64());
         let phases: Vec<_> = inference.layers.iter().flat_map(|layer| layer.phases.iter().cloned()).collect();
         predictions.extend(timings::predicted(&phases).map(|p| p.as_secs_f64()));
-        logits = inference.logits;
+        last = Some(inference);
     }
+    let Some(last) = last else { bail!("--runs must be at least 1") };
     let predicted = (!predictions.is_empty()).then(|| Duration::from_secs_f64(median(predictions)));
-    Ok((Times { wall: median(walls), cpu: median(cpus), predicted }, logits))
+    let times = Times { wall: median(walls), cpu: median(cpus), predicted };
+    Ok(TimedRun { times, logits: last.logits, layers: last.layers })
 }
 
 pub(super) fn median(mut times: Vec<f64>) -> f64 {
     times.sort_by(f64::total_cmp);
     times[times.len() / 2]
+}
+
+/// Each layer on each path (its last timed run): wall time here and predicted time on PIM hardware.
+fn layer_table(paths: &[TimedPath]) -> comfy_table::Table {
+    let mut table = table::with_header(["layer", "path", "wall (ms)", "predicted on PIM hardware (ms)"]);
+    let ms = |time: Duration| format!("{:.2}", time.as_secs_f64() * 1e3);
+    for path in paths {
+        for layer in &path.run.layers {
+            let predicted = timings::predicted(&layer.phases).map_or("-".to_owned(), ms);
+            let name = format!("{} {} {} -> {}", layer.name, layer.kind, layer.widths.0, layer.widths.1);
+            table.add_row([name, path.name.clone(), ms(layer.wall()), predicted]);
+        }
+    }
+    table::fit_to_terminal(&mut table);
+    table
+}
+
+/// What quantized aggregation costs: each integer type's logits against the CPU backend's in f32.
+fn quantization_table(paths: &[TimedPath]) -> anyhow::Result<comfy_table::Table> {
+    let mut table = table::with_header([
+        "path",
+        "largest |logit - f32 logit| / largest |f32 logit| (CPU, f32)",
+        "nodes whose class (arg-max) is f32's (CPU, f32)",
+    ]);
+    let reference = &paths[0].run.logits;
+    let classes: Vec<i64> = (0..reference.rows()).map(|node| arg_max(reference.row(node)) as i64).collect();
+    for path in &paths[2..] {
+        let what = format!("{} logits, against f32's", path.dtype);
+        let error = compare::max_relative_difference(&what, &path.run.logits, reference)?;
+        let agreement = accuracy(&path.run.logits, &classes, &vec![true; classes.len()])?;
+        table.add_row([path.name.clone(), format!("{error:.2e}"), format!("{:.2}%", agreement * 1e2)]);
+    }
+    table::fit_to_terminal(&mut table);
+    Ok(table)
+}
+
+/// The index of the largest value (the first of equal ones), as [`accuracy`] picks a class.
+fn arg_max(row: &[f32]) -> usize {
+    row.iter().enumerate().fold(0, |best, (c, &v)| if v > row[best] { c } else { best })
 }
 
 /// Writes the workload for the Python script, runs it, and checks its output against `ours`.

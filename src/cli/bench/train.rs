@@ -27,6 +27,7 @@ use crate::cli::pim_args::PimArgs;
 use crate::cli::progress;
 use crate::cli::python::{self, peak_memory_bytes, process_cpu_time};
 use crate::cli::table;
+use crate::cli::workload;
 
 /// The PyTorch Geometric side of the benchmark.
 const TORCH_SCRIPT: &str = include_str!("train_torch.py");
@@ -35,6 +36,8 @@ const TORCH_SCRIPT: &str = include_str!("train_torch.py");
 const DEFAULT_NODES: usize = 100_000;
 const DEFAULT_EDGES: usize = 1_000_000;
 const DEFAULT_WIDTH: usize = 256;
+/// Classes of the generated labels, unless --classes says.
+const DEFAULT_CLASSES: usize = 16;
 
 /// PyG's usual training run: `torch.optim.Adam(lr=0.01, weight_decay=5e-4)`.
 const ADAM: Adam = Adam { lr: 0.01, betas: (0.9, 0.999), eps: 1e-8, weight_decay: 5e-4 };
@@ -55,9 +58,13 @@ pub struct BenchTrainArgs {
     /// Training mask (.npy, bool).
     #[arg(long, requires = "graph")]
     train_mask: Option<PathBuf>,
-    /// Classes of the generated labels.
-    #[arg(long, default_value_t = 16)]
-    classes: usize,
+    /// Instead of the default R-MAT graph, a generated graph of a published dataset's size (see `pimgnn infer
+    /// --workload`): its nodes, edges, feature width and classes, with uniform features and labels.
+    #[arg(long, conflicts_with_all = ["graph", "classes"], value_name = "DATASET")]
+    workload: Option<pimgnn::graph::Dataset>,
+    /// Classes of the generated labels (default 16; a --workload has its dataset's).
+    #[arg(long)]
+    classes: Option<usize>,
     /// Architecture of the 2-layer model, initialised as PyG does (see `pimgnn train --arch`).
     #[arg(long, default_value = "gcn")]
     arch: Architecture,
@@ -98,7 +105,7 @@ pub fn run(args: &BenchTrainArgs) -> anyhow::Result<()> {
     if args.epochs == 0 || args.pim_epochs == 0 {
         bail!("--epochs and --pim-epochs must be at least 1");
     }
-    let dataset = progress::step("loading the inputs", || load(args))?;
+    let dataset = load(args)?;
     let widths = [dataset.features.cols(), args.hidden, dataset.classes];
     let model = initial_model(args.arch, &widths, args.seed)?;
     println!("workload: {}; 2-layer {} {widths:?}, Adam (lr 0.01, weight decay 5e-4)", dataset.description, args.arch);
@@ -143,22 +150,29 @@ fn load(args: &BenchTrainArgs) -> anyhow::Result<Dataset> {
     let (Some(graph_path), Some(features), Some(labels), Some(mask)) =
         (&args.graph, &args.features, &args.labels, &args.train_mask)
     else {
-        return Ok(generated(args.seed, args.classes));
+        return match args.workload {
+            Some(dataset) => dataset_shaped(dataset, args.seed),
+            None => Ok(progress::step("generating the default workload", || {
+                generated(args.seed, args.classes.unwrap_or(DEFAULT_CLASSES))
+            })),
+        };
     };
-    let graph = inputs::read_graph(graph_path).context("loading the graph")?;
-    let nodes = graph.nrows();
-    let labels = pimgnn::io::npy::read_labels(labels).context("loading the labels")?;
-    let classes = labels.iter().copied().max().map_or(1, |max| max + 1).max(1) as usize;
-    let features = match pimgnn::io::npy::read_dense_f32(features) {
-        Ok(dense) => dense,
-        Err(_) => {
-            let width = pimgnn::io::read_graph(features).context("loading the features")?.ncols();
-            inputs::read_features(features, nodes, width).context("loading the features")?
-        }
-    };
-    let train_mask = inputs::read_mask(mask, nodes).context("loading the training mask")?;
-    let description = format!("{} ({nodes} nodes, {} edges), {classes} classes", graph_path.display(), graph.nnz());
-    Ok(Dataset { description, graph, features, labels, train_mask, classes })
+    progress::step("reading the inputs", || {
+        let graph = inputs::read_graph(graph_path).context("loading the graph")?;
+        let nodes = graph.nrows();
+        let labels = pimgnn::io::npy::read_labels(labels).context("loading the labels")?;
+        let classes = labels.iter().copied().max().map_or(1, |max| max + 1).max(1) as usize;
+        let features = match pimgnn::io::npy::read_dense_f32(features) {
+            Ok(dense) => dense,
+            Err(_) => {
+                let width = pimgnn::io::read_graph(features).context("loading the features")?.ncols();
+                inputs::read_features(features, nodes, width).context("loading the features")?
+            }
+        };
+        let train_mask = inputs::read_mask(mask, nodes).context("loading the training mask")?;
+        let description = format!("{} ({nodes} nodes, {} edges), {classes} classes", graph_path.display(), graph.nnz());
+        Ok(Dataset { description, graph, features, labels, train_mask, classes })
+    })
 }
 
 /// The R-MAT graph of the inference benchmark, uniform features in [-1, 1), uniform labels, every other
@@ -172,14 +186,37 @@ fn generated(seed: u64, classes: usize) -> Dataset {
         Err(error) => unreachable!("{DEFAULT_NODES} x {DEFAULT_WIDTH} values: {error}"),
     };
     let classes = classes.max(1);
-    let labels = (0..DEFAULT_NODES).map(|_| rng.random_range(0..classes as i64)).collect();
-    let train_mask = (0..DEFAULT_NODES).map(|node| node % 2 == 0).collect();
+    let (labels, train_mask) = uniform_labels(DEFAULT_NODES, classes, &mut rng);
     let description = format!(
         "generated: R-MAT graph of {} nodes and {} edges (seed {seed}), {DEFAULT_WIDTH} features, {classes} classes",
         graph.nrows(),
         graph.nnz()
     );
     Dataset { description, graph, features, labels, train_mask, classes }
+}
+
+/// A graph of `dataset`'s size and feature width, uniform labels of its classes, every other node in the
+/// training mask.
+fn dataset_shaped(dataset: pimgnn::graph::Dataset, seed: u64) -> anyhow::Result<Dataset> {
+    let shape = dataset.shape();
+    let (graph, features) = workload::dataset_graph_and_features(dataset, seed)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x7ea1_0001);
+    let (labels, train_mask) = uniform_labels(shape.nodes, shape.classes, &mut rng);
+    let description = format!(
+        "generated: {dataset} ({}), power-law graph of {} nodes and {} edges (seed {seed}), {} features, {} classes",
+        shape.source,
+        graph.nrows(),
+        graph.nnz(),
+        shape.features,
+        shape.classes
+    );
+    Ok(Dataset { description, graph, features, labels, train_mask, classes: shape.classes })
+}
+
+/// Labels drawn uniformly from `0..classes`, and a training mask of every other node.
+fn uniform_labels(nodes: usize, classes: usize, rng: &mut ChaCha8Rng) -> (Vec<i64>, Vec<bool>) {
+    let labels = (0..nodes).map(|_| rng.random_range(0..classes as i64)).collect();
+    (labels, (0..nodes).map(|node| node % 2 == 0).collect())
 }
 
 fn trainer(dataset: &Dataset, model: &Model, options: &EngineOptions) -> anyhow::Result<Trainer> {

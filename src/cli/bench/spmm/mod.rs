@@ -21,6 +21,10 @@ pub struct BenchSpmmArgs {
     /// Graph: a Matrix Market file or a CSV edge list (default: R-MAT, 100,000 nodes, 1,000,000 edges).
     #[arg(long)]
     graph: Option<PathBuf>,
+    /// Instead of the default R-MAT graph, a generated graph of a published dataset's size (see `pimgnn infer
+    /// --workload`; seed 42).
+    #[arg(long, conflicts_with = "graph", value_name = "DATASET")]
+    workload: Option<pimgnn::graph::Dataset>,
     /// Feature widths, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "16,64,256",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
@@ -58,6 +62,7 @@ pub fn run(args: BenchSpmmArgs) -> anyhow::Result<()> {
     };
     let config = SpmmBenchConfig {
         graph: args.graph,
+        workload: args.workload,
         features: args.features,
         dpus: args.dpus,
         tasklets: args.tasklets,
@@ -68,9 +73,13 @@ pub fn run(args: BenchSpmmArgs) -> anyhow::Result<()> {
         dtypes: args.dtype,
     };
     let a = progress::step("loading the graph", || runs::load_graph(&config)).context("loading the graph")?;
+    let name = match (&config.graph, config.workload) {
+        (Some(path), _) => path.display().to_string(),
+        (None, Some(dataset)) => format!("power-law graph of {dataset}'s size ({}), seed 42", dataset.shape().source),
+        (None, None) => "R-MAT a=0.57 b=0.19 c=0.19, seed 42".into(),
+    };
     println!(
-        "graph: {} ({} nodes, {} nonzeros); {} DPUs x {} tasklets; {}; CPU on {} threads",
-        config.graph.as_ref().map_or("R-MAT a=0.57 b=0.19 c=0.19, seed 42".into(), |p| p.display().to_string()),
+        "graph: {name} ({} nodes, {} nonzeros); {} DPUs x {} tasklets; {}; CPU on {} threads",
         a.nrows(),
         a.nnz(),
         config.dpus,
@@ -97,7 +106,7 @@ pub fn run(args: BenchSpmmArgs) -> anyhow::Result<()> {
          fastest's simulation work; when that is not the hardware's choice, the hardware choice is shown beside the \
          plan run.",
         pimgnn::pim::cost::SIMULATOR_TOLERANCE * 1e2,
-        pimgnn::pim::SIMULATOR_MRAM_BUDGET >> 30,
+        pimgnn::pim::simulator_mram_budget() >> 30,
         pimgnn::pim::cost::SIMULATOR_MIN_SAVING * 1e2
     );
     Ok(())

@@ -15,6 +15,7 @@ use upmem::{BackendKind, DpuSet};
 
 use pimgnn::gnn::quantize::{dequantize, quantize, quantize_matrix, Quantized, QuantizedMatrix};
 use pimgnn::gnn::{Decision, Dtype};
+use pimgnn::graph::Dataset;
 use pimgnn::pim::auto;
 use pimgnn::pim::cost::{self, Costed, HardwareModel, Prediction, Target};
 use pimgnn::pim::plan::Plan;
@@ -53,6 +54,8 @@ impl std::str::FromStr for PlanChoice {
 pub struct SpmmBenchConfig {
     /// A Matrix Market file or a CSV edge list; `None`: an R-MAT graph of 100,000 nodes and 1,000,000 edges.
     pub graph: Option<PathBuf>,
+    /// Without `graph`, a generated graph of this dataset's size instead of the R-MAT graph.
+    pub workload: Option<Dataset>,
     /// Feature widths.
     pub features: Vec<usize>,
     /// DPUs to allocate.
@@ -103,7 +106,10 @@ pub struct SpmmBenchRow {
 pub fn load_graph(config: &SpmmBenchConfig) -> Result<Csr<f32>> {
     match &config.graph {
         Some(path) => graph::read_edges(path),
-        None => Ok(pimgnn::graph::rmat(100_000, 1_000_000, 42)),
+        None => match config.workload {
+            Some(dataset) => dataset.graph(42),
+            None => Ok(pimgnn::graph::rmat(100_000, 1_000_000, 42)),
+        },
     }
 }
 
@@ -417,6 +423,7 @@ mod tests {
         let edges: String = (0..500).map(|i| format!("{},{}\n{},{}\n", i, (i * 37) % 500, i, (i + 1) % 500)).collect();
         std::fs::write(&graph, format!("id_1,id_2\n{edges}")).unwrap();
         let config = SpmmBenchConfig {
+            workload: None,
             graph: Some(graph),
             features: vec![3, 20],
             dpus: 16,
@@ -452,6 +459,7 @@ mod tests {
         let graph = dir.path().join("bad.csv");
         std::fs::write(&graph, "id_1,id_2\n0,1\n2,x\n").unwrap();
         let config = SpmmBenchConfig {
+            workload: None,
             graph: Some(graph),
             features: vec![1],
             dpus: 1,
