@@ -94,9 +94,10 @@ pub fn run(args: &InferArgs) -> anyhow::Result<()> {
     );
 
     let overlap = if args.no_overlap { Overlap::Sequential } else { Overlap::Overlapped };
-    let inference = progress::step("running the model", || {
-        workload.model.forward_with(&workload.features, &mut aggregator, overlap)
-    })?;
+    let layers = progress::LayerBar::new("running the model", &workload.model);
+    let inference =
+        workload.model.forward_reporting(&workload.features, &mut aggregator, overlap, |_| layers.done())?;
+    drop(layers);
     println!("{}", timings::timings(&setup, &inference.layers));
     let phases: Vec<Phase> = inference.layers.iter().flat_map(|layer| layer.phases.iter().cloned()).collect();
     if let Some(predicted) = timings::predicted(&phases) {

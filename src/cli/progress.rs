@@ -26,3 +26,41 @@ pub fn counter(total: u64) -> ProgressBar {
     }
     bar
 }
+
+/// A bar over `model`'s layers, its message the layer running; [`Model::forward_reporting`]'s `layer_done` is
+/// [`LayerBar::done`].
+///
+/// [`Model::forward_reporting`]: pimgnn::gnn::Model::forward_reporting
+pub struct LayerBar {
+    bar: ProgressBar,
+    names: Vec<String>,
+}
+
+impl LayerBar {
+    /// A bar at `model`'s first layer, saying `what` runs.
+    pub fn new(what: &str, model: &pimgnn::gnn::Model) -> Self {
+        let names: Vec<String> =
+            model.layers().iter().map(|(name, layer)| format!("{name} {}", layer.kind())).collect();
+        let bar = counter(names.len() as u64);
+        bar.set_prefix(what.to_owned());
+        if let Ok(style) = ProgressStyle::with_template("{prefix}: {bar:30} {pos}/{len} layers ({elapsed}) {msg}") {
+            bar.set_style(style);
+        }
+        bar.set_message(names.first().cloned().unwrap_or_default());
+        bar.enable_steady_tick(Duration::from_millis(500));
+        LayerBar { bar, names }
+    }
+
+    /// Moves the bar past the layer just finished, to the next one.
+    pub fn done(&self) {
+        self.bar.inc(1);
+        let next = self.bar.position() as usize;
+        self.bar.set_message(self.names.get(next).cloned().unwrap_or_default());
+    }
+}
+
+impl Drop for LayerBar {
+    fn drop(&mut self) {
+        self.bar.finish_and_clear();
+    }
+}

@@ -314,6 +314,18 @@ impl Model {
     /// As [`Model::forward`], each layer's dense steps after aggregation run as `overlap` says; the logits are
     /// the same, bit for bit, either way.
     pub fn forward_with(&self, x: &Dense<f32>, aggregator: &mut Aggregator, overlap: Overlap) -> Result<Inference> {
+        self.forward_reporting(x, aggregator, overlap, |_| {})
+    }
+
+    /// As [`Model::forward_with`], calling `layer_done` with each layer's report as the layer finishes (to show
+    /// progress through a model whose layers take minutes).
+    pub fn forward_reporting(
+        &self,
+        x: &Dense<f32>,
+        aggregator: &mut Aggregator,
+        overlap: Overlap,
+        mut layer_done: impl FnMut(&LayerReport),
+    ) -> Result<Inference> {
         if x.cols() != self.in_features() {
             return Err(Error::shape(
                 "node features (columns) for the model's first layer",
@@ -343,6 +355,7 @@ impl Model {
                 order: layer.order(),
                 phases,
             });
+            layer_done(&reports[at]);
             h = Some(y);
         }
         let logits = h.unwrap_or_else(|| x.clone());

@@ -540,20 +540,24 @@ impl HardwareModel {
         call_bytes::<T>(matrix, x_rows, max(&|tile| tile.rows), padded) as u64
     }
 
-    /// Host bytes the simulator holds for `plan`'s MRAM during a call on `nr_dpus` DPUs: each DPU's own bytes
-    /// (the engine writes every DPU of the set, used or not), except that whole `X` slices are stored once per
-    /// distinct slice (column block and feature group), since the simulator shares the pages of bytes sent to
-    /// several DPUs until one writes them.
+    /// Host bytes a call of `plan` on `nr_dpus` simulated DPUs holds: each DPU's MRAM (the engine writes every
+    /// DPU of the set, used or not), except that whole `X` slices are stored once per distinct slice (column
+    /// block and feature group), since the simulator shares the pages of bytes sent to several DPUs until one
+    /// writes them; and the host's copy of every DPU's gathered `Y` block until the merge, as large as the `Y`
+    /// blocks in MRAM (with 8 column blocks, 8 partial results per row: on ogbn-products' shape at 100
+    /// features, 7.8 GB).
     fn simulator_bytes<T: PimElement>(&self, plan: &Plan, tiles: &[TileStats], features: usize, nr_dpus: u32) -> u64 {
         let per_dpu = self.mram_needed::<T>(plan, tiles, features);
-        if plan.x != XDelivery::Whole {
-            return per_dpu * u64::from(nr_dpus);
-        }
         let padded = padded_features::<T>(features, plan.feature_groups as usize) as u64;
+        let y_rows = tiles.iter().map(|tile| tile.rows).max().unwrap_or(0) as u64;
+        let gathered = y_rows * padded * std::mem::size_of::<T::Acc>() as u64 * u64::from(nr_dpus);
+        if plan.x != XDelivery::Whole {
+            return per_dpu * u64::from(nr_dpus) + gathered;
+        }
         let x_rows = tiles.iter().map(|tile| tile.width).max().unwrap_or(0) as u64;
         let x_bytes = x_rows * padded * std::mem::size_of::<T>() as u64;
         let slices = u64::from(plan.col_blocks) * u64::from(plan.feature_groups);
-        (per_dpu - x_bytes) * u64::from(nr_dpus) + x_bytes * slices
+        (per_dpu - x_bytes) * u64::from(nr_dpus) + x_bytes * slices + gathered
     }
 }
 
@@ -568,7 +572,7 @@ pub enum Target {
     /// of the fastest of them, the one cheapest to simulate ([`simulation_work`]) when it saves at least
     /// [`SIMULATOR_MIN_SAVING`] of the fastest's work, else the fastest.
     Simulator {
-        /// Host bytes the simulated DPUs' MRAM may hold.
+        /// Host bytes the simulated DPUs' MRAM and the gathered results may hold.
         host_budget: u64,
         /// How much slower than the fastest a plan may be predicted, as a fraction of the fastest's time
         /// ([`SIMULATOR_TOLERANCE`] in [`Target::simulator`]).
@@ -677,9 +681,9 @@ pub fn candidates(nr_dpus: u32, features: usize, tasklets: u32) -> Vec<Plan> {
     plans
 }
 
-/// Host bytes the simulator holds for the MRAM of `nr_dpus` DPUs running `plan` for `a` with `features`
-/// columns: every DPU's own bytes, and each whole `X` slice once (its pages are shared copy-on-write by the
-/// DPUs that receive it).
+/// Host bytes a call of `plan` for `a` with `features` columns holds on `nr_dpus` simulated DPUs: every DPU's
+/// own MRAM bytes, each whole `X` slice once (its pages are shared copy-on-write by the DPUs that receive it),
+/// and the host's copy of the gathered `Y` blocks until the merge.
 pub fn simulator_host_bytes<T: PimElement>(
     model: &HardwareModel,
     a: &Csr<T>,

@@ -67,9 +67,10 @@ use plan::{Plan, XDelivery};
 /// The least of [`simulator_mram_budget`]: what a run of the default workload stays within.
 pub const SIMULATOR_MIN_MRAM_BUDGET: u64 = 2 << 30;
 
-/// Bytes all simulated DPUs' MRAM may hold together when a plan is chosen automatically: the simulator keeps
-/// every DPU's MRAM in host memory (a broadcast X once: its pages are shared copy-on-write). Half the host's
-/// physical memory, leaving the other half to the host's own copies of the graph and features, and at least
+/// Bytes all simulated DPUs' MRAM and the host's copy of their gathered results may hold together when a plan is
+/// chosen automatically: the simulator keeps every DPU's MRAM in host memory (a broadcast X once: its pages are
+/// shared copy-on-write). Half the host's physical memory, leaving the other half to the host's own copies of
+/// the graph, the features and the layers' outputs, and at least
 /// [`SIMULATOR_MIN_MRAM_BUDGET`] (also when the system does not say how much it has): a full-size graph such as
 /// Reddit's needs more than 2 GiB of MRAM under any plan.
 pub fn simulator_mram_budget() -> u64 {

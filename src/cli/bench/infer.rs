@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use clap::Args;
 use npyz::WriterBuilder;
-use pimgnn::gnn::{accuracy, Aggregator, Architecture, Backend, Dtype, EngineOptions, Layer, LayerReport};
+use pimgnn::gnn::{accuracy, Aggregator, Architecture, Backend, Dtype, EngineOptions, Layer, LayerReport, Overlap};
 use pimgnn::io::npy;
 use pimgnn::{compare, Dense};
 use upmem::BackendKind;
@@ -73,17 +73,17 @@ pub fn run(args: &BenchInferArgs) -> anyhow::Result<()> {
     for &dtype in &dtypes {
         let suffix = if dtype == Dtype::F32 { String::new() } else { format!(", {dtype}") };
         let mut cpu = Aggregator::for_aggregation(aggregation, matrix.clone(), dtype, &cpu_options)?;
-        let message = format!("timing the CPU backend in {dtype}");
-        let run = progress::step(&message, || time_forward(&workload, &mut cpu, args))?;
+        let run = time_forward(&format!("the CPU backend in {dtype}"), &workload, &mut cpu, args)?;
         drop(cpu);
         paths.push(TimedPath { name: format!("pimgnn, CPU backend{suffix}"), dtype, run });
 
+        let started = Instant::now();
         let mut pim = progress::step(&format!("loading the graph onto the DPUs ({dtype})"), || {
             Aggregator::for_aggregation(aggregation, matrix.clone(), dtype, &pim_options)
         })?;
         println!("PIM plan ({dtype}): {}", pim.plan());
-        let message = format!("timing the PIM backend in {dtype}");
-        let run = progress::step(&message, || time_forward(&workload, &mut pim, args))?;
+        println!("PIM engine ({dtype}): plan chosen and graph resident in {:.1} s", started.elapsed().as_secs_f64());
+        let run = time_forward(&format!("the PIM backend in {dtype}"), &workload, &mut pim, args)?;
         paths.push(TimedPath { name: format!("pimgnn, PIM backend ({}){suffix}", pim.backend()), dtype, run });
     }
     let (cpu, pim) = (&paths[0].run.logits, &paths[1].run.logits);
@@ -134,16 +134,26 @@ struct TimedRun {
     layers: Vec<LayerReport>,
 }
 
-/// Times `--runs` forward passes through `aggregator` after `--warmup` untimed ones.
-fn time_forward(workload: &Workload, aggregator: &mut Aggregator, args: &BenchInferArgs) -> anyhow::Result<TimedRun> {
-    for _ in 0..args.warmup {
-        workload.model.forward(&workload.features, aggregator)?;
+/// Times `--runs` forward passes through `aggregator` after `--warmup` untimed ones, each under a bar over
+/// the layers saying which `path` runs.
+fn time_forward(
+    path: &str,
+    workload: &Workload,
+    aggregator: &mut Aggregator,
+    args: &BenchInferArgs,
+) -> anyhow::Result<TimedRun> {
+    let forward = |aggregator: &mut Aggregator, what: String| {
+        let layers = progress::LayerBar::new(&what, &workload.model);
+        workload.model.forward_reporting(&workload.features, aggregator, Overlap::Overlapped, |_| layers.done())
+    };
+    for run in 1..=args.warmup {
+        forward(aggregator, format!("{path}, warm-up {run} of {}", args.warmup))?;
     }
     let (mut walls, mut cpus, mut predictions) = (Vec::new(), Vec::new(), Vec::new());
     let mut last = None;
-    for _ in 0..args.runs {
+    for run in 1..=args.runs {
         let (wall, cpu) = (Instant::now(), process_cpu_time()?);
-        let inference = workload.model.forward(&workload.features, aggregator)?;
+        let inference = forward(aggregator, format!("{path}, run {run} of {}", args.runs))?;
         walls.push(wall.elapsed().as_secs_f64());
         cpus.push((process_cpu_time()? - cpu).as_secs_f64());
         let phases: Vec<_> = inference.layers.iter().flat_map(|layer| layer.phases.iter().cloned()).collect();
