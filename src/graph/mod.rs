@@ -102,17 +102,7 @@ where
         }
         // A margin for rejections and repeats; later rounds top up what it misses.
         let blocks = (missing + missing / 4 + 1).div_ceil(SAMPLES_PER_BLOCK) as u64;
-        let fresh: Vec<Vec<u64>> = (next_block..next_block + blocks)
-            .into_par_iter()
-            .map(|block| {
-                let mut rng = ChaCha8Rng::seed_from_u64(seed);
-                rng.set_stream(block);
-                (0..SAMPLES_PER_BLOCK)
-                    .filter_map(|_| sample(&mut rng))
-                    .map(|(row, col)| u64::from(row) << 32 | u64::from(col))
-                    .collect()
-            })
-            .collect();
+        let fresh = draw_blocks(seed, next_block..next_block + blocks, &sample);
         next_block += blocks;
         for edge in fresh.into_iter().flatten() {
             if kept.len() == target {
@@ -140,6 +130,25 @@ fn shuffled_ids(nodes: usize, seed: u64) -> Vec<u32> {
         ids.swap(i, j);
     }
     ids
+}
+
+/// The draws of `blocks`, made in parallel: block `b`'s `SAMPLES_PER_BLOCK` draws from ChaCha8 seeded with
+/// `seed` on stream `b`, each edge kept as `row << 32 | col` (`None`: a rejected draw), in block order.
+fn draw_blocks<S>(seed: u64, blocks: std::ops::Range<u64>, sample: &S) -> Vec<Vec<u64>>
+where
+    S: Fn(&mut ChaCha8Rng) -> Option<(u32, u32)> + Sync,
+{
+    blocks
+        .into_par_iter()
+        .map(|block| {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            rng.set_stream(block);
+            (0..SAMPLES_PER_BLOCK)
+                .filter_map(|_| sample(&mut rng))
+                .map(|(row, col)| u64::from(row) << 32 | u64::from(col))
+                .collect()
+        })
+        .collect()
 }
 
 /// CSR with values 1.0 from edges `row << 32 | col` sorted ascending.

@@ -18,12 +18,11 @@
 //! so the graph is the same on every platform.
 
 use rand::rngs::ChaCha8Rng;
-use rand::SeedableRng;
 use rand_distr::weighted::WeightedAliasIndex;
 use rand_distr::Distribution;
 use rayon::prelude::*;
 
-use super::{check_size, edges_to_csr, shuffled_ids, MAX_ROUNDS, SAMPLES_PER_BLOCK};
+use super::{check_size, draw_blocks, edges_to_csr, shuffled_ids, MAX_ROUNDS, SAMPLES_PER_BLOCK};
 use crate::error::{Error, Result};
 use crate::sparse::Csr;
 
@@ -132,23 +131,15 @@ where
         }
         // A margin for self-loops and repeats; later rounds top up what it misses.
         let blocks = (missing + missing / 8 + 1).div_ceil(SAMPLES_PER_BLOCK) as u64;
-        let fresh: Vec<Vec<u64>> = (next_block..next_block + blocks)
-            .into_par_iter()
-            .map(|block| {
-                let mut rng = ChaCha8Rng::seed_from_u64(seed);
-                rng.set_stream(block);
-                (0..SAMPLES_PER_BLOCK)
-                    .filter_map(|_| {
-                        let (u, v) = (vertex(&mut rng), vertex(&mut rng));
-                        match direction {
-                            _ if u == v => None,
-                            Direction::Undirected => Some(u64::from(u.min(v)) << 32 | u64::from(u.max(v))),
-                            Direction::Directed => Some(u64::from(u) << 32 | u64::from(v)),
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
+        let draw = |rng: &mut ChaCha8Rng| {
+            let (u, v) = (vertex(rng), vertex(rng));
+            match direction {
+                _ if u == v => None,
+                Direction::Undirected => Some((u.min(v), u.max(v))),
+                Direction::Directed => Some((u, v)),
+            }
+        };
+        let fresh = draw_blocks(seed, next_block..next_block + blocks, &draw);
         next_block += blocks;
         kept.reserve(fresh.iter().map(Vec::len).sum());
         kept.extend(fresh.into_iter().flatten());
