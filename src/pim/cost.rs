@@ -540,24 +540,27 @@ impl HardwareModel {
         call_bytes::<T>(matrix, x_rows, max(&|tile| tile.rows), padded) as u64
     }
 
-    /// Host bytes a call of `plan` on `nr_dpus` simulated DPUs holds: each DPU's MRAM (the engine writes every
-    /// DPU of the set, used or not), except that whole `X` slices are stored once per distinct slice (column
-    /// block and feature group), since the simulator shares the pages of bytes sent to several DPUs until one
-    /// writes them; and the host's copy of every DPU's gathered `Y` block until the merge, as large as the `Y`
-    /// blocks in MRAM (with 8 column blocks, 8 partial results per row: on ogbn-products' shape at 100
-    /// features, 7.8 GB).
+    /// Host bytes a call of `plan` on `nr_dpus` simulated DPUs holds. The simulator stores bytes sent alike to
+    /// several DPUs once, shared copy-on-write until one of them writes them: so each tile's matrix block once
+    /// however many feature groups hold it (and the empty block of unused DPUs once), each whole `X` slice once
+    /// (column block and feature group), and every DPU's own `Y` block and partial sums (the engine writes
+    /// every DPU of the set, used or not). Besides, the host holds its copy of every DPU's gathered `Y` block
+    /// until the merge, as large as the `Y` blocks in MRAM (with 8 column blocks, 8 partial results per row:
+    /// on ogbn-products' shape at 100 features, 7.8 GB).
     fn simulator_bytes<T: PimElement>(&self, plan: &Plan, tiles: &[TileStats], features: usize, nr_dpus: u32) -> u64 {
-        let per_dpu = self.mram_needed::<T>(plan, tiles, features);
-        let padded = padded_features::<T>(features, plan.feature_groups as usize) as u64;
-        let y_rows = tiles.iter().map(|tile| tile.rows).max().unwrap_or(0) as u64;
-        let gathered = y_rows * padded * std::mem::size_of::<T::Acc>() as u64 * u64::from(nr_dpus);
-        if plan.x != XDelivery::Whole {
-            return per_dpu * u64::from(nr_dpus) + gathered;
-        }
-        let x_rows = tiles.iter().map(|tile| tile.width).max().unwrap_or(0) as u64;
-        let x_bytes = x_rows * padded * std::mem::size_of::<T>() as u64;
-        let slices = u64::from(plan.col_blocks) * u64::from(plan.feature_groups);
-        (per_dpu - x_bytes) * u64::from(nr_dpus) + x_bytes * slices + gathered
+        let padded = padded_features::<T>(features, plan.feature_groups as usize);
+        let max = |f: &dyn Fn(&TileStats) -> usize| tiles.iter().map(f).max().unwrap_or(0) as u64;
+        let matrix = max(&|tile| matrix_bytes(plan.format, tile.rows, tile.nonzeros));
+        let x_rows = max(&|tile| if plan.x == XDelivery::Whole { tile.width } else { tile.referenced });
+        let x_bytes = x_rows * (padded * std::mem::size_of::<T>()) as u64;
+        let own = call_bytes::<T>(0, 0, max(&|tile| tile.rows) as usize, padded) as u64;
+        let distinct_blocks = u64::from(plan.row_blocks) * u64::from(plan.col_blocks) + 1;
+        let x = match plan.x {
+            XDelivery::Whole => x_bytes * u64::from(plan.col_blocks) * u64::from(plan.feature_groups),
+            XDelivery::Referenced => x_bytes * u64::from(nr_dpus),
+        };
+        let gathered = max(&|tile| tile.rows) * (padded * std::mem::size_of::<T::Acc>()) as u64 * u64::from(nr_dpus);
+        own * u64::from(nr_dpus) + matrix * distinct_blocks + x + gathered
     }
 }
 
