@@ -42,7 +42,7 @@ pub enum Direction {
 /// A power-law graph of `nodes` vertices and `edges` nonzeros (for [`Direction::Undirected`], `edges / 2`
 /// pairs stored both ways, so an odd count is rounded down), without self-loops or repeated edges, as CSR with
 /// values 1.0 and columns ascending in each row. At most every pair of distinct vertices is an edge; a graph
-/// so dense that the draws cannot reach the count in [`MAX_ROUNDS`] rounds has fewer edges and logs a warning.
+/// so dense that the draws cannot reach the count in 64 rounds has fewer edges and logs a warning.
 ///
 /// ```
 /// use pimgnn::graph::{power_law, Direction};
