@@ -42,6 +42,11 @@ pub use quantize::Quantization;
 use crate::error::{Error, Result};
 use crate::sparse::Dense;
 
+/// The class a row of logits predicts: the index of its largest value (the first of equal ones).
+pub fn predicted_class(row: &[f32]) -> usize {
+    row.iter().enumerate().fold(0, |best, (c, &v)| if v > row[best] { c } else { best })
+}
+
 /// The fraction of nodes in `mask` whose arg-max over `logits`' row is their label. Every selected node's label
 /// must be one of the logits' classes (`0..logits.cols()`); unselected nodes' labels are not read (they may be
 /// `-1` for "unlabelled").
@@ -64,9 +69,7 @@ pub fn accuracy(logits: &Dense<f32>, labels: &[i64], mask: &[bool]) -> Result<f6
             });
         }
         selected += 1;
-        let row = logits.row(node);
-        let predicted = row.iter().enumerate().fold(0, |best, (c, &v)| if v > row[best] { c } else { best });
-        correct += usize::from(predicted as i64 == label);
+        correct += usize::from(predicted_class(logits.row(node)) as i64 == label);
     }
     if selected == 0 {
         return Err(Error::invalid("mask", "selects no node"));

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use clap::Args;
 use npyz::WriterBuilder;
-use pimgnn::gnn::{accuracy, Aggregator, Architecture, Backend, Dtype, EngineOptions, Layer, LayerReport, Overlap};
+use pimgnn::gnn::{
+    accuracy, predicted_class, Aggregator, Architecture, Backend, Dtype, EngineOptions, Layer, LayerReport, Overlap,
+};
 use pimgnn::io::npy;
 use pimgnn::{compare, Dense};
 use upmem::BackendKind;
@@ -194,7 +196,7 @@ fn quantization_table(paths: &[TimedPath]) -> anyhow::Result<comfy_table::Table>
         "nodes whose class (arg-max) is f32's (CPU, f32)",
     ]);
     let reference = &paths[0].run.logits;
-    let classes: Vec<i64> = (0..reference.rows()).map(|node| arg_max(reference.row(node)) as i64).collect();
+    let classes: Vec<i64> = (0..reference.rows()).map(|node| predicted_class(reference.row(node)) as i64).collect();
     for path in &paths[2..] {
         let what = format!("{} logits, against f32's", path.dtype);
         let error = compare::max_relative_difference(&what, &path.run.logits, reference)?;
@@ -203,11 +205,6 @@ fn quantization_table(paths: &[TimedPath]) -> anyhow::Result<comfy_table::Table>
     }
     table::fit_to_terminal(&mut table);
     Ok(table)
-}
-
-/// The index of the largest value (the first of equal ones), as [`accuracy`] picks a class.
-fn arg_max(row: &[f32]) -> usize {
-    row.iter().enumerate().fold(0, |best, (c, &v)| if v > row[best] { c } else { best })
 }
 
 /// Writes the workload for the Python script, runs it, and checks its output against `ours`.
