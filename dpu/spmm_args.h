@@ -110,6 +110,10 @@ struct spmm_matrix_args {
     uint32_t values_offset;
     /* Tasklets with work (the others only join the barrier). */
     uint32_t nr_tasklets;
+    /* Rows of X this block's columns address (its column numbering's size): at most 2^16, with rows of at most
+     * 2^16 - 1 bytes, lets the kernels find a row with a 16-bit multiply. */
+    uint32_t nr_x_rows;
+    uint32_t reserved; /* keeps the size a multiple of 8 */
     struct spmm_tasklet_work tasklets[SPMM_MAX_TASKLETS];
 };
 

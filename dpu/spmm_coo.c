@@ -20,8 +20,10 @@
 static SPMM_SEQREAD_ALIGNED uint8_t index_cache[NR_TASKLETS][2 * SEQREAD_CACHE_SIZE];
 static SPMM_SEQREAD_ALIGNED uint8_t value_cache[NR_TASKLETS][2 * SEQREAD_CACHE_SIZE];
 
-static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
-                      uint32_t set, uint32_t values_at) {
+/* spmm_pass, built once with X rows found by 16-bit multiplies (`narrow`) and once without. */
+static inline __attribute__((always_inline)) void coo_pass(const struct spmm_tasklet_work *work, uint32_t tasklet,
+                                                           uint32_t first, uint32_t width, uint32_t set,
+                                                           uint32_t values_at, int narrow) {
     const struct spmm_scores scores = spmm_scores_of(set);
     seqreader_t indices, values;
     const struct spmm_coo_index *index = seqread_init(
@@ -34,20 +36,30 @@ static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, ui
         (__mram_ptr void *)(spmm_heap() + values_at + work->nz_begin * (uint32_t)sizeof(spmm_value)),
         &values);
     spmm_acc *sum = row_sum[tasklet];
+    struct spmm_batch batch = spmm_batch_start(first, width);
     uint32_t k = work->nz_begin;
     for (uint32_t row = work->row_begin; row < work->row_end; row++) {
         spmm_clear(sum, width);
         if (k < work->nz_end && index->row == row)
             spmm_row_scores(scores, tasklet, row);
         while (k < work->nz_end && index->row == row) {
-            spmm_accumulate(sum, incoming[tasklet], spmm_nonzero_value(scores, tasklet, *value, index->column),
-                            index->column, first, width);
+            spmm_batch_push(&batch, tasklet, sum, spmm_nonzero_value(scores, tasklet, *value, index->column),
+                            index->column, narrow);
             index = seqread_get((void *)index, sizeof(struct spmm_coo_index), &indices);
             value = seqread_get((void *)value, sizeof(spmm_value), &values);
             k++;
         }
+        spmm_batch_finish(&batch, tasklet, sum);
         spmm_store(work, tasklet, row, sum, first, width);
     }
+}
+
+static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
+                      uint32_t set, uint32_t values_at) {
+    if (spmm_narrow_rows())
+        coo_pass(work, tasklet, first, width, set, values_at, 1);
+    else
+        coo_pass(work, tasklet, first, width, set, values_at, 0);
 }
 
 static void sddmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet) {

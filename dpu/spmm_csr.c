@@ -37,8 +37,10 @@ static inline const uint32_t *csr_columns(const struct spmm_tasklet_work *work, 
         reader);
 }
 
-static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
-                      uint32_t set, uint32_t values_at) {
+/* spmm_pass, built once with X rows found by 16-bit multiplies (`narrow`) and once without. */
+static inline __attribute__((always_inline)) void csr_pass(const struct spmm_tasklet_work *work, uint32_t tasklet,
+                                                           uint32_t first, uint32_t width, uint32_t set,
+                                                           uint32_t values_at, int narrow) {
     const struct spmm_scores scores = spmm_scores_of(set);
     seqreader_t row_ptrs, columns, values;
     const uint32_t *row_ptr = csr_row_ptrs(work, tasklet, &row_ptrs);
@@ -48,6 +50,7 @@ static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, ui
         (__mram_ptr void *)(spmm_heap() + values_at + work->nz_begin * (uint32_t)sizeof(spmm_value)),
         &values);
     spmm_acc *sum = row_sum[tasklet];
+    struct spmm_batch batch = spmm_batch_start(first, width);
     uint32_t row_start = *row_ptr;
     for (uint32_t row = work->row_begin; row < work->row_end; row++) {
         row_ptr = seqread_get((void *)row_ptr, sizeof(uint32_t), &row_ptrs);
@@ -58,14 +61,22 @@ static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, ui
         if (begin < end)
             spmm_row_scores(scores, tasklet, row);
         for (uint32_t k = begin; k < end; k++) {
-            spmm_accumulate(sum, incoming[tasklet], spmm_nonzero_value(scores, tasklet, *value, *column), *column, first,
-                            width);
+            spmm_batch_push(&batch, tasklet, sum, spmm_nonzero_value(scores, tasklet, *value, *column), *column, narrow);
             column = seqread_get((void *)column, sizeof(uint32_t), &columns);
             value = seqread_get((void *)value, sizeof(spmm_value), &values);
         }
+        spmm_batch_finish(&batch, tasklet, sum);
         spmm_store(work, tasklet, row, sum, first, width);
         row_start = row_stop;
     }
+}
+
+static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
+                      uint32_t set, uint32_t values_at) {
+    if (spmm_narrow_rows())
+        csr_pass(work, tasklet, first, width, set, values_at, 1);
+    else
+        csr_pass(work, tasklet, first, width, set, values_at, 0);
 }
 
 static void sddmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet) {

@@ -14,8 +14,24 @@
  * nonzeros, balanced by nonzeros plus rows, cut inside a row when a row is long; see struct
  * spmm_tasklet_work. Features go in chunks of at most SPMM_FEATURE_CHUNK, none across two value sets (attention heads, spmm_args.h): for each chunk a tasklet walks its
  * nonzeros (seqread, SPMM_SEQREAD bytes per DMA), reads the chunk of the referenced X row (one mram_read of
- * at most SPMM_FEATURE_CHUNK * 4 = 256 bytes) and accumulates into WRAM; a finished row goes to Y (or to the
- * tasklet's partial slot when shared) with one mram_write. After a barrier, each shared row is summed in
+ * at most SPMM_FEATURE_CHUNK * 4 = 256 bytes) into its batch buffer and, per batch of nonzeros, adds their
+ * products to the row's sums (see SPMM_BATCH); a finished row goes to Y (or to the tasklet's partial slot when
+ * shared) with one mram_write.
+ *
+ * Lower bounds (DPU instructions, from the ISA and the SDK 2025.1 compiler runtime) against what the kernels
+ * execute, counted by the simulator on one DPU with 16 tasklets, CSR, rows of 8 nonzeros, 64 features:
+ *
+ *   type  multiply-add bound                                 per nonzero bound   executed per multiply-add
+ *   i8    3   (load the byte, mul_sl_sl, add)                11                  5.2  (bound 3.2 with the nonzero's)
+ *   i16   9   (load, 7 of the 16-bit byte-multiply sequence, add)                 12.5 (9.2)
+ *   i32   32  (load, 30 of mul_step, add)                                         (one nonzero per batch)
+ *   f32   246 (load, software multiply 179 and add 66)                            252  (246)
+ *
+ * A nonzero's bound: its column's and value's loads and the readers' advances (6), its X row's address as a
+ * shift and an add (2), the DMA (1) and the loop's count and branch (2). The kernels spend about 60 per nonzero
+ * and chunk (the SDK's seqread_get and mram_read as their sources execute them, a 16-bit multiply for the
+ * address) and 2 per feature and batch (the sum's load and store), so narrow types at narrow widths stay
+ * furthest from the bound. After a barrier, each shared row is summed in
  * tasklet order by the tasklet holding its first partial, so the result never depends on interleaving.
  *
  * SDDMM: each tasklet walks its nonzeros once; per nonzero (i, j) it reads Q_j chunk by chunk into `incoming`
@@ -48,6 +64,8 @@
 typedef float spmm_feature;
 typedef float spmm_acc;
 #define SPMM_VALUE(v) ((v).f32)
+typedef float spmm_factor;
+#define SPMM_FACTOR(v) ((v).f32)
 #define SPMM_MUL_ADD(acc, a, x) ((acc) + (a) * (x))
 #define SPMM_ADD(a, b) ((a) + (b))
 #elif defined(SPMM_TYPE_I32) || defined(SPMM_TYPE_I16) || defined(SPMM_TYPE_I8)
@@ -60,6 +78,14 @@ typedef int8_t spmm_feature;
 #endif
 typedef uint32_t spmm_acc;
 #define SPMM_VALUE(v) ((v).i32)
+/* A nonzero's value as a factor of the batch loops: i8 and i16 values are loaded in their own width, so the DPU
+ * compiler (and the simulator's count) sees two narrow factors. */
+typedef int32_t spmm_factor;
+#if defined(SPMM_TYPE_I32)
+#define SPMM_FACTOR(v) ((v).i32)
+#else
+#define SPMM_FACTOR(v) ((int32_t)(spmm_feature)(v).i32)
+#endif
 #if defined(SPMM_TYPE_I32)
 /* 32 x 32 bits, wrapping: unsigned arithmetic has no overflow. */
 #define SPMM_MUL_ADD(acc, a, x) ((acc) + (uint32_t)(a) * (uint32_t)(x))
@@ -93,6 +119,26 @@ typedef uint32_t spmm_acc;
 _Static_assert(SPMM_UNIT * sizeof(spmm_feature) == 8, "a unit is 8 bytes of X");
 _Static_assert(SPMM_FEATURE_CHUNK % SPMM_UNIT == 0, "a chunk is whole units");
 
+/*
+ * A row's nonzeros are multiplied in batches of up to SPMM_BATCH, as many X chunks as the tasklet's 256-byte
+ * buffer holds (4 for i8, 2 for i16, 1 for i32 and f32; a larger buffer does not fit 24 tasklets' WRAM): their X chunks are read one after another into the tasklet's batch buffer, then
+ * each feature's sum is loaded once, takes the batch's products in nonzero order in a register and is stored
+ * once, so a multiply-add is its feature's load, its product and an add. A batch of n < SPMM_BATCH (a row's
+ * last) goes as its binary digits: 2 and 1 nonzeros. The order of a feature's additions is the row's
+ * nonzero order in every case, so f32 rounds as the host does.
+ */
+#if defined(SPMM_TYPE_I8)
+#define SPMM_BATCH 4
+#elif defined(SPMM_TYPE_I16)
+#define SPMM_BATCH 2
+#else
+#define SPMM_BATCH 1
+#endif
+_Static_assert(SPMM_BATCH * SPMM_FEATURE_CHUNK * sizeof(spmm_feature) == 256, "a batch is 256 bytes of X");
+#define SPMM_TERMS_1(term) term(0)
+#define SPMM_TERMS_2(term) term(0) term(1)
+#define SPMM_TERMS_4(term) term(0) term(1) term(2) term(3)
+
 /* A seqread cache's alignment: SEQREAD_CACHE_SIZE. The SDK's seqread_get refills when adding the increment to
  * the pointer carries out of the log2(SEQREAD_CACHE_SIZE) low bits of its WRAM address (the SDK 2025.1's compiled
  * runtime, seqread128.c.obj: `add r0, r0, r1, nc7`), so a cache that is not aligned to its size is refilled too
@@ -102,9 +148,14 @@ _Static_assert(SPMM_FEATURE_CHUNK % SPMM_UNIT == 0, "a chunk is whole units");
 __host struct spmm_matrix_args matrix;
 __host struct spmm_call_args call;
 
-/* Per tasklet: the row being accumulated, and the X chunk just read (also an incoming partial in the merge). */
+/* Per tasklet: the row being accumulated, and the X chunks of a batch of its nonzeros (in the merge, an incoming
+ * partial; in SDDMM, a chunk of Q), with the batch's values. */
 static __dma_aligned spmm_acc row_sum[NR_TASKLETS][SPMM_FEATURE_CHUNK];
-static __dma_aligned spmm_acc incoming[NR_TASKLETS][SPMM_FEATURE_CHUNK];
+static __dma_aligned union {
+    spmm_feature x[SPMM_BATCH * SPMM_FEATURE_CHUNK];
+    spmm_acc partial[SPMM_FEATURE_CHUNK];
+} incoming[NR_TASKLETS];
+static spmm_value batch_values[NR_TASKLETS][SPMM_BATCH];
 
 /* Per tasklet: SDDMM results waiting to be written, and the word written to an edge slot. */
 static __dma_aligned spmm_acc results[NR_TASKLETS][SDDMM_RESULT_BUFFER];
@@ -218,19 +269,105 @@ static inline void spmm_clear(spmm_acc *sum, uint32_t width) {
     }
 }
 
-/* sum[0..width) += value * X[column][first..first + width). width is a multiple of SPMM_UNIT (8 bytes of X)
- * and at most SPMM_FEATURE_CHUNK. */
-static inline void spmm_accumulate(spmm_acc *sum, spmm_acc *buffer, spmm_value value, uint32_t column,
-                                   uint32_t first, uint32_t width) {
-    const uint32_t x_row = call.x_offset + column * call.nr_features * (uint32_t)sizeof(spmm_feature);
-    mram_read((__mram_ptr void *)(spmm_heap() + x_row + first * (uint32_t)sizeof(spmm_feature)), buffer,
-              width * (uint32_t)sizeof(spmm_feature));
-    const spmm_feature *x = (const spmm_feature *)buffer;
-    for (uint32_t f = 0; f < width; f += SPMM_UNIT) {
-#define SPMM_ACCUMULATE_STEP(i) sum[f + (i)] = SPMM_MUL_ADD(sum[f + (i)], SPMM_VALUE(value), x[f + (i)]);
-        SPMM_FOR_UNIT(SPMM_ACCUMULATE_STEP)
-#undef SPMM_ACCUMULATE_STEP
+/* Whether this DPU's X rows are found with 16-bit multiplies: at most 2^16 rows of at most 2^16 - 1 bytes. */
+static inline int spmm_narrow_rows(void) {
+    return matrix.nr_x_rows <= 0x10000 && call.nr_features * (uint32_t)sizeof(spmm_feature) <= 0xffff;
+}
+
+/* Byte offset of X row `column` in X, rows of `row_bytes`. A 32 x 32-bit product is the compiler runtime's
+ * 30-instruction mul_step sequence on a DPU; when both factors fit 16 bits (`narrow`, constant in each of a
+ * pass's two builds) the DPU compiler makes it its 7-instruction byte-multiply sequence. */
+static inline __attribute__((always_inline)) uint32_t spmm_x_row_at(uint32_t column, uint32_t row_bytes,
+                                                                    int narrow) {
+    if (narrow)
+        return (uint32_t)(uint16_t)column * (uint32_t)(uint16_t)row_bytes;
+    return column * row_bytes;
+}
+
+
+/* sum[0..width) += a_j * x_j[0..width) for the batch's n nonzeros j in order; x_j is slot j of the batch buffer
+ * and width a multiple of SPMM_UNIT (8 bytes of X), at most SPMM_FEATURE_CHUNK. */
+#define SPMM_LOAD_FACTOR(j) const spmm_factor a##j = SPMM_FACTOR(values[j]);
+#define SPMM_TERM(j) acc = SPMM_MUL_ADD(acc, a##j, x[(j) * SPMM_FEATURE_CHUNK]);
+#define SPMM_DEFINE_ACCUMULATE(n)                                                                                  \
+    static inline void spmm_accumulate_##n(spmm_acc *sum, const spmm_feature *xs, const spmm_value *values,       \
+                                           uint32_t width) {                                                      \
+        SPMM_TERMS_##n(SPMM_LOAD_FACTOR) for (uint32_t f = 0; f < width; f += SPMM_UNIT) {                        \
+            SPMM_FOR_UNIT(SPMM_FEATURE_##n)                                                                        \
+        }                                                                                                          \
     }
+#define SPMM_FEATURE(terms, i)                                                                                     \
+    {                                                                                                              \
+        const spmm_feature *x = xs + f + (i);                                                                      \
+        spmm_acc acc = sum[f + (i)];                                                                               \
+        terms(SPMM_TERM) sum[f + (i)] = acc;                                                                       \
+    }
+#define SPMM_FEATURE_1(i) SPMM_FEATURE(SPMM_TERMS_1, i)
+#define SPMM_FEATURE_2(i) SPMM_FEATURE(SPMM_TERMS_2, i)
+#define SPMM_FEATURE_4(i) SPMM_FEATURE(SPMM_TERMS_4, i)
+SPMM_DEFINE_ACCUMULATE(1)
+#if SPMM_BATCH >= 2
+SPMM_DEFINE_ACCUMULATE(2)
+#endif
+#if SPMM_BATCH >= 4
+SPMM_DEFINE_ACCUMULATE(4)
+#endif
+
+/* Adds the tasklet's batch of `count` nonzeros (1 to SPMM_BATCH) to sum[0..width): as one loop when full, as its
+ * binary digits otherwise, the first nonzeros first. */
+static inline __attribute__((always_inline)) void spmm_accumulate_batch(uint32_t tasklet, spmm_acc *sum,
+                                                                         uint32_t count, uint32_t width) {
+    const spmm_feature *xs = incoming[tasklet].x;
+    const spmm_value *values = batch_values[tasklet];
+#define SPMM_BATCH_DIGIT(n)                                                                                        \
+    if (count & (n)) {                                                                                             \
+        spmm_accumulate_##n(sum, xs, values, width);                                                               \
+        xs += (n) * SPMM_FEATURE_CHUNK;                                                                            \
+        values += (n);                                                                                             \
+    }
+#if SPMM_BATCH >= 4
+    SPMM_BATCH_DIGIT(4)
+#endif
+#if SPMM_BATCH >= 2
+    SPMM_BATCH_DIGIT(2)
+#endif
+    SPMM_BATCH_DIGIT(1)
+#undef SPMM_BATCH_DIGIT
+}
+
+/* A pass's batch: where X's rows and the chunk's features lie, and how many nonzeros wait in the buffer. */
+struct spmm_batch {
+    uint32_t x_at;      /* heap offset of features [first, ..) of X row 0 */
+    uint32_t row_bytes; /* of an X row */
+    uint32_t width;     /* features of the chunk */
+    uint32_t count;
+};
+
+static inline struct spmm_batch spmm_batch_start(uint32_t first, uint32_t width) {
+    const struct spmm_batch batch = {spmm_heap() + call.x_offset + first * (uint32_t)sizeof(spmm_feature),
+                                     call.nr_features * (uint32_t)sizeof(spmm_feature), width, 0};
+    return batch;
+}
+
+/* Reads the chunk of X row `column` into the batch buffer with the nonzero's value, and adds the batch to sum when
+ * it is full. */
+static inline __attribute__((always_inline)) void spmm_batch_push(struct spmm_batch *batch, uint32_t tasklet,
+                                                                  spmm_acc *sum, spmm_value value, uint32_t column,
+                                                                  int narrow) {
+    mram_read((__mram_ptr void *)(batch->x_at + spmm_x_row_at(column, batch->row_bytes, narrow)),
+              &incoming[tasklet].x[batch->count * SPMM_FEATURE_CHUNK], batch->width * (uint32_t)sizeof(spmm_feature));
+    batch_values[tasklet][batch->count] = value;
+    if (++batch->count == SPMM_BATCH) {
+        spmm_accumulate_batch(tasklet, sum, SPMM_BATCH, batch->width);
+        batch->count = 0;
+    }
+}
+
+/* Adds what waits in the batch buffer at a row's end. */
+static inline void spmm_batch_finish(struct spmm_batch *batch, uint32_t tasklet, spmm_acc *sum) {
+    if (batch->count > 0)
+        spmm_accumulate_batch(tasklet, sum, batch->count, batch->width);
+    batch->count = 0;
 }
 
 /* Byte offset of features [first, ..) of partial slot `slot` of `tasklet`. */
@@ -263,7 +400,7 @@ static inline int spmm_starts_chain(uint32_t tasklet, uint32_t slot) {
 static void spmm_merge(uint32_t tasklet) {
     const struct spmm_tasklet_work *work = &matrix.tasklets[tasklet];
     spmm_acc *sum = row_sum[tasklet];
-    spmm_acc *other = incoming[tasklet];
+    spmm_acc *other = incoming[tasklet].partial;
     for (uint32_t slot = 0; slot < work->nr_partials; slot++) {
         if (!spmm_starts_chain(tasklet, slot))
             continue;
@@ -352,7 +489,7 @@ static inline void sddmm_read_p(uint32_t tasklet, uint32_t row, uint32_t first, 
  * the tasklet's P buffer. */
 static spmm_acc sddmm_dot(uint32_t tasklet, uint32_t row, uint32_t column, int p_read) {
     const spmm_feature *p = (const spmm_feature *)row_sum[tasklet];
-    const spmm_feature *q = (const spmm_feature *)incoming[tasklet];
+    const spmm_feature *q = incoming[tasklet].x;
     spmm_acc sum = 0;
     for (uint32_t first = 0; first < call.nr_features; first += SPMM_FEATURE_CHUNK) {
         const uint32_t left = call.nr_features - first;
@@ -360,7 +497,7 @@ static spmm_acc sddmm_dot(uint32_t tasklet, uint32_t row, uint32_t column, int p
         if (!p_read)
             sddmm_read_p(tasklet, row, first, width);
         const uint32_t at = call.x_offset + (column * call.nr_features + first) * (uint32_t)sizeof(spmm_feature);
-        mram_read((__mram_ptr void *)(spmm_heap() + at), incoming[tasklet], width * (uint32_t)sizeof(spmm_feature));
+        mram_read((__mram_ptr void *)(spmm_heap() + at), incoming[tasklet].x, width * (uint32_t)sizeof(spmm_feature));
         for (uint32_t f = 0; f < width; f += SPMM_UNIT) {
 #define SDDMM_DOT_STEP(i) sum = SPMM_MUL_ADD(sum, p[f + (i)], q[f + (i)]);
             SPMM_FOR_UNIT(SDDMM_DOT_STEP)

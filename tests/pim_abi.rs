@@ -49,6 +49,7 @@ fn expected() -> Vec<(&'static str, &'static str, usize)> {
         field!("spmm_matrix_args", MatrixArgs, indices_offset),
         field!("spmm_matrix_args", MatrixArgs, values_offset),
         field!("spmm_matrix_args", MatrixArgs, nr_tasklets),
+        field!("spmm_matrix_args", MatrixArgs, nr_x_rows),
         field!("spmm_matrix_args", MatrixArgs, tasklets),
         ("sizeof spmm_call_args", "sizeof(struct spmm_call_args)", size_of::<CallArgs>()),
         field!("spmm_call_args", CallArgs, nr_features),

@@ -72,6 +72,10 @@ pub struct MatrixArgs {
     pub values_offset: u32,
     /// Tasklets with work.
     pub nr_tasklets: u32,
+    /// Rows of X the block's columns address (its column numbering's size).
+    pub nr_x_rows: u32,
+    /// Keeps the size a multiple of 8.
+    pub reserved: u32,
     /// Work of every tasklet (empty for those without).
     pub tasklets: [TaskletWork; MAX_TASKLETS],
 }
@@ -172,6 +176,8 @@ impl Default for MatrixArgs {
             indices_offset: 0,
             values_offset: 0,
             nr_tasklets: 0,
+            nr_x_rows: 0,
+            reserved: 0,
             tasklets: [TaskletWork::default(); MAX_TASKLETS],
         }
     }

@@ -13,24 +13,24 @@
 //! - **MRAM DMA**: `alpha + beta * bytes` cycles, alpha 77 (read) and 61 (write), beta 0.5 cycle per byte. The
 //!   DMA engine serves one transfer at a time, so a DPU's DMA cycles add up.
 //! - **Compute**: the pipeline issues one instruction per cycle once at least 11 tasklets are ready (a
-//!   tasklet issues every 11 cycles), so `T < 11` tasklets run at `T / 11` of that. The kernels' feature loop
-//!   takes 8 bytes of X per iteration (2 f32 or i32 features, 4 i16, 8 i8): each feature costs its product
-//!   and 4 instructions (load the feature, load, add and store the sum; a float's add is software, 66 more),
-//!   and each iteration 4 more (advance the index, count and branch), so a multiply-add of one feature is its
-//!   product plus 6 instructions for f32 and i32, 5 for i16 and 4.5 for i8. Products in DPU instructions: a
+//!   tasklet issues every 11 cycles), so `T < 11` tasklets run at `T / 11` of that. The kernels multiply a
+//!   row's nonzeros in batches (as many X chunks as 256 bytes hold: 4 for i8, 2 for i16, 1 otherwise): a
+//!   multiply-add costs its product, the feature's load and the add (a float's is software, 66); each feature of
+//!   a batch 2 more (its sum's load and store) and each iteration of the feature loop, which takes 8 bytes of
+//!   X, 4 (advance the index, count and branch); each batch 16 (measured). Products in DPU instructions: a
 //!   32-bit multiply 30 (the compiler runtime's `mul_step` sequence; PrIM's 10 MOPS at 350 MHz, 35 cycles,
 //!   less its loop's 5); a float multiply 179 (software float; PrIM's 1.9 MOPS, and 4.9 for the add, less 5
 //!   each); i16 and i8, which the kernels multiply
 //!   in their own width, 7 and 1: UPMEM's DPU compiler (its LLVM fork, `llvm/lib/Target/DPU`) emits one
 //!   8 x 8-bit multiply instruction (`mul_sl_sl`) for two extended bytes and a sequence of three byte
 //!   multiplies and three `lsl_add`s after a first byte product for two 16-bit values
-//!   (`EmitMul16WithCustomInserter`); PrIM did not measure them. Each nonzero costs 85 instructions besides
-//!   its products: its index's walk, loop and DMA set-up (24), its X row's address `column * width`, a
-//!   32-bit multiply on a DPU (30), the product loop's entry and exit and the index reader's advance (26,
-//!   counted in the kernels' disassembly), and the advance of the values' own reader (5). Each row costs 55 instructions besides its sums (its walk and
-//!   store set-up, 40, and 15 of the call of the DPU libc's `memset` that the compiler makes of clearing its
-//!   sums: memset.c.obj of the SDK 2025.1's compiled runtime) and 5 per feature (2 of the store and merge loops,
-//!   3 of memset's word loop).
+//!   (`EmitMul16WithCustomInserter`); PrIM did not measure them. Each nonzero costs 65 instructions besides
+//!   its products (measured as the simulator's count): its index's walk, loop and DMA set-up, its X row's
+//!   address `column * width` (a 16-bit multiply, 7, when the block's X has at most 2^16 rows), its place in
+//!   the batch, and the advance of the values' own reader (5). Each row costs 115 instructions besides its sums (its walk, store
+//!   set-up and last batch, 100, measured, and 15 of the call of the DPU libc's `memset` that the compiler
+//!   makes of clearing its sums: memset.c.obj of the SDK 2025.1's compiled runtime) and 5 per feature (2 of the
+//!   store and merge loops, 3 of memset's word loop).
 //! - **Kernel time** is the slowest DPU's `max(compute cycles, DMA cycles)`: with 11 or more tasklets the DMA
 //!   latency hides behind other tasklets' compute, whichever engine is busier bounds the time.
 //! - **Host work** (building per-DPU X buffers, merging partial Y tiles) is memory-bound at
@@ -73,17 +73,18 @@ pub struct HardwareModel {
     pub dma_cycles_per_byte: f64,
     /// Tasklets needed to issue one instruction per cycle.
     pub pipeline_tasklets: f64,
-    /// Cycles of a 32-bit integer multiply-add of one feature, with its share of the feature loop.
+    /// Cycles of a 32-bit integer multiply-add of one feature: load the feature, the product, the add (the
+    /// lower bound; the batch loop's own instructions are `batch` costs).
     pub int_mac_cycles: f64,
-    /// Cycles of a 16-bit integer multiply-add (the DPU compiler's 7-instruction byte-multiply sequence), with
-    /// its share of the feature loop.
+    /// Cycles of a 16-bit integer multiply-add (the DPU compiler's 7-instruction byte-multiply sequence), loaded
+    /// and added.
     pub i16_mac_cycles: f64,
-    /// Cycles of an 8-bit integer multiply-add (one 8 x 8-bit multiply instruction), with its share of the feature
-    /// loop.
+    /// Cycles of an 8-bit integer multiply-add (one 8 x 8-bit multiply instruction), loaded and added.
     pub i8_mac_cycles: f64,
-    /// Cycles of a float multiply-add (software), with its share of the feature loop.
+    /// Cycles of a float multiply-add (software multiply and add), loaded.
     pub float_mac_cycles: f64,
-    /// Instructions per nonzero and feature chunk besides the products (index and value walks, loop, DMA setup).
+    /// Instructions per nonzero and feature chunk besides the products (index and value walks, loop, the X row's
+    /// address and DMA set-up, its place in the batch).
     pub nonzero_instructions: f64,
     /// Instructions per row and feature chunk besides the sums (row walk, store setup, the call clearing them).
     pub row_instructions: f64,
@@ -98,17 +99,51 @@ pub struct HardwareModel {
     pub mram_bytes: u64,
 }
 
-/// Instructions of one feature in the kernels' feature loop besides its product: load the feature, load, add and
-/// store the sum (see the module docs).
-const FEATURE_INSTRUCTIONS: f64 = 4.0;
-/// Instructions of one iteration of the kernels' feature loop, which takes 8 bytes of X: advance the index,
+/// Instructions of one multiply-add besides its product: load the feature and add (the lower bound, with the
+/// sum in a register).
+const TERM_INSTRUCTIONS: f64 = 2.0;
+/// Instructions per feature of a batch (spmm_kernel.h): load its sum before the batch's products, store it after.
+const BATCH_FEATURE_INSTRUCTIONS: f64 = 2.0;
+/// Instructions of one iteration of the kernels' feature loops, which take 8 bytes of X: advance the index,
 /// compare, branch.
 const FEATURE_LOOP_INSTRUCTIONS: f64 = 4.0;
+/// Instructions per batch besides its features: the call, the batch size's digits, loading the batch's values
+/// as factors and the loop's entry and exit. Measured as the simulator's count (tests/pim_cost.rs).
+const BATCH_INSTRUCTIONS: f64 = 16.0;
+/// Instructions per SDDMM multiply-add besides the SpMM kernels' (`TERM_INSTRUCTIONS`): the second factor's load.
+const SDDMM_TERM_INSTRUCTIONS: f64 = 1.0;
+/// Instructions per nonzero and chunk of the SDDMM kernels besides the products: the index walk, loop and DMA
+/// set-up (24), Q's row address `column * width`, a 32-bit multiply on a DPU (30), the product loop's entry and
+/// exit and the index reader's advance (26), and the result's write into its buffer (5).
+const SDDMM_NONZERO_INSTRUCTIONS: f64 = 85.0;
+/// Instructions per nonzero and chunk of the SpMM kernels besides the products and the values' reader: the index
+/// walk and loop, the X row's address (a 16-bit multiply, 7, when the block's X allows), the DMA's set-up and
+/// the value's and count's place in the batch. Measured as the simulator's count (tests/pim_cost.rs).
+const NONZERO_INSTRUCTIONS: f64 = 60.0;
 /// Instructions per nonzero of the values' own sequential reader (values and indices are separate arrays, so
 /// that new values move without the structure): the kernel's call with its argument moves (3) and
 /// `seqread_get`'s path when it does not refill (2: the add with its branch, the return; the SDK 2025.1's
 /// seqread128.c.obj).
 const VALUE_READER_INSTRUCTIONS: f64 = 5.0;
+/// The batches the kernels multiply a tile's `nonzeros` in, over `rows` rows: a row of d nonzeros takes
+/// floor(d / B) full batches of B (spmm_kernel.h's SPMM_BATCH: the X chunks of 256 bytes) and one per binary
+/// digit of the rest, counted with the rest uniform in [0, B) (on average (B - 1) / 2 nonzeros in log2(B) / 2
+/// batches), and every row with nonzeros at least one.
+fn batches<T>(nonzeros: f64, rows: f64) -> f64 {
+    let batch = (BATCH_BYTES / (FEATURE_CHUNK * std::mem::size_of::<T>())) as f64;
+    let rows = rows.min(nonzeros);
+    let estimate = (nonzeros - rows * (batch - 1.0) / 2.0) / batch + rows * batch.log2() / 2.0;
+    estimate.max(rows)
+}
+
+/// Bytes of X chunks a tasklet's batch buffer holds (spmm_kernel.h).
+const BATCH_BYTES: usize = 256;
+
+/// Instructions per row and chunk besides its sums and the call of `memset` that clears them: the row's walk, the
+/// store's set-up and the end of its last batch (the digits' tests). Measured as the simulator's count
+/// (tests/pim_cost.rs), with the nonzeros' and batches' constants, on rows of 1, 4 and 8 nonzeros.
+const ROW_INSTRUCTIONS: f64 = 100.0;
+
 /// Instructions per row and feature besides clearing its sum: its share of the store and merge loops.
 const ROW_FEATURE_INSTRUCTIONS: f64 = 2.0;
 /// The compiler turns the kernels' clearing of a row's sums into a call of the DPU libc's `memset`, which takes
@@ -147,13 +182,13 @@ impl Default for HardwareModel {
             dma_write_alpha: f64::from(upmem::DMA_WRITE_ALPHA_CYCLES),
             dma_cycles_per_byte: upmem::DMA_CYCLES_PER_BYTE,
             pipeline_tasklets: 11.0,
-            // The product, the feature's instructions and its share of an iteration over 8 bytes of X.
-            int_mac_cycles: 30.0 + FEATURE_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS / 2.0,
-            i16_mac_cycles: 7.0 + FEATURE_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS / 4.0,
-            i8_mac_cycles: 1.0 + FEATURE_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS / 8.0,
-            float_mac_cycles: 179.0 + 66.0 + FEATURE_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS / 2.0,
-            nonzero_instructions: 24.0 + 30.0 + 26.0 + VALUE_READER_INSTRUCTIONS,
-            row_instructions: 40.0 + MEMSET_FIXED_INSTRUCTIONS,
+            // The product, the feature's load and the add (software for a float, 66 instructions).
+            int_mac_cycles: 30.0 + TERM_INSTRUCTIONS,
+            i16_mac_cycles: 7.0 + TERM_INSTRUCTIONS,
+            i8_mac_cycles: 1.0 + TERM_INSTRUCTIONS,
+            float_mac_cycles: 179.0 + 66.0 + TERM_INSTRUCTIONS - 1.0,
+            nonzero_instructions: NONZERO_INSTRUCTIONS + VALUE_READER_INSTRUCTIONS,
+            row_instructions: ROW_INSTRUCTIONS + MEMSET_FIXED_INSTRUCTIONS,
             transfers: upmem::TransferModel::default(),
             dpus_per_rank: 64,
             host_bytes_per_second: 5e9,
@@ -345,6 +380,8 @@ impl HardwareModel {
         };
         let (nz, rows, tasklets) = (nonzeros as f64, rows as f64, f64::from(tasklets));
         let (refill, refills) = (self.seqread_refill(), |bytes| self.seqread_refills(bytes));
+        let batches = batches::<T>(nz, rows);
+        let batch_feature = BATCH_FEATURE_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS * size / 8.0;
         let mut cycles = KernelCycles::default();
         for width in chunk_widths(features, set_features) {
             let width = width as f64;
@@ -355,6 +392,7 @@ impl HardwareModel {
             }
             cycles.dma += rows * (self.dma_write_alpha + self.dma_cycles_per_byte * width * 4.0);
             cycles.compute += nz * (width * mac + self.nonzero_instructions)
+                + batches * (width * batch_feature + BATCH_INSTRUCTIONS)
                 + rows * (self.row_instructions + (ROW_FEATURE_INSTRUCTIONS + MEMSET_WORD_INSTRUCTIONS) * width);
         }
         cycles.compute /= (tasklets / self.pipeline_tasklets).min(1.0);
@@ -435,7 +473,8 @@ impl HardwareModel {
             let width = (features - first).min(FEATURE_CHUNK) as f64;
             let read = self.dma_read_alpha + self.dma_cycles_per_byte * width * size;
             cycles.dma += (nz + p_reads) * read;
-            cycles.compute += nz * (width * mac + self.nonzero_instructions);
+            let term = mac + SDDMM_TERM_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS * size / 8.0;
+            cycles.compute += nz * (width * term + SDDMM_NONZERO_INSTRUCTIONS);
         }
         let writes = (nz / RESULT_BUFFER as f64).ceil() + 2.0 * tasklets.min(nz);
         cycles.dma += writes * self.dma_write_alpha + self.dma_cycles_per_byte * nz * 4.0;

@@ -207,6 +207,8 @@ impl<T: PimElement> PimSpmm<T> {
                     indices_offset: (images[t].indices_at * 4) as u32,
                     values_offset: 0,
                     nr_tasklets: plan.tasklets,
+                    nr_x_rows: tiles[t].x_rows.len() as u32,
+                    reserved: 0,
                     tasklets: splits[t],
                 }],
             })
@@ -266,6 +268,13 @@ impl<T: PimElement> PimSpmm<T> {
     /// Timings, load balance, modelled cycles and predictions of the last call (and of loading `A`).
     pub fn report(&self) -> &PimReport {
         &self.report
+    }
+
+    /// The last call's kernel launch on the simulator: the slowest DPU's modelled cycles and every DPU's
+    /// instructions by class and DMA traffic; `None` on hardware, which does not say.
+    #[cfg(feature = "simulator")]
+    pub fn launch_stats(&self) -> Result<Option<upmem::sim::SetStats>> {
+        Ok(self.set.launch_stats()?)
     }
 
     /// Predicted hardware time of a call with `features` columns (in the heads of the values per head, when

@@ -7,7 +7,10 @@
 //! multiplies in the host disassembly: a forward "must" data-flow analysis over each function's control-flow
 //! graph tracks the registers that certainly hold an extended 8- or 16-bit value on every path (set by an
 //! extending load or move, copied by register moves, cleared by any other write), and a multiply of two such
-//! registers is narrow. The analysis reads only the kernel object, so its answer is the same on every build of
+//! registers is narrow. On x86-64 it also tracks the stack slots such a register is spilled to: the coverage
+//! call the simulator puts in every basic block clobbers the caller-saved registers, so a loop with more live
+//! values than the six callee-saved ones keeps some on the stack and reloads them, where a DPU, with 24
+//! registers, keeps them in registers. The analysis reads only the kernel object, so its answer is the same on every build of
 //! the same object; where it cannot tell (a memory or immediate operand, a computed jump), the multiply stays
 //! a 32-bit one.
 //!
@@ -32,10 +35,58 @@ pub(crate) enum OperandWidth {
 /// General-purpose registers tracked per instruction set (x86-64: 16; aarch64: x0 to x30).
 const TRACKED_REGISTERS: usize = 31;
 
-/// What each tracked register certainly holds: an extended narrow value of that width, or anything.
-type Registers = [Option<OperandWidth>; TRACKED_REGISTERS];
+/// Stack slots tracked at once (x86-64 spills); a function spilling more narrow values loses the rest.
+const TRACKED_SLOTS: usize = 8;
 
-const NOTHING_KNOWN: Registers = [None; TRACKED_REGISTERS];
+/// What each tracked register certainly holds (an extended narrow value of that width, or anything), and which
+/// stack slots (by offset from the stack pointer) certainly hold one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Registers {
+    registers: [Option<OperandWidth>; TRACKED_REGISTERS],
+    slots: [Option<(i64, OperandWidth)>; TRACKED_SLOTS],
+}
+
+const NOTHING_KNOWN: Registers = Registers { registers: [None; TRACKED_REGISTERS], slots: [None; TRACKED_SLOTS] };
+
+impl Registers {
+    /// What the stack slot at `offset` certainly holds.
+    fn slot(&self, offset: i64) -> Option<OperandWidth> {
+        self.slots.iter().flatten().find(|&&(at, _)| at == offset).map(|&(_, width)| width)
+    }
+
+    /// Records what a write to the stack slot at `offset` leaves there (`None`: anything).
+    fn set_slot(&mut self, offset: i64, width: Option<OperandWidth>) {
+        for slot in &mut self.slots {
+            if slot.is_some_and(|(at, _)| at == offset) {
+                *slot = None;
+            }
+        }
+        if let Some(width) = width {
+            if let Some(free) = self.slots.iter_mut().find(|slot| slot.is_none()) {
+                *free = Some((offset, width));
+            }
+        }
+    }
+
+    /// Forgets every stack slot (the stack pointer moved, or memory was written through it in a way not tracked).
+    fn forget_slots(&mut self) {
+        self.slots = [None; TRACKED_SLOTS];
+    }
+}
+
+impl std::ops::Index<usize> for Registers {
+    type Output = Option<OperandWidth>;
+
+    fn index(&self, register: usize) -> &Self::Output {
+        &self.registers[register]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Registers {
+    fn index_mut(&mut self, register: usize) -> &mut Self::Output {
+        &mut self.registers[register]
+    }
+}
 
 /// How control leaves an instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,10 +205,13 @@ fn basic_blocks(function: &[Instruction<'_>], flows: &[Flow]) -> Vec<Block> {
 
 /// What is known where two paths join: what both know, at the wider width.
 fn meet(a: &Registers, b: &Registers) -> Registers {
-    std::array::from_fn(|register| match (a[register], b[register]) {
-        (Some(a), Some(b)) => Some(a.max(b)),
-        _ => None,
-    })
+    let both = |a: Option<OperandWidth>, b: Option<OperandWidth>| Some(a?.max(b?));
+    let mut known = NOTHING_KNOWN;
+    known.registers = std::array::from_fn(|register| both(a[register], b[register]));
+    for (slot, &entry) in known.slots.iter_mut().zip(&a.slots) {
+        *slot = entry.and_then(|(offset, width)| Some((offset, both(Some(width), b.slot(offset))?)));
+    }
+    known
 }
 
 fn flow(isa: Isa, instruction: &Instruction<'_>) -> Flow {
@@ -177,11 +231,13 @@ fn step(isa: Isa, instruction: &Instruction<'_>, registers: &mut Registers) {
 
 /// The width of a 32-bit multiply's operands when both are known narrow values.
 fn narrow_product(isa: Isa, instruction: &Instruction<'_>, registers: &Registers) -> Option<OperandWidth> {
-    let (a, b) = match isa {
-        Isa::X86_64 => x86::multiply_operands(instruction.mnemonic, instruction.operands)?,
-        Isa::Aarch64 => aarch64::multiply_operands(instruction.mnemonic, instruction.operands)?,
-    };
-    Some(registers[a]?.max(registers[b]?))
+    match isa {
+        Isa::X86_64 => x86::narrow_product(instruction.mnemonic, instruction.operands, registers),
+        Isa::Aarch64 => {
+            let (a, b) = aarch64::multiply_operands(instruction.mnemonic, instruction.operands)?;
+            Some(registers[a]?.max(registers[b]?))
+        }
+    }
 }
 
 #[cfg(test)]

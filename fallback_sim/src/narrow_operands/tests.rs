@@ -125,3 +125,35 @@ fn aarch64_loops_and_calls() {
     called[3] = "c:\tbl\t0 <g>";
     assert!(aarch64(&called).is_empty(), "the call may change w1 on the back edge");
 }
+
+/// The batch loop as clang compiles it with coverage calls: two of the four extended factors are spilled before
+/// the loop and reloaded in it, one into a register and one as the multiply's memory operand.
+const X86_SPILLED: [&str; 12] = [
+    "0:\tsub    $0x28,%rsp",
+    "4:\tmovsbl 0x0(%r13),%eax",
+    "9:\tmov    %eax,0x8(%rsp)",
+    "d:\tmovsbl 0x4(%r13),%eax",
+    "12:\tmov    %eax,0x14(%rsp)",
+    "16:\tcall   100 <f+0x100>",
+    "1b:\tmovsbl -0xc7(%r13,%r14,1),%eax",
+    "24:\tmov    0x8(%rsp),%edx",
+    "28:\timul   %edx,%eax",
+    "2b:\tmovsbl -0x87(%r13,%r14,1),%ecx",
+    "34:\timul   0x14(%rsp),%ecx",
+    "39:\tjne    1b <f+0x1b>",
+];
+
+#[test]
+fn a_narrow_value_spilled_to_the_stack_stays_narrow_when_reloaded() {
+    assert_eq!(x86(&X86_SPILLED), HashMap::from([(0x28, OperandWidth::Bits8), (0x34, OperandWidth::Bits8)]));
+}
+
+#[test]
+fn a_spill_slot_overwritten_or_moved_holds_anything() {
+    let mut overwritten = X86_SPILLED;
+    overwritten[5] = "16:\taddl   $0x1,0x8(%rsp)";
+    assert_eq!(x86(&overwritten), HashMap::from([(0x34, OperandWidth::Bits8)]));
+    let mut moved = X86_SPILLED;
+    moved[5] = "16:\tsub    $0x8,%rsp";
+    assert_eq!(x86(&moved), HashMap::new());
+}

@@ -8,6 +8,7 @@ const CALL_CLOBBERED: [usize; 9] = [RAX, RCX, RDX, RSI, RDI, 8, 9, 10, 11];
 const RAX: usize = 0;
 const RCX: usize = 1;
 const RDX: usize = 2;
+const RSP: usize = 4;
 const RBP: usize = 5;
 const RSI: usize = 6;
 const RDI: usize = 7;
@@ -89,20 +90,61 @@ fn writes_nothing(mnemonic: &str) -> bool {
         || matches!(mnemonic, "bt" | "btl" | "btq")
 }
 
+/// `0x8(%rsp)`, `(%rsp)`: a stack slot's offset from the stack pointer.
+fn stack_slot(operand: &str) -> Option<i64> {
+    let displacement = operand.trim().strip_suffix("(%rsp)")?;
+    if displacement.is_empty() {
+        return Some(0);
+    }
+    let (negative, digits) = match displacement.strip_prefix('-') {
+        Some(digits) => (true, digits),
+        None => (false, displacement),
+    };
+    let magnitude = i64::from_str_radix(digits.strip_prefix("0x")?, 16).ok()?;
+    Some(if negative { -magnitude } else { magnitude })
+}
+
+/// What a copy's source holds: a register's or a stack slot's tracked value.
+fn source_width(source: &str, registers: &Registers) -> Option<OperandWidth> {
+    match whole_register(source) {
+        Some(from) => registers[from],
+        None => stack_slot(source).and_then(|offset| registers.slot(offset)),
+    }
+}
+
 pub(super) fn step(mnemonic: &str, operands_text: &str, registers: &mut Registers) {
     let operands = crate::disassembly::split_operands(operands_text);
     let destination = operands.last().and_then(|operand| register(operand));
     let whole_destination = operands.last().and_then(|operand| whole_register(operand));
+    let writes_memory = !writes_nothing(mnemonic);
+    if let Some(offset) = operands.last().and_then(|operand| stack_slot(operand)).filter(|_| writes_memory) {
+        // A spill of a 32- or 64-bit register keeps what the register holds; any other write to the slot, nothing.
+        let spilled = match operands.as_slice() {
+            [source, _] if matches!(mnemonic, "mov" | "movl" | "movq") => {
+                whole_register(source).and_then(|from| registers[from])
+            }
+            _ => None,
+        };
+        registers.set_slot(offset, spilled);
+    }
+    if destination.is_some_and(|(index, _)| index == RSP) {
+        registers.forget_slots();
+    }
     if let (Some(width), Some(index)) = (extension_width(mnemonic), whole_destination) {
         registers[index] = Some(width);
         return;
     }
     if let ([source, _], Some(index)) = (operands.as_slice(), whole_destination) {
-        // A register copy (or `movslq`, a sign extension of a value already narrow) keeps what its source holds.
+        // A register copy or a reload (or `movslq`, a sign extension of a value already narrow) keeps what its
+        // source holds.
         if matches!(mnemonic, "mov" | "movl" | "movq" | "movslq") {
-            registers[index] = whole_register(source).and_then(|from| registers[from]);
+            registers[index] = source_width(source, registers);
             return;
         }
+    }
+    match mnemonic {
+        "push" | "pushq" | "pop" | "popq" | "leave" | "leaveq" | "enter" => registers.forget_slots(),
+        _ => {}
     }
     match mnemonic {
         "cwtl" => registers[RAX] = Some(OperandWidth::Bits16),
@@ -141,16 +183,22 @@ fn is_multiply_or_divide(mnemonic: &str) -> bool {
     ["mul", "imul", "div", "idiv"].iter().any(|name| mnemonic.strip_prefix(name).is_some_and(|size| size.len() <= 1))
 }
 
-/// The two registers of a 32-bit two-register multiply (`imul %esi,%eax`).
-pub(super) fn multiply_operands(mnemonic: &str, operands_text: &str) -> Option<(usize, usize)> {
+/// The width of a 32-bit two-operand multiply's factors (`imul %esi,%eax`, or `imul 0x8(%rsp),%eax` of a
+/// spilled one) when both are known narrow values.
+pub(super) fn narrow_product(mnemonic: &str, operands_text: &str, registers: &Registers) -> Option<OperandWidth> {
     if !matches!(mnemonic, "imul" | "imull") {
         return None;
     }
     match crate::disassembly::split_operands(operands_text).as_slice() {
-        [a, b] => match (register(a)?, register(b)?) {
-            ((a, Part::Bits32), (b, Part::Bits32)) => Some((a, b)),
-            _ => None,
-        },
+        [a, b] => {
+            let (b, Part::Bits32) = register(b)? else { return None };
+            let a = match register(a) {
+                Some((a, Part::Bits32)) => registers[a],
+                Some(_) => None,
+                None => registers.slot(stack_slot(a)?),
+            };
+            Some(a?.max(registers[b]?))
+        }
         _ => None,
     }
 }
