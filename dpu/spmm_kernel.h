@@ -24,7 +24,7 @@
  *   type  multiply-add bound                                 per nonzero bound   executed per multiply-add
  *   i8    3   (load the byte, mul_sl_sl, add)                11                  5.2  (bound 3.2 with the nonzero's)
  *   i16   9   (load, 7 of the 16-bit byte-multiply sequence, add)                 12.5 (9.2)
- *   i32   32  (load, 30 of mul_step, add)                                         (one nonzero per batch)
+ *   i32   32  (load, 30 of mul_step, add)                                         (one nonzero per batch: 36 by the cost model)
  *   f32   246 (load, software multiply 179 and add 66)                            252  (246)
  *
  * A nonzero's bound: its column's and value's loads and the readers' advances (6), its X row's address as a
