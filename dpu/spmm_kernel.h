@@ -284,7 +284,6 @@ static inline __attribute__((always_inline)) uint32_t spmm_x_row_at(uint32_t col
     return column * row_bytes;
 }
 
-
 /* sum[0..width) += a_j * x_j[0..width) for the batch's n nonzeros j in order; x_j is slot j of the batch buffer
  * and width a multiple of SPMM_UNIT (8 bytes of X), at most SPMM_FEATURE_CHUNK. */
 #define SPMM_LOAD_FACTOR(j) const spmm_factor a##j = SPMM_FACTOR(values[j]);
@@ -337,7 +336,7 @@ static inline __attribute__((always_inline)) void spmm_accumulate_batch(uint32_t
 
 /* A pass's batch: where X's rows and the chunk's features lie, and how many nonzeros wait in the buffer. */
 struct spmm_batch {
-    uint32_t x_at;      /* heap offset of features [first, ..) of X row 0 */
+    uint32_t x_at;      /* MRAM address of features [first, ..) of X row 0 */
     uint32_t row_bytes; /* of an X row */
     uint32_t width;     /* features of the chunk */
     uint32_t count;
