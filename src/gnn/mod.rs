@@ -36,7 +36,7 @@ pub use gat::{GatConv, DEFAULT_NEGATIVE_SLOPE};
 pub use layer::{GcnConv, GinConv, Layer, NamedLinear, Order, Overlap, SageConv};
 pub(crate) use model::check_weights_fit;
 pub use model::{Architecture, Inference, LayerReport, Model, TRAIN_EPS_METADATA};
-pub use norm::Aggregation;
+pub use norm::{gcn_norm, Aggregation};
 pub use quantize::Quantization;
 
 use crate::error::{Error, Result};

@@ -34,13 +34,7 @@ pub enum Aggregation {
 impl Aggregation {
     /// The aggregation matrix of `graph`, which must be square.
     pub fn matrix(self, graph: &Csr<f32>) -> Result<Csr<f32>> {
-        if graph.nrows() != graph.ncols() {
-            return Err(Error::shape(
-                "graph adjacency matrix (nodes x nodes)",
-                "a square matrix",
-                format!("{} x {}", graph.nrows(), graph.ncols()),
-            ));
-        }
+        check_square(graph)?;
         match self {
             Aggregation::GcnNormalized => {
                 let inv_sqrt_degree: Vec<f32> = (0..graph.nrows())
@@ -55,6 +49,82 @@ impl Aggregation {
             Aggregation::Sum => Ok(reweighted(graph, |_| 1.0)),
             Aggregation::Attention => with_self_loops(graph, |_, _| 1.0),
         }
+    }
+}
+
+/// PyTorch Geometric's `gcn_norm` of a weighted graph, the matrix `GCNConv(normalize=True)` aggregates with
+/// when given `edge_weight`: `graph`'s stored values are the edge weights (row = target, column = source), and
+/// each entry becomes `d_j^-1/2 w d_i^-1/2` for `d` the weighted in-degrees (a node of degree 0 gets 0).
+///
+/// `self_loops` is PyG's `add_self_loops`: `Some(fill)` adds the remaining self-loops first (`fill` is 1, or 2
+/// for `improved=True`): each row's self-loops go, and one takes the last one's weight, or `fill` where the row
+/// had none, placed last in its row. `None` normalises the graph's entries as they are. Unlike
+/// [`Aggregation::GcnNormalized`], which counts every entry as an edge of weight 1, the values are read.
+pub fn gcn_norm(graph: &Csr<f32>, self_loops: Option<f32>) -> Result<Csr<f32>> {
+    check_square(graph)?;
+    let mut matrix = match self_loops {
+        Some(fill) => with_remaining_self_loops(graph, fill)?,
+        None => graph.clone(),
+    };
+    let inv_sqrt_degree: Vec<f32> = (0..matrix.nrows())
+        .into_par_iter()
+        .map(|row| {
+            let degree: f32 = matrix.row(row).1.iter().sum();
+            if degree == 0.0 {
+                0.0
+            } else {
+                1.0 / degree.sqrt()
+            }
+        })
+        .collect();
+    let row_ptr = matrix.row_ptr().to_vec();
+    let col_idx = matrix.col_idx().to_vec();
+    for (row, bounds) in row_ptr.windows(2).enumerate() {
+        let entries = bounds[0] as usize..bounds[1] as usize;
+        for (weight, &col) in matrix.values_mut()[entries.clone()].iter_mut().zip(&col_idx[entries]) {
+            *weight = inv_sqrt_degree[col as usize] * *weight * inv_sqrt_degree[row];
+        }
+    }
+    Ok(matrix)
+}
+
+/// `graph` with its self-loops replaced by one per row, placed last, weighted as the row's last self-loop or
+/// `fill` (PyG's `add_remaining_self_loops`).
+fn with_remaining_self_loops(graph: &Csr<f32>, fill: f32) -> Result<Csr<f32>> {
+    let n = graph.nrows();
+    let capacity = graph.nnz() + n;
+    let (mut row_ptr, mut col_idx, mut values) =
+        (Vec::with_capacity(n + 1), Vec::with_capacity(capacity), Vec::with_capacity(capacity));
+    row_ptr.push(0u32);
+    for row in 0..n {
+        let mut loop_weight = fill;
+        let (cols, weights) = graph.row(row);
+        for (&col, &weight) in cols.iter().zip(weights) {
+            if col as usize == row {
+                loop_weight = weight;
+            } else {
+                col_idx.push(col);
+                values.push(weight);
+            }
+        }
+        col_idx.push(row as u32);
+        values.push(loop_weight);
+        let end = u32::try_from(col_idx.len())
+            .map_err(|_| Error::invalid("adjacency matrix with self-loops", "more than 2^32 - 1 nonzeros"))?;
+        row_ptr.push(end);
+    }
+    Csr::new(n, n, row_ptr, col_idx, values)
+}
+
+fn check_square(graph: &Csr<f32>) -> Result<()> {
+    if graph.nrows() == graph.ncols() {
+        Ok(())
+    } else {
+        Err(Error::shape(
+            "graph adjacency matrix (nodes x nodes)",
+            "a square matrix",
+            format!("{} x {}", graph.nrows(), graph.ncols()),
+        ))
     }
 }
 
@@ -111,4 +181,53 @@ fn with_self_loops(graph: &Csr<f32>, value: impl Fn(usize, usize) -> f32 + Sync)
         }
     });
     Csr::new(n, n, row_ptr, col_idx, values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Node 0 <- 1 (weight 2), node 1 <- 0 (weight 3) and a self-loop of weight 5 on node 1.
+    fn weighted() -> Csr<f32> {
+        Csr::new(2, 2, vec![0, 1, 3], vec![1, 1, 0], vec![2.0, 5.0, 3.0]).unwrap()
+    }
+
+    #[test]
+    fn gcn_norm_of_unit_weights_is_gcns_matrix() {
+        let graph = crate::graph::rmat(64, 300, 3);
+        let ones = graph.map_values(|_| 1.0f32);
+        let expected = Aggregation::GcnNormalized.matrix(&graph).unwrap();
+        let found = gcn_norm(&ones, Some(1.0)).unwrap();
+        assert_eq!((found.row_ptr(), found.col_idx()), (expected.row_ptr(), expected.col_idx()));
+        for (a, b) in found.values().iter().zip(expected.values()) {
+            assert!((a - b).abs() <= 1e-6 * b.abs(), "{a} against {b}");
+        }
+    }
+
+    #[test]
+    fn gcn_norm_keeps_a_self_loops_weight_and_fills_the_others() {
+        let matrix = gcn_norm(&weighted(), Some(2.0)).unwrap();
+        assert_eq!(matrix.row_ptr(), &[0, 2, 4]);
+        assert_eq!(matrix.col_idx(), &[1, 0, 0, 1]);
+        // Degrees: node 0 has 2 + the filled loop 2 = 4; node 1 has 3 + its own loop 5 = 8.
+        let (d0, d1) = (4f32.sqrt().recip(), 8f32.sqrt().recip());
+        let expected = [d1 * 2.0 * d0, d0 * 2.0 * d0, d0 * 3.0 * d1, d1 * 5.0 * d1];
+        assert_eq!(matrix.values(), &expected);
+    }
+
+    #[test]
+    fn gcn_norm_without_self_loops_normalises_the_entries_as_they_are() {
+        let matrix = gcn_norm(&weighted(), None).unwrap();
+        assert_eq!((matrix.row_ptr(), matrix.col_idx()), (weighted().row_ptr(), weighted().col_idx()));
+        let (d0, d1) = (2f32.sqrt().recip(), 8f32.sqrt().recip());
+        assert_eq!(matrix.values(), &[d1 * 2.0 * d0, d1 * 5.0 * d1, d0 * 3.0 * d1]);
+        let isolated = Csr::new(2, 2, vec![0, 0, 1], vec![0], vec![1.0f32]).unwrap();
+        assert_eq!(gcn_norm(&isolated, None).unwrap().values(), &[0.0], "node 0's degree is 0");
+    }
+
+    #[test]
+    fn gcn_norm_refuses_a_rectangular_matrix() {
+        let rectangular = Csr::new(1, 2, vec![0, 1], vec![1], vec![1.0f32]).unwrap();
+        assert!(matches!(gcn_norm(&rectangular, Some(1.0)), Err(Error::Shape { .. })));
+    }
 }

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::pim::auto::{self, Decision, Pick};
 use crate::pim::coexec::SplitSpmm;
 use crate::pim::cost::{self, Choice, Costed, HardwareModel};
+use crate::pim::plan::Plan;
 use crate::pim::{plan_target, LoadBalance, PimElement, PimSpmm};
 use crate::sparse::{Csr, Element};
 use crate::spmm::{CpuSpmm, SpmmEngine};
@@ -101,6 +102,9 @@ pub struct EngineOptions {
     pub widths: Vec<usize>,
     /// Where GAT layers compute their attention weights.
     pub attention: AttentionSite,
+    /// The plan to run on PIM instead of the one the cost model chooses (its tasklets replace `tasklets`); the
+    /// engine allocates the DPUs it gives work to, which must be within `dpus` when that is given.
+    pub plan: Option<Plan>,
 }
 
 /// An engine and the backend it runs on.
@@ -282,9 +286,12 @@ fn pim_engine<T: PimElement>(matrix: Csr<T>, kind: BackendKind, options: &Engine
         return Err(Error::invalid("DPUs", "at least 1 DPU is needed"));
     }
     let kind = kind.resolve()?;
+    let model = HardwareModel::configured()?;
+    if let Some(plan) = options.plan {
+        return given_plan_engine(matrix, kind, plan, options, model);
+    }
     let tasklets = options.tasklets.unwrap_or(DEFAULT_TASKLETS);
     let widths = plan_widths(options);
-    let model = HardwareModel::configured()?;
     let plan_for =
         |nr_dpus: u32| cost::choose_for_calls(&model, &matrix, &widths, nr_dpus, tasklets, plan_target(kind));
     let mut builder = DpuSet::builder();
@@ -305,6 +312,27 @@ fn pim_engine<T: PimElement>(matrix: Csr<T>, kind: BackendKind, options: &Engine
     let plan = describe::<T>(&choice, &widths, set.nr_dpus(), backend, &model);
     let allocated_dpus = set.nr_dpus();
     let spmm = PimSpmm::with_model(set, matrix, choice.best.plan, model)?;
+    Ok(PimEngine { spmm, backend, plan, allocated_dpus })
+}
+
+/// The PIM engine on `kind`'s DPUs (resolved) running `plan` as given, on the DPUs it gives work to.
+fn given_plan_engine<T: PimElement>(
+    matrix: Csr<T>,
+    kind: BackendKind,
+    plan: Plan,
+    options: &EngineOptions,
+    model: HardwareModel,
+) -> Result<PimEngine<T>> {
+    let needed = plan.dpus_used();
+    let limit = options.dpus.unwrap_or(u32::MAX);
+    if needed > u64::from(limit) {
+        return Err(Error::Capacity { what: format!("DPUs for plan {plan}"), needed, limit: limit.into() });
+    }
+    let set = DpuSet::builder().backend(kind).dpus(needed as u32).allocate()?;
+    let backend = set.backend();
+    let allocated_dpus = set.nr_dpus();
+    let spmm = PimSpmm::with_model(set, matrix, plan, model)?;
+    let plan = format!("{allocated_dpus} DPUs ({backend}), plan {plan} as given");
     Ok(PimEngine { spmm, backend, plan, allocated_dpus })
 }
 
