@@ -1,5 +1,7 @@
 """Graphs from what PyTorch Geometric, PyTorch, SciPy and NumPy hold them in."""
 
+import os
+
 import numpy as np
 
 from . import _native
@@ -35,6 +37,7 @@ class Graph:
       ``torch_sparse.SparseTensor``, a PyTorch sparse tensor (COO or CSR) or a SciPy sparse matrix or array.
       Its values are the edge weights.
 
+    ``weighted`` says whether the edges came with weights (PyG's ``GCNConv`` reads ``improved`` only then).
     Repeated edges stay separate, as PyG counts them. The matrices PyG's layers use are derived once per graph
     and cached (:meth:`gcn_norm`, :meth:`mean_norm`, :meth:`unweighted`), as are the engines they are resident
     in (:meth:`engine`), so that every layer aggregating over this graph shares them.
@@ -43,12 +46,15 @@ class Graph:
     def __init__(self, source, num_nodes=None, edge_weight=None):
         if isinstance(source, _native.Graph):
             self._native = source
+            self.weighted = True
         elif _is_sparse_matrix(source):
             if edge_weight is not None:
                 raise InvalidError("edge_weight: a sparse matrix carries its weights as its values")
             self._native = self._from_matrix(source, num_nodes)
+            self.weighted = True
         else:
             self._native = self._from_edge_index(source, num_nodes, edge_weight)
+            self.weighted = edge_weight is not None
         self._derived = {}
         self._engines = {}
 
@@ -88,6 +94,16 @@ class Graph:
             raise ShapeError(f"shape mismatch in num_nodes (the matrix's size): expected {shape[0]}, found {num_nodes}")
         weights = None if values is None else _numpy(values, np.float32)
         return _native.Graph(shape[0], _numpy(cols, np.int64), _numpy(rows, np.int64), weights)
+
+    @classmethod
+    def read(cls, path, weighted=False):
+        """The graph in a Matrix Market file (``.mtx``, rows being targets) or a CSV edge list (``.csv``, each
+        undirected edge once), read by the Rust library; the file's values are the edge weights when
+        ``weighted``, else every edge weighs 1. Raises :class:`pimgnn.FileError` naming the file and line."""
+        native = _native.Graph.read(os.fspath(path))
+        graph = cls(native if weighted else native.unweighted())
+        graph.weighted = weighted
+        return graph
 
     @property
     def num_nodes(self):

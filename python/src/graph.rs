@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use numpy::{PyArray1, PyReadonlyArray1};
+use pimgnn::gnn::inputs::read_graph;
 use pimgnn::gnn::{gcn_norm, Aggregation};
 use pimgnn::{Coo, Csr};
 use pyo3::prelude::*;
@@ -68,6 +69,13 @@ impl Graph {
         };
         let coo = Coo::new(num_nodes, num_nodes, targets, sources, weights).map_err(to_py)?;
         Ok(Graph::of(coo.to_csr()))
+    }
+
+    /// The graph of a Matrix Market (`.mtx`, row = target) or CSV edge-list file (`.csv`, undirected), read
+    /// by the library (its values, 1 in a pattern file, are the weights).
+    #[staticmethod]
+    fn read(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Graph> {
+        py.detach(|| read_graph(&path)).map(Graph::of).map_err(to_py)
     }
 
     /// Nodes.
