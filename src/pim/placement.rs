@@ -500,4 +500,25 @@ mod tests {
             "; PyGim's default csr:rows=64,split=no,cols=1,groups=1,x=whole,tasklets=16 predicted 42.000 ms)";
         assert!(with_pygim.ends_with(expected), "{with_pygim}");
     }
+
+    /// A plan given in the options runs as given, on the DPUs it uses; one needing more DPUs than allowed is
+    /// refused before any is allocated.
+    #[cfg(feature = "simulator")]
+    #[test]
+    fn a_given_plan_runs_as_given_within_the_dpus_allowed() {
+        let plan: Plan = "csr:rows=1,split=no,cols=1,groups=2,x=whole,tasklets=2".parse().unwrap();
+        let options = |dpus| EngineOptions {
+            backend: Backend::Pim(BackendKind::Simulator),
+            dpus,
+            plan: Some(plan),
+            ..EngineOptions::default()
+        };
+        let mut engine = spmm_engine(one_row(), &options(None)).unwrap();
+        assert_eq!(engine.allocated_dpus, Some(2));
+        assert!(engine.plan.ends_with(&format!("plan {plan} as given")), "{}", engine.plan);
+        let y = engine.spmm.spmm(&crate::Dense::from_vec(3, 2, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap()).unwrap();
+        assert_eq!(y.as_slice(), &[1.0 * 5.0 + 2.0 * 1.0 + 3.0 * 3.0, 1.0 * 6.0 + 2.0 * 2.0 + 3.0 * 4.0]);
+        let refused = spmm_engine(one_row(), &options(Some(1))).err().unwrap();
+        assert!(matches!(refused, Error::Capacity { needed: 2, limit: 1, .. }), "{refused}");
+    }
 }
