@@ -68,46 +68,74 @@ class Engine:
     (as ``pimgnn bench spmm`` prints plans, e.g. ``"csr:rows=16,split=yes,cols=1,groups=4,x=whole,tasklets=16"``).
 
     ``spmm(x)`` computes ``A x``; ``spmm(x, transpose=True)`` computes ``A^T x``, on the same engine when ``A``
-    is symmetric and on a second one, made on first use, when it is not. An engine holds its DPUs until it is
-    closed (:meth:`close`, or leaving a ``with`` block) or collected.
+    is symmetric and on a second one, made on first use, when it is not. With ``weighted=True`` the engine keeps
+    ``A``'s structure and each call gives its values, per attention head: ``spmm(x, values)``. An engine holds
+    its DPUs until it is closed (:meth:`close`, or leaving a ``with`` block) or collected.
     """
 
-    def __init__(self, graph, backend="auto", dpus=None, tasklets=None, dtype="f32", plan=None, widths=None):
+    def __init__(self, graph, backend="auto", dpus=None, tasklets=None, dtype="f32", plan=None, widths=None,
+                 weighted=False):
         from .graph import Graph
 
         if not isinstance(graph, Graph):
             graph = Graph(graph)
         self.graph = graph
         self._options = dict(backend=backend, dpus=dpus, tasklets=tasklets, dtype=dtype, plan=plan,
-                             widths=None if widths is None else [int(width) for width in widths])
+                             widths=None if widths is None else [int(width) for width in widths], weighted=weighted)
         self._native = _native.Engine(graph._native, **self._options)
         self._transposed = None
+        self._transpose_order = None
         self.id = next(_ids)
         _engines[self.id] = self
 
-    def spmm(self, x, transpose=False):
+    def spmm(self, x, values=None, transpose=False):
         """``A x`` (``A^T x`` when ``transpose``) for ``x`` of ``(nodes, features)``.
 
-        A PyTorch tensor goes through the ``pimgnn::spmm`` op, which autograd differentiates (its backward is
-        the product with the transpose); the result has ``x``'s dtype, computed in float32. A NumPy array (or
-        anything NumPy converts) gives a float32 NumPy array. Inputs that are float32 and C-contiguous are read
-        in place and the result is the engine's own buffer, not a copy.
+        On a ``weighted`` engine, ``values`` gives ``A``'s values for this call, in the order of its nonzeros
+        (:meth:`pimgnn.Graph.csr`): one per nonzero, or ``(nonzeros, heads)`` for attention heads, head ``h``
+        multiplying the ``h``-th of ``heads`` equal groups of ``x``'s columns.
+
+        A PyTorch tensor goes through the ``pimgnn::spmm`` op (``pimgnn::spmm_values`` with values), which
+        autograd differentiates: the features' gradient is the product with the transpose, the values' an SDDMM
+        over ``A``'s structure. The result has ``x``'s dtype, computed in float32. A NumPy array (or anything
+        NumPy converts) gives a float32 NumPy array. The result is the engine's own buffer, not a copy.
         """
         if type(x).__module__.startswith("torch"):
             from . import ops
 
-            return ops.spmm(x, self, transpose)
+            return ops.spmm(x, self, transpose) if values is None else ops.spmm_values(x, values, self, transpose)
         x = np.ascontiguousarray(x, dtype=np.float32)
         if x.ndim != 2:
             raise ShapeError(f"shape mismatch in features: expected (nodes, features), found {x.shape}")
-        return self._resident(transpose)._native.spmm(x)
+        if values is None:
+            return self._resident(transpose)._native.spmm(x)
+        values = np.ascontiguousarray(values, dtype=np.float32)
+        return self._apply_values(x, values, transpose)
+
+    def _apply_values(self, x, values, transpose):
+        """``A' x`` (or ``A'^T x``) with ``values`` (NumPy, ``(nonzeros,)`` or ``(nonzeros, heads)``)."""
+        heads = 1 if values.ndim == 1 else values.shape[1]
+        if transpose:
+            values = values[self._transposed_order()]
+        return self._resident(transpose)._native.spmm_values(x, values.reshape(-1), heads)
+
+    def _transposed_order(self):
+        """For each nonzero of ``A^T``, in its order, the nonzero of ``A`` it is (the transpose lists ``A``'s
+        entries by column, stably)."""
+        if self._transpose_order is None:
+            self._transpose_order = np.argsort(self.graph.csr()[1], kind="stable")
+        return self._transpose_order
+
+    def _sddmm(self, p, q):
+        """``<p_i, q_j>`` for each nonzero ``(i, j)`` of ``A``, in its order (NumPy float32)."""
+        return self._native.sddmm(np.ascontiguousarray(p, dtype=np.float32), np.ascontiguousarray(q, dtype=np.float32))
 
     def _resident(self, transpose):
         """The engine holding ``A`` (or ``A^T``)."""
         if not transpose:
             return self
         if self._transposed is None:
-            if self.graph.is_symmetric():
+            if self.graph.is_symmetric() and not self._options["weighted"]:
                 self._transposed = self
             else:
                 self._transposed = Engine(self.graph.transpose(), **self._options)

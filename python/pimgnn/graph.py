@@ -134,6 +134,10 @@ class Graph:
         """``GINConv``'s sum aggregation: every edge of weight 1."""
         return self._derive("sum", self._native.unweighted)
 
+    def attention_structure(self):
+        """``GATConv``'s structure: self-loops replaced by one per node, placed last in its row, every value 1."""
+        return self._derive("attention", self._native.attention_structure)
+
     def transpose(self):
         """The graph with every edge reversed (the matrix transposed)."""
         return self._derive("transpose", self._native.transpose)

@@ -1,10 +1,10 @@
 """PyTorch Geometric's convolutions with their aggregation on a pimgnn engine.
 
-:class:`GCNConv`, :class:`SAGEConv` and :class:`GINConv` are PyG's classes (subclasses of them, with the same
+:class:`GCNConv`, :class:`SAGEConv`, :class:`GINConv` and :class:`GATConv` are PyG's classes (subclasses of them, with the same
 constructor arguments, parameters, ``state_dict`` names and initialisation) whose ``forward`` aggregates through
 the ``pimgnn::spmm`` op on an engine instead of PyG's message passing, computing what PyG computes: GCN's
-normalisation with PyG's ``gcn_norm`` (edge weights, ``improved``, ``add_self_loops``), SAGE's mean (or sum) and
-GIN's sum. Backward passes run on the engine too (the transposed product).
+normalisation with PyG's ``gcn_norm`` (edge weights, ``improved``, ``add_self_loops``), SAGE's mean (or sum),
+GIN's sum and GAT's attention (its coefficients as the values of the resident structure, all heads in one call). Backward passes run on the engine too (the transposed product).
 
 Each layer takes ``engine=EngineOptions(...)`` besides PyG's arguments (default: ``EngineOptions()``, the
 simulator without hardware) and, optionally, ``graph=pimgnn.Graph(...)`` to aggregate over whatever
@@ -20,11 +20,13 @@ import collections
 import dataclasses
 from typing import Optional, Sequence
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
 try:
     import torch_geometric.nn as _pyg
+    from torch_geometric.utils import softmax as _pyg_softmax
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError("pimgnn.nn needs PyTorch Geometric: pip install torch-geometric") from error
 
@@ -42,12 +44,13 @@ class EngineOptions:
     dtype: str = "f32"
     plan: Optional[str] = None
     widths: Optional[Sequence[int]] = None
+    weighted: bool = False
 
     def engine(self, graph):
         """``graph``'s engine for these options, shared with every other user of the same options."""
         widths = None if self.widths is None else [int(width) for width in self.widths]
         return graph.engine(backend=self.backend, dpus=self.dpus, tasklets=self.tasklets, dtype=self.dtype,
-                            plan=self.plan, widths=widths)
+                            plan=self.plan, widths=widths, weighted=self.weighted)
 
 
 # Graphs made from edge_index tensors, by the tensors' identity, so that a layer called again with the same
@@ -153,7 +156,53 @@ class GINConv(_OnPim, _pyg.GINConv):
         return self.nn(out + (1 + self.eps) * x)
 
 
-_ON_PIM = {_pyg.GCNConv: GCNConv, _pyg.SAGEConv: SAGEConv, _pyg.GINConv: GINConv}
+class GATConv(_OnPim, _pyg.GATConv):
+    """PyG's ``GATConv`` aggregating on a pimgnn engine: the attention coefficients are computed as PyG computes
+    them (its ``softmax`` over each target's incoming edges, self-loops included), then every head is aggregated
+    in one call with the coefficients as the resident structure's values; their gradient is an SDDMM on the
+    same engine. Edge features (``edge_dim``), bipartite inputs and ``return_attention_weights`` are refused."""
+
+    def __init__(self, *args, engine: Optional[EngineOptions] = None, graph: Optional[Graph] = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._bind(engine, graph)
+        self._check_supported()
+
+    def _check_supported(self):
+        if self.lin is None or self.edge_dim is not None:
+            raise InvalidError("GATConv on pimgnn: bipartite layers and edge features (edge_dim) are not supported")
+
+    def forward(self, x, edge_index, edge_attr=None, size=None, return_attention_weights=None):
+        if edge_attr is not None or return_attention_weights:
+            raise InvalidError("GATConv on pimgnn: edge_attr and return_attention_weights are not supported")
+        graph = self._graph(x, edge_index)
+        structure = graph.attention_structure() if self.add_self_loops else graph.unweighted()
+        targets, sources = _coo(structure)
+        heads, width = self.heads, self.out_channels
+        residual = self.res(x) if self.res is not None else None
+        projected = self.lin(x).view(-1, heads, width)
+        alpha_src = (projected * self.att_src).sum(dim=-1)
+        alpha_dst = (projected * self.att_dst).sum(dim=-1)
+        alpha = F.leaky_relu(alpha_src[sources] + alpha_dst[targets], self.negative_slope)
+        alpha = _pyg_softmax(alpha, targets, num_nodes=x.size(0))
+        alpha = F.dropout(alpha, p=self.dropout, training=self.training)
+        engine = dataclasses.replace(self.engine_options, weighted=True).engine(structure)
+        out = engine.spmm(projected.reshape(-1, heads * width), values=alpha)
+        out = out if self.concat else out.view(-1, heads, width).mean(dim=1)
+        if residual is not None:
+            out = out + residual
+        return out if self.bias is None else out + self.bias
+
+
+def _coo(structure):
+    """The targets and sources of ``structure``'s nonzeros, in its order, as index tensors (made once)."""
+    if "coo" not in structure._derived:
+        indptr, indices, _ = structure.csr()
+        targets = np.repeat(np.arange(structure.num_nodes, dtype=np.int64), np.diff(indptr))
+        structure._derived["coo"] = (torch.from_numpy(targets), torch.from_numpy(indices))
+    return structure._derived["coo"]
+
+
+_ON_PIM = {_pyg.GCNConv: GCNConv, _pyg.SAGEConv: SAGEConv, _pyg.GINConv: GINConv, _pyg.GATConv: GATConv}
 
 
 def _aggregation_width(module):
@@ -162,6 +211,8 @@ def _aggregation_width(module):
         return module.out_channels
     if isinstance(module, _pyg.SAGEConv):
         return module.lin.out_features if module.project else module.in_channels[0]
+    if isinstance(module, _pyg.GATConv):
+        return module.heads * module.out_channels
     return None  # GINConv aggregates its input, whose width its nn does not say
 
 
@@ -186,6 +237,8 @@ def on_pim(model, graph=None, **engine_options):
         module._bind(options, graph)
         if isinstance(module, SAGEConv):
             module._check_aggr()
+        if isinstance(module, GATConv):
+            module._check_supported()
     return model
 
 
@@ -211,4 +264,4 @@ def load_state_dict(model, path, strict=True):
     return model.load_state_dict(state, strict=strict)
 
 
-__all__ = ["EngineOptions", "GCNConv", "SAGEConv", "GINConv", "graph_of", "on_pim", "off_pim", "load_state_dict"]
+__all__ = ["EngineOptions", "GCNConv", "SAGEConv", "GINConv", "GATConv", "graph_of", "on_pim", "off_pim", "load_state_dict"]

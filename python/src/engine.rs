@@ -3,13 +3,13 @@
 
 use std::sync::{Arc, Mutex};
 
-use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pimgnn::gnn::{Aggregator, Backend, Dtype, EngineOptions};
 use pimgnn::pim::plan::Plan;
 use pimgnn::{Csr, Dense};
 use pyo3::prelude::*;
 
-use crate::errors::{self, to_py};
+use crate::errors::to_py;
 use crate::graph::Graph;
 use crate::interrupt;
 
@@ -59,6 +59,15 @@ pub struct Engine {
     decision: Option<String>,
 }
 
+/// `array` as a library matrix (one copy), refusing a layout that is not C-contiguous.
+fn dense(what: &str, array: &PyReadonlyArray2<'_, f32>) -> PyResult<Dense<f32>> {
+    let [rows, cols] = [array.shape()[0], array.shape()[1]];
+    let values = array.as_slice().map_err(|_| {
+        to_py(pimgnn::Error::invalid(what, "the array must be C-contiguous (numpy.ascontiguousarray, .contiguous())"))
+    })?;
+    Dense::from_vec(rows, cols, values.to_vec()).map_err(to_py)
+}
+
 /// Parses `text` as a `T`, raising the library's error.
 fn parse<T: std::str::FromStr<Err = pimgnn::Error>>(text: &str) -> PyResult<T> {
     text.parse().map_err(to_py)
@@ -69,9 +78,9 @@ impl Engine {
     /// Loads `graph`'s matrix into the engine `backend` names (`auto`, `sim`, `hw`, `cpu`, `pim`, `split`), on
     /// at most `dpus` DPUs of `tasklets` tasklets, aggregating in `dtype` (`f32`, `i32`, `i16`, `i8`), with
     /// the plan the cost model chooses for calls of `widths` features (or `plan`, as `pimgnn bench spmm`
-    /// prints plans).
+    /// prints plans). With `weighted`, the structure stays and each call gives the values (`spmm_values`).
     #[new]
-    #[pyo3(signature = (graph, backend="auto", dpus=None, tasklets=None, dtype="f32", plan=None, widths=None))]
+    #[pyo3(signature = (graph, backend="auto", dpus=None, tasklets=None, dtype="f32", plan=None, widths=None, weighted=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -82,6 +91,7 @@ impl Engine {
         dtype: &str,
         plan: Option<&str>,
         widths: Option<Vec<usize>>,
+        weighted: bool,
     ) -> PyResult<Self> {
         let options = EngineOptions {
             backend: parse::<Backend>(backend)?,
@@ -94,8 +104,15 @@ impl Engine {
         let dtype = parse::<Dtype>(dtype)?;
         let adjacency = Arc::clone(&graph.adjacency);
         let shape = (adjacency.nrows(), adjacency.ncols());
-        let aggregator =
-            interrupt::run(py, move || Aggregator::new(Csr::clone(&adjacency), dtype, &options))?.map_err(to_py)?;
+        let aggregator = interrupt::run(py, move || {
+            let matrix = Csr::clone(&adjacency);
+            if weighted {
+                Aggregator::weighted(matrix, dtype, &options)
+            } else {
+                Aggregator::new(matrix, dtype, &options)
+            }
+        })?
+        .map_err(to_py)?;
         Ok(Engine {
             shape,
             backend: aggregator.backend().to_string(),
@@ -110,28 +127,46 @@ impl Engine {
     /// `Y = A X` for `x` a C-contiguous float32 array of `(num_nodes, features)`; `Y` is a new float32 array
     /// that owns the engine's output (no copy). Ctrl-C returns at once (the call finishes in the background).
     fn spmm<'py>(&self, py: Python<'py>, x: PyReadonlyArray2<'py, f32>) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let [rows, cols] = [x.shape()[0], x.shape()[1]];
-        let values = x.as_slice().map_err(|_| {
-            errors::raise("InvalidError", "features: the array must be C-contiguous (call .contiguous())".into())
-        })?;
-        let x = Dense::from_vec(rows, cols, values.to_vec()).map_err(to_py)?;
-        let aggregator = Arc::clone(&self.aggregator);
-        let y = interrupt::run(py, move || {
-            let mut aggregator = aggregator.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            match aggregator.as_mut() {
-                Some(aggregator) => aggregator.aggregate(&x).map_err(to_py),
-                None => Err(errors::raise("InvalidError", "engine: it is closed".into())),
-            }
-        })??;
+        let x = dense("features", &x)?;
+        let y = self.call(py, move |aggregator| aggregator.aggregate(&x))?;
         let (rows, cols) = (y.rows(), y.cols());
         PyArray1::from_vec(py, y.into_vec()).reshape([rows, cols])
+    }
+
+    /// `Y_h = A'_h X_h` for every head `h` (attention's aggregation): `x`'s columns are `heads` groups of
+    /// equal width, and `A'_h` is the resident structure with `values[k * heads + h]` at nonzero `k`. Only an
+    /// engine made with `weighted=True` takes values.
+    fn spmm_values<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f32>,
+        values: PyReadonlyArray1<'py, f32>,
+        heads: usize,
+    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let x = dense("features", &x)?;
+        let values = values.as_array().to_vec();
+        let y = self.call(py, move |aggregator| aggregator.aggregate_heads(&values, heads, &x))?;
+        let (rows, cols) = (y.rows(), y.cols());
+        PyArray1::from_vec(py, y.into_vec()).reshape([rows, cols])
+    }
+
+    /// SDDMM over the resident structure: `<p_i, q_j>` for every nonzero `(i, j)`, in its order (attention's
+    /// backward pass: the gradient of the values).
+    fn sddmm<'py>(
+        &self,
+        py: Python<'py>,
+        p: PyReadonlyArray2<'py, f32>,
+        q: PyReadonlyArray2<'py, f32>,
+    ) -> PyResult<Bound<'py, PyArray1<f32>>> {
+        let (p, q) = (dense("p", &p)?, dense("q", &q)?);
+        let scores = self.call(py, move |aggregator| aggregator.sddmm(&p, &q))?;
+        Ok(PyArray1::from_vec(py, scores))
     }
 
     /// The phases of the last call, in order.
     fn phases(&self) -> PyResult<Vec<Phase>> {
         let aggregator = self.aggregator.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let aggregator =
-            aggregator.as_ref().ok_or_else(|| errors::raise("InvalidError", "engine: it is closed".into()))?;
+        let aggregator = aggregator.as_ref().ok_or_else(|| to_py(closed()))?;
         Ok(aggregator
             .last_phases()
             .iter()
@@ -184,6 +219,27 @@ impl Engine {
     fn decision(&self) -> Option<&str> {
         self.decision.as_deref()
     }
+}
+
+impl Engine {
+    /// Runs `work` on the aggregator on a thread of its own ([`interrupt::run`]); a closed engine is an
+    /// [`pimgnn::Error::Invalid`]. The work's thread never takes the GIL: errors become exceptions here.
+    fn call<R: Send + 'static>(
+        &self,
+        py: Python<'_>,
+        work: impl FnOnce(&mut Aggregator) -> pimgnn::Result<R> + Send + 'static,
+    ) -> PyResult<R> {
+        let aggregator = Arc::clone(&self.aggregator);
+        interrupt::run(py, move || {
+            let mut aggregator = aggregator.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            aggregator.as_mut().map_or_else(|| Err(closed()), work)
+        })?
+        .map_err(to_py)
+    }
+}
+
+fn closed() -> pimgnn::Error {
+    pimgnn::Error::invalid("engine", "it is closed")
 }
 
 /// Whether this machine has UPMEM hardware (a DPU rank the driver lists).

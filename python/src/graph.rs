@@ -107,6 +107,12 @@ impl Graph {
         self.aggregation(py, Aggregation::Sum)
     }
 
+    /// `GATConv`'s structure: `A`'s self-loops replaced by one per node, placed last in its row, every value 1
+    /// (PyG's `remove_self_loops` then `add_self_loops`); the attention gives it values per call.
+    fn attention_structure(&self, py: Python<'_>) -> PyResult<Graph> {
+        self.aggregation(py, Aggregation::Attention)
+    }
+
     /// `A^T`: every edge reversed.
     fn transpose(&self, py: Python<'_>) -> Graph {
         Graph::of(py.detach(|| self.adjacency.transpose()))

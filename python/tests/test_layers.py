@@ -30,6 +30,15 @@ def layers(in_channels, out_channels):
             dict(aggr="sum", project=True, normalize=True),
         ),
         ("gin", pyg.GINConv(mlp, eps=0.25, train_eps=True), pimgnn.nn.GINConv, (mlp,), dict(eps=0.25, train_eps=True)),
+        ("gat", pyg.GATConv(in_channels, out_channels, heads=3), pimgnn.nn.GATConv, (in_channels, out_channels),
+         dict(heads=3)),
+        (
+            "gat-mean-residual",
+            pyg.GATConv(in_channels, out_channels, heads=2, concat=False, residual=True, negative_slope=0.1),
+            pimgnn.nn.GATConv,
+            (in_channels, out_channels),
+            dict(heads=2, concat=False, residual=True, negative_slope=0.1),
+        ),
     ]
 
 
@@ -39,7 +48,7 @@ def assert_close(found, expected, what):
     assert error <= TOLERANCE * scale, f"{what}: largest difference {error:.3e} (scale {scale:.3e})"
 
 
-@pytest.mark.parametrize("layer", ["gcn", "sage", "sage-sum-projected", "gin"])
+@pytest.mark.parametrize("layer", ["gcn", "sage", "sage-sum-projected", "gin", "gat", "gat-mean-residual"])
 def test_layer_matches_pyg_forward_and_backward(planetoid, engine_options, layer):
     torch.manual_seed(0)
     # A narrow input keeps the simulated calls short; the first transform makes it from the dataset's features.
@@ -82,3 +91,8 @@ def test_layers_share_one_resident_matrix_per_graph(cora):
 def test_sage_refuses_an_aggregation_that_is_no_spmm():
     with pytest.raises(pimgnn.InvalidError, match="aggr 'max'"):
         pimgnn.nn.SAGEConv(4, 4, aggr="max")
+
+
+def test_gat_refuses_edge_features():
+    with pytest.raises(pimgnn.InvalidError, match="edge_dim"):
+        pimgnn.nn.GATConv(4, 4, edge_dim=2)

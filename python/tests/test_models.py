@@ -39,6 +39,33 @@ def test_a_trained_pyg_model_on_the_simulator_gives_pygs_logits(cora):
     assert type(model.conv1) is pyg.GCNConv
 
 
+class GAT(torch.nn.Module):
+    """The model of ../shared/datasets/models/cora_gat.safetensors."""
+
+    def __init__(self, features, classes):
+        super().__init__()
+        self.conv1 = pyg.GATConv(features, 8, heads=8, dropout=0.6)
+        self.conv2 = pyg.GATConv(64, classes, heads=1, concat=False, dropout=0.6)
+
+    def forward(self, x, edge_index):
+        return self.conv2(F.elu(self.conv1(x, edge_index)), edge_index)
+
+
+def test_a_trained_pyg_gat_on_the_simulator_gives_pygs_logits(cora):
+    model = GAT(cora.x.shape[1], cora.num_classes)
+    pimgnn.nn.load_state_dict(model, cora.folder.parent / "models" / "cora_gat.safetensors")
+    model.eval()
+    with torch.no_grad():
+        expected = model(cora.x, cora.edge_index)
+        pimgnn.nn.on_pim(model, backend="sim", dpus=16, tasklets=8)
+        found = model(cora.x, cora.edge_index)
+    assert (found - expected).abs().max().item() <= 1e-4
+    recorded = torch.from_numpy(np.load(cora.folder.parent / "models" / "cora_gat_logits.npy"))
+    assert (found - recorded).abs().max().item() <= 1e-4
+    correct = (found.argmax(1)[cora.test_mask] == cora.y[cora.test_mask]).sum().item()
+    assert correct == 815, "the model's test accuracy, 0.8150"
+
+
 def test_a_state_dict_saved_by_torch_loads(cora, tmp_path):
     model = GCN(cora.x.shape[1], 16, cora.num_classes)
     torch.save(model.state_dict(), tmp_path / "gcn.pt")

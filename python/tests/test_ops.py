@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import pimgnn
+import pimgnn.ops  # registers the operators the checks name
 
 
 def directed_graph():
@@ -54,3 +55,41 @@ def test_float64_inputs_are_computed_in_float32_and_returned_in_float64():
     y = engine.spmm(x)
     assert y.dtype == torch.float64
     torch.testing.assert_close(y, engine.spmm(x.float()).double())
+
+
+def test_opcheck_passes_for_values_given_per_call():
+    graph = directed_graph()
+    for options in (dict(backend="cpu"), dict(backend="sim", dpus=4, tasklets=4)):
+        engine = pimgnn.Engine(graph, weighted=True, **options)
+        for transpose in (False, True):
+            x = torch.randn(40, 6, requires_grad=True)
+            values = torch.rand(graph.num_edges, 2, requires_grad=True)
+            torch.library.opcheck(torch.ops.pimgnn.spmm_values.default, (x, values, engine.id, transpose))
+
+
+@pytest.mark.filterwarnings("ignore:Input #. requires gradient and is not a double")
+def test_gradcheck_of_features_and_values_on_the_cpu_engine():
+    graph = directed_graph()
+    engine = pimgnn.Engine(graph, backend="cpu", weighted=True)
+    x = torch.randn(40, 4, requires_grad=True)
+    values = torch.rand(graph.num_edges, 2, requires_grad=True)
+    for transpose in (False, True):
+        assert torch.autograd.gradcheck(
+            lambda x, values: engine.spmm(x, values=values, transpose=transpose), (x, values),
+            eps=1e-2, atol=1e-3, rtol=1e-3, fast_mode=False,
+        )
+
+
+def test_values_per_head_multiply_their_own_columns():
+    graph = directed_graph()
+    indptr, indices, _ = graph.csr()
+    rng = np.random.default_rng(5)
+    values = rng.random((graph.num_edges, 2)).astype(np.float32)
+    x = rng.standard_normal((40, 6)).astype(np.float32)
+    expected = np.zeros_like(x)
+    for row in range(40):
+        for at in range(indptr[row], indptr[row + 1]):
+            for head in range(2):
+                expected[row, head * 3:(head + 1) * 3] += values[at, head] * x[indices[at], head * 3:(head + 1) * 3]
+    found = pimgnn.Engine(graph, backend="sim", dpus=4, tasklets=4, weighted=True).spmm(x, values=values)
+    np.testing.assert_allclose(found, expected, rtol=1e-5, atol=1e-5)
