@@ -16,6 +16,7 @@
 pub mod attention;
 pub mod compare;
 pub mod cpu;
+pub mod distributed;
 mod error;
 pub mod gnn;
 pub mod graph;

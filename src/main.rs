@@ -30,6 +30,9 @@ enum Command {
     /// and f32 sums that round) and the reduction, and prints a table of the runs. Exits non-zero if any run
     /// differs from the CPU, naming the kernel and its first differing element.
     Check(cli::check::CheckArgs),
+    /// Splits a graph's nodes over processes (MPI ranks) by ranges and by METIS, and prints per rank the nodes,
+    /// edges, halo nodes (feature rows received per layer) and cut edges; --save writes one for later runs.
+    Partition(cli::partition::PartitionArgs),
     /// Benchmarks.
     #[command(subcommand)]
     Bench(cli::bench::BenchCommand),
@@ -42,6 +45,7 @@ fn main() -> anyhow::Result<()> {
         Command::Train(args) => cli::train::run(&args),
         Command::Info => cli::info::run(),
         Command::Check(args) => cli::check::run(&args),
+        Command::Partition(args) => cli::partition::run(&args),
         Command::Bench(command) => cli::bench::run(command),
     }
 }

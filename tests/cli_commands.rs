@@ -372,3 +372,32 @@ fn bench_cpu_gather_times_the_spmm_against_the_plain_gather() {
     let cells = &spmm[0];
     assert!(finite(cells[1]) > 0.0 && finite(cells[2]) > 0.0 && cells[3].ends_with('x'), "{cells:?}");
 }
+
+#[test]
+fn partition_prints_each_rank_and_saves_a_partition_that_loads_back() {
+    use pimgnn::distributed::{PartitionMethod, RankPartition};
+
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    let graph = inputs::read_graph(&dir.path().join("graph.mtx")).unwrap();
+    let stdout = succeeds(dir.path(), &["partition", "--graph", "graph.mtx", "--ranks", "3", "--method", "metis"]);
+    assert!(stdout.contains(&format!("{NODES} nodes over 3 ranks by metis:")), "{stdout}");
+    let expected = RankPartition::new(&graph, 3, PartitionMethod::Metis).unwrap().stats(&graph).unwrap();
+    for (rank, stats) in expected.iter().enumerate() {
+        let row = &table_rows(&stdout, &rank.to_string())[0];
+        let printed: Vec<usize> = row[1..5].iter().map(|cell| cell.parse().unwrap()).collect();
+        assert_eq!(printed, [stats.nodes, stats.edges, stats.halo_nodes, stats.cut_edges], "rank {rank}");
+    }
+    let total = &table_rows(&stdout, "total")[0];
+    assert_eq!(total[2], graph.nnz().to_string());
+
+    succeeds(
+        dir.path(),
+        &["partition", "--graph", "graph.mtx", "--ranks", "2", "--method", "range", "--save", "p.txt"],
+    );
+    let loaded = RankPartition::load(&dir.path().join("p.txt")).unwrap();
+    assert_eq!(loaded, RankPartition::new(&graph, 2, PartitionMethod::Range).unwrap());
+    let refused = pimgnn(dir.path(), &["partition", "--graph", "graph.mtx", "--ranks", "2,4", "--save", "p.txt"]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--save writes one partition"));
+}

@@ -7,6 +7,7 @@ mod history;
 pub mod infer;
 pub mod info;
 mod output;
+pub mod partition;
 mod pim_args;
 mod progress;
 mod python;

@@ -13,9 +13,9 @@ use rand::{RngExt, SeedableRng};
 use super::progress;
 
 /// Nodes of the generated graph.
-const DEFAULT_NODES: usize = 100_000;
+pub(super) const DEFAULT_NODES: usize = 100_000;
 /// Edges of the generated graph.
-const DEFAULT_EDGES: usize = 1_000_000;
+pub(super) const DEFAULT_EDGES: usize = 1_000_000;
 /// Feature width of the generated graph and of every layer of the generated GCN.
 const DEFAULT_WIDTH: usize = 256;
 /// Layers of the generated GCN.
