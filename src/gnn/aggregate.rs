@@ -9,6 +9,7 @@
 //! Products accumulate in `i32` for every integer type, so the matrix and the features share `i32`'s range
 //! (see [`Dtype::I32`]); values that cannot be quantized are refused (see [`Aggregator::new`]).
 
+use std::borrow::Cow;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -19,6 +20,7 @@ use super::quantize::{
     Quantized, QuantizedMatrix,
 };
 use crate::attention::{host_rates, AttentionScores, AttentionSite, SOFTMAX_EPSILON};
+use crate::distributed::HaloExchange;
 use crate::error::{Error, Result};
 use crate::pim::auto::Decision;
 use crate::pim::placement::{spmm_engine, Backend, EngineOptions};
@@ -215,6 +217,9 @@ pub struct Aggregator {
     shape: (usize, usize),
     /// Where attention weights are computed, as asked.
     attention: AttentionSite,
+    /// The remote feature rows each call's own rows are extended with, for one rank's block of a partitioned
+    /// matrix ([`Aggregator::with_halo`]).
+    halo: Option<Box<dyn HaloExchange>>,
 }
 
 impl Aggregator {
@@ -250,7 +255,7 @@ impl Aggregator {
             }
         };
         let attention = options.attention;
-        Ok(Aggregator { engines, structure: None, dtype, described, phases: Vec::new(), shape, attention })
+        Ok(Aggregator { engines, structure: None, dtype, described, phases: Vec::new(), shape, attention, halo: None })
     }
 
     /// The aggregator `aggregation`'s `matrix` needs: [`Aggregator::weighted`] for attention, whose values
@@ -277,12 +282,60 @@ impl Aggregator {
         Ok(aggregator)
     }
 
+    /// Makes this aggregator one rank's of a partitioned matrix: its matrix is the rank's
+    /// [`RankBlock`](crate::distributed::RankBlock)'s, each call gives the rank's own feature rows, and
+    /// `exchange` brings the halo's before the engine aggregates (a phase `halo exchange`). Attention (GAT)
+    /// and SDDMM are not distributed: they are refused.
+    pub fn with_halo(mut self, exchange: Box<dyn HaloExchange>) -> Result<Self> {
+        if exchange.local_rows() != self.shape.0 {
+            return Err(Error::shape("halo exchange: the rank's rows", self.shape.0, exchange.local_rows()));
+        }
+        self.halo = Some(exchange);
+        Ok(self)
+    }
+
+    /// `x` ready for the engine: checked against the matrix's columns, or, with a halo exchange, the rank's
+    /// own rows extended with the halo's.
+    fn extended<'a>(&mut self, x: &'a Dense<f32>) -> Result<Cow<'a, Dense<f32>>> {
+        let Some(exchange) = &mut self.halo else {
+            if x.rows() != self.shape.1 {
+                return Err(Error::shape("aggregation: rows of the features (nodes)", self.shape.1, x.rows()));
+            }
+            return Ok(Cow::Borrowed(x));
+        };
+        if x.rows() != exchange.local_rows() {
+            return Err(Error::shape(
+                "aggregation: rows of the features (the rank's nodes)",
+                exchange.local_rows(),
+                x.rows(),
+            ));
+        }
+        let started = Instant::now();
+        let extended = exchange.extend(x)?;
+        if (extended.rows(), extended.cols()) != (self.shape.1, x.cols()) {
+            return Err(Error::shape(
+                "halo exchange: the rank's rows and its halo's",
+                format!("{} x {}", self.shape.1, x.cols()),
+                format!("{} x {}", extended.rows(), extended.cols()),
+            ));
+        }
+        self.phases.push(Phase { name: "halo exchange".into(), wall: started.elapsed(), predicted: None });
+        Ok(Cow::Owned(extended))
+    }
+
+    /// Refuses what a rank's aggregator cannot do.
+    fn check_not_distributed(&self, what: &str) -> Result<()> {
+        match self.halo {
+            Some(_) => Err(Error::invalid("distributed aggregation", format!("{what} is not distributed over ranks"))),
+            None => Ok(()),
+        }
+    }
+
     /// `M X` in `f32`, through the engine (quantized and dequantized around it for integer dtypes).
     pub fn aggregate(&mut self, x: &Dense<f32>) -> Result<Dense<f32>> {
-        if x.rows() != self.shape.1 {
-            return Err(Error::shape("aggregation: rows of the features (nodes)", self.shape.1, x.rows()));
-        }
         self.phases.clear();
+        let x = self.extended(x)?;
+        let x = x.as_ref();
         match &mut self.engines {
             Engines::Exact(engine) => {
                 let y = engine.spmm(x)?;
@@ -308,6 +361,7 @@ impl Aggregator {
     /// ([`SpmmEngine::set_head_values`]). On the DPUs each feature group gets only its heads' values. As
     /// [`Aggregator::aggregate_weighted`] otherwise (which is one head).
     pub fn aggregate_heads(&mut self, values: &[f32], heads: usize, x: &Dense<f32>) -> Result<Dense<f32>> {
+        self.check_not_distributed("attention-weighted aggregation")?;
         let Some(structure) = &self.structure else { return Err(no_structure()) };
         crate::spmm::check_head_values(structure.nnz(), values.len(), heads)?;
         let row_ptr = structure.row_ptr();
@@ -354,6 +408,7 @@ impl Aggregator {
     /// (plus PyG's [`SOFTMAX_EPSILON`]). `f32` aggregation only; an aggregator not built by
     /// [`Aggregator::weighted`] refuses, as [`Aggregator::aggregate_weighted`] does.
     pub fn aggregate_attention(&mut self, scores: &AttentionScores, x: &Dense<f32>) -> Result<Dense<f32>> {
+        self.check_not_distributed("attention-weighted aggregation")?;
         if self.structure.is_none() {
             return Err(no_structure());
         }
@@ -403,6 +458,7 @@ impl Aggregator {
     /// integer dtype, `p` and `q` quantized each with a scale of its own and the results scaled back), on the
     /// engine's backend. Its phases are in [`Aggregator::last_phases`].
     pub fn sddmm(&mut self, p: &Dense<f32>, q: &Dense<f32>) -> Result<Vec<f32>> {
+        self.check_not_distributed("SDDMM")?;
         self.phases.clear();
         match &mut self.engines {
             Engines::Exact(engine) => {
@@ -431,10 +487,9 @@ impl Aggregator {
         outs: &mut [Dense<f32>],
         step: &RowStep<'_, f32>,
     ) -> Result<StreamedStage> {
-        if x.rows() != self.shape.1 {
-            return Err(Error::shape("aggregation: rows of the features (nodes)", self.shape.1, x.rows()));
-        }
         self.phases.clear();
+        let x = self.extended(x)?;
+        let x = x.as_ref();
         match &mut self.engines {
             Engines::Exact(engine) => {
                 let stage = engine.spmm_streamed(x, outs, step)?;

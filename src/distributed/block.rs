@@ -1,0 +1,133 @@
+//! One rank's block of a partitioned aggregation matrix, and the feature rows it exchanges with the others at
+//! every layer ([`RankBlock`]); [`HaloExchange`] is how those rows arrive, whatever carries them.
+
+use crate::error::{Error, Result};
+use crate::sparse::{Csr, Dense};
+
+use super::RankPartition;
+
+/// One rank's part of a partitioned aggregation matrix: its nodes' rows, with the columns renumbered so that
+/// its own nodes come first (in [`RankBlock::nodes`]' order) and its halo after (in [`RankBlock::halo`]'s),
+/// each row's entries in their order in the whole matrix (so each row sums as it would on one server).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankBlock {
+    /// The rank.
+    pub rank: u32,
+    /// Its rows: `nodes.len()` x (`nodes.len() + halo.len()`).
+    pub matrix: Csr<f32>,
+    /// The nodes it owns, ascending: row `i` of [`RankBlock::matrix`] is node `nodes[i]`.
+    pub nodes: Vec<u32>,
+    /// The remote nodes its rows reference, by owner and then id: column `nodes.len() + k` is `halo[k]`.
+    pub halo: Vec<u32>,
+    /// Halo rows it receives from each rank, in rank order (0 from itself); they arrive in [`RankBlock::halo`]'s
+    /// order.
+    pub receive: Vec<usize>,
+    /// For each rank, the rows of its own (positions in [`RankBlock::nodes`]) that rank needs, in the order of
+    /// that rank's halo (empty for itself).
+    pub send: Vec<Vec<u32>>,
+}
+
+/// How a rank gets the feature rows of its halo before it aggregates: an MPI all-to-all between servers, or any
+/// other transport. An [`Aggregator`](crate::gnn::Aggregator) given one ([`Aggregator::with_halo`]
+/// (crate::gnn::Aggregator::with_halo)) takes the rank's own feature rows per call and aggregates over them and
+/// the halo's.
+pub trait HaloExchange: Send {
+    /// Rows of the features each call gives: the rank's own nodes.
+    fn local_rows(&self) -> usize;
+
+    /// `local` followed by the halo's rows, of `local`'s width, in the order of the block's columns. Every rank
+    /// calls it for the same layer at the same time.
+    fn extend(&mut self, local: &Dense<f32>) -> Result<Dense<f32>>;
+}
+
+impl RankBlock {
+    /// `local`'s rows [`RankBlock::send`] lists for `peer`, packed row after row.
+    pub fn rows_for(&self, peer: u32, local: &Dense<f32>) -> Vec<f32> {
+        self.send[peer as usize].iter().flat_map(|&row| local.row(row as usize).iter().copied()).collect()
+    }
+}
+
+impl RankPartition {
+    /// `rank`'s block of `matrix` (the aggregation matrix of the partitioned graph, row = target node).
+    pub fn block(&self, matrix: &Csr<f32>, rank: u32) -> Result<RankBlock> {
+        let nodes = self.owners().len();
+        if (matrix.nrows(), matrix.ncols()) != (nodes, nodes) {
+            return Err(Error::shape(
+                "aggregation matrix (the partition's nodes)",
+                format!("{nodes} x {nodes}"),
+                format!("{} x {}", matrix.nrows(), matrix.ncols()),
+            ));
+        }
+        if rank >= self.ranks() {
+            return Err(Error::IndexOutOfRange {
+                what: "rank (the partition's ranks)".into(),
+                index: rank.into(),
+                limit: self.ranks().into(),
+            });
+        }
+        let owners = self.owners();
+        let ranks = self.ranks() as usize;
+        // Each node's position among its owner's nodes (they are ascending).
+        let mut position = vec![0u32; nodes];
+        let mut counts = vec![0u32; ranks];
+        for (node, &owner) in owners.iter().enumerate() {
+            position[node] = counts[owner as usize];
+            counts[owner as usize] += 1;
+        }
+        let own_nodes = self.nodes_of(rank);
+        let local = own_nodes.len();
+
+        // The halo: remote columns of its rows, by owner then id.
+        let mut in_halo = vec![false; nodes];
+        for &node in &own_nodes {
+            for &col in matrix.row(node as usize).0 {
+                if owners[col as usize] != rank {
+                    in_halo[col as usize] = true;
+                }
+            }
+        }
+        let mut halo: Vec<u32> = (0..nodes as u32).filter(|&node| in_halo[node as usize]).collect();
+        halo.sort_by_key(|&node| owners[node as usize]);
+        let mut halo_column = vec![0u32; nodes];
+        let mut receive = vec![0usize; ranks];
+        for (at, &node) in halo.iter().enumerate() {
+            halo_column[node as usize] = (local + at) as u32;
+            receive[owners[node as usize] as usize] += 1;
+        }
+        let column_of = |col: u32| {
+            if owners[col as usize] == rank {
+                position[col as usize]
+            } else {
+                halo_column[col as usize]
+            }
+        };
+
+        let mut row_ptr = Vec::with_capacity(local + 1);
+        row_ptr.push(0u32);
+        let (mut col_idx, mut values) = (Vec::new(), Vec::new());
+        for &node in &own_nodes {
+            let (cols, vals) = matrix.row(node as usize);
+            col_idx.extend(cols.iter().map(|&col| column_of(col)));
+            values.extend_from_slice(vals);
+            row_ptr.push(col_idx.len() as u32);
+        }
+        let block = Csr::new(local, local + halo.len(), row_ptr, col_idx, values)?;
+
+        // What each other rank needs of its rows: the columns of theirs that it owns, ascending (their halo's
+        // order for this owner).
+        let mut needed = vec![vec![false; local]; ranks];
+        for (row, &owner) in owners.iter().enumerate() {
+            if owner == rank {
+                continue;
+            }
+            for &col in matrix.row(row).0 {
+                if owners[col as usize] == rank {
+                    needed[owner as usize][position[col as usize] as usize] = true;
+                }
+            }
+        }
+        let send =
+            needed.into_iter().map(|flags| (0..local as u32).filter(|&at| flags[at as usize]).collect()).collect();
+        Ok(RankBlock { rank, matrix: block, nodes: own_nodes, halo, receive, send })
+    }
+}

@@ -1,0 +1,206 @@
+//! A partitioned forward pass, ranks as threads of one process exchanging their halos through shared memory:
+//! every rank aggregates its block of the matrix with its own rows and the halo's, and the rows of all ranks
+//! together are the one-process logits (GCN, SAGE and GIN; ranges and METIS; unbalanced parts and a part without
+//! edges; the CPU engine and the simulator).
+
+mod common;
+
+use std::sync::{Arc, Barrier, Mutex};
+
+use common::{largest_difference, random_model, rng, uniform, RandomLayers};
+use pimgnn::distributed::{HaloExchange, PartitionMethod, RankBlock, RankPartition};
+use pimgnn::gnn::{Aggregator, Architecture, Backend, Dtype, EngineOptions, Model};
+use pimgnn::{Csr, Dense};
+use upmem::BackendKind;
+
+const NODES: usize = 300;
+const FEATURES: usize = 12;
+
+/// The rows each rank sends each other rank for the layer in progress: `mailboxes[from][to]`.
+struct Mailboxes {
+    barrier: Barrier,
+    rows: Mutex<Vec<Vec<Vec<f32>>>>,
+}
+
+/// One rank's end of the shared-memory exchange.
+struct ThreadExchange {
+    block: RankBlock,
+    ranks: usize,
+    shared: Arc<Mailboxes>,
+}
+
+impl HaloExchange for ThreadExchange {
+    fn local_rows(&self) -> usize {
+        self.block.nodes.len()
+    }
+
+    fn extend(&mut self, local: &Dense<f32>) -> pimgnn::Result<Dense<f32>> {
+        let rank = self.block.rank as usize;
+        {
+            let mut rows = self.shared.rows.lock().unwrap();
+            for peer in 0..self.ranks {
+                rows[rank][peer] = self.block.rows_for(peer as u32, local);
+            }
+        }
+        self.shared.barrier.wait();
+        let mut values = local.as_slice().to_vec();
+        {
+            let rows = self.shared.rows.lock().unwrap();
+            for (peer, &count) in self.block.receive.iter().enumerate() {
+                let received = &rows[peer][rank];
+                assert_eq!(received.len(), count * local.cols(), "rank {rank} from {peer}");
+                values.extend_from_slice(received);
+            }
+        }
+        // Nobody writes the next layer's rows before everyone has read this layer's.
+        self.shared.barrier.wait();
+        Dense::from_vec(self.block.matrix.ncols(), local.cols(), values)
+    }
+}
+
+/// The logits of `model` over `graph` computed by `partition`'s ranks at once, assembled in node order.
+fn partitioned_logits(
+    model: &Model,
+    graph: &Csr<f32>,
+    features: &Dense<f32>,
+    partition: &RankPartition,
+    options: &EngineOptions,
+) -> Dense<f32> {
+    let matrix = model.architecture().aggregation().matrix(graph).unwrap();
+    let ranks = partition.ranks() as usize;
+    let shared =
+        Arc::new(Mailboxes { barrier: Barrier::new(ranks), rows: Mutex::new(vec![vec![Vec::new(); ranks]; ranks]) });
+    let results: Vec<(Vec<u32>, Dense<f32>)> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..ranks as u32)
+            .map(|rank| {
+                let (shared, matrix) = (Arc::clone(&shared), &matrix);
+                scope.spawn(move || {
+                    let block = partition.block(matrix, rank).unwrap();
+                    let nodes = block.nodes.clone();
+                    let local = Dense::from_vec(
+                        nodes.len(),
+                        FEATURES,
+                        nodes.iter().flat_map(|&node| features.row(node as usize).iter().copied()).collect(),
+                    )
+                    .unwrap();
+                    let exchange = ThreadExchange { block: block.clone(), ranks, shared };
+                    let mut aggregator = Aggregator::new(block.matrix, Dtype::F32, options)
+                        .unwrap()
+                        .with_halo(Box::new(exchange))
+                        .unwrap();
+                    let inference = model.forward(&local, &mut aggregator).unwrap();
+                    let phases = &inference.layers[0].phases;
+                    assert_eq!(phases[0].name, "halo exchange", "{phases:?}");
+                    (nodes, inference.logits)
+                })
+            })
+            .collect();
+        threads.into_iter().map(|thread| thread.join().unwrap()).collect()
+    });
+    let mut logits = Dense::zeros(graph.nrows(), model.out_features());
+    for (nodes, rows) in results {
+        for (at, &node) in nodes.iter().enumerate() {
+            logits.row_mut(node as usize).copy_from_slice(rows.row(at));
+        }
+    }
+    logits
+}
+
+fn one_process_logits(model: &Model, graph: &Csr<f32>, features: &Dense<f32>) -> Dense<f32> {
+    let matrix = model.architecture().aggregation().matrix(graph).unwrap();
+    let options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
+    let mut aggregator = Aggregator::new(matrix, Dtype::F32, &options).unwrap();
+    model.forward(features, &mut aggregator).unwrap().logits
+}
+
+/// An R-MAT graph whose last 40 nodes have no edge at all, so that a range part can hold no edge.
+fn graph() -> Csr<f32> {
+    let connected = pimgnn::graph::rmat(NODES - 40, 2400, 7);
+    let mut row_ptr = connected.row_ptr().to_vec();
+    row_ptr.extend(std::iter::repeat_n(*row_ptr.last().unwrap(), 40));
+    Csr::new(NODES, NODES, row_ptr, connected.col_idx().to_vec(), connected.values().to_vec()).unwrap()
+}
+
+fn models() -> Vec<Model> {
+    let shape =
+        RandomLayers { sage_root_bias: |at| at == 0, gin_hidden: |_, outputs| outputs + 3, gat_heads: |_| (1, true) };
+    let mut rng = rng(11);
+    [Architecture::Gcn, Architecture::Sage, Architecture::Gin]
+        .into_iter()
+        .map(|architecture| random_model(architecture, &[FEATURES, 16, 5], &mut rng, RandomLayers { ..shape }))
+        .collect()
+}
+
+#[test]
+fn ranks_give_the_one_process_logits_on_the_cpu() {
+    let (graph, features) =
+        (graph(), Dense::from_vec(NODES, FEATURES, uniform(&mut rng(3), NODES * FEATURES)).unwrap());
+    let options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
+    for model in models() {
+        let expected = one_process_logits(&model, &graph, &features);
+        for method in [PartitionMethod::Range, PartitionMethod::Metis] {
+            for ranks in 1..=4 {
+                let partition = RankPartition::new(&graph, ranks, method).unwrap();
+                let found = partitioned_logits(&model, &graph, &features, &partition, &options);
+                let difference = largest_difference(found.as_slice(), expected.as_slice());
+                assert!(difference <= 1e-5, "{} over {ranks} ranks by {method}: {difference}", model.architecture());
+            }
+        }
+    }
+}
+
+#[test]
+fn unbalanced_parts_and_a_part_without_edges_give_the_same_logits() {
+    let (graph, features) =
+        (graph(), Dense::from_vec(NODES, FEATURES, uniform(&mut rng(5), NODES * FEATURES)).unwrap());
+    // Rank 0 gets 10 nodes, rank 1 most of the graph, rank 2 the 40 nodes without edges.
+    let owners = (0..NODES)
+        .map(|node| {
+            if node < 10 {
+                0
+            } else if node < NODES - 40 {
+                1
+            } else {
+                2
+            }
+        })
+        .collect();
+    let partition = RankPartition::from_owners(owners, 3, PartitionMethod::Range).unwrap();
+    assert_eq!(partition.stats(&graph).unwrap()[2].edges, 0);
+    let model = &models()[0];
+    let options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
+    let found = partitioned_logits(model, &graph, &features, &partition, &options);
+    let expected = one_process_logits(model, &graph, &features);
+    assert!(largest_difference(found.as_slice(), expected.as_slice()) <= 1e-5);
+}
+
+#[cfg(feature = "simulator")]
+#[test]
+fn ranks_on_simulated_dpus_give_the_cpus_logits() {
+    let (graph, features) =
+        (graph(), Dense::from_vec(NODES, FEATURES, uniform(&mut rng(9), NODES * FEATURES)).unwrap());
+    let options = EngineOptions {
+        backend: Backend::Pim(BackendKind::Simulator),
+        dpus: Some(4),
+        tasklets: Some(4),
+        ..EngineOptions::default()
+    };
+    let model = &models()[0];
+    let partition = RankPartition::new(&graph, 3, PartitionMethod::Metis).unwrap();
+    let found = partitioned_logits(model, &graph, &features, &partition, &options);
+    let expected = one_process_logits(model, &graph, &features);
+    assert!(largest_difference(found.as_slice(), expected.as_slice()) <= 1e-5);
+}
+
+#[test]
+fn a_block_lists_its_halo_by_owner_and_what_each_peer_needs() {
+    // 0 <- 2, 1 <- 3, 2 <- 0, 3 <- 1 and 3 <- 0: ranks {0, 1} and {2, 3}.
+    let graph = Csr::new(4, 4, vec![0, 1, 2, 3, 5], vec![2, 3, 0, 1, 0], vec![1.0; 5]).unwrap();
+    let partition = RankPartition::from_owners(vec![0, 0, 1, 1], 2, PartitionMethod::Range).unwrap();
+    let block = partition.block(&graph, 1).unwrap();
+    assert_eq!((block.nodes.clone(), block.halo.clone(), block.receive.clone()), (vec![2, 3], vec![0, 1], vec![2, 0]));
+    // Row 3 references node 1 (halo column 3) then node 0 (halo column 2), in the graph's order.
+    assert_eq!((block.matrix.row_ptr(), block.matrix.col_idx()), (&[0u32, 1, 3][..], &[2u32, 3, 2][..]));
+    assert_eq!(block.send, vec![vec![0, 1], vec![]], "rank 0 needs nodes 2 and 3");
+    assert!(partition.block(&graph, 2).is_err());
+}
