@@ -75,6 +75,14 @@ pub enum Error {
         /// The value found.
         value: f32,
     },
+    /// Another process of a distributed run failed; every rank stops with its error.
+    #[error("rank {rank} failed: {message}")]
+    Rank {
+        /// The lowest rank that failed.
+        rank: u32,
+        /// Its error.
+        message: String,
+    },
     /// The UPMEM runtime failed (allocation, load, transfer, launch, DPU fault).
     #[error(transparent)]
     Upmem(#[from] upmem::Error),

@@ -2,6 +2,9 @@
 
 mod cli;
 
+use std::io::Write as _;
+use std::process::ExitCode;
+
 use clap::{Parser, Subcommand};
 
 /// GNN inference on UPMEM processing-in-memory servers.
@@ -38,14 +41,23 @@ enum Command {
     Bench(cli::bench::BenchCommand),
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
-    match Cli::parse().command {
+    let result = match Cli::parse().command {
         Command::Infer(args) => cli::infer::run(&args),
         Command::Train(args) => cli::train::run(&args),
         Command::Info => cli::info::run(),
         Command::Check(args) => cli::check::run(&args),
         Command::Partition(args) => cli::partition::run(&args),
         Command::Bench(command) => cli::bench::run(command),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // As a `Result` returned from main would print it, but in one write, so that the errors of processes
+            // sharing a stream (MPI ranks under mpirun) do not interleave.
+            let _ = std::io::stderr().write_all(format!("Error: {error:?}\n").as_bytes());
+            ExitCode::FAILURE
+        }
     }
 }

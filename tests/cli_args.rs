@@ -65,3 +65,12 @@ fn an_unreadable_input_says_why_once() {
     assert!(stderr.contains(&format!("{folder}: Is a directory")), "{stderr}");
     assert_eq!(stderr.matches("Is a directory").count(), 1, "the reason is printed more than once: {stderr}");
 }
+
+#[test]
+fn distributed_options_need_distributed_and_the_mpi_feature() {
+    assert_refused(&["infer", "--partition", "metis"], "the following required arguments were not provided");
+    assert_refused(&["infer", "--network-gbps", "25"], "--distributed");
+    assert_refused(&["infer", "--distributed", "--labels", "l.npy", "--mask", "m.npy"], "--labels and --mask");
+    #[cfg(not(feature = "mpi"))]
+    assert_refused(&["infer", "--distributed"], "needs pimgnn built with its `mpi` feature");
+}

@@ -19,23 +19,25 @@ use super::workload::WorkloadArgs;
 #[derive(Args, Debug)]
 pub struct InferArgs {
     #[command(flatten)]
-    workload: WorkloadArgs,
+    pub(super) workload: WorkloadArgs,
     #[command(flatten)]
-    backend: BackendArgs,
+    pub(super) backend: BackendArgs,
     #[command(flatten)]
-    pim_args: PimArgs,
+    pub(super) pim_args: PimArgs,
     #[command(flatten)]
     attention: AttentionArgs,
     /// Value type of aggregation: f32 (exact) or quantized i32, i16, i8.
     #[arg(long, default_value = "f32")]
-    dtype: Dtype,
+    pub(super) dtype: Dtype,
     /// Run each layer's dense steps after its whole aggregation instead of overlapping them with the merge
     /// (same logits; the timeline without the overlap).
     #[arg(long)]
-    no_overlap: bool,
+    pub(super) no_overlap: bool,
     /// Write the final layer's output as float32 .npy [nodes, classes].
     #[arg(long)]
-    output: Option<PathBuf>,
+    pub(super) output: Option<PathBuf>,
+    #[command(flatten)]
+    pub(super) distributed: super::distributed::DistributedArgs,
     /// Class labels (.npy, int64), to report accuracy over --mask.
     #[arg(long, requires = "mask")]
     labels: Option<PathBuf>,
@@ -46,6 +48,12 @@ pub struct InferArgs {
 
 /// Runs `pimgnn infer`.
 pub fn run(args: &InferArgs) -> anyhow::Result<()> {
+    if args.distributed.distributed {
+        if args.labels.is_some() {
+            bail!("--labels and --mask are not taken with --distributed yet");
+        }
+        return super::distributed::infer(args);
+    }
     if args.labels.is_some() && args.workload.graph.is_none() {
         bail!("--labels and --mask need the --graph they label");
     }

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod check;
 mod comparison;
+mod distributed;
 mod history;
 pub mod infer;
 pub mod info;

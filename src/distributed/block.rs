@@ -28,8 +28,8 @@ pub struct RankBlock {
 }
 
 /// How a rank gets the feature rows of its halo before it aggregates: an MPI all-to-all between servers, or any
-/// other transport. An [`Aggregator`](crate::gnn::Aggregator) given one ([`Aggregator::with_halo`]
-/// (crate::gnn::Aggregator::with_halo)) takes the rank's own feature rows per call and aggregates over them and
+/// other transport. An [`Aggregator`](crate::gnn::Aggregator) given one
+/// ([`Aggregator::with_halo`](crate::gnn::Aggregator::with_halo)) takes the rank's own feature rows per call and aggregates over them and
 /// the halo's.
 pub trait HaloExchange: Send {
     /// Rows of the features each call gives: the rank's own nodes.

@@ -4,6 +4,8 @@
 //! [`HaloExchange`] before it aggregates.
 
 mod block;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 mod partition;
 
 pub use block::{HaloExchange, RankBlock};

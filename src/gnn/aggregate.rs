@@ -70,7 +70,13 @@ impl<T: Quantized> QuantizedEngine<T> {
             "{}; features quantized to +-{}, matrix scale {:.4e}",
             engine.plan, scales.feature_range, scales.matrix_scale
         );
-        let described = Described { backend: engine.backend, plan, balance: engine.balance, decision: engine.decision };
+        let described = Described {
+            backend: engine.backend,
+            plan,
+            balance: engine.balance,
+            allocated_dpus: engine.allocated_dpus,
+            decision: engine.decision,
+        };
         Ok((QuantizedEngine { engine: engine.spmm, scales, levels: None, values_quantized: None }, described))
     }
 
@@ -196,6 +202,7 @@ struct Described {
     backend: Backend,
     plan: String,
     balance: Option<LoadBalance>,
+    allocated_dpus: Option<usize>,
     decision: Option<Decision>,
 }
 
@@ -237,6 +244,7 @@ impl Aggregator {
                     backend: engine.backend,
                     plan: engine.plan,
                     balance: engine.balance,
+                    allocated_dpus: engine.allocated_dpus,
                     decision: engine.decision,
                 };
                 (Engines::Exact(engine.spmm), described)
@@ -531,6 +539,11 @@ impl Aggregator {
     /// Nonzeros per DPU, when aggregating on PIM.
     pub fn balance(&self) -> Option<LoadBalance> {
         self.described.balance
+    }
+
+    /// DPUs the engine allocated, when aggregating on PIM.
+    pub fn allocated_dpus(&self) -> Option<usize> {
+        self.described.allocated_dpus
     }
 
     /// How the engine executes, in one line.

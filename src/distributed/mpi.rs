@@ -1,0 +1,193 @@
+//! Ranks over MPI (feature `mpi`, through rsmpi): the halo exchange as one `MPI_Alltoallv` per layer, the same
+//! outcome on every rank when one fails, and the ranks' rows gathered on one rank.
+//!
+//! MPI must be initialised (an [`mpi::environment::Universe`] alive) before any of these is called; they all
+//! run on the world communicator.
+
+use mpi::collective::SystemOperation;
+use mpi::datatype::{Partition, PartitionMut};
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use mpi::{Count, Rank};
+
+use crate::error::{Error, Result};
+use crate::sparse::Dense;
+
+use super::{HaloExchange, RankBlock, RankPartition};
+
+/// A rank's halo exchange over MPI: every rank sends each other the rows it needs and receives its halo, in one
+/// `MPI_Alltoallv` per call.
+pub struct MpiHalo {
+    send: Vec<Vec<u32>>,
+    receive: Vec<usize>,
+    local_rows: usize,
+    halo_rows: usize,
+}
+
+impl MpiHalo {
+    /// The exchange `block` needs (the block of this process's rank in the world communicator).
+    pub fn new(block: &RankBlock) -> Self {
+        MpiHalo {
+            send: block.send.clone(),
+            receive: block.receive.clone(),
+            local_rows: block.nodes.len(),
+            halo_rows: block.halo.len(),
+        }
+    }
+}
+
+/// Counts and displacements of `rows` per rank of `width` values each, in MPI's 32-bit counts.
+fn partition_counts(rows: impl Iterator<Item = usize>, width: usize, what: &str) -> Result<(Vec<Count>, Vec<Count>)> {
+    let (mut counts, mut displs, mut at) = (Vec::new(), Vec::new(), 0usize);
+    for rows in rows {
+        let count = rows * width;
+        let fits = |value: usize| {
+            Count::try_from(value).map_err(|_| Error::Capacity {
+                what: format!("MPI's 32-bit counts for {what}"),
+                needed: value as u64,
+                limit: Count::MAX as u64,
+            })
+        };
+        counts.push(fits(count)?);
+        displs.push(fits(at)?);
+        at += count;
+    }
+    Ok((counts, displs))
+}
+
+impl HaloExchange for MpiHalo {
+    fn local_rows(&self) -> usize {
+        self.local_rows
+    }
+
+    fn extend(&mut self, local: &Dense<f32>) -> Result<Dense<f32>> {
+        let world = SimpleCommunicator::world();
+        let width = local.cols();
+        let outgoing: Vec<f32> =
+            self.send.iter().flatten().flat_map(|&row| local.row(row as usize).iter().copied()).collect();
+        // Every exchange starts by agreeing, so that a rank that failed since the last one (and waits in its
+        // own agreement) stops every rank instead of leaving them in the exchange.
+        let counts =
+            partition_counts(self.send.iter().map(Vec::len), width, "the rows sent to a rank").and_then(|sent| {
+                let received = partition_counts(self.receive.iter().copied(), width, "the halo rows received")?;
+                Ok((sent, received))
+            });
+        let ((send_counts, send_displs), (receive_counts, receive_displs)) = agree(counts)?;
+        let mut values = Vec::with_capacity((self.local_rows + self.halo_rows) * width);
+        values.extend_from_slice(local.as_slice());
+        values.resize((self.local_rows + self.halo_rows) * width, 0.0);
+        world.all_to_all_varcount_into(
+            &Partition::new(&outgoing[..], send_counts, send_displs),
+            &mut PartitionMut::new(&mut values[self.local_rows * width..], receive_counts, receive_displs),
+        );
+        Dense::from_vec(self.local_rows + self.halo_rows, width, values)
+    }
+}
+
+/// The same outcome on every rank: when any rank's `result` is an error, every rank returns
+/// [`Error::Rank`] with the lowest failing rank and its error's message; else each its own value.
+///
+/// Every rank calls it at the same points, or at the point where it failed: each halo exchange agrees first, so
+/// a rank that failed between two exchanges and agrees on its error meets the others at their next exchange.
+/// An [`Error::Rank`] is already agreed on and passes through without communicating.
+pub fn agree<T>(result: Result<T>) -> Result<T> {
+    if let Err(Error::Rank { .. }) = result {
+        return result;
+    }
+    let world = SimpleCommunicator::world();
+    let failed = if result.is_err() { world.rank() } else { world.size() };
+    let mut first = world.size();
+    world.all_reduce_into(&failed, &mut first, SystemOperation::min());
+    if first == world.size() {
+        return result;
+    }
+    let message = result.as_ref().err().map(ToString::to_string).unwrap_or_default().into_bytes();
+    let message = broadcast_vec(&world, first, message);
+    Err(Error::Rank { rank: first as u32, message: String::from_utf8_lossy(&message).into_owned() })
+}
+
+/// `values` as rank `root` holds them, on every rank (what the others pass is ignored).
+fn broadcast_vec<T: Equivalence + Copy + Default>(
+    world: &SimpleCommunicator,
+    root: Rank,
+    mut values: Vec<T>,
+) -> Vec<T> {
+    let root = world.process_at_rank(root);
+    let mut length = values.len() as u64;
+    root.broadcast_into(&mut length);
+    values.resize(length as usize, T::default());
+    root.broadcast_into(&mut values[..]);
+    values
+}
+
+/// The partition rank 0 holds (`Some` there, `None` elsewhere) on every rank, so that one rank partitions the
+/// graph (METIS takes a while) and every rank splits it the same way.
+pub fn share_partition(partition: Option<RankPartition>) -> Result<RankPartition> {
+    let world = SimpleCommunicator::world();
+    let (method, owners) = match &partition {
+        Some(partition) => (partition.method().to_string().into_bytes(), partition.owners().to_vec()),
+        None => (Vec::new(), Vec::new()),
+    };
+    let method = broadcast_vec(&world, 0, method);
+    let owners = broadcast_vec(&world, 0, owners);
+    match partition {
+        Some(partition) => Ok(partition),
+        None => {
+            let method = String::from_utf8_lossy(&method).parse()?;
+            RankPartition::from_owners(owners, world.size() as u32, method)
+        }
+    }
+}
+
+/// Every rank's `rows` (its `nodes`' rows, of one width) in node order on rank 0, a matrix of `total_nodes`
+/// rows; `None` on the other ranks.
+pub fn gather_rows(nodes: &[u32], rows: &Dense<f32>, total_nodes: usize) -> Result<Option<Dense<f32>>> {
+    let world = SimpleCommunicator::world();
+    let root = world.process_at_rank(0);
+    let width = rows.cols();
+    let mut counts = vec![0 as Count; world.size() as usize];
+    let mine = Count::try_from(nodes.len()).map_err(|_| Error::Capacity {
+        what: "MPI's 32-bit counts for a rank's nodes".into(),
+        needed: nodes.len() as u64,
+        limit: Count::MAX as u64,
+    })?;
+    world.all_gather_into(&mine, &mut counts[..]);
+    if world.rank() != 0 {
+        root.gather_varcount_into(nodes);
+        root.gather_varcount_into(rows.as_slice());
+        return Ok(None);
+    }
+    let per_rank: Vec<usize> = counts.iter().map(|&count| count as usize).collect();
+    let (node_counts, node_displs) = partition_counts(per_rank.iter().copied(), 1, "the nodes of a rank")?;
+    let (row_counts, row_displs) = partition_counts(per_rank.iter().copied(), width, "the rows of a rank")?;
+    let all = per_rank.iter().sum::<usize>();
+    let mut ids = vec![0u32; all];
+    root.gather_varcount_into_root(nodes, &mut PartitionMut::new(&mut ids[..], node_counts, node_displs));
+    let mut values = vec![0f32; all * width];
+    root.gather_varcount_into_root(rows.as_slice(), &mut PartitionMut::new(&mut values[..], row_counts, row_displs));
+    let mut gathered = Dense::zeros(total_nodes, width);
+    for (at, &node) in ids.iter().enumerate() {
+        if node as usize >= total_nodes {
+            return Err(Error::IndexOutOfRange {
+                what: "node gathered from a rank".into(),
+                index: node.into(),
+                limit: total_nodes as u64,
+            });
+        }
+        gathered.row_mut(node as usize).copy_from_slice(&values[at * width..(at + 1) * width]);
+    }
+    Ok(Some(gathered))
+}
+
+/// Every rank's `values` (the same count on each) one rank after another on rank 0; `None` on the others.
+pub fn gather_fixed(values: &[f64]) -> Option<Vec<f64>> {
+    let world = SimpleCommunicator::world();
+    let root = world.process_at_rank(0);
+    if world.rank() != 0 {
+        root.gather_into(values);
+        return None;
+    }
+    let mut all = vec![0f64; values.len() * world.size() as usize];
+    root.gather_into_root(values, &mut all[..]);
+    Some(all)
+}
