@@ -74,3 +74,10 @@ fn distributed_options_need_distributed_and_the_mpi_feature() {
     #[cfg(not(feature = "mpi"))]
     assert_refused(&["infer", "--distributed"], "needs pimgnn built with its `mpi` feature");
 }
+
+#[test]
+fn a_generated_graph_takes_a_size_but_not_with_a_graph_file() {
+    assert_refused(&["infer", "--nodes", "0"], "0 is not in 1..=4294967296");
+    assert_refused(&["infer", "--nodes", "10", "--workload", "arxiv"], "cannot be used with");
+    assert_refused(&["partition", "--edges", "10", "--graph", "g.mtx"], "cannot be used with");
+}

@@ -63,7 +63,7 @@ mod with_mpi {
     const PHASES: [(&str, &[&str]); 5] = [
         ("halo exchange", &["halo exchange"]),
         ("send X (and quantize)", &["send X", "send values", "quantize", "quantize values", "features with ones"]),
-        ("kernel (CPU SpMM on cpu)", &["kernel", "cpu spmm"]),
+        ("kernel (the CPU SpMM on cpu)", &["kernel", "cpu spmm"]),
         ("gather (and dequantize)", &["gather", "dequantize"]),
         ("merge", &["merge"]),
     ];

@@ -10,13 +10,14 @@ use pimgnn::gnn::inputs;
 use pimgnn::graph::Dataset;
 use pimgnn::Csr;
 
+use super::workload::RmatArgs;
 use super::{progress, table};
 
 /// Arguments of `pimgnn partition`.
 #[derive(Args, Debug)]
 pub struct PartitionArgs {
-    /// Graph: Matrix Market (.mtx, row = target) or CSV edge list (.csv). Default: the default workload's
-    /// R-MAT graph (100,000 nodes, 1,000,000 edges).
+    /// Graph: Matrix Market (.mtx, row = target) or CSV edge list (.csv). Default: a generated R-MAT graph
+    /// (--nodes, --edges).
     #[arg(long)]
     graph: Option<PathBuf>,
     /// Instead, a generated graph of a published dataset's size (reddit, products, proteins, arxiv, ...).
@@ -25,6 +26,8 @@ pub struct PartitionArgs {
     /// Seed of a generated graph.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    #[command(flatten)]
+    rmat: RmatArgs,
     /// Ranks (processes) to split over, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "4")]
     ranks: Vec<u32>,
@@ -69,9 +72,7 @@ fn load_graph(args: &PartitionArgs) -> anyhow::Result<(Csr<f32>, String)> {
         (None, Some(dataset)) => {
             progress::step(&format!("generating a {dataset}-shaped graph"), || dataset.graph(args.seed))?
         }
-        (None, None) => progress::step("generating the default R-MAT graph", || {
-            pimgnn::graph::rmat(super::workload::DEFAULT_NODES, super::workload::DEFAULT_EDGES, args.seed)
-        }),
+        (None, None) => args.rmat.generate(args.seed)?,
     };
     let source = match (&args.graph, args.workload) {
         (Some(path), _) => path.display().to_string(),

@@ -12,10 +12,10 @@ use rand::{RngExt, SeedableRng};
 
 use super::progress;
 
-/// Nodes of the generated graph.
-pub(super) const DEFAULT_NODES: usize = 100_000;
-/// Edges of the generated graph.
-pub(super) const DEFAULT_EDGES: usize = 1_000_000;
+/// Nodes of the generated graph when not given.
+const DEFAULT_NODES: usize = 100_000;
+/// Edges of the generated graph when not given.
+const DEFAULT_EDGES: usize = 1_000_000;
 /// Feature width of the generated graph and of every layer of the generated GCN.
 const DEFAULT_WIDTH: usize = 256;
 /// Layers of the generated GCN.
@@ -27,8 +27,8 @@ const DATASET_HIDDEN: usize = 256;
 /// Where the inputs come from.
 #[derive(Args, Clone, Debug)]
 pub struct WorkloadArgs {
-    /// Graph: Matrix Market (.mtx, row = target, column = source) or CSV edge list (.csv). Default: R-MAT,
-    /// 100,000 nodes, 1,000,000 edges.
+    /// Graph: Matrix Market (.mtx, row = target, column = source) or CSV edge list (.csv). Default: a generated
+    /// R-MAT graph (--nodes, --edges).
     #[arg(long, requires_all = ["features", "model"])]
     pub graph: Option<PathBuf>,
     /// Node features: .npy (dense float32), .mtx (sparse) or .csv (node,feature,value triples).
@@ -46,6 +46,35 @@ pub struct WorkloadArgs {
     /// Seed of the generated graph, features and weights.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    #[command(flatten)]
+    pub rmat: RmatArgs,
+}
+
+/// The size of the generated R-MAT graph (used without --graph and --workload).
+#[derive(Args, Clone, Copy, Debug)]
+pub struct RmatArgs {
+    /// Nodes of the generated R-MAT graph.
+    #[arg(long, default_value_t = DEFAULT_NODES, value_parser = nodes(), conflicts_with_all = ["graph", "workload"])]
+    pub nodes: usize,
+    /// Edges of the generated R-MAT graph (distinct, without self-loops).
+    #[arg(long, default_value_t = DEFAULT_EDGES, conflicts_with_all = ["graph", "workload"])]
+    pub edges: usize,
+}
+
+/// The node counts a generated graph can have: 1 to 2^32 (node ids are 32-bit).
+fn nodes() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(1..=1 << 32)
+}
+
+impl RmatArgs {
+    /// The R-MAT graph of this size from `seed`, under a spinner.
+    pub fn generate(&self, seed: u64) -> anyhow::Result<Csr<f32>> {
+        let what = format!("generating an R-MAT graph of {} nodes and {} edges", self.nodes, self.edges);
+        let graph = progress::step(&what, || {
+            pimgnn::graph::try_rmat(self.nodes, self.edges, seed, &pimgnn::graph::RmatParams::default())
+        })?;
+        Ok(graph)
+    }
 }
 
 /// A model and its inputs.
@@ -66,7 +95,7 @@ impl WorkloadArgs {
         let Some(graph_path) = &self.graph else {
             return match self.workload {
                 Some(dataset) => dataset_shaped(dataset, self.seed),
-                None => Ok(progress::step("generating the default workload", || generated(self.seed))),
+                None => generated(self.rmat, self.seed),
             };
         };
         let (Some(features_path), Some(model_path)) = (&self.features, &self.model) else {
@@ -92,20 +121,23 @@ impl WorkloadArgs {
 }
 
 /// R-MAT graph, uniform features in [-1, 1) and a seeded GCN, as PyGim evaluates.
-fn generated(seed: u64) -> Workload {
-    let graph = pimgnn::graph::rmat(DEFAULT_NODES, DEFAULT_EDGES, seed);
-    let features = uniform_features(DEFAULT_NODES, DEFAULT_WIDTH, seed ^ 0x5eed_f00d);
-    let model = match Model::seeded_gcn(&[DEFAULT_WIDTH; DEFAULT_LAYERS + 1], seed) {
-        Ok(model) => model,
-        Err(error) => unreachable!("a GCN of {DEFAULT_LAYERS} layers of width {DEFAULT_WIDTH}: {error}"),
-    };
+fn generated(size: RmatArgs, seed: u64) -> anyhow::Result<Workload> {
+    let graph = size.generate(seed)?;
+    pimgnn::host_memory::check(
+        || format!("host memory (bytes) for {} x {DEFAULT_WIDTH} float32 features", size.nodes),
+        (size.nodes as u64).saturating_mul(DEFAULT_WIDTH as u64 * 4),
+    )?;
+    let features = progress::step(&format!("generating {} x {DEFAULT_WIDTH} features", size.nodes), || {
+        uniform_features(size.nodes, DEFAULT_WIDTH, seed ^ 0x5eed_f00d)
+    });
+    let model = Model::seeded_gcn(&[DEFAULT_WIDTH; DEFAULT_LAYERS + 1], seed)?;
     let description = format!(
         "generated: R-MAT graph of {} nodes and {} edges (seed {seed}), {DEFAULT_WIDTH} features, \
          {DEFAULT_LAYERS}-layer GCN of width {DEFAULT_WIDTH} with seeded weights",
         graph.nrows(),
         graph.nnz()
     );
-    Workload { description, model, graph, features }
+    Ok(Workload { description, model, graph, features })
 }
 
 /// A graph of `dataset`'s size, uniform features of its width and a seeded 2-layer GCN to its classes.
