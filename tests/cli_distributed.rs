@@ -1,7 +1,7 @@
-//! `pimgnn infer --distributed` under `mpirun` (OpenMPI, `--oversubscribe` so that 4 ranks run on 2 cores):
-//! the logits rank 0 gathers are the one-process run's, for 1 to 4 ranks, ranges, METIS and a saved partition
-//! whose parts are unbalanced and one without edges, on the CPU and the simulator; a rank given a bad file
-//! stops every rank with its error.
+//! `pimgnn infer|train --distributed` under `mpirun` (OpenMPI, `--oversubscribe` so that 4 ranks run on 2
+//! cores): the logits rank 0 gathers and every epoch's training loss are the one-process run's, for 1 to 4
+//! ranks, ranges, METIS and a saved partition whose parts are unbalanced and one without edges, on the CPU and
+//! the simulator; a rank given a bad file, or failing between two exchanges, stops every rank with its error.
 
 mod common;
 
@@ -21,8 +21,9 @@ const NODES: usize = CONNECTED + ISOLATED;
 const FEATURES: usize = 10;
 
 /// Writes `graph.mtx` (R-MAT over the first [`CONNECTED`] nodes, the rest isolated), `features.npy`, a GCN
-/// (`gcn.safetensors`) and a SAGE model (`sage.safetensors`), and `skewed.partition`: 3 ranks, rank 0 with most
-/// of the nodes, rank 1 with a few, rank 2 with the isolated nodes only.
+/// (`gcn.safetensors`) and a SAGE model (`sage.safetensors`), labels of 5 classes (`labels.npy`), training
+/// and test masks (`train.npy`, `test.npy`), and `skewed.partition`: 3 ranks, rank 0 with most of the nodes,
+/// rank 1 with a few, rank 2 with the isolated nodes only.
 fn write_inputs(dir: &Path) {
     write_graph(&dir.join("graph.mtx"), &[]);
     write_npy(&dir.join("features.npy"), &[NODES as u64, FEATURES as u64], &uniform(&mut rng(6), NODES * FEATURES));
@@ -36,6 +37,10 @@ fn write_inputs(dir: &Path) {
         node if node % 10 == 3 => 1,
         _ => 0,
     });
+    let labels: Vec<i64> = (0..NODES).map(|node| (node * 7 % 5) as i64).collect();
+    write_npy(&dir.join("labels.npy"), &[NODES as u64], &labels);
+    write_npy(&dir.join("train.npy"), &[NODES as u64], &(0..NODES).map(|node| node % 3 == 0).collect::<Vec<_>>());
+    write_npy(&dir.join("test.npy"), &[NODES as u64], &(0..NODES).map(|node| node % 3 == 1).collect::<Vec<_>>());
     let lines: Vec<String> = owners.map(|owner: u32| owner.to_string()).collect();
     let text = format!("# pimgnn rank partition\nranks 3\nmethod range\nnodes {NODES}\n{}\n", lines.join("\n"));
     std::fs::write(dir.join("skewed.partition"), text).unwrap();
@@ -199,4 +204,79 @@ fn a_rank_failing_between_two_halo_exchanges_stops_every_rank_with_its_error() {
     let programs = [(2, args("features.npy")), (1, args("huge.npy"))];
     let error = "Error: rank 2 failed: feature to quantize to i8 (row-major): value 44 is inf";
     every_rank_stops_with(dir.path(), &programs, error);
+}
+
+/// `train` for 5 epochs of `arch` with `backend`, writing the history to `history`.
+fn train_args(backend: &[&str], arch: &str, history: &str) -> Vec<String> {
+    let mut args = ["train", "--graph", "graph.mtx", "--features", "features.npy", "--labels", "labels.npy"]
+        .map(String::from)
+        .to_vec();
+    args.extend(
+        ["--train-mask", "train.npy", "--test-mask", "test.npy", "--arch", arch, "--epochs", "5"].map(String::from),
+    );
+    args.extend(["--history", history].map(String::from));
+    args.extend(backend.iter().map(|arg| (*arg).to_owned()));
+    args
+}
+
+/// The losses of a history file.
+fn losses(path: &Path) -> Vec<f32> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines().skip(1).map(|line| line.split(',').nth(1).unwrap().parse().unwrap()).collect()
+}
+
+/// Trains `arch` on one process and over `ranks` ranks by `partition`, and checks that every epoch's loss is
+/// the same within 1e-6, and the final accuracy line too.
+fn trains_as_one_process(dir: &Path, backend: &[&str], arch: &str, ranks: usize, partition: &str) {
+    let single = train_args(backend, arch, "single.csv");
+    let run = pimgnn(dir, &single.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(run.status.success());
+    let single_stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    let mut distributed = train_args(backend, arch, "ranks.csv");
+    distributed.extend(["--distributed", "--partition", partition].map(String::from));
+    let run = mpirun(dir, &[], &[(ranks, distributed)]);
+    assert!(run.status.success(), "{arch} over {ranks} ranks by {partition}");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let (expected, found) = (losses(&dir.join("single.csv")), losses(&dir.join("ranks.csv")));
+    assert_eq!(found.len(), 5);
+    for (epoch, (found, expected)) in found.iter().zip(&expected).enumerate() {
+        let what = format!("{arch} over {ranks} ranks by {partition}, epoch {epoch}");
+        assert!((found - expected).abs() <= 1e-6, "{what}: {found} against {expected}");
+    }
+    let accuracy = |stdout: &str| stdout.lines().find(|line| line.starts_with("final model")).map(str::to_owned);
+    assert_eq!(accuracy(&stdout), accuracy(&single_stdout), "{stdout}");
+    assert_eq!(table_rows(&stdout, "nodes")[0].len(), ranks + 1, "{stdout}");
+}
+
+#[test]
+fn training_over_one_to_four_ranks_gives_the_one_process_losses_on_the_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    write_inputs(dir.path());
+    for ranks in 1..=4 {
+        for (arch, partition) in [("gcn", "range"), ("sage", "metis"), ("gin", "range")] {
+            trains_as_one_process(dir.path(), &["--backend", "cpu"], arch, ranks, partition);
+        }
+    }
+}
+
+#[test]
+fn training_over_unbalanced_parts_and_on_the_simulator_gives_the_one_process_losses() {
+    let dir = tempfile::tempdir().unwrap();
+    write_inputs(dir.path());
+    trains_as_one_process(dir.path(), &["--backend", "cpu"], "gcn", 3, "skewed.partition");
+    let sim = ["--backend", "sim", "--dpus", "8", "--tasklets", "4"];
+    trains_as_one_process(dir.path(), &sim, "sage", 2, "metis");
+}
+
+#[test]
+fn a_training_rank_given_bad_labels_stops_every_rank_with_its_error() {
+    let dir = tempfile::tempdir().unwrap();
+    write_inputs(dir.path());
+    write_npy(&dir.path().join("short.npy"), &[NODES as u64 - 1], &vec![0i64; NODES - 1]);
+    let good = [train_args(&["--backend", "cpu"], "gcn", "h.csv"), vec!["--distributed".into()]].concat();
+    let mut bad = good.clone();
+    let at = bad.iter().position(|arg| arg == "labels.npy").unwrap();
+    bad[at] = "short.npy".into();
+    let error = "Error: rank 1 failed: invalid input: loading the labels: ";
+    every_rank_stops_with(dir.path(), &[(1, good.clone()), (1, bad), (1, good)], error);
 }

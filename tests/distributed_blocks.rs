@@ -5,58 +5,17 @@
 
 mod common;
 
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::Arc;
 
+use common::ranks::{graph_with_isolated_nodes, Mailboxes, ThreadExchange};
 use common::{largest_difference, random_model, rng, uniform, RandomLayers};
-use pimgnn::distributed::{HaloExchange, PartitionMethod, RankBlock, RankPartition};
+use pimgnn::distributed::{PartitionMethod, RankPartition};
 use pimgnn::gnn::{Aggregator, Architecture, Backend, Dtype, EngineOptions, Model};
 use pimgnn::{Csr, Dense};
 use upmem::BackendKind;
 
 const NODES: usize = 300;
 const FEATURES: usize = 12;
-
-/// The rows each rank sends each other rank for the layer in progress: `mailboxes[from][to]`.
-struct Mailboxes {
-    barrier: Barrier,
-    rows: Mutex<Vec<Vec<Vec<f32>>>>,
-}
-
-/// One rank's end of the shared-memory exchange.
-struct ThreadExchange {
-    block: RankBlock,
-    ranks: usize,
-    shared: Arc<Mailboxes>,
-}
-
-impl HaloExchange for ThreadExchange {
-    fn local_rows(&self) -> usize {
-        self.block.nodes.len()
-    }
-
-    fn extend(&mut self, local: &Dense<f32>) -> pimgnn::Result<Dense<f32>> {
-        let rank = self.block.rank as usize;
-        {
-            let mut rows = self.shared.rows.lock().unwrap();
-            for peer in 0..self.ranks {
-                rows[rank][peer] = self.block.rows_for(peer as u32, local);
-            }
-        }
-        self.shared.barrier.wait();
-        let mut values = local.as_slice().to_vec();
-        {
-            let rows = self.shared.rows.lock().unwrap();
-            for (peer, &count) in self.block.receive.iter().enumerate() {
-                let received = &rows[peer][rank];
-                assert_eq!(received.len(), count * local.cols(), "rank {rank} from {peer}");
-                values.extend_from_slice(received);
-            }
-        }
-        // Nobody writes the next layer's rows before everyone has read this layer's.
-        self.shared.barrier.wait();
-        Dense::from_vec(self.block.matrix.ncols(), local.cols(), values)
-    }
-}
 
 /// The logits of `model` over `graph` computed by `partition`'s ranks at once, assembled in node order.
 fn partitioned_logits(
@@ -68,8 +27,7 @@ fn partitioned_logits(
 ) -> Dense<f32> {
     let matrix = model.architecture().aggregation().matrix(graph).unwrap();
     let ranks = partition.ranks() as usize;
-    let shared =
-        Arc::new(Mailboxes { barrier: Barrier::new(ranks), rows: Mutex::new(vec![vec![Vec::new(); ranks]; ranks]) });
+    let shared = Mailboxes::new(ranks);
     let results: Vec<(Vec<u32>, Dense<f32>)> = std::thread::scope(|scope| {
         let threads: Vec<_> = (0..ranks as u32)
             .map(|rank| {
@@ -83,7 +41,7 @@ fn partitioned_logits(
                         nodes.iter().flat_map(|&node| features.row(node as usize).iter().copied()).collect(),
                     )
                     .unwrap();
-                    let exchange = ThreadExchange { block: block.clone(), ranks, shared };
+                    let exchange = ThreadExchange { block: block.clone(), shared };
                     let mut aggregator = Aggregator::new(block.matrix, Dtype::F32, options)
                         .unwrap()
                         .with_halo(Box::new(exchange))
@@ -115,10 +73,7 @@ fn one_process_logits(model: &Model, graph: &Csr<f32>, features: &Dense<f32>) ->
 
 /// An R-MAT graph whose last 40 nodes have no edge at all, so that a range part can hold no edge.
 fn graph() -> Csr<f32> {
-    let connected = pimgnn::graph::rmat(NODES - 40, 2400, 7);
-    let mut row_ptr = connected.row_ptr().to_vec();
-    row_ptr.extend(std::iter::repeat_n(*row_ptr.last().unwrap(), 40));
-    Csr::new(NODES, NODES, row_ptr, connected.col_idx().to_vec(), connected.values().to_vec()).unwrap()
+    graph_with_isolated_nodes(NODES, 40, 2400)
 }
 
 fn models() -> Vec<Model> {

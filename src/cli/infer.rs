@@ -38,6 +38,8 @@ pub struct InferArgs {
     pub(super) output: Option<PathBuf>,
     #[command(flatten)]
     pub(super) distributed: super::distributed::DistributedArgs,
+    #[command(flatten)]
+    pub(super) network: super::distributed::NetworkArgs,
     /// Class labels (.npy, int64), to report accuracy over --mask.
     #[arg(long, requires = "mask")]
     labels: Option<PathBuf>,

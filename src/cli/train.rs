@@ -11,7 +11,7 @@ use comfy_table::{Cell, CellAlignment, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 use pimgnn::gnn::{accuracy, inputs, Architecture, Model};
 use pimgnn::train::{initial_model, Adam, OptimizerKind, Sgd, Stage, Targets, Timings, Trainer};
-use pimgnn::Dense;
+use pimgnn::{Csr, Dense};
 
 use super::history::History;
 use super::output;
@@ -68,7 +68,7 @@ pub struct TrainArgs {
     train_eps: bool,
     /// Epochs (full-batch steps).
     #[arg(long, default_value_t = 200)]
-    epochs: usize,
+    pub(super) epochs: usize,
     /// Optimiser.
     #[arg(long, value_enum, default_value = "adam")]
     optimizer: OptimizerChoice,
@@ -82,16 +82,18 @@ pub struct TrainArgs {
     #[arg(long, default_value_t = 0.0)]
     momentum: f32,
     #[command(flatten)]
-    backend: BackendArgs,
+    pub(super) backend: BackendArgs,
     #[command(flatten)]
-    pim_args: PimArgs,
+    pub(super) pim_args: PimArgs,
     /// Save the trained model as a PyG state_dict in safetensors (loadable by `pimgnn infer` and PyG).
     #[arg(long)]
-    output: Option<PathBuf>,
+    pub(super) output: Option<PathBuf>,
     /// Write each epoch's loss and accuracies to this CSV file (epoch,loss,train,val,test; the figures of the
     /// parameters before the epoch's step).
     #[arg(long)]
-    history: Option<PathBuf>,
+    pub(super) history: Option<PathBuf>,
+    #[command(flatten)]
+    pub(super) distributed: super::distributed::DistributedArgs,
 }
 
 /// The accuracies of one set of logits over the masks given.
@@ -115,11 +117,11 @@ impl std::fmt::Display for Accuracies {
 }
 
 /// Labels and the masks accuracy is reported on.
-struct Evaluation {
-    labels: Vec<i64>,
-    train: Vec<bool>,
-    val: Option<Vec<bool>>,
-    test: Option<Vec<bool>>,
+pub(super) struct Evaluation {
+    pub(super) labels: Vec<i64>,
+    pub(super) train: Vec<bool>,
+    pub(super) val: Option<Vec<bool>>,
+    pub(super) test: Option<Vec<bool>>,
 }
 
 impl Evaluation {
@@ -133,8 +135,19 @@ impl Evaluation {
     }
 }
 
-/// Runs `pimgnn train`.
-pub fn run(args: &TrainArgs) -> anyhow::Result<()> {
+/// What a training run starts from: the inputs read and checked, the model and the optimiser.
+pub(super) struct Inputs {
+    pub(super) graph: Csr<f32>,
+    pub(super) model: Model,
+    pub(super) features: Dense<f32>,
+    pub(super) labels: Vec<i64>,
+    pub(super) train_mask: Vec<bool>,
+    pub(super) evaluation: Evaluation,
+    pub(super) optimizer: OptimizerKind,
+}
+
+/// Checks the output paths, then reads the inputs and makes or loads the model.
+pub(super) fn load_inputs(args: &TrainArgs) -> anyhow::Result<Inputs> {
     if args.epochs == 0 {
         bail!("--epochs must be at least 1");
     }
@@ -171,7 +184,6 @@ pub fn run(args: &TrainArgs) -> anyhow::Result<()> {
         val: args.val_mask.as_ref().map(read_mask).transpose()?,
         test: args.test_mask.as_ref().map(read_mask).transpose()?,
     };
-    let targets = Targets::new(labels, train_mask, nodes, classes)?;
     let optimizer = match args.optimizer {
         OptimizerChoice::Adam => {
             OptimizerKind::Adam(Adam { lr: args.lr, weight_decay: args.weight_decay, ..Adam::default() })
@@ -183,21 +195,38 @@ pub fn run(args: &TrainArgs) -> anyhow::Result<()> {
             ..Sgd::default()
         }),
     };
+    Ok(Inputs { graph, model, features, labels, train_mask, evaluation, optimizer })
+}
+
+/// One line saying what is trained on what.
+pub(super) fn describe(args: &TrainArgs, inputs: &Inputs) -> String {
+    let model = &inputs.model;
     let layers: Vec<String> = model
         .layers()
         .iter()
         .map(|(name, l)| format!("{name} {} {} -> {}", l.kind(), l.in_features(), l.out_features()))
         .collect();
-    println!(
-        "workload: {} ({nodes} nodes, {} edges), {} features, {} training nodes; model {} ({})",
+    format!(
+        "workload: {} ({} nodes, {} edges), {} features, {} training nodes; model {} ({})",
         args.graph.display(),
-        graph.nnz(),
+        inputs.graph.nrows(),
+        inputs.graph.nnz(),
         model.in_features(),
-        targets.selected(),
+        inputs.train_mask.iter().filter(|&&m| m).count(),
         model.architecture(),
         layers.join(", ")
-    );
+    )
+}
 
+/// Runs `pimgnn train`.
+pub fn run(args: &TrainArgs) -> anyhow::Result<()> {
+    if args.distributed.distributed {
+        return super::distributed::train(args);
+    }
+    let inputs = load_inputs(args)?;
+    println!("{}", describe(args, &inputs));
+    let Inputs { graph, model, features, labels, train_mask, evaluation, optimizer } = inputs;
+    let targets = Targets::new(labels, train_mask, graph.nrows(), model.out_features())?;
     let options = args.pim_args.engine_options(args.backend.backend, Vec::new());
     let started = Instant::now();
     let mut trainer = progress::step("loading the graph into the engines", || {
@@ -246,25 +275,34 @@ pub fn run(args: &TrainArgs) -> anyhow::Result<()> {
         Some(predicted) => println!(", {:.2} ms predicted with aggregation on PIM hardware", per_epoch(predicted)),
         None => println!(),
     }
-    let accuracies = evaluation.of(&logits)?;
-    println!("final model after {} epochs: accuracy {accuracies}", args.epochs);
+    finish(args, &trainer, &evaluation.of(&logits)?)
+}
 
+/// Prints the final accuracies and where the history went, and writes the trained model to --output.
+pub(super) fn finish(args: &TrainArgs, trainer: &Trainer, accuracies: &Accuracies) -> anyhow::Result<()> {
+    println!("final model after {} epochs: accuracy {accuracies}", args.epochs);
     if let Some(history) = &args.history {
         println!("history: {}", history.display());
     }
-    if let Some(output) = &args.output {
-        let mut extra = vec![
-            ("framework", format!("pimgnn {}", env!("CARGO_PKG_VERSION"))),
-            ("stage", format!("final, after step {}", args.epochs)),
-            ("epochs", args.epochs.to_string()),
-            ("optimizer", format!("{:?}", trainer.optimizer().kind())),
-            ("train_accuracy", format!("{:.4}", accuracies.train)),
-        ];
-        extra.extend(accuracies.val.map(|v| ("val_accuracy", format!("{v:.4}"))));
-        extra.extend(accuracies.test.map(|t| ("test_accuracy", format!("{t:.4}"))));
-        trainer.model().save(output, &extra)?;
-        println!("model: {}", output.display());
+    match &args.output {
+        Some(output) => save_trained(output, trainer, args.epochs, accuracies),
+        None => Ok(()),
     }
+}
+
+/// Writes `trainer`'s model to `output` with what produced it and its accuracies as metadata.
+fn save_trained(output: &Path, trainer: &Trainer, epochs: usize, accuracies: &Accuracies) -> anyhow::Result<()> {
+    let mut extra = vec![
+        ("framework", format!("pimgnn {}", env!("CARGO_PKG_VERSION"))),
+        ("stage", format!("final, after step {epochs}")),
+        ("epochs", epochs.to_string()),
+        ("optimizer", format!("{:?}", trainer.optimizer().kind())),
+        ("train_accuracy", format!("{:.4}", accuracies.train)),
+    ];
+    extra.extend(accuracies.val.map(|v| ("val_accuracy", format!("{v:.4}"))));
+    extra.extend(accuracies.test.map(|t| ("test_accuracy", format!("{t:.4}"))));
+    trainer.model().save(output, &extra)?;
+    println!("model: {}", output.display());
     Ok(())
 }
 
@@ -327,7 +365,10 @@ fn timing_table(setup: Duration, timings: &Timings, epochs: usize) -> Table {
     };
     for stage in Stage::ALL {
         let time = timings.get(stage);
-        row(stage.to_string(), time.wall, time.predicted);
+        // One server has no communication between ranks.
+        if stage != Stage::Communication || !time.wall.is_zero() {
+            row(stage.to_string(), time.wall, time.predicted);
+        }
     }
     row(format!("all {epochs} epochs"), timings.wall(), timings.on_hardware());
     table::fit_to_terminal(&mut table);

@@ -38,6 +38,29 @@ pub trait HaloExchange: Send {
     /// `local` followed by the halo's rows, of `local`'s width, in the order of the block's columns. Every rank
     /// calls it for the same layer at the same time.
     fn extend(&mut self, local: &Dense<f32>) -> Result<Dense<f32>>;
+
+    /// The way back, for training's backward pass: `extended` has a row per column of the block (the rank's
+    /// own rows, then the halo's, as [`HaloExchange::extend`] returns them), holding this rank's part of each
+    /// row's gradient; every halo row goes back to its owner. Returns the rank's own rows, to each of which the
+    /// parts the other ranks sent back are added, in rank order. Every rank calls it at the same time.
+    fn reduce(&mut self, extended: Dense<f32>) -> Result<Dense<f32>>;
+}
+
+/// How the ranks of a distributed training run sum their parameter gradients and losses: every rank passes
+/// its values and gets the sum over all ranks, the same on every rank (so that every rank steps its optimiser
+/// to the same weights).
+pub trait AllReduce: Send {
+    /// Replaces `values` by their sum over all ranks. Every rank calls it at the same time, with as many values.
+    fn sum(&mut self, values: &mut [f64]) -> Result<()>;
+}
+
+/// How a rank of a distributed training run talks to the others: the halo's rows both ways, and the sums of
+/// losses and gradients.
+pub struct RankTransport {
+    /// The halo's feature rows in, their gradients back.
+    pub exchange: Box<dyn HaloExchange>,
+    /// Sums over the ranks.
+    pub sum: Box<dyn AllReduce>,
 }
 
 impl RankBlock {
@@ -45,6 +68,33 @@ impl RankBlock {
     pub fn rows_for(&self, peer: u32, local: &Dense<f32>) -> Vec<f32> {
         self.send[peer as usize].iter().flat_map(|&row| local.row(row as usize).iter().copied()).collect()
     }
+
+    /// The rows of `extended` (a row per column of the block) of the halo nodes `peer` owns, packed row after
+    /// row: what [`HaloExchange::reduce`] sends back to `peer`.
+    pub fn halo_rows_of(&self, peer: u32, extended: &Dense<f32>) -> Vec<f32> {
+        let first = self.nodes.len() + self.receive[..peer as usize].iter().sum::<usize>();
+        let rows = first..first + self.receive[peer as usize];
+        extended.as_slice()[rows.start * extended.cols()..rows.end * extended.cols()].to_vec()
+    }
+
+    /// Adds `returned` (rows in the order of [`RankBlock::send`]'s list for `peer`, packed) to `local`'s rows.
+    pub fn add_returned(&self, peer: u32, returned: &[f32], local: &mut Dense<f32>) -> Result<()> {
+        add_rows(&self.send[peer as usize], returned, local, peer)
+    }
+}
+
+/// Adds `returned` (packed rows, one per entry of `rows`) to `local`'s `rows`; `peer` sent them.
+pub(crate) fn add_rows(rows: &[u32], returned: &[f32], local: &mut Dense<f32>, peer: u32) -> Result<()> {
+    let width = local.cols();
+    if returned.len() != rows.len() * width {
+        return Err(Error::shape(format!("gradient rows returned by rank {peer}"), rows.len() * width, returned.len()));
+    }
+    for (&row, values) in rows.iter().zip(returned.chunks(width.max(1))) {
+        for (sum, value) in local.row_mut(row as usize).iter_mut().zip(values) {
+            *sum += value;
+        }
+    }
+    Ok(())
 }
 
 impl RankPartition {

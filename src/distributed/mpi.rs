@@ -1,5 +1,6 @@
-//! Ranks over MPI (feature `mpi`, through rsmpi): the halo exchange as one `MPI_Alltoallv` per layer, the same
-//! outcome on every rank when one fails, and the ranks' rows gathered on one rank.
+//! Ranks over MPI (feature `mpi`, through rsmpi): the halo exchange as one `MPI_Alltoallv` per layer (and back
+//! for training's gradients), the sum of the ranks' gradients, the same outcome on every rank when one fails,
+//! and the ranks' rows gathered on one rank.
 //!
 //! MPI must be initialised (an [`mpi::environment::Universe`] alive) before any of these is called; they all
 //! run on the world communicator.
@@ -13,7 +14,8 @@ use mpi::{Count, Rank};
 use crate::error::{Error, Result};
 use crate::sparse::Dense;
 
-use super::{HaloExchange, RankBlock, RankPartition};
+use super::block::add_rows;
+use super::{AllReduce, HaloExchange, RankBlock, RankPartition};
 
 /// A rank's halo exchange over MPI: every rank sends each other the rows it needs and receives its halo, in one
 /// `MPI_Alltoallv` per call.
@@ -33,6 +35,17 @@ impl MpiHalo {
             local_rows: block.nodes.len(),
             halo_rows: block.halo.len(),
         }
+    }
+
+    /// Counts and displacements of what this rank sends (`send` rows to each rank) and receives (`receive`
+    /// rows from each), `width` values a row, agreed on by every rank first: a rank that failed since the last
+    /// exchange (and waits in its own agreement) stops every rank instead of leaving them in this one.
+    fn agreed_counts(&self, send: &[usize], receive: &[usize], width: usize) -> Result<[(Vec<Count>, Vec<Count>); 2]> {
+        let counts = partition_counts(send.iter().copied(), width, "the rows sent to a rank").and_then(|sent| {
+            let received = partition_counts(receive.iter().copied(), width, "the rows received from a rank")?;
+            Ok([sent, received])
+        });
+        agree(counts)
     }
 }
 
@@ -63,16 +76,11 @@ impl HaloExchange for MpiHalo {
     fn extend(&mut self, local: &Dense<f32>) -> Result<Dense<f32>> {
         let world = SimpleCommunicator::world();
         let width = local.cols();
+        let sent: Vec<usize> = self.send.iter().map(Vec::len).collect();
+        let [(send_counts, send_displs), (receive_counts, receive_displs)] =
+            self.agreed_counts(&sent, &self.receive, width)?;
         let outgoing: Vec<f32> =
             self.send.iter().flatten().flat_map(|&row| local.row(row as usize).iter().copied()).collect();
-        // Every exchange starts by agreeing, so that a rank that failed since the last one (and waits in its
-        // own agreement) stops every rank instead of leaving them in the exchange.
-        let counts =
-            partition_counts(self.send.iter().map(Vec::len), width, "the rows sent to a rank").and_then(|sent| {
-                let received = partition_counts(self.receive.iter().copied(), width, "the halo rows received")?;
-                Ok((sent, received))
-            });
-        let ((send_counts, send_displs), (receive_counts, receive_displs)) = agree(counts)?;
         let mut values = Vec::with_capacity((self.local_rows + self.halo_rows) * width);
         values.extend_from_slice(local.as_slice());
         values.resize((self.local_rows + self.halo_rows) * width, 0.0);
@@ -81,6 +89,58 @@ impl HaloExchange for MpiHalo {
             &mut PartitionMut::new(&mut values[self.local_rows * width..], receive_counts, receive_displs),
         );
         Dense::from_vec(self.local_rows + self.halo_rows, width, values)
+    }
+
+    fn reduce(&mut self, extended: Dense<f32>) -> Result<Dense<f32>> {
+        let world = SimpleCommunicator::world();
+        let width = extended.cols();
+        if extended.rows() != self.local_rows + self.halo_rows {
+            return Err(Error::shape(
+                "gradient rows to send back (the rank's rows and its halo's)",
+                self.local_rows + self.halo_rows,
+                extended.rows(),
+            ));
+        }
+        // The halo's rows go back the way they came: to each owner as many as it sent, in the same order.
+        let returned: Vec<usize> = self.send.iter().map(Vec::len).collect();
+        let [(send_counts, send_displs), (receive_counts, receive_displs)] =
+            self.agreed_counts(&self.receive, &returned, width)?;
+        let mut incoming = vec![0f32; returned.iter().sum::<usize>() * width];
+        world.all_to_all_varcount_into(
+            &Partition::new(&extended.as_slice()[self.local_rows * width..], send_counts, send_displs),
+            &mut PartitionMut::new(&mut incoming[..], receive_counts, receive_displs),
+        );
+        let mut values = extended.into_vec();
+        values.truncate(self.local_rows * width);
+        let mut local = Dense::from_vec(self.local_rows, width, values)?;
+        let mut at = 0;
+        for (peer, rows) in self.send.iter().enumerate() {
+            let count = rows.len() * width;
+            add_rows(rows, &incoming[at..at + count], &mut local, peer as u32)?;
+            at += count;
+        }
+        Ok(local)
+    }
+}
+
+/// The sum over the ranks of the world communicator, reduced on rank 0 and broadcast from there so that every
+/// rank gets the same bits (an all-reduce may sum in a different order on each rank).
+pub struct MpiSum;
+
+impl AllReduce for MpiSum {
+    fn sum(&mut self, values: &mut [f64]) -> Result<()> {
+        let world = SimpleCommunicator::world();
+        agree(Ok(()))?;
+        let root = world.process_at_rank(0);
+        if world.rank() == 0 {
+            let mut sums = vec![0f64; values.len()];
+            root.reduce_into_root(&values[..], &mut sums[..], SystemOperation::sum());
+            values.copy_from_slice(&sums);
+        } else {
+            root.reduce_into(&values[..], SystemOperation::sum());
+        }
+        root.broadcast_into(values);
+        Ok(())
     }
 }
 

@@ -26,20 +26,33 @@ impl Targets {
         if mask.len() != nodes {
             return Err(Error::shape("training mask (one entry per node of the graph)", nodes, mask.len()));
         }
-        if let Some((node, &label)) =
-            labels.iter().enumerate().find(|&(node, &label)| mask[node] && !(0..classes as i64).contains(&label))
-        {
-            return Err(Error::IndexOutOfRange {
-                what: format!("label {label} of training node {node} (the model's classes)"),
-                index: label as u64,
-                limit: classes as u64,
-            });
-        }
+        check_labels(&labels, &mask, classes)?;
         let selected = mask.iter().filter(|&&m| m).count();
         if selected == 0 {
             return Err(Error::invalid("training mask", "selects no node"));
         }
         Ok(Targets { labels, mask, selected, classes })
+    }
+
+    /// One rank's targets in distributed training: the `labels` and `mask` of its nodes (its mask may select
+    /// none), with the loss averaged over the `selected_overall` nodes that all ranks' masks select, so that the
+    /// ranks' losses and gradients sum to the whole graph's.
+    pub fn of_rank(labels: Vec<i64>, mask: Vec<bool>, classes: usize, selected_overall: usize) -> Result<Self> {
+        if mask.len() != labels.len() {
+            return Err(Error::shape("training mask (one entry per node of the rank)", labels.len(), mask.len()));
+        }
+        check_labels(&labels, &mask, classes)?;
+        let selected_here = mask.iter().filter(|&&m| m).count();
+        if selected_overall == 0 {
+            return Err(Error::invalid("training mask", "selects no node on any rank"));
+        }
+        if selected_here > selected_overall {
+            return Err(Error::invalid(
+                "training nodes over all ranks",
+                format!("{selected_overall}, fewer than the rank's own {selected_here}"),
+            ));
+        }
+        Ok(Targets { labels, mask, selected: selected_overall, classes })
     }
 
     /// The labels, one per node.
@@ -57,9 +70,21 @@ impl Targets {
         self.classes
     }
 
-    /// How many nodes the mask selects.
+    /// How many nodes the mask selects (over all ranks, for [`Targets::of_rank`]'s): the loss is their mean.
     pub fn selected(&self) -> usize {
         self.selected
+    }
+}
+
+/// Checks that every node `mask` selects has a label in `0..classes`.
+fn check_labels(labels: &[i64], mask: &[bool], classes: usize) -> Result<()> {
+    match labels.iter().enumerate().find(|&(node, &label)| mask[node] && !(0..classes as i64).contains(&label)) {
+        Some((node, &label)) => Err(Error::IndexOutOfRange {
+            what: format!("label {label} of training node {node} (the model's classes)"),
+            index: label as u64,
+            limit: classes as u64,
+        }),
+        None => Ok(()),
     }
 }
 

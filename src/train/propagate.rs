@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use crate::distributed::HaloExchange;
 use crate::error::{Error, Result};
 use crate::gnn::{Aggregator, Backend, Decision, Dtype, EngineOptions, DEFAULT_DPUS};
 use crate::pim::LoadBalance;
@@ -33,17 +34,22 @@ pub enum Stage {
     /// The optimiser's update on the CPU.
     #[strum(to_string = "optimiser")]
     Optimizer,
+    /// Between the ranks of a distributed run: the halo's feature rows before each forward aggregation, its
+    /// gradient rows back after each backward one, and the sum of the gradients (none on one server).
+    #[strum(to_string = "between ranks")]
+    Communication,
 }
 
 impl Stage {
     /// Every stage, in table order.
-    pub const ALL: [Stage; 6] = [
+    pub const ALL: [Stage; 7] = [
         Stage::ForwardAggregation,
         Stage::BackwardAggregation,
         Stage::Attention,
         Stage::Transfers,
         Stage::Dense,
         Stage::Optimizer,
+        Stage::Communication,
     ];
 }
 
@@ -123,6 +129,8 @@ enum Transposed {
 pub struct Propagator {
     forward: Aggregator,
     transposed: Transposed,
+    /// On a rank of a distributed run: how the halo's rows come in before `M X` and go back after `M^T dY`.
+    halo: Option<Box<dyn HaloExchange>>,
     /// With values per call (attention): for each nonzero of the resident transpose, its nonzero in `M`.
     transpose_order: Option<Vec<u32>>,
     /// The transpose's values of the last backward call, in its nonzero order (reused).
@@ -159,6 +167,44 @@ impl Propagator {
         Ok(Propagator {
             forward,
             transposed,
+            halo: None,
+            transpose_order: None,
+            transposed_values: Vec::new(),
+            timings: Timings::default(),
+        })
+    }
+
+    /// A rank's engines in distributed training: for `block`, its rows of the aggregation matrix (its own
+    /// nodes, over the columns of its own nodes and then its halo's), and for the block's transpose when
+    /// `backward_widths` is not empty, sharing the DPUs `options` asks for. Before each `M X`, `exchange` brings
+    /// the halo's rows; after each `M^T dY`, it sends the halo's gradient rows back to their owners and adds
+    /// those the other ranks send back.
+    pub fn distributed(
+        block: Csr<f32>,
+        forward_widths: &[usize],
+        backward_widths: &[usize],
+        options: &EngineOptions,
+        exchange: Box<dyn HaloExchange>,
+    ) -> Result<Self> {
+        if exchange.local_rows() != block.nrows() {
+            return Err(Error::shape("halo exchange: the rank's rows", block.nrows(), exchange.local_rows()));
+        }
+        let with_widths = |widths: &[usize]| EngineOptions { widths: widths.to_vec(), ..options.clone() };
+        let (forward, transposed) = if backward_widths.is_empty() {
+            (Aggregator::new(block, Dtype::F32, &with_widths(forward_widths))?, Transposed::Unneeded)
+        } else {
+            let transpose = block.transpose();
+            let (forward_dpus, backward_dpus) = split_dpus(options)?;
+            let forward_options = EngineOptions { dpus: forward_dpus, ..with_widths(forward_widths) };
+            let backward_options = EngineOptions { dpus: backward_dpus, ..with_widths(backward_widths) };
+            let forward = Aggregator::new(block, Dtype::F32, &forward_options)?;
+            let backward = Aggregator::new(transpose, Dtype::F32, &backward_options)?;
+            (forward, Transposed::Resident(Box::new(backward)))
+        };
+        Ok(Propagator {
+            forward,
+            transposed,
+            halo: Some(exchange),
             transpose_order: None,
             transposed_values: Vec::new(),
             timings: Timings::default(),
@@ -185,6 +231,7 @@ impl Propagator {
         Ok(Propagator {
             forward,
             transposed: Transposed::Resident(Box::new(backward)),
+            halo: None,
             transpose_order: Some(order),
             transposed_values: Vec::new(),
             timings: Timings::default(),
@@ -235,9 +282,17 @@ impl Propagator {
         Ok(scores)
     }
 
-    /// `M X`.
+    /// `M X` (on a rank, `x` holds its own rows, extended with the halo's first).
     pub fn aggregate(&mut self, x: &Dense<f32>) -> Result<Dense<f32>> {
-        let y = self.forward.aggregate(x)?;
+        let y = match &mut self.halo {
+            Some(exchange) => {
+                let started = Instant::now();
+                let extended = exchange.extend(x)?;
+                self.timings.record(Stage::Communication, started.elapsed(), None);
+                self.forward.aggregate(&extended)?
+            }
+            None => self.forward.aggregate(x)?,
+        };
         self.timings.record_phases(Stage::ForwardAggregation, self.forward.last_phases());
         Ok(y)
     }
@@ -253,7 +308,15 @@ impl Propagator {
         };
         let dx = engine.aggregate(dy)?;
         self.timings.record_phases(Stage::BackwardAggregation, engine.last_phases());
-        Ok(dx)
+        match &mut self.halo {
+            Some(exchange) => {
+                let started = Instant::now();
+                let dx = exchange.reduce(dx)?;
+                self.timings.record(Stage::Communication, started.elapsed(), None);
+                Ok(dx)
+            }
+            None => Ok(dx),
+        }
     }
 
     /// Runs `step` on the CPU, timed as [`Stage::Dense`].

@@ -7,6 +7,7 @@ use super::loss::{cross_entropy, Targets};
 use super::ops::activation_backward;
 use super::optim::{Optimizer, OptimizerKind};
 use super::propagate::{Propagator, Stage, Timings};
+use crate::distributed::{AllReduce, RankBlock, RankTransport};
 use crate::error::{Error, Result};
 use crate::gnn::{Aggregation, EngineOptions, Layer, Model, Order};
 use crate::sparse::{Csr, Dense};
@@ -32,13 +33,15 @@ pub struct Epoch {
     pub logits: Dense<f32>,
 }
 
-/// Full-batch training of a [`Model`] on one graph.
+/// Full-batch training of a [`Model`] on one graph, or on one rank's part of it ([`Trainer::distributed`]).
 pub struct Trainer {
     model: Model,
     optimizer: Optimizer,
     features: Dense<f32>,
     targets: Targets,
     propagator: Propagator,
+    /// On a rank of a distributed run: how the ranks sum their losses and gradients.
+    sum: Option<Box<dyn AllReduce>>,
 }
 
 impl Trainer {
@@ -54,27 +57,7 @@ impl Trainer {
         optimizer: OptimizerKind,
         options: &EngineOptions,
     ) -> Result<Self> {
-        let nodes = graph.nrows();
-        if features.rows() != nodes {
-            return Err(Error::shape("node features (rows, one per node of the graph)", nodes, features.rows()));
-        }
-        if features.cols() != model.in_features() {
-            return Err(Error::shape(
-                "node features (columns) for the model's first layer",
-                model.in_features(),
-                features.cols(),
-            ));
-        }
-        if targets.labels().len() != nodes {
-            return Err(Error::shape("labels (one per node of the graph)", nodes, targets.labels().len()));
-        }
-        if targets.classes() != model.out_features() {
-            return Err(Error::shape(
-                "classes of the labels (the model's output width)",
-                model.out_features(),
-                targets.classes(),
-            ));
-        }
+        check_inputs(&model, graph.nrows(), "of the graph", &features, &targets)?;
         let aggregation = model.architecture().aggregation();
         let matrix = aggregation.matrix(graph)?;
         let (forward_widths, backward_widths) = (model.aggregation_widths(), backward_aggregation_widths(&model));
@@ -82,9 +65,45 @@ impl Trainer {
             Aggregation::Attention => Propagator::weighted(matrix, &forward_widths, &backward_widths, options)?,
             _ => Propagator::new(matrix, &forward_widths, &backward_widths, options)?,
         };
-        let sizes: Vec<usize> = parameter_sizes(&model);
-        let optimizer = Optimizer::new(optimizer, &sizes)?;
-        Ok(Trainer { model, optimizer, features, targets, propagator })
+        Self::with_propagator(model, features, targets, optimizer, propagator, None)
+    }
+
+    /// One rank's trainer in distributed full-batch training: `block` is its part of `model`'s aggregation
+    /// matrix ([`crate::distributed::RankPartition::block`]), `features` and `targets` ([`Targets::of_rank`])
+    /// are its nodes'. The `transport`'s exchange brings the halo's rows in before each aggregation and takes
+    /// their gradients back after each backward one; its sum adds up the ranks' losses and gradients, so that
+    /// every rank steps the same optimiser to the same weights. Every rank builds its trainer and runs every epoch at the same
+    /// time. GAT is refused: its attention is not distributed.
+    pub fn distributed(
+        model: Model,
+        block: &RankBlock,
+        features: Dense<f32>,
+        targets: Targets,
+        optimizer: OptimizerKind,
+        options: &EngineOptions,
+        transport: RankTransport,
+    ) -> Result<Self> {
+        check_inputs(&model, block.nodes.len(), "of the rank", &features, &targets)?;
+        if model.architecture().aggregation() == Aggregation::Attention {
+            return Err(Error::invalid("distributed training", "GAT's attention is not distributed over ranks"));
+        }
+        let (forward_widths, backward_widths) = (model.aggregation_widths(), backward_aggregation_widths(&model));
+        let RankTransport { exchange, sum } = transport;
+        let propagator =
+            Propagator::distributed(block.matrix.clone(), &forward_widths, &backward_widths, options, exchange)?;
+        Self::with_propagator(model, features, targets, optimizer, propagator, Some(sum))
+    }
+
+    fn with_propagator(
+        model: Model,
+        features: Dense<f32>,
+        targets: Targets,
+        optimizer: OptimizerKind,
+        propagator: Propagator,
+        sum: Option<Box<dyn AllReduce>>,
+    ) -> Result<Self> {
+        let optimizer = Optimizer::new(optimizer, &parameter_sizes(&model))?;
+        Ok(Trainer { model, optimizer, features, targets, propagator, sum })
     }
 
     /// The forward pass, the loss and the backward pass at the current parameters; nothing is updated.
@@ -119,7 +138,13 @@ impl Trainer {
             dy = dx;
         }
         gradients.reverse();
-        let gradients = gradients.into_iter().flatten().collect();
+        let mut gradients: Vec<Vec<f32>> = gradients.into_iter().flatten().collect();
+        let loss = match &mut self.sum {
+            Some(sum) => {
+                self.propagator.timed(Stage::Communication, || sum_over_ranks(sum.as_mut(), loss, &mut gradients))?
+            }
+            None => loss,
+        };
         Ok(Pass { loss, logits, gradients })
     }
 
@@ -200,6 +225,44 @@ impl Trainer {
     pub fn reset_timings(&mut self) {
         self.propagator.reset_timings();
     }
+}
+
+/// Checks `features` and `targets` against `model` and the `nodes` trained on (`whose`: of the graph, or of
+/// the rank).
+fn check_inputs(model: &Model, nodes: usize, whose: &str, features: &Dense<f32>, targets: &Targets) -> Result<()> {
+    if features.rows() != nodes {
+        return Err(Error::shape(format!("node features (rows, one per node {whose})"), nodes, features.rows()));
+    }
+    if features.cols() != model.in_features() {
+        return Err(Error::shape(
+            "node features (columns) for the model's first layer",
+            model.in_features(),
+            features.cols(),
+        ));
+    }
+    if targets.labels().len() != nodes {
+        return Err(Error::shape(format!("labels (one per node {whose})"), nodes, targets.labels().len()));
+    }
+    if targets.classes() != model.out_features() {
+        return Err(Error::shape(
+            "classes of the labels (the model's output width)",
+            model.out_features(),
+            targets.classes(),
+        ));
+    }
+    Ok(())
+}
+
+/// The loss and `gradients` summed over the ranks through `sum` (in f64, in one call), the gradients in place.
+fn sum_over_ranks(sum: &mut dyn AllReduce, loss: f32, gradients: &mut [Vec<f32>]) -> Result<f32> {
+    let mut values: Vec<f64> =
+        std::iter::once(f64::from(loss)).chain(gradients.iter().flatten().map(|&value| f64::from(value))).collect();
+    sum.sum(&mut values)?;
+    let mut summed = values[1..].iter();
+    for value in gradients.iter_mut().flatten() {
+        *value = summed.next().map_or(*value, |&sum| sum as f32);
+    }
+    Ok(values[0] as f32)
 }
 
 /// The feature widths of the backward aggregations (`M^T dY`) of one training step, last layer first as the

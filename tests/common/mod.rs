@@ -3,6 +3,7 @@
 
 #[cfg(feature = "cli")]
 pub mod cli;
+pub mod ranks;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

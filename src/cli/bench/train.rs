@@ -276,6 +276,7 @@ fn print_stages(path: &str, timings: &pimgnn::train::Timings, epochs: usize) {
     let per_epoch = |d: Duration| d.as_secs_f64() * 1e3 / epochs as f64;
     let stages: Vec<String> = Stage::ALL
         .iter()
+        .filter(|&&stage| stage != Stage::Communication)
         .map(|&stage| {
             let time = timings.get(stage);
             match time.predicted {

@@ -1,0 +1,153 @@
+//! `pimgnn infer --distributed`: one forward pass, the halo exchanged at every layer; rank 0 gathers the
+//! logits and prints every rank's nodes, halo, DPUs and phases with the halo exchange predicted over a stated
+//! network.
+
+use std::time::{Duration, Instant};
+
+use pimgnn::distributed::mpi::{agree, gather_fixed, gather_rows, MpiHalo};
+use pimgnn::distributed::{RankBlock, RankPartition};
+use pimgnn::gnn::{Aggregator, EngineOptions, Inference, Overlap};
+use pimgnn::io::npy;
+use pimgnn::Dense;
+
+use super::ranks::{failed, per_rank_table, rows_of, shared_partition, start};
+use super::{InferArgs, NetworkArgs};
+use crate::cli::output;
+use crate::cli::workload::Workload;
+
+/// The rows of the table's phases, each with the engine's phases it sums (the rest count as dense).
+const PHASES: [(&str, &[&str]); 5] = [
+    ("halo exchange", &["halo exchange"]),
+    ("send X (and quantize)", &["send X", "send values", "quantize", "quantize values", "features with ones"]),
+    ("kernel (the CPU SpMM on cpu)", &["kernel", "cpu spmm"]),
+    ("gather (and dequantize)", &["gather", "dequantize"]),
+    ("merge", &["merge"]),
+];
+/// The last phase row: the dense steps, and the merge when it overlaps them.
+const DENSE: &str = "dense (and the merge it overlaps)";
+/// Values a rank reports: nodes, halo nodes, DPUs, then each phase row's wall and predicted seconds.
+const REPORT: usize = 3 + 2 * (PHASES.len() + 1);
+
+/// What a rank holds once set up.
+struct Rank {
+    block: RankBlock,
+    features: Dense<f32>,
+    aggregator: Aggregator,
+    model: pimgnn::gnn::Model,
+    nodes: usize,
+    description: String,
+    partition: String,
+}
+
+/// Runs `pimgnn infer --distributed`.
+pub fn infer(args: &InferArgs) -> anyhow::Result<()> {
+    let (_universe, rank, ranks) = start()?;
+    if let Some(output) = &args.output {
+        agree(output::check_writable("--output", output).map_err(failed("--output")))?;
+    }
+    let started = Instant::now();
+    let mut set_up = set_up(args, rank, ranks)?;
+    let setup_time = started.elapsed();
+    if rank == 0 {
+        println!("workload: {}", set_up.description);
+        println!("partition: {}", set_up.partition);
+        println!("plan (rank 0): {}", set_up.aggregator.plan());
+    }
+    let overlap = if args.no_overlap { Overlap::Sequential } else { Overlap::Overlapped };
+    let inference = agree(set_up.model.forward_with(&set_up.features, &mut set_up.aggregator, overlap))?;
+    let report = report(&set_up, &inference, &args.network);
+    let logits = gather_rows(&set_up.block.nodes, &inference.logits, set_up.nodes)?;
+    let reports = gather_fixed(&report);
+    let (Some(logits), Some(reports)) = (logits, reports) else { return Ok(()) };
+    print_table(&reports, ranks, setup_time, &args.network);
+    if let Some(output) = &args.output {
+        npy::write_dense_f32(output, &logits)?;
+        println!("logits: {} ({} x {} float32)", output.display(), logits.rows(), logits.cols());
+    }
+    Ok(())
+}
+
+/// Loads the workload (every rank reads the inputs whole), partitions it on rank 0 and shares the
+/// partition, and loads this rank's block into its engine; every step ends with every rank agreeing.
+fn set_up(args: &InferArgs, rank: u32, ranks: u32) -> pimgnn::Result<Rank> {
+    let workload = agree(args.workload.load().map_err(failed("input")))?;
+    let graph = &workload.graph;
+    let partition = shared_partition(&args.distributed.partition, graph, rank, ranks)?;
+    let block = agree(block(&workload, &partition, rank))?;
+    let features = rows_of(&workload.features, &block.nodes)?;
+    let options: EngineOptions =
+        args.pim_args.engine_options(args.backend.backend, workload.model.aggregation_widths());
+    let aggregator = Aggregator::new(block.matrix.clone(), args.dtype, &options)
+        .and_then(|aggregator| aggregator.with_halo(Box::new(MpiHalo::new(&block))));
+    Ok(Rank {
+        aggregator: agree(aggregator)?,
+        description: workload.description,
+        partition: partition.to_string(),
+        nodes: graph.nrows(),
+        model: workload.model,
+        block,
+        features,
+    })
+}
+
+/// This rank's block of the workload's aggregation matrix.
+fn block(workload: &Workload, partition: &RankPartition, rank: u32) -> pimgnn::Result<RankBlock> {
+    let matrix = workload.model.architecture().aggregation().matrix(&workload.graph)?;
+    partition.block(&matrix, rank)
+}
+
+/// This rank's values for the table ([`REPORT`] of them): the halo exchange predicted with the network
+/// model (what it receives or sends, whichever is more, at the bandwidth, and one latency per peer), the PIM
+/// phases as the engine predicts them, the host's at their wall time.
+fn report(rank: &Rank, inference: &Inference, network: &NetworkArgs) -> Vec<f64> {
+    let peers = rank.block.receive.iter().zip(&rank.block.send).filter(|(&from, to)| from > 0 || !to.is_empty());
+    let halo_rows = rank.block.halo.len().max(rank.block.send.iter().map(Vec::len).sum());
+    let allocated = rank.aggregator.allocated_dpus().unwrap_or(0);
+    let mut values = vec![rank.block.nodes.len() as f64, rank.block.halo.len() as f64, allocated as f64];
+    values.resize(REPORT, 0.0);
+    let latency = peers.count() as f64 * network.network_latency_us * 1e-6;
+    for (layer, width) in inference.layers.iter().zip(rank.model.aggregation_widths()) {
+        for phase in &layer.phases {
+            let row = PHASES.iter().position(|(_, names)| names.contains(&phase.name.as_ref()));
+            let predicted = match row {
+                Some(0) => (halo_rows * width * 4) as f64 / (network.network_gbps * 1e9) + latency,
+                _ => phase.predicted.unwrap_or(phase.wall).as_secs_f64(),
+            };
+            let row = row.unwrap_or(PHASES.len());
+            values[3 + 2 * row] += phase.wall.as_secs_f64();
+            values[4 + 2 * row] += predicted;
+        }
+    }
+    values
+}
+
+/// Rank 0's table of every rank's report (phases as rows, ranks as columns), and the run's total: the
+/// slowest rank's.
+fn print_table(reports: &[f64], ranks: u32, setup: Duration, network: &NetworkArgs) {
+    let reports: Vec<&[f64]> = reports.chunks(REPORT).take(ranks as usize).collect();
+    let ms = |wall: f64, predicted: f64| format!("{:.2} ({:.2})", wall * 1e3, predicted * 1e3);
+    let total = |values: &[f64], first: usize| values[3..].iter().skip(first).step_by(2).sum::<f64>();
+    let mut rows: Vec<(String, Vec<String>)> = ["nodes", "halo nodes", "DPUs"]
+        .into_iter()
+        .enumerate()
+        .map(|(at, what)| (what.to_owned(), reports.iter().map(|values| format!("{}", values[at])).collect()))
+        .collect();
+    let names = PHASES.iter().map(|(name, _)| *name).chain([DENSE]);
+    for (phase, name) in names.enumerate() {
+        let cells = reports.iter().map(|values| ms(values[3 + 2 * phase], values[4 + 2 * phase])).collect();
+        rows.push((format!("{name}, ms (predicted)"), cells));
+    }
+    let cells = reports.iter().map(|values| ms(total(values, 0), total(values, 1))).collect();
+    rows.push(("total, ms (predicted)".to_owned(), cells));
+    println!("{}", per_rank_table(ranks, rows));
+    let slowest = |first| reports.iter().map(|values| total(values, first)).fold(0.0, f64::max);
+    println!(
+        "over {ranks} ranks: {:.2} ms predicted (the slowest rank; PIM phases on hardware, halo exchange over \
+         {} GB/s with {} us per message, host steps at wall time), {:.2} ms wall; setup {:.2} s",
+        slowest(1) * 1e3,
+        network.network_gbps,
+        network.network_latency_us,
+        slowest(0) * 1e3,
+        setup.as_secs_f64()
+    );
+}
