@@ -1,7 +1,8 @@
 //! `pimgnn infer|train --distributed` under `mpirun` (OpenMPI, `--oversubscribe` so that 4 ranks run on 2
 //! cores): the logits rank 0 gathers and every epoch's training loss are the one-process run's, for 1 to 4
 //! ranks, ranges, METIS and a saved partition whose parts are unbalanced and one without edges, on the CPU and
-//! the simulator; a rank given a bad file, or failing between two exchanges, stops every rank with its error.
+//! the simulator; rank 0 (which reads the inputs) given a bad file, a rank without its DPUs, or one failing
+//! between two exchanges stops every rank with its error.
 
 mod common;
 
@@ -166,7 +167,7 @@ fn ranks_on_the_simulator_give_the_one_process_logits() {
 }
 
 #[test]
-fn a_rank_given_a_bad_file_stops_every_rank_with_its_error() {
+fn the_reading_rank_given_a_bad_file_stops_every_rank_with_its_error() {
     let dir = tempfile::tempdir().unwrap();
     write_inputs(dir.path());
     std::fs::write(dir.path().join("bad.npy"), b"not an npy file").unwrap();
@@ -175,8 +176,21 @@ fn a_rank_given_a_bad_file_stops_every_rank_with_its_error() {
     let at = bad.iter().position(|arg| arg == "features.npy").unwrap();
     bad[at] = "bad.npy".into();
     let distributed = |args: Vec<String>| [args, vec!["--distributed".into()]].concat();
-    let programs = [(1, distributed(good.clone())), (1, distributed(bad)), (1, distributed(good))];
-    every_rank_stops_with(dir.path(), &programs, "Error: rank 1 failed: invalid input: loading the features: bad.npy");
+    // Rank 0 reads the inputs for every rank.
+    let programs = [(1, distributed(bad)), (2, distributed(good))];
+    every_rank_stops_with(dir.path(), &programs, "Error: rank 0 failed: invalid input: loading the features: bad.npy");
+}
+
+#[test]
+fn a_rank_without_its_dpus_stops_every_rank_with_its_error() {
+    let dir = tempfile::tempdir().unwrap();
+    write_inputs(dir.path());
+    let distributed = |backend: &str| {
+        [infer_args(&["--backend", backend, "--dpus", "4"], "gcn.safetensors"), vec!["--distributed".into()]].concat()
+    };
+    // Rank 1 asks for UPMEM hardware, which this machine does not have (nor its SDK's libdpu).
+    let programs = [(1, distributed("sim")), (1, distributed("hw")), (1, distributed("cpu"))];
+    every_rank_stops_with(dir.path(), &programs, "Error: rank 1 failed: ");
 }
 
 #[test]
@@ -201,7 +215,8 @@ fn a_rank_failing_between_two_halo_exchanges_stops_every_rank_with_its_error() {
         args.extend(["--distributed", "--partition", "skewed.partition"].map(String::from));
         args
     };
-    let programs = [(2, args("features.npy")), (1, args("huge.npy"))];
+    // Rank 0 reads the features and sends rank 2 its rows.
+    let programs = [(3, args("huge.npy"))];
     let error = "Error: rank 2 failed: feature to quantize to i8 (row-major): value 44 is inf";
     every_rank_stops_with(dir.path(), &programs, error);
 }
@@ -269,7 +284,7 @@ fn training_over_unbalanced_parts_and_on_the_simulator_gives_the_one_process_los
 }
 
 #[test]
-fn a_training_rank_given_bad_labels_stops_every_rank_with_its_error() {
+fn the_reading_rank_given_bad_labels_in_training_stops_every_rank_with_its_error() {
     let dir = tempfile::tempdir().unwrap();
     write_inputs(dir.path());
     write_npy(&dir.path().join("short.npy"), &[NODES as u64 - 1], &vec![0i64; NODES - 1]);
@@ -277,6 +292,6 @@ fn a_training_rank_given_bad_labels_stops_every_rank_with_its_error() {
     let mut bad = good.clone();
     let at = bad.iter().position(|arg| arg == "labels.npy").unwrap();
     bad[at] = "short.npy".into();
-    let error = "Error: rank 1 failed: invalid input: loading the labels: ";
-    every_rank_stops_with(dir.path(), &[(1, good.clone()), (1, bad), (1, good)], error);
+    let error = "Error: rank 0 failed: invalid input: loading the labels: ";
+    every_rank_stops_with(dir.path(), &[(1, bad), (2, good)], error);
 }

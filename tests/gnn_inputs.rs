@@ -119,6 +119,11 @@ fn a_gin_model_saves_as_it_was_loaded() {
     let saved = scratch.path("saved.safetensors");
     model.save(&saved, &[]).unwrap();
     assert_eq!(Model::load(&saved).unwrap(), model);
+    // As bytes sent to another process.
+    let bytes = model.to_safetensors_bytes().unwrap();
+    assert_eq!(Model::from_safetensors_bytes(&bytes, "sent").unwrap(), model);
+    let error = Model::from_safetensors_bytes(&bytes[..10], "sent").unwrap_err().to_string();
+    assert!(error.contains("sent") && error.contains("not a valid safetensors file"), "{error}");
     assert!(!Model::load(&saved)
         .unwrap()
         .with_train_eps(&[false])

@@ -184,7 +184,12 @@ pub(super) fn load_inputs(args: &TrainArgs) -> anyhow::Result<Inputs> {
         val: args.val_mask.as_ref().map(read_mask).transpose()?,
         test: args.test_mask.as_ref().map(read_mask).transpose()?,
     };
-    let optimizer = match args.optimizer {
+    Ok(Inputs { graph, model, features, labels, train_mask, evaluation, optimizer: optimizer(args) })
+}
+
+/// The optimiser the arguments ask for.
+pub(super) fn optimizer(args: &TrainArgs) -> OptimizerKind {
+    match args.optimizer {
         OptimizerChoice::Adam => {
             OptimizerKind::Adam(Adam { lr: args.lr, weight_decay: args.weight_decay, ..Adam::default() })
         }
@@ -194,8 +199,7 @@ pub(super) fn load_inputs(args: &TrainArgs) -> anyhow::Result<Inputs> {
             weight_decay: args.weight_decay,
             ..Sgd::default()
         }),
-    };
-    Ok(Inputs { graph, model, features, labels, train_mask, evaluation, optimizer })
+    }
 }
 
 /// One line saying what is trained on what.

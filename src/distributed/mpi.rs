@@ -1,6 +1,6 @@
-//! Ranks over MPI (feature `mpi`, through rsmpi): the halo exchange as one `MPI_Alltoallv` per layer (and back
-//! for training's gradients), the sum of the ranks' gradients, the same outcome on every rank when one fails,
-//! and the ranks' rows gathered on one rank.
+//! Ranks over MPI (feature `mpi`, through rsmpi): rank 0's blocks, rows and model handed out to every rank, the
+//! halo exchange as one `MPI_Alltoallv` per layer (and back for training's gradients), the sum of the ranks'
+//! gradients, the same outcome on every rank when one fails, and the ranks' rows gathered on one rank.
 //!
 //! MPI must be initialised (an [`mpi::environment::Universe`] alive) before any of these is called; they all
 //! run on the world communicator.
@@ -12,10 +12,11 @@ use mpi::traits::*;
 use mpi::{Count, Rank};
 
 use crate::error::{Error, Result};
-use crate::sparse::Dense;
+use crate::gnn::Model;
+use crate::sparse::{Csr, Dense};
 
 use super::block::add_rows;
-use super::{AllReduce, HaloExchange, RankBlock, RankPartition};
+use super::{AllReduce, HaloExchange, RankBlock};
 
 /// A rank's halo exchange over MPI: every rank sends each other the rows it needs and receives its halo, in one
 /// `MPI_Alltoallv` per call.
@@ -180,25 +181,6 @@ fn broadcast_vec<T: Equivalence + Copy + Default>(
     values
 }
 
-/// The partition rank 0 holds (`Some` there, `None` elsewhere) on every rank, so that one rank partitions the
-/// graph (METIS takes a while) and every rank splits it the same way.
-pub fn share_partition(partition: Option<RankPartition>) -> Result<RankPartition> {
-    let world = SimpleCommunicator::world();
-    let (method, owners) = match &partition {
-        Some(partition) => (partition.method().to_string().into_bytes(), partition.owners().to_vec()),
-        None => (Vec::new(), Vec::new()),
-    };
-    let method = broadcast_vec(&world, 0, method);
-    let owners = broadcast_vec(&world, 0, owners);
-    match partition {
-        Some(partition) => Ok(partition),
-        None => {
-            let method = String::from_utf8_lossy(&method).parse()?;
-            RankPartition::from_owners(owners, world.size() as u32, method)
-        }
-    }
-}
-
 /// Every rank's `rows` (its `nodes`' rows, of one width) in node order on rank 0, a matrix of `total_nodes`
 /// rows; `None` on the other ranks.
 pub fn gather_rows(nodes: &[u32], rows: &Dense<f32>, total_nodes: usize) -> Result<Option<Dense<f32>>> {
@@ -250,4 +232,67 @@ pub fn gather_fixed(values: &[f64]) -> Option<Vec<f64>> {
     let mut all = vec![0f64; values.len() * world.size() as usize];
     root.gather_into_root(values, &mut all[..]);
     Some(all)
+}
+
+/// Rank 0's `parts` (one per rank; `None` on the other ranks) scattered in one `MPI_Scatterv`: each rank gets
+/// its own. Every rank calls it at the same time.
+pub fn scatter<T: Equivalence + Copy + Default>(parts: Option<&[Vec<T>]>) -> Result<Vec<T>> {
+    let world = SimpleCommunicator::world();
+    let root = world.process_at_rank(0);
+    let mut length = 0u64;
+    let Some(parts) = parts else {
+        root.scatter_into(&mut length);
+        let mut mine = vec![T::default(); length as usize];
+        root.scatter_varcount_into(&mut mine[..]);
+        return Ok(mine);
+    };
+    if parts.len() != world.size() as usize {
+        return Err(Error::shape("parts to scatter (one per rank)", world.size() as usize, parts.len()));
+    }
+    let lengths: Vec<u64> = parts.iter().map(|part| part.len() as u64).collect();
+    root.scatter_into_root(&lengths[..], &mut length);
+    let (counts, displs) = partition_counts(parts.iter().map(Vec::len), 1, "the values scattered to a rank")?;
+    let all: Vec<T> = parts.concat();
+    let mut mine = vec![T::default(); length as usize];
+    root.scatter_varcount_into_root(&Partition::new(&all[..], counts, displs), &mut mine[..]);
+    Ok(mine)
+}
+
+/// Rank 0's `blocks` (one per rank; `None` on the other ranks) scattered: each rank gets its own.
+pub fn scatter_blocks(blocks: Option<&[RankBlock]>) -> Result<RankBlock> {
+    let field = |get: &dyn Fn(&RankBlock) -> Vec<u32>| blocks.map(|blocks| blocks.iter().map(get).collect::<Vec<_>>());
+    let row_ptr = scatter(field(&|block| block.matrix.row_ptr().to_vec()).as_deref())?;
+    let col_idx = scatter(field(&|block| block.matrix.col_idx().to_vec()).as_deref())?;
+    let values = blocks.map(|blocks| blocks.iter().map(|block| block.matrix.values().to_vec()).collect::<Vec<_>>());
+    let values = scatter(values.as_deref())?;
+    let nodes = scatter(field(&|block| block.nodes.clone()).as_deref())?;
+    let halo = scatter(field(&|block| block.halo.clone()).as_deref())?;
+    let receive = field(&|block| block.receive.iter().map(|&rows| rows as u32).collect());
+    let receive: Vec<usize> = scatter(receive.as_deref())?.into_iter().map(|rows| rows as usize).collect();
+    // Each rank's lists of rows to send: their lengths, then their rows one list after another.
+    let send_lengths = scatter(field(&|block| block.send.iter().map(|rows| rows.len() as u32).collect()).as_deref())?;
+    let send_rows = scatter(field(&|block| block.send.concat()).as_deref())?;
+    let mut rest = &send_rows[..];
+    let mut send = Vec::with_capacity(send_lengths.len());
+    for &length in &send_lengths {
+        let length = (length as usize).min(rest.len());
+        send.push(rest[..length].to_vec());
+        rest = &rest[length..];
+    }
+    let rank = SimpleCommunicator::world().rank() as u32;
+    let matrix = Csr::new(nodes.len(), nodes.len() + halo.len(), row_ptr, col_idx, values)?;
+    Ok(RankBlock { rank, matrix, nodes, halo, receive, send })
+}
+
+/// Rank 0's `model` (`None` on the other ranks) on every rank, sent as the bytes of a safetensors file.
+pub fn broadcast_model(model: Option<&Model>) -> Result<Model> {
+    let world = SimpleCommunicator::world();
+    let bytes = agree(model.map(Model::to_safetensors_bytes).transpose())?.unwrap_or_default();
+    let bytes = broadcast_vec(&world, 0, bytes);
+    Model::from_safetensors_bytes(&bytes, "the model rank 0 sent")
+}
+
+/// Rank 0's `values` (ignored on the other ranks) on every rank.
+pub fn broadcast<T: Equivalence + Copy + Default>(values: Vec<T>) -> Vec<T> {
+    broadcast_vec(&SimpleCommunicator::world(), 0, values)
 }

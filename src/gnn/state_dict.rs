@@ -7,7 +7,7 @@ use super::gat::GatConv;
 use super::layer::Layer;
 use super::model::{Model, TRAIN_EPS_METADATA};
 use crate::error::Result;
-use crate::io::safetensors::{write_safetensors, Tensor};
+use crate::io::safetensors::{parse_safetensors, safetensors_bytes, write_safetensors, Tensor};
 
 impl Model {
     /// The model's tensors by their PyG `state_dict` names (`conv1.lin.weight`, `conv1.bias`, ...; GIN's `eps`
@@ -48,6 +48,18 @@ impl Model {
         let mut metadata: HashMap<String, String> = extra.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
         metadata.extend(self.metadata());
         write_safetensors(path, &self.state_dict(), &metadata)
+    }
+
+    /// The model as the bytes of a safetensors file ([`Model::save`]'s, without extra entries), to send to
+    /// another process.
+    pub fn to_safetensors_bytes(&self) -> Result<Vec<u8>> {
+        safetensors_bytes(&self.state_dict(), &self.metadata(), Path::new("model sent to another process"))
+    }
+
+    /// A model from the bytes of a safetensors file, as [`Model::load`] reads one; `origin` names where they
+    /// came from, in errors.
+    pub fn from_safetensors_bytes(bytes: &[u8], origin: &str) -> Result<Self> {
+        Self::from_tensors(&parse_safetensors(bytes, Path::new(origin))?)
     }
 
     /// The header metadata [`Model::from_tensors`] reads besides the tensors: the architecture, the layer count,

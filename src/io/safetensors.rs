@@ -33,10 +33,15 @@ pub struct TensorFile {
 /// hold finite values only.
 pub fn read_safetensors(path: &Path) -> Result<TensorFile> {
     let bytes = std::fs::read(path).map_err(io_error(path))?;
+    parse_safetensors(&bytes, path)
+}
+
+/// [`read_safetensors`] of a file's `bytes` already in memory (`path` names where they came from, in errors).
+pub fn parse_safetensors(bytes: &[u8], path: &Path) -> Result<TensorFile> {
     let invalid =
         |e: ::safetensors::SafeTensorError| parse_error(path, None, format!("not a valid safetensors file: {e}"));
-    let (_, header) = SafeTensors::read_metadata(&bytes).map_err(invalid)?;
-    let file = SafeTensors::deserialize(&bytes).map_err(invalid)?;
+    let (_, header) = SafeTensors::read_metadata(bytes).map_err(invalid)?;
+    let file = SafeTensors::deserialize(bytes).map_err(invalid)?;
     let mut tensors = BTreeMap::new();
     for (name, view) in file.iter() {
         if view.dtype() != Dtype::F32 {
@@ -66,6 +71,16 @@ pub fn write_safetensors(
     tensors: &BTreeMap<String, Tensor>,
     metadata: &HashMap<String, String>,
 ) -> Result<()> {
+    let bytes = safetensors_bytes(tensors, metadata, path)?;
+    std::fs::write(path, bytes).map_err(io_error(path))
+}
+
+/// The bytes [`write_safetensors`] writes (`path` names their destination, in errors).
+pub fn safetensors_bytes(
+    tensors: &BTreeMap<String, Tensor>,
+    metadata: &HashMap<String, String>,
+    path: &Path,
+) -> Result<Vec<u8>> {
     let bytes: Vec<Vec<u8>> =
         tensors.values().map(|tensor| tensor.data.iter().flat_map(|v| v.to_le_bytes()).collect()).collect();
     let mut views = Vec::with_capacity(tensors.len());
@@ -75,8 +90,6 @@ pub fn write_safetensors(
         views.push((name.as_str(), view));
     }
     let metadata = (!metadata.is_empty()).then(|| metadata.clone());
-    ::safetensors::serialize_to_file(views, metadata, path).map_err(|e| match e {
-        ::safetensors::SafeTensorError::IoError(error) => io_error(path)(error),
-        other => parse_error(path, None, format!("cannot be written: {other}")),
-    })
+    ::safetensors::serialize(views, metadata)
+        .map_err(|error| parse_error(path, None, format!("cannot be written: {error}")))
 }

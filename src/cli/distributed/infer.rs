@@ -1,19 +1,18 @@
-//! `pimgnn infer --distributed`: one forward pass, the halo exchanged at every layer; rank 0 gathers the
-//! logits and prints every rank's nodes, halo, DPUs and phases with the halo exchange predicted over a stated
+//! `pimgnn infer --distributed`: rank 0 reads the inputs and hands out the parts, then one forward pass, the
+//! halo exchanged at every layer; rank 0 gathers the logits and prints every rank's nodes, halo, DPUs and phases with the halo exchange predicted over a stated
 //! network.
 
 use std::time::{Duration, Instant};
 
-use pimgnn::distributed::mpi::{agree, gather_fixed, gather_rows, MpiHalo};
-use pimgnn::distributed::{RankBlock, RankPartition};
+use pimgnn::distributed::mpi::{agree, broadcast_model, gather_fixed, gather_rows, scatter_blocks, MpiHalo};
+use pimgnn::distributed::RankBlock;
 use pimgnn::gnn::{Aggregator, EngineOptions, Inference, Overlap};
 use pimgnn::io::npy;
 use pimgnn::Dense;
 
-use super::ranks::{failed, per_rank_table, rows_of, shared_partition, start};
+use super::ranks::{failed, per_rank_table, scatter_rows, start, Parts};
 use super::{InferArgs, NetworkArgs};
 use crate::cli::output;
-use crate::cli::workload::Workload;
 
 /// The rows of the table's phases, each with the engine's phases it sums (the rest count as dense).
 const PHASES: [(&str, &[&str]); 5] = [
@@ -34,9 +33,16 @@ struct Rank {
     features: Dense<f32>,
     aggregator: Aggregator,
     model: pimgnn::gnn::Model,
-    nodes: usize,
+    /// What rank 0 prints (`None` on the others).
+    heading: Option<Heading>,
+}
+
+/// What rank 0 says of the run before its table.
+struct Heading {
     description: String,
     partition: String,
+    /// Nodes of the whole graph.
+    nodes: usize,
 }
 
 /// Runs `pimgnn infer --distributed`.
@@ -48,15 +54,16 @@ pub fn infer(args: &InferArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut set_up = set_up(args, rank, ranks)?;
     let setup_time = started.elapsed();
-    if rank == 0 {
-        println!("workload: {}", set_up.description);
-        println!("partition: {}", set_up.partition);
+    if let Some(heading) = &set_up.heading {
+        println!("workload: {}", heading.description);
+        println!("partition: {}", heading.partition);
         println!("plan (rank 0): {}", set_up.aggregator.plan());
     }
     let overlap = if args.no_overlap { Overlap::Sequential } else { Overlap::Overlapped };
     let inference = agree(set_up.model.forward_with(&set_up.features, &mut set_up.aggregator, overlap))?;
     let report = report(&set_up, &inference, &args.network);
-    let logits = gather_rows(&set_up.block.nodes, &inference.logits, set_up.nodes)?;
+    let nodes = set_up.heading.as_ref().map_or(0, |heading| heading.nodes);
+    let logits = gather_rows(&set_up.block.nodes, &inference.logits, nodes)?;
     let reports = gather_fixed(&report);
     let (Some(logits), Some(reports)) = (logits, reports) else { return Ok(()) };
     print_table(&reports, ranks, setup_time, &args.network);
@@ -67,33 +74,29 @@ pub fn infer(args: &InferArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Loads the workload (every rank reads the inputs whole), partitions it on rank 0 and shares the
-/// partition, and loads this rank's block into its engine; every step ends with every rank agreeing.
+/// Rank 0 reads (or generates) the workload, partitions it and sends every rank its block, its feature rows
+/// and the model; each rank loads its block into its engine. Every step ends with every rank agreeing.
 fn set_up(args: &InferArgs, rank: u32, ranks: u32) -> pimgnn::Result<Rank> {
-    let workload = agree(args.workload.load().map_err(failed("input")))?;
-    let graph = &workload.graph;
-    let partition = shared_partition(&args.distributed.partition, graph, rank, ranks)?;
-    let block = agree(block(&workload, &partition, rank))?;
-    let features = rows_of(&workload.features, &block.nodes)?;
-    let options: EngineOptions =
-        args.pim_args.engine_options(args.backend.backend, workload.model.aggregation_widths());
+    let load = || args.workload.load().map(Some).map_err(failed("input"));
+    let workload = agree(if rank == 0 { load() } else { Ok(None) })?;
+    let parts = workload.as_ref().map(|workload| {
+        let matrix = workload.model.architecture().aggregation().matrix(&workload.graph).map_err(anyhow::Error::from);
+        matrix.and_then(|matrix| Parts::new(&args.distributed.partition, &workload.graph, &matrix, ranks))
+    });
+    let parts = agree(parts.transpose().map_err(failed("--partition")))?;
+    let block = scatter_blocks(parts.as_ref().map(|parts| &parts.blocks[..]))?;
+    let features =
+        scatter_rows(parts.as_ref(), workload.as_ref().map(|workload| &workload.features), block.nodes.len())?;
+    let model = broadcast_model(workload.as_ref().map(|workload| &workload.model))?;
+    let options: EngineOptions = args.pim_args.engine_options(args.backend.backend, model.aggregation_widths());
     let aggregator = Aggregator::new(block.matrix.clone(), args.dtype, &options)
         .and_then(|aggregator| aggregator.with_halo(Box::new(MpiHalo::new(&block))));
-    Ok(Rank {
-        aggregator: agree(aggregator)?,
+    let heading = workload.zip(parts).map(|(workload, parts)| Heading {
         description: workload.description,
-        partition: partition.to_string(),
-        nodes: graph.nrows(),
-        model: workload.model,
-        block,
-        features,
-    })
-}
-
-/// This rank's block of the workload's aggregation matrix.
-fn block(workload: &Workload, partition: &RankPartition, rank: u32) -> pimgnn::Result<RankBlock> {
-    let matrix = workload.model.architecture().aggregation().matrix(&workload.graph)?;
-    partition.block(&matrix, rank)
+        partition: parts.partition.to_string(),
+        nodes: workload.graph.nrows(),
+    });
+    Ok(Rank { aggregator: agree(aggregator)?, heading, model, block, features })
 }
 
 /// This rank's values for the table ([`REPORT`] of them): the halo exchange predicted with the network

@@ -1,14 +1,14 @@
-//! What every distributed command does on every rank: start MPI, turn a command-line step's error into one to
-//! agree on, partition on rank 0 and share the partition, take a rank's rows of a node matrix, and print a
-//! table with a column per rank.
+//! What every distributed command does: start MPI, turn a command-line step's error into one to agree on,
+//! split the inputs on rank 0 (which reads them whole) and hand each rank its part, and print a table with a
+//! column per rank.
 
 use std::path::Path;
 
 use anyhow::bail;
 use comfy_table::Table;
 use mpi::environment::{Threading, Universe};
-use pimgnn::distributed::mpi::{agree, share_partition};
-use pimgnn::distributed::{PartitionMethod, RankPartition};
+use pimgnn::distributed::mpi::{broadcast, scatter};
+use pimgnn::distributed::{PartitionMethod, RankBlock, RankPartition};
 use pimgnn::{Csr, Dense};
 
 use crate::cli::table;
@@ -29,11 +29,38 @@ pub fn failed(what: &'static str) -> impl Fn(anyhow::Error) -> pimgnn::Error {
     move |error| pimgnn::Error::invalid(what, format!("{error:#}"))
 }
 
-/// The partition `source` names (a method, or a file of one for `ranks` ranks) of `graph`, made on rank 0 and
-/// shared with every rank.
-pub fn shared_partition(source: &str, graph: &Csr<f32>, rank: u32, ranks: u32) -> pimgnn::Result<RankPartition> {
-    let partition = (rank == 0).then(|| partition(source, graph, ranks));
-    share_partition(agree(partition.transpose().map_err(failed("--partition")))?)
+/// What rank 0 hands out: the partition and every rank's block of the aggregation matrix.
+pub struct Parts {
+    pub partition: RankPartition,
+    pub blocks: Vec<RankBlock>,
+}
+
+impl Parts {
+    /// `matrix` (the aggregation matrix of `graph`) split over `ranks` ranks by the partition `source` names.
+    pub fn new(source: &str, graph: &Csr<f32>, matrix: &Csr<f32>, ranks: u32) -> anyhow::Result<Self> {
+        let partition = partition(source, graph, ranks)?;
+        let blocks = (0..ranks).map(|rank| partition.block(matrix, rank)).collect::<pimgnn::Result<_>>()?;
+        Ok(Parts { partition, blocks })
+    }
+
+    /// Each rank's rows of `values` (a row of `width` values per node of the graph), for [`scatter`].
+    pub fn rows<T: Copy>(&self, values: &[T], width: usize) -> Vec<Vec<T>> {
+        let rows = |block: &RankBlock| {
+            let mut rows = Vec::with_capacity(block.nodes.len() * width);
+            for &node in &block.nodes {
+                rows.extend_from_slice(&values[node as usize * width..(node as usize + 1) * width]);
+            }
+            rows
+        };
+        self.blocks.iter().map(rows).collect()
+    }
+}
+
+/// Rank 0's `matrix` (`Some` there only) as this rank's rows, of `width` columns sent to every rank.
+pub fn scatter_rows(parts: Option<&Parts>, matrix: Option<&Dense<f32>>, rows: usize) -> pimgnn::Result<Dense<f32>> {
+    let width = broadcast(vec![matrix.map_or(0, |matrix| matrix.cols() as u64)])[0] as usize;
+    let split = parts.zip(matrix).map(|(parts, matrix)| parts.rows(matrix.as_slice(), width));
+    Dense::from_vec(rows, width, scatter(split.as_deref())?)
 }
 
 /// The partition `source` names of `graph` over `ranks` ranks.
@@ -55,12 +82,6 @@ fn partition(source: &str, graph: &Csr<f32>, ranks: u32) -> anyhow::Result<RankP
             Ok(partition)
         }
     }
-}
-
-/// `matrix`'s rows of `nodes`, in that order.
-pub fn rows_of(matrix: &Dense<f32>, nodes: &[u32]) -> pimgnn::Result<Dense<f32>> {
-    let values = nodes.iter().flat_map(|&node| matrix.row(node as usize).iter().copied()).collect();
-    Dense::from_vec(nodes.len(), matrix.cols(), values)
 }
 
 /// A table with a column per rank after the first, `rows` (a label, then a cell per rank).
