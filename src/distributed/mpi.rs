@@ -37,17 +37,6 @@ impl MpiHalo {
             halo_rows: block.halo.len(),
         }
     }
-
-    /// Counts and displacements of what this rank sends (`send` rows to each rank) and receives (`receive`
-    /// rows from each), `width` values a row, agreed on by every rank first: a rank that failed since the last
-    /// exchange (and waits in its own agreement) stops every rank instead of leaving them in this one.
-    fn agreed_counts(&self, send: &[usize], receive: &[usize], width: usize) -> Result<[(Vec<Count>, Vec<Count>); 2]> {
-        let counts = partition_counts(send.iter().copied(), width, "the rows sent to a rank").and_then(|sent| {
-            let received = partition_counts(receive.iter().copied(), width, "the rows received from a rank")?;
-            Ok([sent, received])
-        });
-        agree(counts)
-    }
 }
 
 /// Counts and displacements of `rows` per rank of `width` values each, in MPI's 32-bit counts.
@@ -69,6 +58,17 @@ fn partition_counts(rows: impl Iterator<Item = usize>, width: usize, what: &str)
     Ok((counts, displs))
 }
 
+/// Counts and displacements of what this rank sends (`send` rows to each rank) and receives (`receive`
+/// rows from each), `width` values a row, agreed on by every rank first: a rank that failed since the last
+/// exchange (and waits in its own agreement) stops every rank instead of leaving them in this one.
+fn agreed_counts(send: &[usize], receive: &[usize], width: usize) -> Result<[(Vec<Count>, Vec<Count>); 2]> {
+    let counts = partition_counts(send.iter().copied(), width, "the rows sent to a rank").and_then(|sent| {
+        let received = partition_counts(receive.iter().copied(), width, "the rows received from a rank")?;
+        Ok([sent, received])
+    });
+    agree(counts)
+}
+
 impl HaloExchange for MpiHalo {
     fn local_rows(&self) -> usize {
         self.local_rows
@@ -79,7 +79,7 @@ impl HaloExchange for MpiHalo {
         let width = local.cols();
         let sent: Vec<usize> = self.send.iter().map(Vec::len).collect();
         let [(send_counts, send_displs), (receive_counts, receive_displs)] =
-            self.agreed_counts(&sent, &self.receive, width)?;
+            agreed_counts(&sent, &self.receive, width)?;
         let outgoing: Vec<f32> =
             self.send.iter().flatten().flat_map(|&row| local.row(row as usize).iter().copied()).collect();
         let mut values = Vec::with_capacity((self.local_rows + self.halo_rows) * width);
@@ -105,7 +105,7 @@ impl HaloExchange for MpiHalo {
         // The halo's rows go back the way they came: to each owner as many as it sent, in the same order.
         let returned: Vec<usize> = self.send.iter().map(Vec::len).collect();
         let [(send_counts, send_displs), (receive_counts, receive_displs)] =
-            self.agreed_counts(&self.receive, &returned, width)?;
+            agreed_counts(&self.receive, &returned, width)?;
         let mut incoming = vec![0f32; returned.iter().sum::<usize>() * width];
         world.all_to_all_varcount_into(
             &Partition::new(&extended.as_slice()[self.local_rows * width..], send_counts, send_displs),
