@@ -12,7 +12,6 @@ use common::{largest_difference, random_model, rng, uniform, RandomLayers};
 use pimgnn::distributed::{PartitionMethod, RankPartition};
 use pimgnn::gnn::{Aggregator, Architecture, Backend, Dtype, EngineOptions, Model};
 use pimgnn::{Csr, Dense};
-use upmem::BackendKind;
 
 const NODES: usize = 300;
 const FEATURES: usize = 12;
@@ -135,7 +134,7 @@ fn ranks_on_simulated_dpus_give_the_cpus_logits() {
     let (graph, features) =
         (graph(), Dense::from_vec(NODES, FEATURES, uniform(&mut rng(9), NODES * FEATURES)).unwrap());
     let options = EngineOptions {
-        backend: Backend::Pim(BackendKind::Simulator),
+        backend: Backend::Pim(upmem::BackendKind::Simulator),
         dpus: Some(4),
         tasklets: Some(4),
         ..EngineOptions::default()

@@ -7,6 +7,7 @@ use std::path::Path;
 use anyhow::bail;
 use comfy_table::Table;
 use mpi::environment::{Threading, Universe};
+use mpi::traits::Communicator as _;
 use pimgnn::distributed::mpi::{broadcast, scatter};
 use pimgnn::distributed::{PartitionMethod, RankBlock, RankPartition};
 use pimgnn::{Csr, Dense};
@@ -18,8 +19,7 @@ pub fn start() -> anyhow::Result<(Universe, u32, u32)> {
     let Some((universe, _)) = mpi::initialize_with_threading(Threading::Serialized) else {
         bail!("MPI could not be initialised (or was already)");
     };
-    let world = mpi::topology::SimpleCommunicator::world();
-    use mpi::traits::Communicator as _;
+    let world = universe.world();
     let (rank, ranks) = (world.rank() as u32, world.size() as u32);
     Ok((universe, rank, ranks))
 }
@@ -56,7 +56,7 @@ impl Parts {
     }
 }
 
-/// Rank 0's `matrix` (`Some` there only) as this rank's rows, of `width` columns sent to every rank.
+/// This rank's `rows` rows of rank 0's `matrix` (`Some` there only; its width is sent to every rank).
 pub fn scatter_rows(parts: Option<&Parts>, matrix: Option<&Dense<f32>>, rows: usize) -> pimgnn::Result<Dense<f32>> {
     let width = broadcast(vec![matrix.map_or(0, |matrix| matrix.cols() as u64)])[0] as usize;
     let split = parts.zip(matrix).map(|(parts, matrix)| parts.rows(matrix.as_slice(), width));
