@@ -31,19 +31,4 @@ from .errors import (
 )
 from .graph import Graph
 
-__all__ = [
-    "Engine",
-    "Graph",
-    "Timing",
-    "hardware_present",
-    "errors",
-    "Error",
-    "ShapeError",
-    "IndexOutOfRangeError",
-    "InvalidError",
-    "FileError",
-    "CapacityError",
-    "NotFiniteError",
-    "UpmemError",
-    "NoHardwareError",
-]
+__all__ = ["Engine", "Graph", "Timing", "hardware_present", "errors", *errors.__all__]

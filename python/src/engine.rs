@@ -59,6 +59,12 @@ pub struct Engine {
     decision: Option<String>,
 }
 
+/// `matrix` as a numpy array that owns its values (no copy).
+fn array(py: Python<'_>, matrix: Dense<f32>) -> PyResult<Bound<'_, PyArray2<f32>>> {
+    let (rows, cols) = (matrix.rows(), matrix.cols());
+    PyArray1::from_vec(py, matrix.into_vec()).reshape([rows, cols])
+}
+
 /// `array` as a library matrix (one copy), refusing a layout that is not C-contiguous.
 fn dense(what: &str, array: &PyReadonlyArray2<'_, f32>) -> PyResult<Dense<f32>> {
     let [rows, cols] = [array.shape()[0], array.shape()[1]];
@@ -129,8 +135,7 @@ impl Engine {
     fn spmm<'py>(&self, py: Python<'py>, x: PyReadonlyArray2<'py, f32>) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let x = dense("features", &x)?;
         let y = self.call(py, move |aggregator| aggregator.aggregate(&x))?;
-        let (rows, cols) = (y.rows(), y.cols());
-        PyArray1::from_vec(py, y.into_vec()).reshape([rows, cols])
+        array(py, y)
     }
 
     /// `Y_h = A'_h X_h` for every head `h` (attention's aggregation): `x`'s columns are `heads` groups of
@@ -146,8 +151,7 @@ impl Engine {
         let x = dense("features", &x)?;
         let values = values.as_array().to_vec();
         let y = self.call(py, move |aggregator| aggregator.aggregate_heads(&values, heads, &x))?;
-        let (rows, cols) = (y.rows(), y.cols());
-        PyArray1::from_vec(py, y.into_vec()).reshape([rows, cols])
+        array(py, y)
     }
 
     /// SDDMM over the resident structure: `<p_i, q_j>` for every nonzero `(i, j)`, in its order (attention's

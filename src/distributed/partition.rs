@@ -13,6 +13,7 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::graph::check_adjacency;
 use crate::sparse::Csr;
 
 /// How nodes are split over ranks (parsed from `range` or `metis`, in any case).
@@ -55,7 +56,7 @@ const FILE_HEADER: &str = "# pimgnn rank partition";
 impl RankPartition {
     /// `graph`'s nodes over `ranks` ranks by `method` (square adjacency, row = target).
     pub fn new(graph: &Csr<f32>, ranks: u32, method: PartitionMethod) -> Result<Self> {
-        check_graph(graph)?;
+        check_adjacency(graph)?;
         if ranks == 0 {
             return Err(Error::invalid("ranks", "at least 1 rank is needed"));
         }
@@ -100,7 +101,7 @@ impl RankPartition {
 
     /// What each rank holds and exchanges for `graph`, which must have this partition's nodes.
     pub fn stats(&self, graph: &Csr<f32>) -> Result<Vec<RankStats>> {
-        check_graph(graph)?;
+        check_adjacency(graph)?;
         if graph.nrows() != self.owners.len() {
             return Err(Error::shape("graph (the partition's nodes)", self.owners.len(), graph.nrows()));
         }
@@ -190,18 +191,6 @@ impl RankPartition {
 impl fmt::Display for RankPartition {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} nodes over {} ranks by {}", self.owners.len(), self.ranks, self.method)
-    }
-}
-
-fn check_graph(graph: &Csr<f32>) -> Result<()> {
-    if graph.nrows() == graph.ncols() {
-        Ok(())
-    } else {
-        Err(Error::shape(
-            "graph adjacency matrix (nodes x nodes)",
-            "a square matrix",
-            format!("{} x {}", graph.nrows(), graph.ncols()),
-        ))
     }
 }
 

@@ -7,6 +7,7 @@
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::graph::check_adjacency;
 use crate::sparse::Csr;
 
 /// Rows per unit of parallel work when building a matrix with self-loops.
@@ -34,7 +35,7 @@ pub enum Aggregation {
 impl Aggregation {
     /// The aggregation matrix of `graph`, which must be square.
     pub fn matrix(self, graph: &Csr<f32>) -> Result<Csr<f32>> {
-        check_square(graph)?;
+        check_adjacency(graph)?;
         match self {
             Aggregation::GcnNormalized => {
                 let inv_sqrt_degree: Vec<f32> = (0..graph.nrows())
@@ -61,7 +62,7 @@ impl Aggregation {
 /// had none, placed last in its row. `None` normalises the graph's entries as they are. Unlike
 /// [`Aggregation::GcnNormalized`], which counts every entry as an edge of weight 1, the values are read.
 pub fn gcn_norm(graph: &Csr<f32>, self_loops: Option<f32>) -> Result<Csr<f32>> {
-    check_square(graph)?;
+    check_adjacency(graph)?;
     let mut matrix = match self_loops {
         Some(fill) => with_remaining_self_loops(graph, fill)?,
         None => graph.clone(),
@@ -114,18 +115,6 @@ fn with_remaining_self_loops(graph: &Csr<f32>, fill: f32) -> Result<Csr<f32>> {
         row_ptr.push(end);
     }
     Csr::new(n, n, row_ptr, col_idx, values)
-}
-
-fn check_square(graph: &Csr<f32>) -> Result<()> {
-    if graph.nrows() == graph.ncols() {
-        Ok(())
-    } else {
-        Err(Error::shape(
-            "graph adjacency matrix (nodes x nodes)",
-            "a square matrix",
-            format!("{} x {}", graph.nrows(), graph.ncols()),
-        ))
-    }
 }
 
 fn in_degree(graph: &Csr<f32>, row: usize) -> usize {

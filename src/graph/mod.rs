@@ -58,6 +58,19 @@ pub fn try_erdos_renyi(nodes: usize, edges: usize, seed: u64) -> Result<Csr<f32>
     }))
 }
 
+/// Rejects an adjacency matrix that is not square (nodes x nodes).
+pub(crate) fn check_adjacency(graph: &Csr<f32>) -> Result<()> {
+    if graph.nrows() == graph.ncols() {
+        Ok(())
+    } else {
+        Err(Error::shape(
+            "graph adjacency matrix (nodes x nodes)",
+            "a square matrix",
+            format!("{} x {}", graph.nrows(), graph.ncols()),
+        ))
+    }
+}
+
 /// Rejects graphs that 32-bit CSR indices cannot hold.
 fn check_size(nodes: usize, edges: usize) -> Result<()> {
     if nodes as u64 > 1 << 32 {
