@@ -22,7 +22,7 @@ const NODES: usize = CONNECTED + ISOLATED;
 const FEATURES: usize = 10;
 
 /// Writes `graph.mtx` (R-MAT over the first [`CONNECTED`] nodes, the rest isolated), `features.npy`, a GCN
-/// (`gcn.safetensors`) and a SAGE model (`sage.safetensors`), labels of 5 classes (`labels.npy`), training
+/// (`gcn.safetensors`), a SAGE (`sage.safetensors`) and a GAT model (`gat.safetensors`, two heads), labels of 5 classes (`labels.npy`), training
 /// and test masks (`train.npy`, `test.npy`), and `skewed.partition`: 3 ranks, rank 0 with most of the nodes,
 /// rank 1 with a few, rank 2 with the isolated nodes only.
 fn write_inputs(dir: &Path) {
@@ -33,6 +33,10 @@ fn write_inputs(dir: &Path) {
         RandomLayers { sage_root_bias: |at| at == 0, gin_hidden: |_, outputs| outputs, gat_heads: |_| (1, true) };
     let sage = random_model(Architecture::Sage, &[FEATURES, 16, 5], &mut rng(8), shape);
     sage.save(&dir.join("sage.safetensors"), &[]).unwrap();
+    let shape =
+        RandomLayers { sage_root_bias: |_| false, gin_hidden: |_, outputs| outputs, gat_heads: |at| (2, at == 0) };
+    let gat = random_model(Architecture::Gat, &[FEATURES, 16, 5], &mut rng(9), shape);
+    gat.save(&dir.join("gat.safetensors"), &[]).unwrap();
     let owners = (0..NODES).map(|node| match node {
         node if node >= CONNECTED => 2,
         node if node % 10 == 3 => 1,
@@ -139,7 +143,9 @@ fn one_to_four_ranks_give_the_one_process_logits_on_the_cpu() {
     let dir = tempfile::tempdir().unwrap();
     write_inputs(dir.path());
     for ranks in 1..=4 {
-        for (model, partition) in [("gcn.safetensors", "range"), ("sage.safetensors", "metis")] {
+        for (model, partition) in
+            [("gcn.safetensors", "range"), ("sage.safetensors", "metis"), ("gat.safetensors", "metis")]
+        {
             same_logits_as_one_process(dir.path(), ranks, &infer_args(&["--backend", "cpu"], model), partition);
         }
     }
@@ -161,7 +167,9 @@ fn ranks_on_the_simulator_give_the_one_process_logits() {
     let dir = tempfile::tempdir().unwrap();
     write_inputs(dir.path());
     let sim = ["--backend", "sim", "--dpus", "8", "--tasklets", "4"];
-    for (ranks, model, partition) in [(2, "gcn.safetensors", "range"), (4, "sage.safetensors", "metis")] {
+    for (ranks, model, partition) in
+        [(2, "gcn.safetensors", "range"), (4, "sage.safetensors", "metis"), (3, "gat.safetensors", "range")]
+    {
         same_logits_as_one_process(dir.path(), ranks, &infer_args(&sim, model), partition);
     }
 }
@@ -268,7 +276,7 @@ fn training_over_one_to_four_ranks_gives_the_one_process_losses_on_the_cpu() {
     let dir = tempfile::tempdir().unwrap();
     write_inputs(dir.path());
     for ranks in 1..=4 {
-        for (arch, partition) in [("gcn", "range"), ("sage", "metis"), ("gin", "range")] {
+        for (arch, partition) in [("gcn", "range"), ("sage", "metis"), ("gin", "range"), ("gat", "metis")] {
             trains_as_one_process(dir.path(), &["--backend", "cpu"], arch, ranks, partition);
         }
     }
@@ -281,6 +289,7 @@ fn training_over_unbalanced_parts_and_on_the_simulator_gives_the_one_process_los
     trains_as_one_process(dir.path(), &["--backend", "cpu"], "gcn", 3, "skewed.partition");
     let sim = ["--backend", "sim", "--dpus", "8", "--tasklets", "4"];
     trains_as_one_process(dir.path(), &sim, "sage", 2, "metis");
+    trains_as_one_process(dir.path(), &sim, "gat", 3, "range");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! A partitioned forward pass, ranks as threads of one process exchanging their halos through shared memory:
 //! every rank aggregates its block of the matrix with its own rows and the halo's, and the rows of all ranks
-//! together are the one-process logits (GCN, SAGE and GIN; ranges and METIS; unbalanced parts and a part without
+//! together are the one-process logits (GCN, SAGE, GIN and GAT; ranges and METIS; unbalanced parts and a part without
 //! edges; the CPU engine and the simulator).
 
 mod common;
@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use common::ranks::{graph_with_isolated_nodes, Mailboxes, ThreadExchange};
 use common::{largest_difference, random_model, rng, uniform, RandomLayers};
+use pimgnn::attention::AttentionSite;
 use pimgnn::distributed::{PartitionMethod, RankPartition};
 use pimgnn::gnn::{Aggregator, Architecture, Backend, Dtype, EngineOptions, Model};
 use pimgnn::{Csr, Dense};
@@ -41,13 +42,14 @@ fn partitioned_logits(
                     )
                     .unwrap();
                     let exchange = ThreadExchange { block: block.clone(), shared };
-                    let mut aggregator = Aggregator::new(block.matrix, Dtype::F32, options)
+                    let aggregation = model.architecture().aggregation();
+                    let mut aggregator = Aggregator::for_aggregation(aggregation, block.matrix, Dtype::F32, options)
                         .unwrap()
                         .with_halo(Box::new(exchange))
                         .unwrap();
                     let inference = model.forward(&local, &mut aggregator).unwrap();
                     let phases = &inference.layers[0].phases;
-                    assert_eq!(phases[0].name, "halo exchange", "{phases:?}");
+                    assert!(phases.iter().any(|phase| phase.name == "halo exchange"), "{phases:?}");
                     (nodes, inference.logits)
                 })
             })
@@ -66,7 +68,8 @@ fn partitioned_logits(
 fn one_process_logits(model: &Model, graph: &Csr<f32>, features: &Dense<f32>) -> Dense<f32> {
     let matrix = model.architecture().aggregation().matrix(graph).unwrap();
     let options = EngineOptions { backend: Backend::Cpu, ..EngineOptions::default() };
-    let mut aggregator = Aggregator::new(matrix, Dtype::F32, &options).unwrap();
+    let aggregation = model.architecture().aggregation();
+    let mut aggregator = Aggregator::for_aggregation(aggregation, matrix, Dtype::F32, &options).unwrap();
     model.forward(features, &mut aggregator).unwrap().logits
 }
 
@@ -76,10 +79,14 @@ fn graph() -> Csr<f32> {
 }
 
 fn models() -> Vec<Model> {
-    let shape =
-        RandomLayers { sage_root_bias: |at| at == 0, gin_hidden: |_, outputs| outputs + 3, gat_heads: |_| (1, true) };
+    // GAT with two heads concatenated, then two averaged.
+    let shape = RandomLayers {
+        sage_root_bias: |at| at == 0,
+        gin_hidden: |_, outputs| outputs + 3,
+        gat_heads: |at| (2, at == 0),
+    };
     let mut rng = rng(11);
-    [Architecture::Gcn, Architecture::Sage, Architecture::Gin]
+    [Architecture::Gcn, Architecture::Sage, Architecture::Gin, Architecture::Gat]
         .into_iter()
         .map(|architecture| random_model(architecture, &[FEATURES, 16, 5], &mut rng, RandomLayers { ..shape }))
         .collect()
@@ -139,11 +146,18 @@ fn ranks_on_simulated_dpus_give_the_cpus_logits() {
         tasklets: Some(4),
         ..EngineOptions::default()
     };
-    let model = &models()[0];
     let partition = RankPartition::new(&graph, 3, PartitionMethod::Metis).unwrap();
-    let found = partitioned_logits(model, &graph, &features, &partition, &options);
-    let expected = one_process_logits(model, &graph, &features);
-    assert!(largest_difference(found.as_slice(), expected.as_slice()) <= 1e-5);
+    let models = models();
+    // GCN, and GAT with its attention weights computed on the host and on the DPUs.
+    let runs =
+        [(&models[0], AttentionSite::Auto), (&models[3], AttentionSite::Host), (&models[3], AttentionSite::Engine)];
+    for (model, attention) in runs {
+        let options = EngineOptions { attention, ..options.clone() };
+        let found = partitioned_logits(model, &graph, &features, &partition, &options);
+        let expected = one_process_logits(model, &graph, &features);
+        let difference = largest_difference(found.as_slice(), expected.as_slice());
+        assert!(difference <= 1e-5, "{} ({attention:?}): {difference}", model.architecture());
+    }
 }
 
 #[test]

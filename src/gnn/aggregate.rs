@@ -292,8 +292,10 @@ impl Aggregator {
 
     /// Makes this aggregator one rank's of a partitioned matrix: its matrix is the rank's
     /// [`RankBlock`](crate::distributed::RankBlock)'s, each call gives the rank's own feature rows, and
-    /// `exchange` brings the halo's before the engine aggregates (a phase `halo exchange`). Attention (GAT)
-    /// and SDDMM are not distributed: they are refused.
+    /// `exchange` brings the halo's before the engine aggregates (a phase `halo exchange`). Attention's calls
+    /// ([`Aggregator::aggregate_heads`], [`Aggregator::aggregate_attention`]) and [`Aggregator::sddmm`] take
+    /// features over the block's columns instead, as the scores need the halo's rows before the aggregation
+    /// does: [`Aggregator::extend_with_halo`] brings them.
     pub fn with_halo(mut self, exchange: Box<dyn HaloExchange>) -> Result<Self> {
         if exchange.local_rows() != self.shape.0 {
             return Err(Error::shape("halo exchange: the rank's rows", self.shape.0, exchange.local_rows()));
@@ -302,15 +304,11 @@ impl Aggregator {
         Ok(self)
     }
 
-    /// `x` ready for the engine: checked against the matrix's columns, or, with a halo exchange, the rank's
-    /// own rows extended with the halo's.
-    fn extended<'a>(&mut self, x: &'a Dense<f32>) -> Result<Cow<'a, Dense<f32>>> {
-        let Some(exchange) = &mut self.halo else {
-            if x.rows() != self.shape.1 {
-                return Err(Error::shape("aggregation: rows of the features (nodes)", self.shape.1, x.rows()));
-            }
-            return Ok(Cow::Borrowed(x));
-        };
+    /// `x`, the rank's own feature rows, followed by the halo's (a phase `halo exchange` appended to `phases`),
+    /// on a rank's aggregator ([`Aggregator::with_halo`]); `x` itself on any other. Every rank calls it at the
+    /// same time.
+    pub fn extend_with_halo<'a>(&mut self, x: &'a Dense<f32>, phases: &mut Vec<Phase>) -> Result<Cow<'a, Dense<f32>>> {
+        let Some(exchange) = &mut self.halo else { return Ok(Cow::Borrowed(x)) };
         if x.rows() != exchange.local_rows() {
             return Err(Error::shape(
                 "aggregation: rows of the features (the rank's nodes)",
@@ -327,23 +325,39 @@ impl Aggregator {
                 format!("{} x {}", extended.rows(), extended.cols()),
             ));
         }
-        self.phases.push(Phase { name: "halo exchange".into(), wall: started.elapsed(), predicted: None });
+        phases.push(Phase { name: "halo exchange".into(), wall: started.elapsed(), predicted: None });
         Ok(Cow::Owned(extended))
     }
 
-    /// Refuses what a rank's aggregator cannot do.
-    fn check_not_distributed(&self, what: &str) -> Result<()> {
-        match self.halo {
-            Some(_) => Err(Error::invalid("distributed aggregation", format!("{what} is not distributed over ranks"))),
-            None => Ok(()),
+    /// `x` ready for the engine: extended with the halo's rows on a rank ([`Aggregator::extend_with_halo`]),
+    /// checked against the matrix's columns.
+    fn extended<'a>(&mut self, x: &'a Dense<f32>) -> Result<Cow<'a, Dense<f32>>> {
+        let mut phases = std::mem::take(&mut self.phases);
+        let extended = self.extend_with_halo(x, &mut phases);
+        self.phases = phases;
+        let extended = extended?;
+        self.check_columns(&extended)?;
+        Ok(extended)
+    }
+
+    /// Refuses features without a row per column of the matrix.
+    fn check_columns(&self, x: &Dense<f32>) -> Result<()> {
+        if x.rows() != self.shape.1 {
+            return Err(Error::shape("aggregation: rows of the features (nodes)", self.shape.1, x.rows()));
         }
+        Ok(())
     }
 
     /// `M X` in `f32`, through the engine (quantized and dequantized around it for integer dtypes).
     pub fn aggregate(&mut self, x: &Dense<f32>) -> Result<Dense<f32>> {
         self.phases.clear();
         let x = self.extended(x)?;
-        let x = x.as_ref();
+        self.aggregate_columns(x.as_ref())
+    }
+
+    /// `M X` for `x` over the matrix's columns (on a rank, already extended with the halo's rows).
+    fn aggregate_columns(&mut self, x: &Dense<f32>) -> Result<Dense<f32>> {
+        self.check_columns(x)?;
         match &mut self.engines {
             Engines::Exact(engine) => {
                 let y = engine.spmm(x)?;
@@ -367,9 +381,9 @@ impl Aggregator {
     /// `M'_h X_h` for every head `h` in one call: `x`'s columns are `heads` groups of equal width, group `h`
     /// aggregated with the resident structure and head `h`'s values, `values[k * heads + h]` for nonzero `k`
     /// ([`SpmmEngine::set_head_values`]). On the DPUs each feature group gets only its heads' values. As
-    /// [`Aggregator::aggregate_weighted`] otherwise (which is one head).
+    /// [`Aggregator::aggregate_weighted`] otherwise (which is one head), except on a rank: there `x` is over the
+    /// block's columns, its own rows and the halo's ([`Aggregator::extend_with_halo`]).
     pub fn aggregate_heads(&mut self, values: &[f32], heads: usize, x: &Dense<f32>) -> Result<Dense<f32>> {
-        self.check_not_distributed("attention-weighted aggregation")?;
         let Some(structure) = &self.structure else { return Err(no_structure()) };
         crate::spmm::check_head_values(structure.nnz(), values.len(), heads)?;
         let row_ptr = structure.row_ptr();
@@ -380,7 +394,8 @@ impl Aggregator {
             Engines::I16(engine) => engine.set_values(row_ptr, values, heads)?,
             Engines::I8(engine) => engine.set_values(row_ptr, values, heads)?,
         }
-        self.aggregate(x)
+        self.phases.clear();
+        self.aggregate_columns(x)
     }
 
     /// Where a GAT layer's attention weights for `heads` heads of `head_features` each are computed: as asked
@@ -416,7 +431,6 @@ impl Aggregator {
     /// (plus PyG's [`SOFTMAX_EPSILON`]). `f32` aggregation only; an aggregator not built by
     /// [`Aggregator::weighted`] refuses, as [`Aggregator::aggregate_weighted`] does.
     pub fn aggregate_attention(&mut self, scores: &AttentionScores, x: &Dense<f32>) -> Result<Dense<f32>> {
-        self.check_not_distributed("attention-weighted aggregation")?;
         if self.structure.is_none() {
             return Err(no_structure());
         }
@@ -459,14 +473,13 @@ impl Aggregator {
             wall: started.elapsed(),
             predicted: None,
         });
-        Dense::from_vec(x.rows(), x.cols(), normalised)
+        Dense::from_vec(self.shape.0, x.cols(), normalised)
     }
 
     /// SDDMM over the resident matrix's structure: for each nonzero `(i, j)`, in its order, `<p_i, q_j>` (in an
     /// integer dtype, `p` and `q` quantized each with a scale of its own and the results scaled back), on the
     /// engine's backend. Its phases are in [`Aggregator::last_phases`].
     pub fn sddmm(&mut self, p: &Dense<f32>, q: &Dense<f32>) -> Result<Vec<f32>> {
-        self.check_not_distributed("SDDMM")?;
         self.phases.clear();
         match &mut self.engines {
             Engines::Exact(engine) => {
@@ -529,6 +542,11 @@ impl Aggregator {
             Engines::I16(engine) => Some(engine.scales),
             Engines::I8(engine) => Some(engine.scales),
         }
+    }
+
+    /// The resident matrix's rows and columns (on a rank, its own nodes, and those with the halo's).
+    pub fn shape(&self) -> (usize, usize) {
+        self.shape
     }
 
     /// The backend the engine runs on.

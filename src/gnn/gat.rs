@@ -150,9 +150,11 @@ impl GatConv {
         let started = Instant::now();
         let h = self.lin.transform(x)?;
         timed(phases, "transform (GEMM)", started);
+        // On a rank, the scores of its rows' remote sources need their rows.
+        let h = aggregator.extend_with_halo(&h, phases)?;
 
         let started = Instant::now();
-        let (scores_src, scores_dst) = self.scores(&h);
+        let (scores_src, scores_dst) = self.scores(&h, x.rows());
         timed(phases, "attention scores", started);
 
         let y = match aggregator.attention_site(self.heads, self.head_features()) {
@@ -202,9 +204,12 @@ impl GatConv {
     }
 
     /// Per node and head, the scores of `h = x W^T` as a source and as a target (`a_src . h_j,k` and
-    /// `a_dst . h_i,k`, each `nodes x heads`, row-major).
-    pub(crate) fn scores(&self, h: &Dense<f32>) -> (Vec<f32>, Vec<f32>) {
-        (self.node_scores(h, &self.att_src), self.node_scores(h, &self.att_dst))
+    /// `a_dst . h_i,k`, `nodes x heads` and `targets x heads`, row-major): the aggregation's rows are the first
+    /// `targets` of its columns (all of them on one server; on a rank, its own nodes before the halo's).
+    pub(crate) fn scores(&self, h: &Dense<f32>, targets: usize) -> (Vec<f32>, Vec<f32>) {
+        let width = h.cols();
+        let target_rows = &h.as_slice()[..targets.min(h.rows()) * width];
+        (self.node_scores(h.as_slice(), &self.att_src), self.node_scores(target_rows, &self.att_dst))
     }
 
     /// Head `head`'s columns of `h` (`nodes x heads * out`).
@@ -239,11 +244,11 @@ impl GatConv {
         }
     }
 
-    /// Per node and head, `att . h_node,head` (`nodes x heads`, row-major).
-    fn node_scores(&self, h: &Dense<f32>, att: &[f32]) -> Vec<f32> {
+    /// Per node and head, `att . h_node,head` (`nodes x heads`, row-major) for `h`'s rows (`heads * out` wide).
+    fn node_scores(&self, h: &[f32], att: &[f32]) -> Vec<f32> {
         let (heads, per_head) = (self.heads, self.head_features());
-        let mut scores = vec![0.0f32; h.rows() * heads];
-        scores.par_chunks_mut(heads).zip(h.as_slice().par_chunks(heads * per_head)).for_each(|(scores, row)| {
+        let mut scores = vec![0.0f32; h.len() / (heads * per_head).max(1) * heads];
+        scores.par_chunks_mut(heads).zip(h.par_chunks(heads * per_head)).for_each(|(scores, row)| {
             for (head, score) in scores.iter_mut().enumerate() {
                 let range = head * per_head..(head + 1) * per_head;
                 *score = row[range.clone()].iter().zip(&att[range]).map(|(a, b)| a * b).sum();

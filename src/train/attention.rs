@@ -12,6 +12,10 @@
 //!   `dh_j += d s_src,j a_src + d s_dst,j a_dst`;
 //! - `dW = dh^T x`, `dx = dh W`. The maximum PyG's softmax takes off is detached, and its `1e-16` changes
 //!   nothing at `f32` precision.
+//!
+//! On a rank of a distributed run, `h` is extended with the halo's rows before the scores (the sources of its
+//! rows' edges), and `dh`'s halo rows go back to their owners before `dW` and `dx`; the parameters' gradients
+//! are summed over the ranks by the trainer.
 
 use rayon::prelude::*;
 
@@ -27,9 +31,9 @@ use crate::sparse::{Csr, Dense};
 /// What [`forward`] keeps for [`backward`].
 #[derive(Debug)]
 pub(crate) struct AttentionCache {
-    /// `x W^T`, `nodes x heads * C`.
+    /// `x W^T`, `nodes x heads * C` (on a rank, its own rows and then its halo's).
     h: Dense<f32>,
-    /// The scores as a source and as a target, `nodes x heads`.
+    /// The scores as a source (of `h`'s rows) and as a target (of the aggregation's rows), each `x heads`.
     scores_src: Vec<f32>,
     scores_dst: Vec<f32>,
     /// Per nonzero and head, the attention values.
@@ -43,7 +47,9 @@ pub(crate) fn forward(
     propagator: &mut Propagator,
 ) -> Result<(Dense<f32>, AttentionCache)> {
     let h = propagator.dense(|| conv.lin().transform(x))?;
-    let (scores_src, scores_dst) = propagator.timed(Stage::Attention, || Ok(conv.scores(&h)))?;
+    // On a rank, the scores of its rows' remote sources need their rows.
+    let h = propagator.extend_with_halo(&h)?.into_owned();
+    let (scores_src, scores_dst) = propagator.timed(Stage::Attention, || Ok(conv.scores(&h, x.rows())))?;
     let alpha = propagator.with_structure(|structure| conv.attention_values(structure, &scores_src, &scores_dst))?;
     let aggregated = propagator.aggregate_heads(&alpha, conv.heads(), &h)?;
     let mut y = propagator.dense(|| conv.combine_heads(aggregated))?;
@@ -98,11 +104,15 @@ pub(crate) fn backward(
         dh.as_mut_slice().par_chunks_mut(heads * per_head).enumerate().for_each(|(node, row)| {
             for (at, d) in row.iter_mut().enumerate() {
                 let head = node * heads + at / per_head;
-                *d += ds_src[head] * att_src[at] + ds_dst[head] * att_dst[at];
+                // Only the aggregation's rows (on a rank, its own nodes) are targets.
+                let as_target = ds_dst.get(head).map_or(0.0, |ds| ds * att_dst[at]);
+                *d += ds_src[head] * att_src[at] + as_target;
             }
         });
         Ok((d_att_src, d_att_dst))
     })?;
+    // On a rank, the halo's rows of dh go back to their owners.
+    let dh = propagator.return_halo(dh)?;
 
     let (weight, dx) = propagator.dense(|| {
         let weight = matmul(&dh, Op::Transposed, x, Op::Plain)?;
@@ -197,13 +207,14 @@ fn scatter_scores(structure: &Csr<f32>, dz: &[f32], heads: usize) -> (Vec<f32>, 
     (ds_src, ds_dst)
 }
 
-/// `d a[k, c] = sum_node ds[node, k] h[node, k * C + c]`, accumulated in f64 by fixed blocks of nodes summed in
-/// order, so the result does not depend on how the blocks were scheduled.
+/// `d a[k, c] = sum_node ds[node, k] h[node, k * C + c]` over the nodes `ds` has (`h`'s first rows),
+/// accumulated in f64 by fixed blocks of nodes summed in order, so the result does not depend on how the blocks
+/// were scheduled.
 fn attention_gradient(h: &Dense<f32>, ds: &[f32], heads: usize, per_head: usize) -> Vec<f32> {
     const NODES_PER_BLOCK: usize = 1024;
     let width = heads * per_head;
-    let blocks: Vec<Vec<f64>> = h
-        .as_slice()
+    let nodes = ds.len() / heads;
+    let blocks: Vec<Vec<f64>> = h.as_slice()[..nodes * width]
         .par_chunks(width * NODES_PER_BLOCK)
         .enumerate()
         .map(|(block, rows)| {

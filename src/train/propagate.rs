@@ -2,6 +2,7 @@
 //! [`Aggregator`] with its matrix resident in the engine for the whole run, and the time of every step
 //! accounted to a [`Stage`].
 
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -174,41 +175,18 @@ impl Propagator {
         })
     }
 
-    /// A rank's engines in distributed training: for `block`, its rows of the aggregation matrix (its own
-    /// nodes, over the columns of its own nodes and then its halo's), and for the block's transpose when
-    /// `backward_widths` is not empty, sharing the DPUs `options` asks for. Before each `M X`, `exchange` brings
-    /// the halo's rows; after each `M^T dY`, it sends the halo's gradient rows back to their owners and adds
-    /// those the other ranks send back.
-    pub fn distributed(
-        block: Csr<f32>,
-        forward_widths: &[usize],
-        backward_widths: &[usize],
-        options: &EngineOptions,
-        exchange: Box<dyn HaloExchange>,
-    ) -> Result<Self> {
-        if exchange.local_rows() != block.nrows() {
-            return Err(Error::shape("halo exchange: the rank's rows", block.nrows(), exchange.local_rows()));
+    /// Makes these engines a rank's in distributed training: they hold its block of the aggregation matrix (its
+    /// own nodes' rows, over the columns of its own nodes and then its halo's; a block is never square while it
+    /// has a halo, so its transpose has an engine of its own). Before each `M X`, `exchange` brings the halo's
+    /// rows; after each `M^T dY`, it sends the halo's gradient rows back to their owners and adds those the
+    /// other ranks send back. Attention's calls take and give rows over the block's columns instead
+    /// ([`Propagator::extend_with_halo`], [`Propagator::return_halo`]).
+    pub fn with_halo(mut self, exchange: Box<dyn HaloExchange>) -> Result<Self> {
+        if exchange.local_rows() != self.forward.shape().0 {
+            return Err(Error::shape("halo exchange: the rank's rows", self.forward.shape().0, exchange.local_rows()));
         }
-        let with_widths = |widths: &[usize]| EngineOptions { widths: widths.to_vec(), ..options.clone() };
-        let (forward, transposed) = if backward_widths.is_empty() {
-            (Aggregator::new(block, Dtype::F32, &with_widths(forward_widths))?, Transposed::Unneeded)
-        } else {
-            let transpose = block.transpose();
-            let (forward_dpus, backward_dpus) = split_dpus(options)?;
-            let forward_options = EngineOptions { dpus: forward_dpus, ..with_widths(forward_widths) };
-            let backward_options = EngineOptions { dpus: backward_dpus, ..with_widths(backward_widths) };
-            let forward = Aggregator::new(block, Dtype::F32, &forward_options)?;
-            let backward = Aggregator::new(transpose, Dtype::F32, &backward_options)?;
-            (forward, Transposed::Resident(Box::new(backward)))
-        };
-        Ok(Propagator {
-            forward,
-            transposed,
-            halo: Some(exchange),
-            transpose_order: None,
-            transposed_values: Vec::new(),
-            timings: Timings::default(),
-        })
+        self.halo = Some(exchange);
+        Ok(self)
     }
 
     /// Engines for a matrix whose values change at every call (attention's) while its structure stays: `matrix`
@@ -240,7 +218,8 @@ impl Propagator {
 
     /// `M'_h X_h` for every head `h` in one call, for `M'_h` the structure with head `h`'s values
     /// (`values[k * heads + h]`, in its nonzero order) and `X_h` the `h`-th of `heads` groups of `x`'s columns
-    /// ([`Aggregator::aggregate_heads`]); see [`Propagator::weighted`].
+    /// ([`Aggregator::aggregate_heads`]); see [`Propagator::weighted`]. On a rank, `x` is over the block's
+    /// columns ([`Propagator::extend_with_halo`]).
     pub fn aggregate_heads(&mut self, values: &[f32], heads: usize, x: &Dense<f32>) -> Result<Dense<f32>> {
         let y = self.forward.aggregate_heads(values, heads, x)?;
         self.timings.record_phases(Stage::ForwardAggregation, self.forward.last_phases());
@@ -248,7 +227,8 @@ impl Propagator {
     }
 
     /// `M'_h^T dy_h` for every head, with `values` as for [`Propagator::aggregate_heads`] (in `M`'s nonzero
-    /// order), on the resident transpose.
+    /// order), on the resident transpose: a row per column of `M` (on a rank, the halo's rows stay: see
+    /// [`Propagator::return_halo`]).
     pub fn aggregate_transposed_heads(&mut self, values: &[f32], heads: usize, dy: &Dense<f32>) -> Result<Dense<f32>> {
         let (Some(order), Transposed::Resident(engine)) = (&self.transpose_order, &mut self.transposed) else {
             return Err(Error::invalid("backward aggregation with new values", "the engines were built without them"));
@@ -284,17 +264,32 @@ impl Propagator {
 
     /// `M X` (on a rank, `x` holds its own rows, extended with the halo's first).
     pub fn aggregate(&mut self, x: &Dense<f32>) -> Result<Dense<f32>> {
-        let y = match &mut self.halo {
-            Some(exchange) => {
-                let started = Instant::now();
-                let extended = exchange.extend(x)?;
-                self.timings.record(Stage::Communication, started.elapsed(), None);
-                self.forward.aggregate(&extended)?
-            }
-            None => self.forward.aggregate(x)?,
-        };
+        let x = self.extend_with_halo(x)?;
+        let y = self.forward.aggregate(&x)?;
         self.timings.record_phases(Stage::ForwardAggregation, self.forward.last_phases());
         Ok(y)
+    }
+
+    /// On a rank ([`Propagator::with_halo`]), `x` (its own rows) followed by the halo's rows, timed as
+    /// [`Stage::Communication`]; else `x` itself. Every rank calls it at the same time.
+    pub fn extend_with_halo<'a>(&mut self, x: &'a Dense<f32>) -> Result<Cow<'a, Dense<f32>>> {
+        let Some(exchange) = &mut self.halo else { return Ok(Cow::Borrowed(x)) };
+        let started = Instant::now();
+        let extended = exchange.extend(x)?;
+        self.timings.record(Stage::Communication, started.elapsed(), None);
+        Ok(Cow::Owned(extended))
+    }
+
+    /// On a rank, the way back of [`Propagator::extend_with_halo`] for gradients: `extended` holds a row per
+    /// column of the block, the halo's rows go back to their owners, and the rank's own rows come back with
+    /// what the other ranks returned added ([`HaloExchange::reduce`]), timed as [`Stage::Communication`]; else
+    /// `extended` itself. Every rank calls it at the same time.
+    pub fn return_halo(&mut self, extended: Dense<f32>) -> Result<Dense<f32>> {
+        let Some(exchange) = &mut self.halo else { return Ok(extended) };
+        let started = Instant::now();
+        let local = exchange.reduce(extended)?;
+        self.timings.record(Stage::Communication, started.elapsed(), None);
+        Ok(local)
     }
 
     /// `M^T dy`; an error when the propagator was built for no backward call.
@@ -308,15 +303,7 @@ impl Propagator {
         };
         let dx = engine.aggregate(dy)?;
         self.timings.record_phases(Stage::BackwardAggregation, engine.last_phases());
-        match &mut self.halo {
-            Some(exchange) => {
-                let started = Instant::now();
-                let dx = exchange.reduce(dx)?;
-                self.timings.record(Stage::Communication, started.elapsed(), None);
-                Ok(dx)
-            }
-            None => Ok(dx),
-        }
+        self.return_halo(dx)
     }
 
     /// Runs `step` on the CPU, timed as [`Stage::Dense`].

@@ -58,13 +58,8 @@ impl Trainer {
         options: &EngineOptions,
     ) -> Result<Self> {
         check_inputs(&model, graph.nrows(), "of the graph", &features, &targets)?;
-        let aggregation = model.architecture().aggregation();
-        let matrix = aggregation.matrix(graph)?;
-        let (forward_widths, backward_widths) = (model.aggregation_widths(), backward_aggregation_widths(&model));
-        let propagator = match aggregation {
-            Aggregation::Attention => Propagator::weighted(matrix, &forward_widths, &backward_widths, options)?,
-            _ => Propagator::new(matrix, &forward_widths, &backward_widths, options)?,
-        };
+        let matrix = model.architecture().aggregation().matrix(graph)?;
+        let propagator = propagator(&model, matrix, options)?;
         Self::with_propagator(model, features, targets, optimizer, propagator, None)
     }
 
@@ -73,7 +68,7 @@ impl Trainer {
     /// are its nodes'. The `transport`'s exchange brings the halo's rows in before each aggregation and takes
     /// their gradients back after each backward one; its sum adds up the ranks' losses and gradients, so that
     /// every rank steps the same optimiser to the same weights. Every rank builds its trainer and runs every epoch at the same
-    /// time. GAT is refused: its attention is not distributed.
+    /// time.
     pub fn distributed(
         model: Model,
         block: &RankBlock,
@@ -84,13 +79,8 @@ impl Trainer {
         transport: RankTransport,
     ) -> Result<Self> {
         check_inputs(&model, block.nodes.len(), "of the rank", &features, &targets)?;
-        if model.architecture().aggregation() == Aggregation::Attention {
-            return Err(Error::invalid("distributed training", "GAT's attention is not distributed over ranks"));
-        }
-        let (forward_widths, backward_widths) = (model.aggregation_widths(), backward_aggregation_widths(&model));
         let RankTransport { exchange, sum } = transport;
-        let propagator =
-            Propagator::distributed(block.matrix.clone(), &forward_widths, &backward_widths, options, exchange)?;
+        let propagator = propagator(&model, block.matrix.clone(), options)?.with_halo(exchange)?;
         Self::with_propagator(model, features, targets, optimizer, propagator, Some(sum))
     }
 
@@ -229,6 +219,16 @@ impl Trainer {
 
 /// Checks `features` and `targets` against `model` and the `nodes` trained on (`whose`: of the graph, or of
 /// the rank).
+/// The engines `model` trains with on `matrix` (the whole graph's, or a rank's block): with values per call
+/// for attention.
+fn propagator(model: &Model, matrix: Csr<f32>, options: &EngineOptions) -> Result<Propagator> {
+    let (forward_widths, backward_widths) = (model.aggregation_widths(), backward_aggregation_widths(model));
+    match model.architecture().aggregation() {
+        Aggregation::Attention => Propagator::weighted(matrix, &forward_widths, &backward_widths, options),
+        _ => Propagator::new(matrix, &forward_widths, &backward_widths, options),
+    }
+}
+
 fn check_inputs(model: &Model, nodes: usize, whose: &str, features: &Dense<f32>, targets: &Targets) -> Result<()> {
     if features.rows() != nodes {
         return Err(Error::shape(format!("node features (rows, one per node {whose})"), nodes, features.rows()));

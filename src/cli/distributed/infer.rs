@@ -89,7 +89,8 @@ fn set_up(args: &InferArgs, rank: u32, ranks: u32) -> pimgnn::Result<Rank> {
         scatter_rows(parts.as_ref(), workload.as_ref().map(|workload| &workload.features), block.nodes.len())?;
     let model = broadcast_model(workload.as_ref().map(|workload| &workload.model))?;
     let options: EngineOptions = args.pim_args.engine_options(args.backend.backend, model.aggregation_widths());
-    let aggregator = Aggregator::new(block.matrix.clone(), args.dtype, &options)
+    let aggregation = model.architecture().aggregation();
+    let aggregator = Aggregator::for_aggregation(aggregation, block.matrix.clone(), args.dtype, &options)
         .and_then(|aggregator| aggregator.with_halo(Box::new(MpiHalo::new(&block))));
     let heading = workload.zip(parts).map(|(workload, parts)| Heading {
         description: workload.description,
