@@ -29,8 +29,9 @@ pub struct InferArgs {
     /// Value type of aggregation: f32 (exact) or quantized i32, i16, i8.
     #[arg(long, default_value = "f32")]
     pub(super) dtype: Dtype,
-    /// Run each layer's dense steps after its whole aggregation instead of overlapping them with the merge
-    /// (same logits; the timeline without the overlap).
+    /// Run each layer's dense steps after its whole aggregation instead of overlapping them with the merge,
+    /// and with `--distributed` the halo exchange before the aggregation instead of during the interior rows'
+    /// (same logits; the timeline without the overlaps).
     #[arg(long)]
     pub(super) no_overlap: bool,
     /// Write the final layer's output as float32 .npy [nodes, classes].

@@ -8,14 +8,17 @@ use super::RankPartition;
 
 /// One rank's part of a partitioned aggregation matrix: its nodes' rows, with the columns renumbered so that
 /// its own nodes come first (in [`RankBlock::nodes`]' order) and its halo after (in [`RankBlock::halo`]'s),
-/// each row's entries in their order in the whole matrix (so each row sums as it would on one server).
+/// each row's entries in their order in the whole matrix (so each row sums as it would on one server). The rows
+/// that reference no halo node (its interior, [`RankBlock::interior_rows`]) come first, so that they can be
+/// aggregated while the halo is on its way.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RankBlock {
     /// The rank.
     pub rank: u32,
     /// Its rows: `nodes.len()` x (`nodes.len() + halo.len()`).
     pub matrix: Csr<f32>,
-    /// The nodes it owns, ascending: row `i` of [`RankBlock::matrix`] is node `nodes[i]`.
+    /// The nodes it owns, those of its interior rows first, each part ascending: row `i` of
+    /// [`RankBlock::matrix`] is node `nodes[i]`.
     pub nodes: Vec<u32>,
     /// The remote nodes its rows reference, by owner and then id: column `nodes.len() + k` is `halo[k]`.
     pub halo: Vec<u32>,
@@ -44,6 +47,16 @@ pub trait HaloExchange: Send {
     /// row's gradient; every halo row goes back to its owner. Returns the rank's own rows, to each of which the
     /// parts the other ranks sent back are added, in rank order. Every rank calls it at the same time.
     fn reduce(&mut self, extended: Dense<f32>) -> Result<Dense<f32>>;
+
+    /// [`HaloExchange::extend`], running `work` while the halo's rows are on their way. This default runs them
+    /// one after the other; a transport that can move rows while the caller computes overlaps them. The
+    /// exchange takes place whether `work` fails or not (the other ranks are in it), and `work`'s error comes
+    /// first.
+    fn extend_during(&mut self, local: &Dense<f32>, work: &mut dyn FnMut() -> Result<()>) -> Result<Dense<f32>> {
+        let worked = work();
+        let extended = self.extend(local);
+        worked.and(extended)
+    }
 }
 
 /// How the ranks of a distributed training run sum their parameter gradients and losses: every rank passes
@@ -64,6 +77,13 @@ pub struct RankTransport {
 }
 
 impl RankBlock {
+    /// How many of the first rows reference none of the halo's columns: the rows that can be aggregated before
+    /// the halo arrives (the block puts all such rows first).
+    pub fn interior_rows(&self) -> usize {
+        let local = self.nodes.len() as u32;
+        (0..self.matrix.nrows()).take_while(|&row| self.matrix.row(row).0.iter().all(|&col| col < local)).count()
+    }
+
     /// `local`'s rows [`RankBlock::send`] lists for `peer`, packed row after row.
     pub fn rows_for(&self, peer: u32, local: &Dense<f32>) -> Vec<f32> {
         self.send[peer as usize].iter().flat_map(|&row| local.row(row as usize).iter().copied()).collect()
@@ -117,15 +137,20 @@ impl RankPartition {
         }
         let owners = self.owners();
         let ranks = self.ranks() as usize;
-        // Each node's position among its owner's nodes (they are ascending).
-        let mut position = vec![0u32; nodes];
-        let mut counts = vec![0u32; ranks];
-        for (node, &owner) in owners.iter().enumerate() {
-            position[node] = counts[owner as usize];
-            counts[owner as usize] += 1;
+        let ascending = self.nodes_of(rank);
+        let local = ascending.len();
+        // Its interior nodes first, then the others, each ascending.
+        let interior = |node: &u32| matrix.row(*node as usize).0.iter().all(|&col| owners[col as usize] == rank);
+        let (mut own_nodes, boundary): (Vec<u32>, Vec<u32>) = ascending.iter().partition(|node| interior(node));
+        own_nodes.extend(boundary);
+        // Each own node's position in that order, and in ascending order.
+        let (mut position, mut ascending_position) = (vec![0u32; nodes], vec![0u32; nodes]);
+        for (at, &node) in own_nodes.iter().enumerate() {
+            position[node as usize] = at as u32;
         }
-        let own_nodes = self.nodes_of(rank);
-        let local = own_nodes.len();
+        for (at, &node) in ascending.iter().enumerate() {
+            ascending_position[node as usize] = at as u32;
+        }
 
         // The halo: remote columns of its rows, by owner then id.
         let mut in_halo = vec![false; nodes];
@@ -163,8 +188,8 @@ impl RankPartition {
         }
         let block = Csr::new(local, local + halo.len(), row_ptr, col_idx, values)?;
 
-        // What each other rank needs of its rows: the columns of theirs that it owns, ascending (their halo's
-        // order for this owner).
+        // What each other rank needs of its rows: the columns of theirs that it owns, by id (their halo's order
+        // for this owner), as positions in its rows.
         let mut needed = vec![vec![false; local]; ranks];
         for (row, &owner) in owners.iter().enumerate() {
             if owner == rank {
@@ -172,12 +197,19 @@ impl RankPartition {
             }
             for &col in matrix.row(row).0 {
                 if owners[col as usize] == rank {
-                    needed[owner as usize][position[col as usize] as usize] = true;
+                    needed[owner as usize][ascending_position[col as usize] as usize] = true;
                 }
             }
         }
-        let send =
-            needed.into_iter().map(|flags| (0..local as u32).filter(|&at| flags[at as usize]).collect()).collect();
+        let in_block_order = |flags: Vec<bool>| {
+            ascending
+                .iter()
+                .zip(flags)
+                .filter(|(_, needed)| *needed)
+                .map(|(&node, _)| position[node as usize])
+                .collect()
+        };
+        let send = needed.into_iter().map(in_block_order).collect();
         Ok(RankBlock { rank, matrix: block, nodes: own_nodes, halo, receive, send })
     }
 }

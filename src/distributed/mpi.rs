@@ -7,6 +7,7 @@
 
 use mpi::collective::SystemOperation;
 use mpi::datatype::{Partition, PartitionMut};
+use mpi::environment::Threading;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::{Count, Rank};
@@ -75,21 +76,46 @@ impl HaloExchange for MpiHalo {
     }
 
     fn extend(&mut self, local: &Dense<f32>) -> Result<Dense<f32>> {
-        let world = SimpleCommunicator::world();
+        self.extend_during(local, &mut || Ok(()))
+    }
+
+    /// The exchange (packing the rows to send, the `MPI_Alltoallv`, and copying the rank's own rows into the
+    /// result) runs on a thread of its own while `work` runs on the caller's, when MPI was initialised for calls
+    /// from several threads one at a time (`MPI_THREAD_SERIALIZED`; `work` must call no MPI function); one
+    /// after the other otherwise.
+    fn extend_during(&mut self, local: &Dense<f32>, work: &mut dyn FnMut() -> Result<()>) -> Result<Dense<f32>> {
         let width = local.cols();
         let sent: Vec<usize> = self.send.iter().map(Vec::len).collect();
         let [(send_counts, send_displs), (receive_counts, receive_displs)] =
             agreed_counts(&sent, &self.receive, width)?;
-        let outgoing: Vec<f32> =
-            self.send.iter().flatten().flat_map(|&row| local.row(row as usize).iter().copied()).collect();
-        let mut values = Vec::with_capacity((self.local_rows + self.halo_rows) * width);
-        values.extend_from_slice(local.as_slice());
-        values.resize((self.local_rows + self.halo_rows) * width, 0.0);
-        world.all_to_all_varcount_into(
-            &Partition::new(&outgoing[..], send_counts, send_displs),
-            &mut PartitionMut::new(&mut values[self.local_rows * width..], receive_counts, receive_displs),
-        );
-        Dense::from_vec(self.local_rows + self.halo_rows, width, values)
+        let (send, rows) = (&self.send, self.local_rows + self.halo_rows);
+        let local_values = self.local_rows * width;
+        let exchange = move || {
+            let outgoing: Vec<f32> =
+                send.iter().flatten().flat_map(|&row| local.row(row as usize).iter().copied()).collect();
+            let mut values = Vec::with_capacity(rows * width);
+            values.extend_from_slice(local.as_slice());
+            values.resize(rows * width, 0.0);
+            SimpleCommunicator::world().all_to_all_varcount_into(
+                &Partition::new(&outgoing[..], send_counts, send_displs),
+                &mut PartitionMut::new(&mut values[local_values..], receive_counts, receive_displs),
+            );
+            values
+        };
+        let (worked, values) =
+            if matches!(mpi::environment::threading_support(), Threading::Serialized | Threading::Multiple) {
+                std::thread::scope(|scope| {
+                    let exchanging = scope.spawn(exchange);
+                    let worked = work();
+                    let values = exchanging.join().map_err(|_| Error::invalid("halo exchange", "its thread panicked"));
+                    (worked, values)
+                })
+            } else {
+                let values = exchange();
+                (work(), Ok(values))
+            };
+        worked?;
+        Dense::from_vec(rows, width, values?)
     }
 
     fn reduce(&mut self, extended: Dense<f32>) -> Result<Dense<f32>> {

@@ -30,7 +30,7 @@ pub use crate::pim::auto::{Decision, Pick};
 pub use crate::pim::placement::{
     spmm_engine, Backend, Engine, EngineOptions, DEFAULT_DPUS, DEFAULT_PLAN_WIDTH, DEFAULT_TASKLETS,
 };
-pub use aggregate::{Aggregator, Dtype};
+pub use aggregate::{Aggregator, Dtype, INTERIOR_PHASE};
 pub use dense::{Activation, Linear};
 pub use gat::{GatConv, DEFAULT_NEGATIVE_SLOPE};
 pub use layer::{GcnConv, GinConv, Layer, NamedLinear, Order, Overlap, SageConv};

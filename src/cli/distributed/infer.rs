@@ -1,13 +1,15 @@
 //! `pimgnn infer --distributed`: rank 0 reads the inputs and hands out the parts, then one forward pass, the
-//! halo exchanged at every layer; rank 0 gathers the logits and prints every rank's nodes, halo, DPUs and phases with the halo exchange predicted over a stated
-//! network.
+//! halo exchanged at every layer (during the interior rows' aggregation where [`Aggregator::for_rank`] splits
+//! them); rank 0 gathers the logits and prints every rank's nodes, halo, DPUs and phases with the halo exchange
+//! predicted over a stated network.
 
 use std::time::{Duration, Instant};
 
 use pimgnn::distributed::mpi::{agree, broadcast_model, gather_fixed, gather_rows, scatter_blocks, MpiHalo};
 use pimgnn::distributed::RankBlock;
-use pimgnn::gnn::{Aggregator, EngineOptions, Inference, Overlap};
+use pimgnn::gnn::{Aggregator, EngineOptions, Inference, Overlap, INTERIOR_PHASE};
 use pimgnn::io::npy;
+use pimgnn::spmm::Phase;
 use pimgnn::Dense;
 
 use super::ranks::{failed, per_rank_table, scatter_rows, start, Parts};
@@ -89,9 +91,13 @@ fn set_up(args: &InferArgs, rank: u32, ranks: u32) -> pimgnn::Result<Rank> {
         scatter_rows(parts.as_ref(), workload.as_ref().map(|workload| &workload.features), block.nodes.len())?;
     let model = broadcast_model(workload.as_ref().map(|workload| &workload.model))?;
     let options: EngineOptions = args.pim_args.engine_options(args.backend.backend, model.aggregation_widths());
-    let aggregation = model.architecture().aggregation();
-    let aggregator = Aggregator::for_aggregation(aggregation, block.matrix.clone(), args.dtype, &options)
-        .and_then(|aggregator| aggregator.with_halo(Box::new(MpiHalo::new(&block))));
+    let (aggregation, exchange) = (model.architecture().aggregation(), Box::new(MpiHalo::new(&block)));
+    let aggregator = if args.no_overlap {
+        Aggregator::for_aggregation(aggregation, block.matrix.clone(), args.dtype, &options)
+            .and_then(|aggregator| aggregator.with_halo(exchange))
+    } else {
+        Aggregator::for_rank(&block, aggregation, args.dtype, &options, exchange)
+    };
     let heading = workload.zip(parts).map(|(workload, parts)| Heading {
         description: workload.description,
         partition: parts.partition.to_string(),
@@ -101,8 +107,9 @@ fn set_up(args: &InferArgs, rank: u32, ranks: u32) -> pimgnn::Result<Rank> {
 }
 
 /// This rank's values for the table ([`REPORT`] of them): the halo exchange predicted with the network
-/// model (what it receives or sends, whichever is more, at the bandwidth, and one latency per peer), the PIM
-/// phases as the engine predicts them, the host's at their wall time.
+/// model (what it receives or sends, whichever is more, at the bandwidth, and one latency per peer) less the
+/// interior rows' phases that ran during it, the PIM phases as the engine predicts them, the host's at their
+/// wall time.
 fn report(rank: &Rank, inference: &Inference, network: &NetworkArgs) -> Vec<f64> {
     let peers = rank.block.receive.iter().zip(&rank.block.send).filter(|(&from, to)| from > 0 || !to.is_empty());
     let halo_rows = rank.block.halo.len().max(rank.block.send.iter().map(Vec::len).sum());
@@ -110,12 +117,19 @@ fn report(rank: &Rank, inference: &Inference, network: &NetworkArgs) -> Vec<f64>
     let mut values = vec![rank.block.nodes.len() as f64, rank.block.halo.len() as f64, allocated as f64];
     values.resize(REPORT, 0.0);
     let latency = peers.count() as f64 * network.network_latency_us * 1e-6;
+    let on_hardware = |phase: &Phase| phase.predicted.unwrap_or(phase.wall).as_secs_f64();
     for (layer, width) in inference.layers.iter().zip(rank.model.aggregation_widths()) {
+        let during_exchange: f64 =
+            layer.phases.iter().filter(|phase| phase.name.starts_with(INTERIOR_PHASE)).map(on_hardware).sum();
         for phase in &layer.phases {
-            let row = PHASES.iter().position(|(_, names)| names.contains(&phase.name.as_ref()));
+            let name = phase.name.strip_prefix(INTERIOR_PHASE).unwrap_or(&phase.name);
+            let row = PHASES.iter().position(|(_, names)| names.contains(&name));
             let predicted = match row {
-                Some(0) => (halo_rows * width * 4) as f64 / (network.network_gbps * 1e9) + latency,
-                _ => phase.predicted.unwrap_or(phase.wall).as_secs_f64(),
+                Some(0) => {
+                    let exchange = (halo_rows * width * 4) as f64 / (network.network_gbps * 1e9) + latency;
+                    (exchange - during_exchange).max(0.0)
+                }
+                _ => on_hardware(phase),
             };
             let row = row.unwrap_or(PHASES.len());
             values[3 + 2 * row] += phase.wall.as_secs_f64();

@@ -28,6 +28,10 @@ use crate::pim::LoadBalance;
 use crate::sparse::{Csr, Dense, Element};
 use crate::spmm::{CallShape, Phase, RowStep, SpmmEngine, StreamedStage};
 
+mod rank;
+
+pub use rank::INTERIOR_PHASE;
+
 /// The value type aggregation runs in: `f32`, `i32`, `i16` or `i8` (parsed in any case).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, strum::Display, strum::EnumString, strum::VariantNames)]
 #[strum(serialize_all = "lowercase", ascii_case_insensitive)]
@@ -227,6 +231,10 @@ pub struct Aggregator {
     /// The remote feature rows each call's own rows are extended with, for one rank's block of a partitioned
     /// matrix ([`Aggregator::with_halo`]).
     halo: Option<Box<dyn HaloExchange>>,
+    /// On a rank whose exchange overlaps aggregation ([`Aggregator::for_rank`]): the aggregator of the block's
+    /// interior rows, which aggregates them while the halo comes; [`Aggregator::engines`] then hold the
+    /// block's other rows.
+    interior: Option<Box<Aggregator>>,
 }
 
 impl Aggregator {
@@ -263,7 +271,17 @@ impl Aggregator {
             }
         };
         let attention = options.attention;
-        Ok(Aggregator { engines, structure: None, dtype, described, phases: Vec::new(), shape, attention, halo: None })
+        Ok(Aggregator {
+            engines,
+            structure: None,
+            dtype,
+            described,
+            phases: Vec::new(),
+            shape,
+            attention,
+            halo: None,
+            interior: None,
+        })
     }
 
     /// The aggregator `aggregation`'s `matrix` needs: [`Aggregator::weighted`] for attention, whose values
@@ -351,6 +369,9 @@ impl Aggregator {
     /// `M X` in `f32`, through the engine (quantized and dequantized around it for integer dtypes).
     pub fn aggregate(&mut self, x: &Dense<f32>) -> Result<Dense<f32>> {
         self.phases.clear();
+        if self.interior.is_some() {
+            return self.aggregate_split(x);
+        }
         let x = self.extended(x)?;
         self.aggregate_columns(x.as_ref())
     }
@@ -480,6 +501,12 @@ impl Aggregator {
     /// integer dtype, `p` and `q` quantized each with a scale of its own and the results scaled back), on the
     /// engine's backend. Its phases are in [`Aggregator::last_phases`].
     pub fn sddmm(&mut self, p: &Dense<f32>, q: &Dense<f32>) -> Result<Vec<f32>> {
+        if self.interior.is_some() {
+            return Err(Error::invalid(
+                "SDDMM",
+                "a rank's aggregator split into interior and other rows has no one structure",
+            ));
+        }
         self.phases.clear();
         match &mut self.engines {
             Engines::Exact(engine) => {
@@ -509,8 +536,21 @@ impl Aggregator {
         step: &RowStep<'_, f32>,
     ) -> Result<StreamedStage> {
         self.phases.clear();
+        if self.interior.is_some() {
+            return self.aggregate_split_streamed(x, outs, step);
+        }
         let x = self.extended(x)?;
-        let x = x.as_ref();
+        self.aggregate_columns_streamed(x.as_ref(), outs, step)
+    }
+
+    /// As [`Aggregator::aggregate_streamed`] for `x` over the matrix's columns (on a rank, already extended).
+    fn aggregate_columns_streamed(
+        &mut self,
+        x: &Dense<f32>,
+        outs: &mut [Dense<f32>],
+        step: &RowStep<'_, f32>,
+    ) -> Result<StreamedStage> {
+        self.check_columns(x)?;
         match &mut self.engines {
             Engines::Exact(engine) => {
                 let stage = engine.spmm_streamed(x, outs, step)?;
