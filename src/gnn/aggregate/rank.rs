@@ -125,7 +125,8 @@ impl Aggregator {
     }
 
     /// [`Aggregator::aggregate_streamed`] of a split rank's aggregator: each part streams its rows through
-    /// `step` (told their rows in the whole block) into outputs of its own, copied into `outs` after.
+    /// `step` (told their rows in the whole block), the interior's into the first rows of `outs` (their memory,
+    /// cut to those rows), the others' into outputs of their own, appended after (a phase `stack rows`).
     pub(super) fn aggregate_split_streamed(
         &mut self,
         x: &Dense<f32>,
@@ -134,9 +135,17 @@ impl Aggregator {
     ) -> Result<StreamedStage> {
         crate::spmm::check_streamed_outputs(self.shape.0, outs)?;
         let interior_rows = self.interior.as_ref().map_or(0, |interior| interior.shape.0);
-        let parts =
-            |rows: usize| -> Vec<Dense<f32>> { outs.iter().map(|out| Dense::zeros(rows, out.cols())).collect() };
-        let (mut interior_outs, mut other_outs) = (parts(interior_rows), parts(self.shape.0 - interior_rows));
+        let mut interior_outs = outs
+            .iter_mut()
+            .map(|out| {
+                let cols = out.cols();
+                let mut values = std::mem::replace(out, Dense::zeros(0, cols)).into_vec();
+                values.truncate(interior_rows * cols);
+                Dense::from_vec(interior_rows, cols, values)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut other_outs: Vec<Dense<f32>> =
+            outs.iter().map(|out| Dense::zeros(self.shape.0 - interior_rows, out.cols())).collect();
         let (interior, extended) =
             self.interior_during_exchange(x, |interior, x| interior.aggregate_streamed(x, &mut interior_outs, step))?;
         let shifted = |rows: std::ops::Range<usize>, y: &mut [f32], outs: &mut [&mut [f32]]| {
@@ -145,9 +154,10 @@ impl Aggregator {
         let others = self.aggregate_columns_streamed(&extended, &mut other_outs, &shifted)?;
         let started = Instant::now();
         for ((out, interior), others) in outs.iter_mut().zip(interior_outs).zip(other_outs) {
-            let split = interior.as_slice().len();
-            out.as_mut_slice()[..split].copy_from_slice(interior.as_slice());
-            out.as_mut_slice()[split..].copy_from_slice(others.as_slice());
+            let cols = others.cols();
+            let mut values = interior.into_vec();
+            values.extend_from_slice(others.as_slice());
+            *out = Dense::from_vec(self.shape.0, cols, values)?;
         }
         self.phases.push(Phase { name: "stack rows".into(), wall: started.elapsed(), predicted: None });
         let merge_predicted = match (interior.merge_predicted, others.merge_predicted) {
