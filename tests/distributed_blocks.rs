@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use common::ranks::{graph_with_isolated_nodes, Mailboxes, ThreadExchange};
 use common::{largest_difference, random_model, rng, uniform, RandomLayers};
-use pimgnn::attention::AttentionSite;
 use pimgnn::distributed::{PartitionMethod, RankPartition};
 use pimgnn::gnn::{Aggregator, Architecture, Backend, Dtype, EngineOptions, Model, Overlap, INTERIOR_PHASE};
 use pimgnn::{Csr, Dense};
@@ -184,6 +183,8 @@ fn unbalanced_parts_and_a_part_without_edges_give_the_same_logits() {
 #[cfg(feature = "simulator")]
 #[test]
 fn ranks_on_simulated_dpus_give_the_cpus_logits() {
+    use pimgnn::attention::AttentionSite;
+
     let (graph, features) =
         (graph(), Dense::from_vec(NODES, FEATURES, uniform(&mut rng(9), NODES * FEATURES)).unwrap());
     let options = EngineOptions {
