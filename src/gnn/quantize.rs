@@ -113,7 +113,8 @@ pub fn quantize_head_values<T: Quantized>(
 /// enough to spread a layer's features over every core.
 const CHUNK: usize = 1 << 16;
 
-/// Values rounded to `i32` levels at a time before they are narrowed: a buffer that stays in L1.
+/// Values rounded to `i32` levels at a time before they are narrowed, without wide vectors
+/// ([`round_chunk_blocked`]): a buffer that stays in L1.
 const BLOCK: usize = 64;
 
 /// An integer type features are quantized to: `i32`, `i16` or `i8`, each accumulating in `i32`.
@@ -194,11 +195,7 @@ quantized!(i8);
 /// The largest `|v|` of `values` (0 when empty), or the index of the first value that is a NaN or an infinity.
 pub fn largest_magnitude(values: &[f32]) -> Result<f32, usize> {
     const NOT_FINITE: u32 = 0x7f80_0000;
-    let largest_bits = values
-        .par_chunks(CHUNK)
-        .map(|chunk| chunk.iter().fold(0u32, |largest, v| largest.max(v.to_bits() & 0x7fff_ffff)))
-        .max()
-        .unwrap_or(0);
+    let largest_bits = values.par_chunks(CHUNK).map(widest::largest_bits).max().unwrap_or(0);
     if largest_bits >= NOT_FINITE {
         // Rare: find the first one, for the error.
         return Err(values.par_iter().position_first(|v| !v.is_finite()).unwrap_or(0));
@@ -215,19 +212,113 @@ pub fn quantize<T: Quantized>(values: &[f32], scale: f32) -> Vec<T> {
 
 /// [`quantize`] into `out`, which must be as long as `values` (a shorter one takes the first values only).
 pub fn quantize_into<T: Quantized>(values: &[f32], scale: f32, out: &mut [T]) {
-    out.par_chunks_mut(CHUNK).zip(values.par_chunks(CHUNK)).for_each(|(out, values)| {
-        // Rounding to i32 levels and narrowing them are two loops that vectorise on their own; as one loop,
-        // narrowing to i8 or i16 keeps the rounding from vectorising as well.
-        for (out, values) in out.chunks_mut(BLOCK).zip(values.chunks(BLOCK)) {
-            let mut levels = [0i32; BLOCK];
-            for (level, &value) in levels.iter_mut().zip(values) {
-                *level = clamp_and_round(value * scale, T::LOW, T::HIGH);
+    out.par_chunks_mut(CHUNK)
+        .zip(values.par_chunks(CHUNK))
+        .for_each(|(out, values)| widest::round_chunk(values, scale, out));
+}
+
+/// The largest magnitude's bits (sign cleared) of `values`: as integers, a NaN's or an infinity's are above
+/// every finite value's.
+#[inline(always)]
+fn largest_bits(values: &[f32]) -> u32 {
+    values.iter().fold(0u32, |largest, v| largest.max(v.to_bits() & 0x7fff_ffff))
+}
+
+/// [`quantize_into`] of one chunk, in one loop: with AVX2 or AVX-512 the rounding and the narrowing vectorise
+/// together (i8: 5.5 ms against 7.2 ms in two loops for 25.6 million values with AVX-512, 8.6 against 9.3 ms
+/// with AVX2).
+#[inline(always)]
+fn round_chunk<T: Quantized>(values: &[f32], scale: f32, out: &mut [T]) {
+    for (out, &value) in out.iter_mut().zip(values) {
+        *out = T::narrow(clamp_and_round(value * scale, T::LOW, T::HIGH));
+    }
+}
+
+/// [`round_chunk`] for SSE2 alone, which has no narrowing of 32-bit lanes: rounding to i32 levels and narrowing
+/// them are two loops that vectorise on their own, while as one loop narrowing to i8 or i16 keeps the rounding
+/// from vectorising as well (i8: 9.7 ms against 17.6 ms in one loop).
+fn round_chunk_blocked<T: Quantized>(values: &[f32], scale: f32, out: &mut [T]) {
+    for (out, values) in out.chunks_mut(BLOCK).zip(values.chunks(BLOCK)) {
+        let mut levels = [0i32; BLOCK];
+        for (level, &value) in levels.iter_mut().zip(values) {
+            *level = clamp_and_round(value * scale, T::LOW, T::HIGH);
+        }
+        for (out, &level) in out.iter_mut().zip(&levels) {
+            *out = T::narrow(level);
+        }
+    }
+}
+
+/// The passes' loops compiled for the widest vectors the CPU has, chosen at run time: Rust's default x86-64
+/// target has only SSE2, which has no 32-bit integer maximum and no narrowing of 32-bit lanes. Measured on a
+/// 2-core AVX-512 Xeon, 25.6 million values (`pimgnn bench quantize`): the scan 7.4 ms with SSE2, 3.0 ms with
+/// AVX-512; quantizing to i8 as aggregation does 17.5 ms, 7.0 ms (a parallel copy of the values: 7.7 ms).
+mod widest {
+    use super::Quantized;
+
+    /// [`super::largest_bits`].
+    pub(super) fn largest_bits(values: &[f32]) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: this CPU has AVX-512F, checked just above.
+                return unsafe { largest_bits_avx512(values) };
             }
-            for (out, &level) in out.iter_mut().zip(&levels) {
-                *out = T::narrow(level);
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: this CPU has AVX2, checked just above.
+                return unsafe { largest_bits_avx2(values) };
             }
         }
-    });
+        super::largest_bits(values)
+    }
+
+    /// [`super::round_chunk`].
+    pub(super) fn round_chunk<T: Quantized>(values: &[f32], scale: f32, out: &mut [T]) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: this CPU has AVX-512F, checked just above.
+                return unsafe { round_chunk_avx512(values, scale, out) };
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: this CPU has AVX2, checked just above.
+                return unsafe { round_chunk_avx2(values, scale, out) };
+            }
+        }
+        super::round_chunk_blocked(values, scale, out)
+    }
+
+    /// # Safety
+    /// The CPU must support AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn largest_bits_avx512(values: &[f32]) -> u32 {
+        super::largest_bits(values)
+    }
+
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn largest_bits_avx2(values: &[f32]) -> u32 {
+        super::largest_bits(values)
+    }
+
+    /// # Safety
+    /// The CPU must support AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn round_chunk_avx512<T: Quantized>(values: &[f32], scale: f32, out: &mut [T]) {
+        super::round_chunk(values, scale, out)
+    }
+
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn round_chunk_avx2<T: Quantized>(values: &[f32], scale: f32, out: &mut [T]) {
+        super::round_chunk(values, scale, out)
+    }
 }
 
 /// `v * unscale` of every accumulated value, in place: levels back to features, in the same memory (a new
@@ -274,6 +365,26 @@ mod tests {
         (0..=u32::MAX).step_by(4099).for_each(check);
         assert_eq!((i8::round_from(f32::NAN), i16::round_from(-f32::NAN)), (i8::MIN, i16::MIN));
         assert_eq!(i32::round_from(f32::NAN), i32::MIN);
+    }
+
+    /// Every compiled form of the rounding pass (the widest vectors this CPU has, and SSE2's blocked loops)
+    /// rounds as `round_from`: halves, values beyond the type's range, and lengths that end mid-vector.
+    #[test]
+    fn every_rounding_pass_rounds_as_round_from() {
+        fn check<T: Quantized + std::fmt::Debug>(values: &[f32]) {
+            let expected: Vec<T> = values.iter().map(|&value| T::round_from(value * 3.0)).collect();
+            for length in [values.len(), values.len() - 1, 17, 1] {
+                let (mut wide, mut blocked) = (vec![T::default(); length], vec![T::default(); length]);
+                widest::round_chunk(&values[..length], 3.0, &mut wide);
+                round_chunk_blocked(&values[..length], 3.0, &mut blocked);
+                assert_eq!((&wide, &blocked), (&expected[..length].to_vec(), &expected[..length].to_vec()));
+            }
+        }
+        let values: Vec<f32> =
+            (0..1000).map(|i| (i as f32 - 500.0) * 0.5 / 3.0).chain([1e10, -1e10, 11_000.5, -70_000.5]).collect();
+        check::<i8>(&values);
+        check::<i16>(&values);
+        check::<i32>(&values);
     }
 
     #[test]
