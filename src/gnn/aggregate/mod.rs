@@ -574,7 +574,8 @@ impl Aggregator {
         self.dtype
     }
 
-    /// The scales of quantized aggregation; `None` in `f32`.
+    /// The scales of quantized aggregation; `None` in `f32`. A rank's aggregator split by [`Aggregator::for_rank`]
+    /// gives its other rows' (its interior rows have scales of their own).
     pub fn quantization(&self) -> Option<Quantization> {
         match &self.engines {
             Engines::Exact(_) => None,
