@@ -70,27 +70,17 @@ fn agreed_counts(send: &[usize], receive: &[usize], width: usize) -> Result<[(Ve
     agree(counts)
 }
 
-impl HaloExchange for MpiHalo {
-    fn local_rows(&self) -> usize {
-        self.local_rows
-    }
-
-    fn extend(&mut self, local: &Dense<f32>) -> Result<Dense<f32>> {
-        self.extend_during(local, &mut || Ok(()))
-    }
-
-    /// The exchange (packing the rows to send, the `MPI_Alltoallv`, and copying the rank's own rows into the
-    /// result) runs on a thread of its own while `work` runs on the caller's, when MPI was initialised for calls
-    /// from several threads one at a time (`MPI_THREAD_SERIALIZED`; `work` must call no MPI function); one
-    /// after the other otherwise.
-    fn extend_during(&mut self, local: &Dense<f32>, work: &mut dyn FnMut() -> Result<()>) -> Result<Dense<f32>> {
+impl MpiHalo {
+    /// The halo exchange of `local`'s rows, once every rank has agreed on the counts: packing the rows to send,
+    /// the `MPI_Alltoallv`, and the rank's own rows copied in front of the halo's; it returns the extended
+    /// matrix's values.
+    fn exchange<'a>(&'a self, local: &'a Dense<f32>) -> Result<impl FnOnce() -> Vec<f32> + Send + 'a> {
         let width = local.cols();
         let sent: Vec<usize> = self.send.iter().map(Vec::len).collect();
         let [(send_counts, send_displs), (receive_counts, receive_displs)] =
             agreed_counts(&sent, &self.receive, width)?;
-        let (send, rows) = (&self.send, self.local_rows + self.halo_rows);
-        let local_values = self.local_rows * width;
-        let exchange = move || {
+        let (send, rows, local_values) = (&self.send, self.local_rows + self.halo_rows, self.local_rows * width);
+        Ok(move || {
             let outgoing: Vec<f32> =
                 send.iter().flatten().flat_map(|&row| local.row(row as usize).iter().copied()).collect();
             let mut values = Vec::with_capacity(rows * width);
@@ -101,7 +91,25 @@ impl HaloExchange for MpiHalo {
                 &mut PartitionMut::new(&mut values[local_values..], receive_counts, receive_displs),
             );
             values
-        };
+        })
+    }
+}
+
+impl HaloExchange for MpiHalo {
+    fn local_rows(&self) -> usize {
+        self.local_rows
+    }
+
+    fn extend(&mut self, local: &Dense<f32>) -> Result<Dense<f32>> {
+        let exchange = self.exchange(local)?;
+        Dense::from_vec(self.local_rows + self.halo_rows, local.cols(), exchange())
+    }
+
+    /// The exchange runs on a thread of its own while `work` runs on the caller's, when MPI was initialised for
+    /// calls from several threads one at a time (`MPI_THREAD_SERIALIZED`; `work` must call no MPI function);
+    /// one after the other otherwise.
+    fn extend_during(&mut self, local: &Dense<f32>, work: &mut dyn FnMut() -> Result<()>) -> Result<Dense<f32>> {
+        let exchange = self.exchange(local)?;
         let (worked, values) =
             if matches!(mpi::environment::threading_support(), Threading::Serialized | Threading::Multiple) {
                 std::thread::scope(|scope| {
@@ -115,7 +123,7 @@ impl HaloExchange for MpiHalo {
                 (work(), Ok(values))
             };
         worked?;
-        Dense::from_vec(rows, width, values?)
+        Dense::from_vec(self.local_rows + self.halo_rows, local.cols(), values?)
     }
 
     fn reduce(&mut self, extended: Dense<f32>) -> Result<Dense<f32>> {

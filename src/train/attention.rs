@@ -48,7 +48,7 @@ pub(crate) fn forward(
 ) -> Result<(Dense<f32>, AttentionCache)> {
     let h = propagator.dense(|| conv.lin().transform(x))?;
     // On a rank, the scores of its rows' remote sources need their rows.
-    let h = propagator.extend_with_halo(&h)?.into_owned();
+    let h = propagator.extend_with_halo(&h)?.unwrap_or(h);
     let (scores_src, scores_dst) = propagator.timed(Stage::Attention, || Ok(conv.scores(&h, x.rows())))?;
     let alpha = propagator.with_structure(|structure| conv.attention_values(structure, &scores_src, &scores_dst))?;
     let aggregated = propagator.aggregate_heads(&alpha, conv.heads(), &h)?;

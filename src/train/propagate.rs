@@ -2,7 +2,6 @@
 //! [`Aggregator`] with its matrix resident in the engine for the whole run, and the time of every step
 //! accounted to a [`Stage`].
 
-use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -264,20 +263,21 @@ impl Propagator {
 
     /// `M X` (on a rank, `x` holds its own rows, extended with the halo's first).
     pub fn aggregate(&mut self, x: &Dense<f32>) -> Result<Dense<f32>> {
-        let x = self.extend_with_halo(x)?;
-        let y = self.forward.aggregate(&x)?;
+        let extended = self.extend_with_halo(x)?;
+        let y = self.forward.aggregate(extended.as_ref().unwrap_or(x))?;
         self.timings.record_phases(Stage::ForwardAggregation, self.forward.last_phases());
         Ok(y)
     }
 
     /// On a rank ([`Propagator::with_halo`]), `x` (its own rows) followed by the halo's rows, timed as
-    /// [`Stage::Communication`]; else `x` itself. Every rank calls it at the same time.
-    pub fn extend_with_halo<'a>(&mut self, x: &'a Dense<f32>) -> Result<Cow<'a, Dense<f32>>> {
-        let Some(exchange) = &mut self.halo else { return Ok(Cow::Borrowed(x)) };
+    /// [`Stage::Communication`]; `None` elsewhere, where `x` is already every column's. Every rank calls it at
+    /// the same time.
+    pub fn extend_with_halo(&mut self, x: &Dense<f32>) -> Result<Option<Dense<f32>>> {
+        let Some(exchange) = &mut self.halo else { return Ok(None) };
         let started = Instant::now();
         let extended = exchange.extend(x)?;
         self.timings.record(Stage::Communication, started.elapsed(), None);
-        Ok(Cow::Owned(extended))
+        Ok(Some(extended))
     }
 
     /// On a rank, the way back of [`Propagator::extend_with_halo`] for gradients: `extended` holds a row per

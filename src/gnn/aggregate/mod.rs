@@ -350,10 +350,9 @@ impl Aggregator {
     /// `x` ready for the engine: extended with the halo's rows on a rank ([`Aggregator::extend_with_halo`]),
     /// checked against the matrix's columns.
     fn extended<'a>(&mut self, x: &'a Dense<f32>) -> Result<Cow<'a, Dense<f32>>> {
-        let mut phases = std::mem::take(&mut self.phases);
-        let extended = self.extend_with_halo(x, &mut phases);
-        self.phases = phases;
-        let extended = extended?;
+        let mut exchanged = Vec::new();
+        let extended = self.extend_with_halo(x, &mut exchanged)?;
+        self.phases.extend(exchanged);
         self.check_columns(&extended)?;
         Ok(extended)
     }

@@ -47,13 +47,14 @@ impl Aggregator {
         if !split {
             return Self::for_aggregation(aggregation, block.matrix.clone(), dtype, options)?.with_halo(exchange);
         }
-        let interior_matrix = block.matrix.row_range(0..interior_rows);
+        // The first rows, whose columns are all the rank's own.
+        let nonzeros = block.matrix.row_ptr()[interior_rows] as usize;
         let interior_matrix = Csr::new(
             interior_rows,
             local,
-            interior_matrix.row_ptr().to_vec(),
-            interior_matrix.col_idx().to_vec(),
-            interior_matrix.values().to_vec(),
+            block.matrix.row_ptr()[..=interior_rows].to_vec(),
+            block.matrix.col_idx()[..nonzeros].to_vec(),
+            block.matrix.values()[..nonzeros].to_vec(),
         )?;
         let interior = Self::new(interior_matrix, dtype, options)?;
         let mut aggregator = Self::new(block.matrix.row_range(interior_rows..rows), dtype, options)?;
