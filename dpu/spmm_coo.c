@@ -37,9 +37,10 @@ static inline __attribute__((always_inline)) void coo_pass(const struct spmm_tas
         &values);
     spmm_acc *sum = row_sum[tasklet];
     struct spmm_batch batch = spmm_batch_start(first, width);
+    const uint32_t y_row_bytes = spmm_y_row_bytes();
+    uint32_t y_at = spmm_y_at(work->row_begin, first);
     uint32_t k = work->nz_begin;
     for (uint32_t row = work->row_begin; row < work->row_end; row++) {
-        spmm_clear(sum, width);
         if (k < work->nz_end && index->row == row)
             spmm_row_scores(scores, tasklet, row);
         while (k < work->nz_end && index->row == row) {
@@ -50,7 +51,8 @@ static inline __attribute__((always_inline)) void coo_pass(const struct spmm_tas
             k++;
         }
         spmm_batch_finish(&batch, tasklet, sum);
-        spmm_store(work, tasklet, row, sum, first, width);
+        spmm_store(work, tasklet, row, sum, y_at, first, width);
+        y_at += y_row_bytes;
     }
 }
 

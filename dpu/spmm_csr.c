@@ -51,13 +51,14 @@ static inline __attribute__((always_inline)) void csr_pass(const struct spmm_tas
         &values);
     spmm_acc *sum = row_sum[tasklet];
     struct spmm_batch batch = spmm_batch_start(first, width);
+    const uint32_t y_row_bytes = spmm_y_row_bytes();
+    uint32_t y_at = spmm_y_at(work->row_begin, first);
     uint32_t row_start = *row_ptr;
     for (uint32_t row = work->row_begin; row < work->row_end; row++) {
         row_ptr = seqread_get((void *)row_ptr, sizeof(uint32_t), &row_ptrs);
         const uint32_t row_stop = *row_ptr;
         const uint32_t begin = row_start > work->nz_begin ? row_start : work->nz_begin;
         const uint32_t end = row_stop < work->nz_end ? row_stop : work->nz_end;
-        spmm_clear(sum, width);
         if (begin < end)
             spmm_row_scores(scores, tasklet, row);
         for (uint32_t k = begin; k < end; k++) {
@@ -66,7 +67,8 @@ static inline __attribute__((always_inline)) void csr_pass(const struct spmm_tas
             value = seqread_get((void *)value, sizeof(spmm_value), &values);
         }
         spmm_batch_finish(&batch, tasklet, sum);
-        spmm_store(work, tasklet, row, sum, first, width);
+        spmm_store(work, tasklet, row, sum, y_at, first, width);
+        y_at += y_row_bytes;
         row_start = row_stop;
     }
 }

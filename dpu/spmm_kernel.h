@@ -19,18 +19,22 @@
  * shared) with one mram_write.
  *
  * Lower bounds (DPU instructions, from the ISA and the SDK 2025.1 compiler runtime) against what the kernels
- * execute, counted by the simulator on one DPU with 16 tasklets, CSR, rows of 8 nonzeros, 64 features:
+ * execute and the cycles the simulator models, on one DPU with 16 tasklets, CSR, rows of 8 nonzeros, 64 features
+ * (`pimgnn bench kernels` prints this for every type, format and width):
  *
- *   type  multiply-add bound                                 per nonzero bound   executed per multiply-add
- *   i8    3   (load the byte, mul_sl_sl, add)                11                  5.2  (bound 3.2 with the nonzero's)
- *   i16   9   (load, 7 of the 16-bit byte-multiply sequence, add)                 12.5 (9.2)
- *   i32   32  (load, 30 of mul_step, add)                                         (one nonzero per batch: 36 by the cost model)
- *   f32   246 (load, software multiply 179 and add 66)                            252  (246)
+ *   type  multiply-add bound                      with a nonzero's 11   executed   modelled cycles
+ *   i8    3   (load the byte, mul_sl_sl, add)     3.17                  4.39       4.81   (1.52x the bound)
+ *   i16   9   (load, 7 of the 16-bit byte-        9.17                  11.19      11.40  (1.24x)
+ *              multiply sequence, add)
+ *   i32   32  (load, 30 of mul_step, add)         32.17                 36.54      36.79  (1.14x)
+ *   f32   246 (load, software multiply 179        246.17                251.40     251.66 (1.02x)
+ *              and add 66)
  *
  * A nonzero's bound: its column's and value's loads and the readers' advances (6), its X row's address as a
- * shift and an add (2), the DMA (1) and the loop's count and branch (2). The kernels spend about 60 per nonzero
- * and chunk (the SDK's seqread_get and mram_read as their sources execute them, a 16-bit multiply for the
- * address) and 2 per feature and batch (the sum's load and store), so narrow types at narrow widths stay
+ * shift and an add (2), the DMA (1) and the loop's count and branch (2). The kernels spend about 45 to 55 per
+ * nonzero and chunk (the SDK's seqread_get and mram_read as their sources execute them, a 16-bit multiply for the
+ * address, the batch's bookkeeping) and 2 per feature and batch (the sum's load and store; a row's first batch
+ * sets its sums instead, so rows are never cleared first), so narrow types at narrow widths stay
  * furthest from the bound. After a barrier, each shared row is summed in
  * tasklet order by the tasklet holding its first partial, so the result never depends on interleaving.
  *
@@ -284,43 +288,54 @@ static inline __attribute__((always_inline)) uint32_t spmm_x_row_at(uint32_t col
     return column * row_bytes;
 }
 
-/* sum[0..width) += a_j * x_j[0..width) for the batch's n nonzeros j in order; x_j is slot j of the batch buffer
- * and width a multiple of SPMM_UNIT (8 bytes of X), at most SPMM_FEATURE_CHUNK. */
+/* sum[0..width) += a_j * x_j[0..width) for the batch's n nonzeros j in order (spmm_accumulate_n), or, for a row's
+ * first batch, sum[0..width) = 0 + a_0 x_0 + ... (spmm_start_n: the sums need no clearing and are not loaded); x_j is
+ * slot j of the batch buffer and width a multiple of SPMM_UNIT (8 bytes of X), at most SPMM_FEATURE_CHUNK. Starting
+ * from 0 adds the first product to 0 as the host does (f32: -0 + 0 is +0). */
 #define SPMM_LOAD_FACTOR(j) const spmm_factor a##j = SPMM_FACTOR(values[j]);
 #define SPMM_TERM(j) acc = SPMM_MUL_ADD(acc, a##j, x[(j) * SPMM_FEATURE_CHUNK]);
-#define SPMM_DEFINE_ACCUMULATE(n)                                                                                  \
-    static inline void spmm_accumulate_##n(spmm_acc *sum, const spmm_feature *xs, const spmm_value *values,       \
-                                           uint32_t width) {                                                      \
+#define SPMM_DEFINE_ACCUMULATE(n, name, from)                                                                      \
+    static inline void name(spmm_acc *sum, const spmm_feature *xs, const spmm_value *values, uint32_t width) {    \
         SPMM_TERMS_##n(SPMM_LOAD_FACTOR) for (uint32_t f = 0; f < width; f += SPMM_UNIT) {                        \
-            SPMM_FOR_UNIT(SPMM_FEATURE_##n)                                                                        \
+            SPMM_FOR_UNIT(SPMM_FEATURE_##n##_##from)                                                               \
         }                                                                                                          \
     }
-#define SPMM_FEATURE(terms, i)                                                                                     \
+#define SPMM_FEATURE(terms, i, initial)                                                                            \
     {                                                                                                              \
         const spmm_feature *x = xs + f + (i);                                                                      \
-        spmm_acc acc = sum[f + (i)];                                                                               \
+        spmm_acc acc = (initial);                                                                                  \
         terms(SPMM_TERM) sum[f + (i)] = acc;                                                                       \
     }
-#define SPMM_FEATURE_1(i) SPMM_FEATURE(SPMM_TERMS_1, i)
-#define SPMM_FEATURE_2(i) SPMM_FEATURE(SPMM_TERMS_2, i)
-#define SPMM_FEATURE_4(i) SPMM_FEATURE(SPMM_TERMS_4, i)
-SPMM_DEFINE_ACCUMULATE(1)
+#define SPMM_FEATURE_1_SUM(i) SPMM_FEATURE(SPMM_TERMS_1, i, sum[f + (i)])
+#define SPMM_FEATURE_2_SUM(i) SPMM_FEATURE(SPMM_TERMS_2, i, sum[f + (i)])
+#define SPMM_FEATURE_4_SUM(i) SPMM_FEATURE(SPMM_TERMS_4, i, sum[f + (i)])
+#define SPMM_FEATURE_1_ZERO(i) SPMM_FEATURE(SPMM_TERMS_1, i, 0)
+#define SPMM_FEATURE_2_ZERO(i) SPMM_FEATURE(SPMM_TERMS_2, i, 0)
+#define SPMM_FEATURE_4_ZERO(i) SPMM_FEATURE(SPMM_TERMS_4, i, 0)
+SPMM_DEFINE_ACCUMULATE(1, spmm_accumulate_1, SUM)
+SPMM_DEFINE_ACCUMULATE(1, spmm_start_1, ZERO)
 #if SPMM_BATCH >= 2
-SPMM_DEFINE_ACCUMULATE(2)
+SPMM_DEFINE_ACCUMULATE(2, spmm_accumulate_2, SUM)
+SPMM_DEFINE_ACCUMULATE(2, spmm_start_2, ZERO)
 #endif
 #if SPMM_BATCH >= 4
-SPMM_DEFINE_ACCUMULATE(4)
+SPMM_DEFINE_ACCUMULATE(4, spmm_accumulate_4, SUM)
+SPMM_DEFINE_ACCUMULATE(4, spmm_start_4, ZERO)
 #endif
 
-/* Adds the tasklet's batch of `count` nonzeros (1 to SPMM_BATCH) to sum[0..width): as one loop when full, as its
- * binary digits otherwise, the first nonzeros first. */
+/* Adds the tasklet's batch of `count` nonzeros (1 to SPMM_BATCH) to sum[0..width), or with `fresh` (the row's first
+ * batch) sets sum to it: as one loop when full, as its binary digits otherwise, the first nonzeros first. */
 static inline __attribute__((always_inline)) void spmm_accumulate_batch(uint32_t tasklet, spmm_acc *sum,
-                                                                         uint32_t count, uint32_t width) {
+                                                                         uint32_t count, uint32_t width, int fresh) {
     const spmm_feature *xs = incoming[tasklet].x;
     const spmm_value *values = batch_values[tasklet];
 #define SPMM_BATCH_DIGIT(n)                                                                                        \
     if (count & (n)) {                                                                                             \
-        spmm_accumulate_##n(sum, xs, values, width);                                                               \
+        if (fresh)                                                                                                 \
+            spmm_start_##n(sum, xs, values, width);                                                                \
+        else                                                                                                       \
+            spmm_accumulate_##n(sum, xs, values, width);                                                           \
+        fresh = 0;                                                                                                 \
         xs += (n) * SPMM_FEATURE_CHUNK;                                                                            \
         values += (n);                                                                                             \
     }
@@ -334,17 +349,19 @@ static inline __attribute__((always_inline)) void spmm_accumulate_batch(uint32_t
 #undef SPMM_BATCH_DIGIT
 }
 
-/* A pass's batch: where X's rows and the chunk's features lie, and how many nonzeros wait in the buffer. */
+/* A pass's batch: where X's rows and the chunk's features lie, how many nonzeros wait in the buffer, and whether the
+ * row's sums are still unwritten (its first batch sets them). */
 struct spmm_batch {
     uint32_t x_at;      /* MRAM address of features [first, ..) of X row 0 */
     uint32_t row_bytes; /* of an X row */
     uint32_t width;     /* features of the chunk */
     uint32_t count;
+    uint32_t fresh;
 };
 
 static inline struct spmm_batch spmm_batch_start(uint32_t first, uint32_t width) {
     const struct spmm_batch batch = {spmm_heap() + call.x_offset + first * (uint32_t)sizeof(spmm_feature),
-                                     call.nr_features * (uint32_t)sizeof(spmm_feature), width, 0};
+                                     call.nr_features * (uint32_t)sizeof(spmm_feature), width, 0, 1};
     return batch;
 }
 
@@ -357,16 +374,21 @@ static inline __attribute__((always_inline)) void spmm_batch_push(struct spmm_ba
               &incoming[tasklet].x[batch->count * SPMM_FEATURE_CHUNK], batch->width * (uint32_t)sizeof(spmm_feature));
     batch_values[tasklet][batch->count] = value;
     if (++batch->count == SPMM_BATCH) {
-        spmm_accumulate_batch(tasklet, sum, SPMM_BATCH, batch->width);
+        spmm_accumulate_batch(tasklet, sum, SPMM_BATCH, batch->width, batch->fresh);
         batch->count = 0;
+        batch->fresh = 0;
     }
 }
 
-/* Adds what waits in the batch buffer at a row's end. */
+/* At a row's end: adds what waits in the batch buffer, or clears the sums of a row without nonzeros; the next row
+ * starts fresh. */
 static inline void spmm_batch_finish(struct spmm_batch *batch, uint32_t tasklet, spmm_acc *sum) {
     if (batch->count > 0)
-        spmm_accumulate_batch(tasklet, sum, batch->count, batch->width);
+        spmm_accumulate_batch(tasklet, sum, batch->count, batch->width, batch->fresh);
+    else if (batch->fresh)
+        spmm_clear(sum, batch->width);
     batch->count = 0;
+    batch->fresh = 1;
 }
 
 /* Byte offset of features [first, ..) of partial slot `slot` of `tasklet`. */
@@ -375,10 +397,21 @@ static inline uint32_t spmm_partial_at(uint32_t tasklet, uint32_t slot, uint32_t
            ((tasklet * SPMM_MAX_PARTIALS + slot) * call.nr_features + first) * (uint32_t)sizeof(spmm_acc);
 }
 
-/* Writes a finished row's chunk to Y, or to the tasklet's partial slot when the row is shared. */
+/* Heap offset of features [first, ..) of Y's row `row`. A pass computes it for its first row only and then adds a
+ * row's bytes (spmm_y_row_bytes) per row: the product is the compiler runtime's 30-instruction 32-bit multiply. */
+static inline uint32_t spmm_y_at(uint32_t row, uint32_t first) {
+    return call.y_offset + (row * call.nr_features + first) * (uint32_t)sizeof(spmm_acc);
+}
+
+static inline uint32_t spmm_y_row_bytes(void) {
+    return call.nr_features * (uint32_t)sizeof(spmm_acc);
+}
+
+/* Writes a finished row's chunk to Y at heap offset `y_at`, or to the tasklet's partial slot when the row is
+ * shared. */
 static inline void spmm_store(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t row,
-                              const spmm_acc *sum, uint32_t first, uint32_t width) {
-    uint32_t at = call.y_offset + (row * call.nr_features + first) * (uint32_t)sizeof(spmm_acc);
+                              const spmm_acc *sum, uint32_t y_at, uint32_t first, uint32_t width) {
+    uint32_t at = y_at;
     for (uint32_t slot = 0; slot < work->nr_partials; slot++)
         if (work->partial_rows[slot] == row)
             at = spmm_partial_at(tasklet, slot, first);
@@ -421,8 +454,7 @@ static void spmm_merge(uint32_t tasklet) {
 #undef SPMM_ADD_STEP
                 }
             }
-            const uint32_t at = call.y_offset + (row * call.nr_features + first) * (uint32_t)sizeof(spmm_acc);
-            mram_write(sum, (__mram_ptr void *)(spmm_heap() + at), bytes);
+            mram_write(sum, (__mram_ptr void *)(spmm_heap() + spmm_y_at(row, first)), bytes);
         }
     }
 }

@@ -358,6 +358,36 @@ fn bench_quantize_times_every_conversion_against_a_parallel_copy() {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--values must be at least 1"));
 }
 
+#[cfg(feature = "simulator")]
+#[test]
+fn bench_kernels_measures_each_kernel_against_the_dpus_lower_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["bench", "kernels", "--rows", "64", "--row-nonzeros", "4", "--features", "16,64"];
+    let stdout = succeeds(dir.path(), &args);
+    assert!(stdout.starts_with("one simulated DPU, 16 tasklets, 64 rows of 4 nonzeros"), "{stdout}");
+    // Lower bounds: the multiply-add's (3, 9, 32, 246) and a nonzero's 11 over the features.
+    let bounds = [("i8", 3.0), ("i16", 9.0), ("i32", 32.0), ("f32", 246.0)];
+    for (kernel, mac) in bounds {
+        for format in ["csr", "coo"] {
+            let rows = table_rows(&stdout, &format!("{kernel} {format}"));
+            assert_eq!(rows.len(), 2, "{kernel} {format} in\n{stdout}");
+            for (row, features) in rows.iter().zip([16.0, 64.0]) {
+                let bound = finite(row[2]);
+                assert!((bound - (mac + 11.0 / features)).abs() < 0.01, "{row:?}");
+                let (instructions, cycles) = (finite(row[3]), finite(row[4]));
+                // No kernel beats the DPU's bound, and a full pipeline runs at most one instruction a cycle.
+                assert!(bound <= instructions && instructions <= cycles, "{row:?}");
+                let ratio = finite(row[5].trim_end_matches(" *"));
+                assert!((ratio - cycles / bound).abs() < 0.01, "{row:?}");
+                assert!(row[7].contains(if kernel == "f32" { "float mul" } else { "load/store" }), "{row:?}");
+            }
+        }
+    }
+    let refused = pimgnn(dir.path(), &["bench", "kernels", "--dtype", "f64"]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("invalid value 'f64'"));
+}
+
 #[test]
 fn bench_cpu_gather_times_the_spmm_against_the_plain_gather() {
     let dir = tempfile::tempdir().unwrap();

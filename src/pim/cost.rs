@@ -86,7 +86,7 @@ pub struct HardwareModel {
     /// Instructions per nonzero and feature chunk besides the products (index and value walks, loop, the X row's
     /// address and DMA set-up, its place in the batch).
     pub nonzero_instructions: f64,
-    /// Instructions per row and feature chunk besides the sums (row walk, store setup, the call clearing them).
+    /// Instructions per row and feature chunk besides the sums (row walk, store setup).
     pub row_instructions: f64,
     /// Host <-> DPU transfers: the runtime's model of a server's push, gather and broadcast bandwidths over the
     /// ranks a transfer spans, the same one `upmem`'s timelines predict with.
@@ -116,6 +116,11 @@ const SDDMM_TERM_INSTRUCTIONS: f64 = 1.0;
 /// set-up (24), Q's row address `column * width`, a 32-bit multiply on a DPU (30), the product loop's entry and
 /// exit and the index reader's advance (26), and the result's write into its buffer (5).
 const SDDMM_NONZERO_INSTRUCTIONS: f64 = 85.0;
+/// The fewest DPU instructions an SpMM kernel spends per nonzero and feature chunk besides its products
+/// (spmm_kernel.h): its column's and value's loads and the readers' advances (6), its X row's address as a shift
+/// and an add (2), the DMA (1), and the loop's count and branch (2). `pimgnn bench kernels` measures the kernels
+/// against it.
+pub const NONZERO_LOWER_BOUND: f64 = 11.0;
 /// Instructions per nonzero and chunk of the SpMM kernels besides the products and the values' reader: the index
 /// walk and loop, the X row's address (a 16-bit multiply, 7, when the block's X allows), the DMA's set-up and
 /// the value's and count's place in the batch. Measured as the simulator's count (tests/pim_cost.rs).
@@ -139,17 +144,16 @@ fn batches<T>(nonzeros: f64, rows: f64) -> f64 {
 /// Bytes of X chunks a tasklet's batch buffer holds (spmm_kernel.h).
 const BATCH_BYTES: usize = 256;
 
-/// Instructions per row and chunk besides its sums and the call of `memset` that clears them: the row's walk, the
-/// store's set-up and the end of its last batch (the digits' tests). Measured as the simulator's count
-/// (tests/pim_cost.rs), with the nonzeros' and batches' constants, on rows of 1, 4 and 8 nonzeros.
-const ROW_INSTRUCTIONS: f64 = 100.0;
-
-/// Instructions per row and feature besides clearing its sum: its share of the store and merge loops.
-const ROW_FEATURE_INSTRUCTIONS: f64 = 2.0;
-/// The compiler turns the kernels' clearing of a row's sums into a call of the DPU libc's `memset`, which takes
-/// 3 instructions per 4-byte word and 15 around them for a word-aligned area of whole words (the SDK 2025.1's
-/// compiled runtime, memset.c.obj: entry, the aligned start, the word loop's set-up, the loop, its exit, the
-/// no-tail jump and the return). A sum is one word.
+/// Instructions per row and chunk besides its sums: the row's walk, the store's set-up and the end of its last
+/// batch (the digits' tests). Its features cost nothing of their own: their share of the store and merge loops
+/// (2 each) is what the row's first batch saves by setting the sums rather than loading and adding to them.
+/// Measured as the simulator's count (tests/pim_cost.rs, `pimgnn bench kernels --row-nonzeros 1` and `8`), with
+/// the nonzeros' and batches' constants.
+const ROW_INSTRUCTIONS: f64 = 70.0;
+/// A row without nonzeros in a tasklet's range has its sums cleared, which the compiler turns into a call of the
+/// DPU libc's `memset`: 3 instructions per 4-byte word and 15 around them for a word-aligned area of whole words
+/// (the SDK 2025.1's compiled runtime, memset.c.obj: entry, the aligned start, the word loop's set-up, the loop,
+/// its exit, the no-tail jump and the return). A sum is one word.
 const MEMSET_WORD_INSTRUCTIONS: f64 = 3.0;
 const MEMSET_FIXED_INSTRUCTIONS: f64 = 15.0;
 /// Instructions per nonzero and chunk of an attention call beyond an SpMM call's: the read of the column's scores
@@ -188,7 +192,7 @@ impl Default for HardwareModel {
             i8_mac_cycles: 1.0 + TERM_INSTRUCTIONS,
             float_mac_cycles: 179.0 + 66.0 + TERM_INSTRUCTIONS - 1.0,
             nonzero_instructions: NONZERO_INSTRUCTIONS + VALUE_READER_INSTRUCTIONS,
-            row_instructions: ROW_INSTRUCTIONS + MEMSET_FIXED_INSTRUCTIONS,
+            row_instructions: ROW_INSTRUCTIONS,
             transfers: upmem::TransferModel::default(),
             dpus_per_rank: 64,
             host_bytes_per_second: 5e9,
@@ -381,6 +385,8 @@ impl HardwareModel {
         let (nz, rows, tasklets) = (nonzeros as f64, rows as f64, f64::from(tasklets));
         let (refill, refills) = (self.seqread_refill(), |bytes| self.seqread_refills(bytes));
         let batches = batches::<T>(nz, rows);
+        // Rows that certainly have no nonzeros, whose sums are cleared rather than set by a first batch.
+        let empty_rows = (rows - nz).max(0.0);
         let batch_feature = BATCH_FEATURE_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS * size / 8.0;
         let mut cycles = KernelCycles::default();
         for width in chunk_widths(features, set_features) {
@@ -393,7 +399,8 @@ impl HardwareModel {
             cycles.dma += rows * (self.dma_write_alpha + self.dma_cycles_per_byte * width * 4.0);
             cycles.compute += nz * (width * mac + self.nonzero_instructions)
                 + batches * (width * batch_feature + BATCH_INSTRUCTIONS)
-                + rows * (self.row_instructions + (ROW_FEATURE_INSTRUCTIONS + MEMSET_WORD_INSTRUCTIONS) * width);
+                + rows * self.row_instructions
+                + empty_rows * (MEMSET_FIXED_INSTRUCTIONS + MEMSET_WORD_INSTRUCTIONS * width);
         }
         cycles.compute /= (tasklets / self.pipeline_tasklets).min(1.0);
         cycles
@@ -433,8 +440,9 @@ impl HardwareModel {
         (bytes / SEQREAD_BYTES as f64).floor() * self.seqread_refill()
     }
 
-    /// Cycles of one product and its sum in `T`'s kernels.
-    fn mac_cycles<T: PimElement>(&self) -> f64 {
+    /// Cycles of one product and its sum in `T`'s kernels: the feature's load, the product and the add, the
+    /// fewest instructions a multiply-add takes on a DPU (spmm_kernel.h's lower bounds).
+    pub fn mac_cycles<T: PimElement>(&self) -> f64 {
         match T::NAME {
             "f32" => self.float_mac_cycles,
             "i16" => self.i16_mac_cycles,

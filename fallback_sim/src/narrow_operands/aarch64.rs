@@ -80,6 +80,8 @@ pub(super) fn step(mnemonic: &str, operands_text: &str, registers: &mut Register
         (Some(width), _) => Some(width),
         // A register copy keeps what its source holds.
         (None, [_, source]) if mnemonic == "mov" => register(source).and_then(|(from, _)| registers[from]),
+        // `and w0, w1, #0xfffc`: a mask of at most 16 bits leaves a zero-extended narrow value.
+        (None, [_, _, mask]) if mnemonic == "and" => mask.strip_prefix('#').and_then(super::mask_width),
         _ => None,
     };
     if mnemonic.starts_with("ldp") || mnemonic.starts_with("ldnp") || mnemonic.starts_with("ldxp") {

@@ -6,7 +6,8 @@
 //! and [`InstructionClass::Mul16`] for what it emits). To charge the same, the kernel builder finds these
 //! multiplies in the host disassembly: a forward "must" data-flow analysis over each function's control-flow
 //! graph tracks the registers that certainly hold an extended 8- or 16-bit value on every path (set by an
-//! extending load or move, copied by register moves, cleared by any other write), and a multiply of two such
+//! extending load or move or an `and` with a mask of at most 16 bits, copied by register moves, cleared by any
+//! other write), and a multiply of two such
 //! registers is narrow. On x86-64 it also tracks the stack slots such a register is spilled to: the coverage
 //! call the simulator puts in every basic block clobbers the caller-saved registers, so a loop with more live
 //! values than the six callee-saved ones keeps some on the stack and reloads them, where a DPU, with 24
@@ -71,6 +72,20 @@ impl Registers {
     /// Forgets every stack slot (the stack pointer moved, or memory was written through it in a way not tracked).
     fn forget_slots(&mut self) {
         self.slots = [None; TRACKED_SLOTS];
+    }
+}
+
+/// The width of the values an `and` with the immediate mask `immediate` (`0xfffc`, without its `$` or `#`) leaves:
+/// 8 bits up to 0xff, 16 up to 0xffff.
+fn mask_width(immediate: &str) -> Option<OperandWidth> {
+    let mask = match immediate.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok()?,
+        None => immediate.parse::<u64>().ok()?,
+    };
+    match mask {
+        0..=0xff => Some(OperandWidth::Bits8),
+        0x100..=0xffff => Some(OperandWidth::Bits16),
+        _ => None,
     }
 }
 

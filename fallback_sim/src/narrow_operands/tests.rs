@@ -51,6 +51,23 @@ fn a_write_on_any_path_to_the_multiply_makes_it_a_32_bit_one() {
 }
 
 #[test]
+fn a_mask_of_at_most_16_bits_makes_a_narrow_value_and_a_wider_one_does_not() {
+    // The SpMM kernels' X row address, `(uint16_t)column * (uint16_t)(nr_features * 4)`, as gcc compiles it.
+    let lines = [
+        "0:\tlea    0x0(,%rbx,4),%r15d",
+        "8:\tand    $0xfffc,%r15d",
+        "f:\tmovzwl 0x0(%r13),%edi",
+        "14:\timul   %r15d,%edi",
+    ];
+    assert_eq!(x86(&lines), HashMap::from([(0x14, OperandWidth::Bits16)]));
+    let mut lines = lines.to_vec();
+    lines[1] = "8:\tand    $0x1fffc,%r15d";
+    assert!(x86(&lines).is_empty(), "17 bits");
+    lines[1] = "8:\tand    $0xfc,%r15d";
+    assert_eq!(x86(&lines), HashMap::from([(0x14, OperandWidth::Bits16)]), "the wider operand, movzwl's, counts");
+}
+
+#[test]
 fn the_wider_operand_sets_the_width() {
     let mut lines = X86_LOOP.to_vec();
     lines[3] = "9:\tmovswl %bp,%ebp";
@@ -124,6 +141,11 @@ fn aarch64_loops_and_calls() {
     let mut called = looped.to_vec();
     called[3] = "c:\tbl\t0 <g>";
     assert!(aarch64(&called).is_empty(), "the call may change w1 on the back edge");
+    let masked = ["0:\tand\tw1, w6, #0xfffc", "4:\tldrh\tw2, [x0]", "8:\tmul\tw4, w1, w2"];
+    assert_eq!(aarch64(&masked), HashMap::from([(0x8, OperandWidth::Bits16)]));
+    let mut masked = masked.to_vec();
+    masked[0] = "0:\tand\tw1, w6, #0xfffffffc";
+    assert!(aarch64(&masked).is_empty(), "a 32-bit mask");
 }
 
 /// The batch loop as clang compiles it with coverage calls: two of the four extended factors are spilled before

@@ -4,6 +4,8 @@
 mod cpu_gather;
 mod cpu_spmm;
 mod infer;
+#[cfg(feature = "simulator")]
+mod kernels;
 mod quantize;
 mod spmm;
 mod train;
@@ -31,6 +33,10 @@ pub enum BenchCommand {
     /// The CPU SpMM against a plain gather of the same rows of X (the memory-bound floor) on an Erdős–Rényi
     /// graph whose X is far larger than the last-level cache.
     CpuGather(cpu_gather::BenchCpuGatherArgs),
+    /// Each SpMM kernel on one simulated DPU against the DPU's lower bound: instructions and modelled cycles
+    /// per multiply-add, by value type, format and feature width.
+    #[cfg(feature = "simulator")]
+    Kernels(kernels::BenchKernelsArgs),
     /// Quantized aggregation's host conversions (largest |x|, rounding to i32/i16/i8, back to f32) against a
     /// parallel memcpy of the same values.
     Quantize(quantize::BenchQuantizeArgs),
@@ -46,5 +52,7 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Transfers(args) => transfers::run(&args),
         BenchCommand::Quantize(args) => quantize::run(&args),
         BenchCommand::CpuGather(args) => cpu_gather::run(&args),
+        #[cfg(feature = "simulator")]
+        BenchCommand::Kernels(args) => kernels::run(&args),
     }
 }
