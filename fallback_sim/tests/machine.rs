@@ -302,6 +302,10 @@ fn hardware_binaries_and_other_files_are_refused() {
     assert!(matches!(Program::from_file(host_binary), Err(SimError::InvalidProgram { .. })));
 }
 
+/// Held by the tests that load programs from memory: one of them counts the files of such programs that the whole
+/// process holds open, which another's would add to.
+static MEMORY_PROGRAMS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The files named like a program loaded from memory that this process holds open (`/proc/self/fd`), as their
 /// descriptors' targets: an unlinked file's ends with " (deleted)".
 fn open_memory_program_files() -> Vec<String> {
@@ -315,6 +319,7 @@ fn open_memory_program_files() -> Vec<String> {
 
 #[test]
 fn programs_load_from_memory_and_run_from_a_file_no_directory_names() {
+    let _alone = MEMORY_PROGRAMS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let built = build("persistence", 2, &[]);
     let bytes = std::fs::read(built.path()).unwrap();
     let program = Arc::new(Program::from_bytes(&bytes).unwrap());
@@ -333,6 +338,7 @@ fn programs_load_from_memory_and_run_from_a_file_no_directory_names() {
 
 #[test]
 fn programs_loaded_from_memory_start_while_other_threads_load_and_start_theirs() {
+    let _alone = MEMORY_PROGRAMS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     // Each load writes an executable; another thread's worker fork can hold the write descriptor for a moment,
     // which makes exec fail with "Text file busy" unless the start waits it out.
     const THREADS: usize = 6;

@@ -34,6 +34,9 @@ static bool in_wram(uintptr_t address, uint32_t size) {
  * multiple of 64 MiB, so addresses inside the window keep their offset.
  */
 static uintptr_t mram_as_engine_reads(const char *operation, uintptr_t address, uint32_t size) {
+    uint64_t size_mask = control->mram_size - 1;
+    if ((control->mram_size & size_mask) == 0 && address - DPUSIM_MRAM_BASE <= size_mask)
+        return address; /* inside the window of a power-of-two MRAM (a DPU's): its own offset, with no division */
     uintptr_t engine = DPUSIM_MRAM_BASE + (uint32_t)address % control->mram_size;
     if (engine != address && __dpusim_strict())
         __dpusim_fault(DPUSIM_FAULT_DMA, address, size,
@@ -155,13 +158,16 @@ static void transfer(const char *operation, uint32_t flags, uintptr_t mram, uint
     bool to_mram = flags & DPUSIM_DMA_TO_MRAM;
     prefetch_mram(mram, before_end, to_mram);
     clock_dma_issue(to_mram ? DPUSIM_DMA_WRITE_ALPHA : DPUSIM_DMA_READ_ALPHA, length);
-    uintptr_t wrapped_mram = DPUSIM_MRAM_BASE, wrapped_wram = wram + before_end;
-    if (to_mram) {
+    if (to_mram)
         memcpy((void *)mram, (const void *)wram, before_end);
-        memcpy((void *)wrapped_mram, (const void *)wrapped_wram, length - before_end);
-    } else {
+    else
         memcpy((void *)wram, (const void *)mram, before_end);
-        memcpy((void *)wrapped_wram, (const void *)wrapped_mram, length - before_end);
+    if (before_end < length) { /* the rest, from MRAM offset 0 on */
+        uintptr_t wrapped_mram = DPUSIM_MRAM_BASE, wrapped_wram = wram + before_end;
+        if (to_mram)
+            memcpy((void *)wrapped_mram, (const void *)wrapped_wram, length - before_end);
+        else
+            memcpy((void *)wrapped_wram, (const void *)wrapped_mram, length - before_end);
     }
     struct dpusim_tasklet_stats *stats = &run.record->tasklets[__dpusim_tasklet_id];
     if (to_mram) {
