@@ -134,15 +134,15 @@ pub(super) fn step(mnemonic: &str, operands_text: &str, registers: &mut Register
         registers[index] = Some(width);
         return;
     }
-    if let ([mask, _], Some(index)) = (operands.as_slice(), whole_destination) {
-        // `and $0xfffc,%r15d`: a mask of at most 16 bits leaves a zero-extended narrow value (the compiler's
-        // `(uint16_t)(n * 4)`).
-        if matches!(mnemonic, "and" | "andl" | "andq") {
-            if let Some(width) = mask.strip_prefix('$').and_then(super::mask_width) {
-                registers[index] = Some(width);
-                return;
-            }
-        }
+    // `and $0xfffc,%r15d`: a mask of at most 16 bits leaves a zero-extended narrow value (the compiler's
+    // `(uint16_t)(n * 4)`).
+    let masked = match operands.as_slice() {
+        [mask, _] if matches!(mnemonic, "and" | "andl" | "andq") => mask.strip_prefix('$').and_then(super::mask_width),
+        _ => None,
+    };
+    if let (Some(width), Some(index)) = (masked, whole_destination) {
+        registers[index] = Some(width);
+        return;
     }
     if let ([source, _], Some(index)) = (operands.as_slice(), whole_destination) {
         // A register copy or a reload (or `movslq`, a sign extension of a value already narrow) keeps what its

@@ -56,6 +56,17 @@ impl SetStats {
     pub fn instructions_of(&self, class: InstructionClass) -> u64 {
         self.instructions_by_class[class.index()]
     }
+
+    /// The classes that ran, with their instructions, largest first.
+    pub fn classes_largest_first(&self) -> Vec<(InstructionClass, u64)> {
+        let mut classes: Vec<(InstructionClass, u64)> = InstructionClass::ALL
+            .into_iter()
+            .map(|class| (class, self.instructions_of(class)))
+            .filter(|&(_, count)| count > 0)
+            .collect();
+        classes.sort_by_key(|&(_, count)| std::cmp::Reverse(count));
+        classes
+    }
 }
 
 /// The slowest DPU's time, the DMA traffic, then the instruction classes that ran, largest first, with their
@@ -72,14 +83,10 @@ impl fmt::Display for SetStats {
             self.dma_cycles,
             self.dma_bytes
         )?;
-        let mut classes: Vec<InstructionClass> =
-            InstructionClass::ALL.into_iter().filter(|&class| self.instructions_of(class) > 0).collect();
-        classes.sort_by_key(|&class| std::cmp::Reverse(self.instructions_of(class)));
-        let shares: Vec<String> = classes
+        let shares: Vec<String> = self
+            .classes_largest_first()
             .into_iter()
-            .map(|class| {
-                format!("{class} {:.1}%", self.instructions_of(class) as f64 / self.instructions as f64 * 100.0)
-            })
+            .map(|(class, count)| format!("{class} {:.1}%", count as f64 / self.instructions as f64 * 100.0))
             .collect();
         write!(f, "{} DPU instructions: {}", self.instructions, shares.join(", "))
     }

@@ -11,7 +11,7 @@ use pimgnn::pim::cost::{HardwareModel, NONZERO_LOWER_BOUND};
 use pimgnn::pim::plan::{Format, Plan, XDelivery};
 use pimgnn::pim::{PimElement, PimSpmm};
 use pimgnn::{Csr, Dense, SpmmEngine};
-use upmem::sim::{InstructionClass, SetStats, SimConfig};
+use upmem::sim::{SetStats, SimConfig};
 use upmem::{BackendKind, DpuSet, Topology};
 
 use crate::cli::{pim_args, table};
@@ -162,11 +162,11 @@ fn measure<T: PimElement + From<i8>>(
 
 /// The instruction classes that ran, largest first, per multiply-add.
 fn classes_per_mac(stats: &SetStats, macs: f64) -> String {
-    let mut classes: Vec<(InstructionClass, u64)> = InstructionClass::ALL
-        .into_iter()
-        .map(|class| (class, stats.instructions_of(class)))
-        .filter(|&(_, count)| count as f64 / macs >= 0.005)
-        .collect();
-    classes.sort_by_key(|&(_, count)| std::cmp::Reverse(count));
-    classes.iter().map(|(class, count)| format!("{class} {:.2}", *count as f64 / macs)).collect::<Vec<_>>().join(", ")
+    let per_mac = stats.classes_largest_first().into_iter().map(|(class, count)| (class, count as f64 / macs));
+    // Classes below 0.005 per multiply-add would print as 0.00.
+    per_mac
+        .filter(|&(_, count)| count >= 0.005)
+        .map(|(class, count)| format!("{class} {count:.2}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

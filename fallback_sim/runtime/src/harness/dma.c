@@ -158,16 +158,13 @@ static void transfer(const char *operation, uint32_t flags, uintptr_t mram, uint
     bool to_mram = flags & DPUSIM_DMA_TO_MRAM;
     prefetch_mram(mram, before_end, to_mram);
     clock_dma_issue(to_mram ? DPUSIM_DMA_WRITE_ALPHA : DPUSIM_DMA_READ_ALPHA, length);
-    if (to_mram)
-        memcpy((void *)mram, (const void *)wram, before_end);
-    else
-        memcpy((void *)wram, (const void *)mram, before_end);
+    char *to = (char *)(to_mram ? mram : wram);
+    const char *from = (const char *)(to_mram ? wram : mram);
+    memcpy(to, from, before_end);
     if (before_end < length) { /* the rest, from MRAM offset 0 on */
-        uintptr_t wrapped_mram = DPUSIM_MRAM_BASE, wrapped_wram = wram + before_end;
-        if (to_mram)
-            memcpy((void *)wrapped_mram, (const void *)wrapped_wram, length - before_end);
-        else
-            memcpy((void *)wrapped_wram, (const void *)wrapped_mram, length - before_end);
+        char *rest_to = to_mram ? (char *)DPUSIM_MRAM_BASE : to + before_end;
+        const char *rest_from = to_mram ? from + before_end : (const char *)DPUSIM_MRAM_BASE;
+        memcpy(rest_to, rest_from, length - before_end);
     }
     struct dpusim_tasklet_stats *stats = &run.record->tasklets[__dpusim_tasklet_id];
     if (to_mram) {
