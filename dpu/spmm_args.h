@@ -23,8 +23,9 @@
 /* Features per pass over a tasklet's nonzeros: one X DMA reads at most this many features of one row, one
  * Y DMA writes this many accumulators (64 x 4 B = 256 B, far below the 2,048-byte DMA limit). */
 #define SPMM_FEATURE_CHUNK 64
-/* Bytes per sequential-reader DMA (SEQREAD_CACHE_SIZE) when kernels walk nonzeros and row pointers. */
-#define SPMM_SEQREAD 128
+/* Entries per DMA when a kernel walks its row pointers, its nonzeros' indices and their values (spmm_kernel.h's
+ * readers): 128 bytes of 4-byte entries, 256 of COO's 8-byte indices. */
+#define SPMM_READ_ENTRIES 32
 /* A tasklet shares at most its first and its last row with its neighbours. */
 #define SPMM_MAX_PARTIALS 2
 

@@ -13,7 +13,7 @@
  * Work split (the host computes it, src/pim/tasklets.rs): each tasklet gets a contiguous range of the DPU's
  * nonzeros, balanced by nonzeros plus rows, cut inside a row when a row is long; see struct
  * spmm_tasklet_work. Features go in chunks of at most SPMM_FEATURE_CHUNK, none across two value sets (attention heads, spmm_args.h): for each chunk a tasklet walks its
- * nonzeros (seqread, SPMM_SEQREAD bytes per DMA), reads the chunk of the referenced X row (one mram_read of
+ * nonzeros (SPMM_READ_ENTRIES per DMA, see struct spmm_reader), reads the chunk of the referenced X row (one mram_read of
  * at most SPMM_FEATURE_CHUNK * 4 = 256 bytes) into its batch buffer and, per batch of nonzeros, adds their
  * products to the row's sums (see SPMM_BATCH); a finished row goes to Y (or to the tasklet's partial slot when
  * shared) with one mram_write.
@@ -31,11 +31,12 @@
  *              and add 66)
  *
  * A nonzero's bound: its column's and value's loads and the readers' advances (6), its X row's address as a
- * shift and an add (2), the DMA (1) and the loop's count and branch (2). The kernels spend about 45 to 55 per
- * nonzero and chunk (the SDK's seqread_get and mram_read as their sources execute them, a 16-bit multiply for the
- * address, the batch's bookkeeping) and 2 per feature and batch (the sum's load and store; a row's first batch
- * sets its sums instead, so rows are never cleared first), so narrow types at narrow widths stay
- * furthest from the bound. After a barrier, each shared row is summed in
+ * shift and an add (2), the DMA (1) and the loop's count and branch (2). The kernels spend about 30 to 40 per
+ * nonzero and chunk (the readers' advance and test, mram_read as the SDK's source executes it, a 16-bit multiply
+ * for the address, the batch's bookkeeping and its call) and 2 per feature and batch (the sum's load and store; a
+ * row's first batch sets its sums instead, so rows are never cleared first). Narrow types at narrow widths stay
+ * furthest from the bound, and there the DMA engine sets the pace: an X row of 16 i8 features costs 85 cycles of
+ * DMA (77 + 16 / 2) for 16 multiply-adds, more than their instructions. After a barrier, each shared row is summed in
  * tasklet order by the tasklet holding its first partial, so the result never depends on interleaving.
  *
  * SDDMM: each tasklet walks its nonzeros once; per nonzero (i, j) it reads Q_j chunk by chunk into `incoming`
@@ -46,8 +47,8 @@
  * Attention (SPMM_MODE_ATTENTION, f32 kernels): a pass over value set h reads each row's scores once and, per
  * nonzero, its column's, and makes the nonzero's weight (attention_exp2_of) in place of its stored value.
  *
- * WRAM per tasklet: 2 x 256 B of row buffers, 136 B of SDDMM results, 24 B of attention scores (f32) and the
- * seqread caches; the f32 kernels' table of ATTENTION_EXP2_ENTRIES powers of two (2 KiB); stacks are
+ * WRAM per tasklet: 256 B of sums, 512 B of batch buffer, 136 B of SDDMM results, 24 B of attention scores (f32)
+ * and the readers' blocks (CSR 3 x 128 B, COO 256 + 128 B); the f32 kernels' table of ATTENTION_EXP2_ENTRIES powers of two (2 KiB); stacks are
  * STACK_SIZE_DEFAULT.
  */
 #ifndef PIMGNN_SPMM_KERNEL_H
@@ -124,30 +125,25 @@ _Static_assert(SPMM_UNIT * sizeof(spmm_feature) == 8, "a unit is 8 bytes of X");
 _Static_assert(SPMM_FEATURE_CHUNK % SPMM_UNIT == 0, "a chunk is whole units");
 
 /*
- * A row's nonzeros are multiplied in batches of up to SPMM_BATCH, as many X chunks as the tasklet's 256-byte
- * buffer holds (4 for i8, 2 for i16, 1 for i32 and f32; a larger buffer does not fit 24 tasklets' WRAM): their X chunks are read one after another into the tasklet's batch buffer, then
- * each feature's sum is loaded once, takes the batch's products in nonzero order in a register and is stored
- * once, so a multiply-add is its feature's load, its product and an add. A batch of n < SPMM_BATCH (a row's
- * last) goes as its binary digits: 2 and 1 nonzeros. The order of a feature's additions is the row's
- * nonzero order in every case, so f32 rounds as the host does.
+ * A row's nonzeros are multiplied in batches of up to SPMM_BATCH, as many X chunks as the tasklet's 512-byte
+ * buffer holds (8 for i8, 4 for i16, 2 for i32 and f32): their X chunks are read one after another into the
+ * tasklet's batch buffer, then each feature's sum is loaded once, takes the batch's products in nonzero order in a
+ * register and is stored once, so a multiply-add is its feature's load, its product and an add. A batch of
+ * n < SPMM_BATCH (a row's last) goes as its binary digits: 4, 2 and 1 nonzeros. The order of a feature's additions
+ * is the row's nonzero order in every case, so f32 rounds as the host does.
  */
 #if defined(SPMM_TYPE_I8)
-#define SPMM_BATCH 4
+#define SPMM_BATCH 8
 #elif defined(SPMM_TYPE_I16)
-#define SPMM_BATCH 2
+#define SPMM_BATCH 4
 #else
-#define SPMM_BATCH 1
+#define SPMM_BATCH 2
 #endif
-_Static_assert(SPMM_BATCH * SPMM_FEATURE_CHUNK * sizeof(spmm_feature) == 256, "a batch is 256 bytes of X");
+_Static_assert(SPMM_BATCH * SPMM_FEATURE_CHUNK * sizeof(spmm_feature) == 512, "a batch is 512 bytes of X");
 #define SPMM_TERMS_1(term) term(0)
 #define SPMM_TERMS_2(term) term(0) term(1)
 #define SPMM_TERMS_4(term) term(0) term(1) term(2) term(3)
-
-/* A seqread cache's alignment: SEQREAD_CACHE_SIZE. The SDK's seqread_get refills when adding the increment to
- * the pointer carries out of the log2(SEQREAD_CACHE_SIZE) low bits of its WRAM address (the SDK 2025.1's compiled
- * runtime, seqread128.c.obj: `add r0, r0, r1, nc7`), so a cache that is not aligned to its size is refilled too
- * early and yields pointers before it. A 2 x SEQREAD_CACHE_SIZE row of a cache array stays aligned. */
-#define SPMM_SEQREAD_ALIGNED __aligned(SEQREAD_CACHE_SIZE)
+#define SPMM_TERMS_8(term) term(0) term(1) term(2) term(3) term(4) term(5) term(6) term(7)
 
 __host struct spmm_matrix_args matrix;
 __host struct spmm_call_args call;
@@ -170,6 +166,81 @@ BARRIER_INIT(partials_written, NR_TASKLETS);
 static inline uint32_t spmm_heap(void) {
     return (uint32_t)DPU_MRAM_HEAP_POINTER;
 }
+
+/*
+ * A tasklet's walks over MRAM arrays of 4- or 8-byte entries (row pointers, its nonzeros' indices and values):
+ * SPMM_READ_ENTRIES entries at a time by one DMA into a WRAM block aligned to its size, so that the next entry is
+ * a pointer's add and a test of its low bits inline; the SDK's seqread_get is a call of 8 instructions and keeps
+ * twice the WRAM. A walk's first block starts at an even entry, 8-byte aligned as DMAs must be, so no entry
+ * straddles two blocks. A block may run past the array's end: what lies there is read, never used.
+ */
+struct spmm_reader {
+    uint32_t next_at; /* MRAM address of the block after the one held */
+};
+
+/* Starts a walk at entry `entry` of the array at MRAM heap offset `offset`, entries of `size` bytes, into `block`
+ * (SPMM_READ_ENTRIES entries); returns the entry's place in WRAM. */
+static inline const void *spmm_read_from(struct spmm_reader *reader, void *block, uint32_t offset, uint32_t entry,
+                                         uint32_t size) {
+    const uint32_t first = entry & ~1u;
+    const uint32_t at = spmm_heap() + offset + first * size;
+    mram_read((__mram_ptr void *)at, block, SPMM_READ_ENTRIES * size);
+    reader->next_at = at + SPMM_READ_ENTRIES * size;
+    return (const uint8_t *)block + (entry - first) * size;
+}
+
+/* Whether `next`, one entry past the last one used, is past its block of `size`-byte entries. */
+static inline int spmm_read_ended(const void *next, uint32_t size) {
+    return ((uintptr_t)next & (SPMM_READ_ENTRIES * size - 1)) == 0;
+}
+
+/* Reads the next block over the one `next` is past; returns its first entry. */
+static inline const void *spmm_read_block(struct spmm_reader *reader, const void *next, uint32_t size) {
+    void *block = (uint8_t *)next - SPMM_READ_ENTRIES * size;
+    mram_read((__mram_ptr void *)reader->next_at, block, SPMM_READ_ENTRIES * size);
+    reader->next_at += SPMM_READ_ENTRIES * size;
+    return block;
+}
+
+/* The entry after `entry` (of `size` bytes). */
+static inline __attribute__((always_inline)) const void *spmm_read_next(struct spmm_reader *reader,
+                                                                        const void *entry, uint32_t size) {
+    const void *next = (const uint8_t *)entry + size;
+    return spmm_read_ended(next, size) ? spmm_read_block(reader, next, size) : next;
+}
+
+/*
+ * A tasklet's nonzeros: their indices (a family's SPMM_INDEX_BYTES each: a CSR column, a COO struct
+ * spmm_coo_index) and their values, walked in step. Both walks start at the same even nonzero, so both blocks end
+ * at the same nonzero and one test serves the two.
+ */
+struct spmm_nonzeros {
+    const uint8_t *index;
+    const spmm_value *value;
+    struct spmm_reader indices;
+    struct spmm_reader values;
+};
+
+static inline struct spmm_nonzeros spmm_nonzeros_from(uint8_t *index_block, spmm_value *value_block,
+                                                      uint32_t values_at, uint32_t nonzero) {
+    struct spmm_nonzeros nonzeros;
+    nonzeros.index = spmm_read_from(&nonzeros.indices, index_block, matrix.indices_offset, nonzero,
+                                    SPMM_INDEX_BYTES);
+    nonzeros.value = spmm_read_from(&nonzeros.values, value_block, values_at, nonzero, sizeof(spmm_value));
+    return nonzeros;
+}
+
+static inline __attribute__((always_inline)) void spmm_nonzeros_next(struct spmm_nonzeros *nonzeros) {
+    nonzeros->index += SPMM_INDEX_BYTES;
+    nonzeros->value++;
+    if (spmm_read_ended(nonzeros->index, SPMM_INDEX_BYTES)) {
+        nonzeros->index = spmm_read_block(&nonzeros->indices, nonzeros->index, SPMM_INDEX_BYTES);
+        nonzeros->value = spmm_read_block(&nonzeros->values, nonzeros->value, sizeof(spmm_value));
+    }
+}
+
+/* A WRAM block of a walk over `size`-byte entries, aligned to its size as spmm_read_ended needs. */
+#define SPMM_READ_BLOCK(name, size) static __aligned(SPMM_READ_ENTRIES * (size)) uint8_t name[NR_TASKLETS][SPMM_READ_ENTRIES * (size)]
 
 /* Where one pass's attention scores lie: its value set's column and row records (spmm_args.h). */
 struct spmm_scores {
@@ -309,9 +380,11 @@ static inline __attribute__((always_inline)) uint32_t spmm_x_row_at(uint32_t col
 #define SPMM_FEATURE_1_SUM(i) SPMM_FEATURE(SPMM_TERMS_1, i, sum[f + (i)])
 #define SPMM_FEATURE_2_SUM(i) SPMM_FEATURE(SPMM_TERMS_2, i, sum[f + (i)])
 #define SPMM_FEATURE_4_SUM(i) SPMM_FEATURE(SPMM_TERMS_4, i, sum[f + (i)])
+#define SPMM_FEATURE_8_SUM(i) SPMM_FEATURE(SPMM_TERMS_8, i, sum[f + (i)])
 #define SPMM_FEATURE_1_ZERO(i) SPMM_FEATURE(SPMM_TERMS_1, i, 0)
 #define SPMM_FEATURE_2_ZERO(i) SPMM_FEATURE(SPMM_TERMS_2, i, 0)
 #define SPMM_FEATURE_4_ZERO(i) SPMM_FEATURE(SPMM_TERMS_4, i, 0)
+#define SPMM_FEATURE_8_ZERO(i) SPMM_FEATURE(SPMM_TERMS_8, i, 0)
 SPMM_DEFINE_ACCUMULATE(1, spmm_accumulate_1, SUM)
 SPMM_DEFINE_ACCUMULATE(1, spmm_start_1, ZERO)
 #if SPMM_BATCH >= 2
@@ -322,11 +395,17 @@ SPMM_DEFINE_ACCUMULATE(2, spmm_start_2, ZERO)
 SPMM_DEFINE_ACCUMULATE(4, spmm_accumulate_4, SUM)
 SPMM_DEFINE_ACCUMULATE(4, spmm_start_4, ZERO)
 #endif
+#if SPMM_BATCH >= 8
+SPMM_DEFINE_ACCUMULATE(8, spmm_accumulate_8, SUM)
+SPMM_DEFINE_ACCUMULATE(8, spmm_start_8, ZERO)
+#endif
 
 /* Adds the tasklet's batch of `count` nonzeros (1 to SPMM_BATCH) to sum[0..width), or with `fresh` (the row's first
- * batch) sets sum to it: as one loop when full, as its binary digits otherwise, the first nonzeros first. */
-static inline __attribute__((always_inline)) void spmm_accumulate_batch(uint32_t tasklet, spmm_acc *sum,
-                                                                         uint32_t count, uint32_t width, int fresh) {
+ * batch) sets sum to it: as one loop when full, as its binary digits otherwise, the first nonzeros first. Not
+ * inlined: its unrolled loops are most of a kernel's code, and a copy in each of a pass's two builds would not fit
+ * a DPU's IRAM (4,096 instructions); the call is a few instructions per batch. */
+static __attribute__((noinline)) void spmm_accumulate_batch(uint32_t tasklet, spmm_acc *sum, uint32_t count,
+                                                            uint32_t width, int fresh) {
     const spmm_feature *xs = incoming[tasklet].x;
     const spmm_value *values = batch_values[tasklet];
 #define SPMM_BATCH_DIGIT(n)                                                                                        \
@@ -339,6 +418,9 @@ static inline __attribute__((always_inline)) void spmm_accumulate_batch(uint32_t
         xs += (n) * SPMM_FEATURE_CHUNK;                                                                            \
         values += (n);                                                                                             \
     }
+#if SPMM_BATCH >= 8
+    SPMM_BATCH_DIGIT(8)
+#endif
 #if SPMM_BATCH >= 4
     SPMM_BATCH_DIGIT(4)
 #endif

@@ -9,7 +9,7 @@ use std::process::Command;
 use pimgnn::pim::abi::{
     AttentionColumn, AttentionRow, CallArgs, CooIndex, MatrixArgs, TaskletWork, ATTENTION_EXP2_BITS,
     ATTENTION_EXP2_ENTRIES, ATTENTION_FRACTION_BITS, EDGE_FIRST, EDGE_LAST, FEATURE_CHUNK, MAX_PARTIALS, MAX_TASKLETS,
-    MODE_ATTENTION, MODE_SDDMM, MODE_SPMM, RESULT_BUFFER, SEQREAD_BYTES,
+    MODE_ATTENTION, MODE_SDDMM, MODE_SPMM, RESULT_BUFFER, READ_ENTRIES,
 };
 
 /// `(name, C expression, Rust value)` for every fact checked.
@@ -27,7 +27,7 @@ fn expected() -> Vec<(&'static str, &'static str, usize)> {
         ("SPMM_MAX_TASKLETS", "SPMM_MAX_TASKLETS", MAX_TASKLETS),
         ("SPMM_FEATURE_CHUNK", "SPMM_FEATURE_CHUNK", FEATURE_CHUNK),
         ("SPMM_MAX_PARTIALS", "SPMM_MAX_PARTIALS", MAX_PARTIALS),
-        ("SPMM_SEQREAD", "SPMM_SEQREAD", SEQREAD_BYTES),
+        ("SPMM_READ_ENTRIES", "SPMM_READ_ENTRIES", READ_ENTRIES),
         ("SPMM_MODE_SPMM", "SPMM_MODE_SPMM", MODE_SPMM as usize),
         ("SPMM_MODE_SDDMM", "SPMM_MODE_SDDMM", MODE_SDDMM as usize),
         ("SDDMM_EDGE_FIRST", "SDDMM_EDGE_FIRST", EDGE_FIRST),

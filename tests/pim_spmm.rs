@@ -4,7 +4,7 @@
 
 use std::any::Any;
 
-use pimgnn::pim::abi::{MAX_TASKLETS, SEQREAD_BYTES};
+use pimgnn::pim::abi::{MAX_TASKLETS, READ_ENTRIES};
 use pimgnn::pim::cost::{self, HardwareModel, Target};
 use pimgnn::pim::plan::{Format, Plan, XDelivery};
 use pimgnn::pim::{PimElement, PimSpmm};
@@ -447,11 +447,11 @@ fn a_failing_step_fails_the_streamed_call() {
     assert!(matches!(engine.spmm_streamed(&x, &mut short, &ok), Err(Error::Shape { .. })));
 }
 
-/// The kernels' seqread caches are aligned to their size as the linker places them: the SDK's readers refill
-/// when the pointer's WRAM address carries out of its log2(SEQREAD_CACHE_SIZE) low bits, so a cache aligned to
-/// 8 bytes only gives wrong nonzeros on a DPU (and faults on the simulator in strict mode).
+/// The kernels' reader blocks are aligned to their size as the linker places them: a walk tells that it has used
+/// up its block from the low bits of its pointer's WRAM address (spmm_kernel.h's `spmm_read_ended`), so a block
+/// aligned to 8 bytes only would give wrong nonzeros.
 #[test]
-fn the_seqread_caches_of_the_spmm_kernels_are_aligned_to_their_size() {
+fn the_reader_blocks_of_the_spmm_kernels_are_aligned_to_their_size() {
     for family in ["csr", "coo"] {
         for ty in ["f32", "i32", "i16", "i8"] {
             let name = format!("spmm_{family}_{ty}");
@@ -460,19 +460,17 @@ fn the_seqread_caches_of_the_spmm_kernels_are_aligned_to_their_size() {
                 .simulator_binary(upmem::ChipVersion::V1A)
                 .unwrap_or_else(|| panic!("{name} was built for the simulator"));
             let program = upmem_sim::Program::from_file(binary).unwrap();
-            let caches: &[&str] = if family == "csr" {
-                &["row_ptr_cache", "column_cache", "value_cache"]
+            // Each block and the bytes of its entries.
+            let blocks: &[(&str, usize)] = if family == "csr" {
+                &[("row_ptr_block", 4), ("column_block", 4), ("value_block", 4)]
             } else {
-                &["index_cache", "value_cache"]
+                &[("index_block", 8), ("value_block", 4)]
             };
-            for cache in caches {
-                let symbol = program.symbol(cache, 0).unwrap_or_else(|| panic!("{name} has {cache}"));
-                assert_eq!(symbol.address as usize % SEQREAD_BYTES, 0, "{name}: {cache} at {:#x}", symbol.address);
-                assert_eq!(
-                    symbol.size as usize,
-                    MAX_TASKLETS * 2 * SEQREAD_BYTES,
-                    "{name}: {cache} is a cache per tasklet"
-                );
+            for &(block, entry_bytes) in blocks {
+                let bytes = READ_ENTRIES * entry_bytes;
+                let symbol = program.symbol(block, 0).unwrap_or_else(|| panic!("{name} has {block}"));
+                assert_eq!(symbol.address as usize % bytes, 0, "{name}: {block} at {:#x}", symbol.address);
+                assert_eq!(symbol.size as usize, MAX_TASKLETS * bytes, "{name}: {block} is a block per tasklet");
             }
         }
     }

@@ -12,8 +12,8 @@ pub const MAX_TASKLETS: usize = upmem::MAX_TASKLETS;
 pub const FEATURE_CHUNK: usize = 64;
 /// Rows a tasklet may share with its neighbours (`SPMM_MAX_PARTIALS`).
 pub const MAX_PARTIALS: usize = 2;
-/// Bytes per sequential-reader DMA in the kernels (`SPMM_SEQREAD`).
-pub const SEQREAD_BYTES: usize = 128;
+/// Entries (row pointers, nonzeros' indices, values) per DMA of the kernels' readers (`SPMM_READ_ENTRIES`).
+pub const READ_ENTRIES: usize = 32;
 /// [`CallArgs::mode`] of an SpMM call (`SPMM_MODE_SPMM`).
 pub const MODE_SPMM: u32 = 0;
 /// [`CallArgs::mode`] of an SDDMM call (`SPMM_MODE_SDDMM`).

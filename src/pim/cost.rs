@@ -14,7 +14,7 @@
 //!   DMA engine serves one transfer at a time, so a DPU's DMA cycles add up.
 //! - **Compute**: the pipeline issues one instruction per cycle once at least 11 tasklets are ready (a
 //!   tasklet issues every 11 cycles), so `T < 11` tasklets run at `T / 11` of that. The kernels multiply a
-//!   row's nonzeros in batches (as many X chunks as 256 bytes hold: 4 for i8, 2 for i16, 1 otherwise): a
+//!   row's nonzeros in batches (as many X chunks as 512 bytes hold: 8 for i8, 4 for i16, 2 otherwise): a
 //!   multiply-add costs its product, the feature's load and the add (a float's is software, 66); each feature of
 //!   a batch 2 more (its sum's load and store) and each iteration of the feature loop, which takes 8 bytes of
 //!   X, 4 (advance the index, count and branch); each batch 16 (measured). Products in DPU instructions: a
@@ -27,10 +27,11 @@
 //!   (`EmitMul16WithCustomInserter`); PrIM did not measure them. Each nonzero costs 65 instructions besides
 //!   its products (measured as the simulator's count): its index's walk, loop and DMA set-up, its X row's
 //!   address `column * width` (a 16-bit multiply, 7, when the block's X has at most 2^16 rows), its place in
-//!   the batch, and the advance of the values' own reader (5). Each row costs 115 instructions besides its sums (its walk, store
-//!   set-up and last batch, 100, measured, and 15 of the call of the DPU libc's `memset` that the compiler
-//!   makes of clearing its sums: memset.c.obj of the SDK 2025.1's compiled runtime) and 5 per feature (2 of the
-//!   store and merge loops, 3 of memset's word loop).
+//!   the batch and its share of the batch's call, and the advance of the values' walk (2). Each row costs 70
+//!   instructions besides its sums (its walk, store set-up and last batch, measured); its features cost nothing of
+//!   their own, as its first batch sets its sums. A row without nonzeros in a tasklet's range has its sums
+//!   cleared by the DPU libc's `memset`: 15 instructions and 3 per feature (memset.c.obj of the SDK 2025.1's
+//!   compiled runtime).
 //! - **Kernel time** is the slowest DPU's `max(compute cycles, DMA cycles)`: with 11 or more tasklets the DMA
 //!   latency hides behind other tasklets' compute, whichever engine is busier bounds the time.
 //! - **Host work** (building per-DPU X buffers, merging partial Y tiles) is memory-bound at
@@ -41,7 +42,7 @@
 //! here is checked (`tests/pim_cost.rs`): the model's DMA cycles match the simulator's exact DMA count for the
 //! same kernel run within 3%, and its kernel cycles (compute and DMA) match the simulator's modelled cycles,
 //! which count the kernel's instructions with the DPU's software arithmetic and the DPU compiler's narrow
-//! multiplies, within 10% for every element type (0.94x to 1.03x on the test graph at 16 and 64 features for
+//! multiplies, within 10% for every element type (0.92x to 1.04x on the test graph at 16 and 64 features for
 //! f32, i32, i16 and i8). On the simulator the timing tables show the
 //! simulator's kernel time (`PimReport` also gives the model's). The model is deliberately simple and its
 //! parameters are public, so a measured server can replace them.
@@ -53,7 +54,7 @@ use std::time::Duration;
 use upmem::timeline::Operation;
 
 use crate::error::{Error, Result};
-use crate::pim::abi::{FEATURE_CHUNK, MAX_PARTIALS, MAX_TASKLETS, RESULT_BUFFER, SEQREAD_BYTES};
+use crate::pim::abi::{FEATURE_CHUNK, MAX_PARTIALS, MAX_TASKLETS, READ_ENTRIES, RESULT_BUFFER};
 use crate::pim::partition::{Partition, TileStats};
 use crate::pim::plan::{Format, Plan, XDelivery};
 use crate::pim::PimElement;
@@ -121,17 +122,17 @@ const SDDMM_NONZERO_INSTRUCTIONS: f64 = 85.0;
 /// and an add (2), the DMA (1), and the loop's count and branch (2). `pimgnn bench kernels` measures the kernels
 /// against it.
 pub const NONZERO_LOWER_BOUND: f64 = 11.0;
-/// Instructions per nonzero and chunk of the SpMM kernels besides the products and the values' reader: the index
-/// walk and loop, the X row's address (a 16-bit multiply, 7, when the block's X allows), the DMA's set-up and
-/// the value's and count's place in the batch. Measured as the simulator's count (tests/pim_cost.rs).
-const NONZERO_INSTRUCTIONS: f64 = 60.0;
-/// Instructions per nonzero of the values' own sequential reader (values and indices are separate arrays, so
-/// that new values move without the structure): the kernel's call with its argument moves (3) and
-/// `seqread_get`'s path when it does not refill (2: the add with its branch, the return; the SDK 2025.1's
-/// seqread128.c.obj).
-const VALUE_READER_INSTRUCTIONS: f64 = 5.0;
+/// Instructions per nonzero and chunk of the SpMM kernels besides the products and the values' walk: the index
+/// walk with its block test and loop, the X row's address (a 16-bit multiply, 7, when the block's X allows), the
+/// DMA's set-up, the value's and count's place in the batch and the nonzero's share of its batch's call. Measured
+/// as the simulator's count (tests/pim_cost.rs).
+const NONZERO_INSTRUCTIONS: f64 = 63.0;
+/// Instructions per nonzero of the values' walk (values and indices are separate arrays, so that new values move
+/// without the structure): the value's pointer advance and the reload of that pointer, which the walk of the
+/// indices' block test serves as well (spmm_kernel.h's struct spmm_nonzeros).
+const VALUE_READER_INSTRUCTIONS: f64 = 2.0;
 /// The batches the kernels multiply a tile's `nonzeros` in, over `rows` rows: a row of d nonzeros takes
-/// floor(d / B) full batches of B (spmm_kernel.h's SPMM_BATCH: the X chunks of 256 bytes) and one per binary
+/// floor(d / B) full batches of B (spmm_kernel.h's SPMM_BATCH: the X chunks of 512 bytes) and one per binary
 /// digit of the rest, counted with the rest uniform in [0, B) (on average (B - 1) / 2 nonzeros in log2(B) / 2
 /// batches), and every row with nonzeros at least one.
 fn batches<T>(nonzeros: f64, rows: f64) -> f64 {
@@ -142,7 +143,9 @@ fn batches<T>(nonzeros: f64, rows: f64) -> f64 {
 }
 
 /// Bytes of X chunks a tasklet's batch buffer holds (spmm_kernel.h).
-const BATCH_BYTES: usize = 256;
+const BATCH_BYTES: usize = 512;
+/// Bytes of a nonzero's value in MRAM (`spmm_value`).
+const VALUE_BYTES: f64 = 4.0;
 
 /// Instructions per row and chunk besides its sums: the row's walk, the store's set-up and the end of its last
 /// batch (the digits' tests). Its features cost nothing of their own: their share of the store and merge loops
@@ -378,12 +381,8 @@ impl HardwareModel {
     ) -> KernelCycles {
         let size = std::mem::size_of::<T>() as f64;
         let mac = self.mac_cycles::<T>();
-        let (nonzero_bytes, readers) = match format {
-            Format::Csr => (8.0, 3.0),
-            Format::Coo => (12.0, 2.0),
-        };
         let (nz, rows, tasklets) = (nonzeros as f64, rows as f64, f64::from(tasklets));
-        let (refill, refills) = (self.seqread_refill(), |bytes| self.seqread_refills(bytes));
+        let walks = tasklets.min(nz + rows);
         let batches = batches::<T>(nz, rows);
         // Rows that certainly have no nonzeros, whose sums are cleared rather than set by a first batch.
         let empty_rows = (rows - nz).max(0.0);
@@ -392,10 +391,7 @@ impl HardwareModel {
         for width in chunk_widths(features, set_features) {
             let width = width as f64;
             cycles.dma += nz * (self.dma_read_alpha + self.dma_cycles_per_byte * width * size);
-            cycles.dma += refills(nz * nonzero_bytes) + tasklets.min(nz + rows) * readers * refill;
-            if format == Format::Csr {
-                cycles.dma += refills(rows * 4.0);
-            }
+            cycles.dma += self.index_reads(format, rows, nz, walks) + self.reads(nz, VALUE_BYTES, walks);
             cycles.dma += rows * (self.dma_write_alpha + self.dma_cycles_per_byte * width * 4.0);
             cycles.compute += nz * (width * mac + self.nonzero_instructions)
                 + batches * (width * batch_feature + BATCH_INSTRUCTIONS)
@@ -429,15 +425,20 @@ impl HardwareModel {
         cycles
     }
 
-    /// DMA cycles of one sequential-reader refill: one read of 2 x SEQREAD_BYTES, made each time the reader has
-    /// consumed SEQREAD_BYTES and once when a tasklet starts a pass.
-    fn seqread_refill(&self) -> f64 {
-        self.dma_read_alpha + self.dma_cycles_per_byte * 2.0 * SEQREAD_BYTES as f64
+    /// DMA cycles of `walks` walks (one per tasklet and pass) of a kernel reader over `entries` entries of
+    /// `entry_bytes` each (spmm_kernel.h): a block of [`READ_ENTRIES`] entries when a walk starts and each time
+    /// one is used up.
+    fn reads(&self, entries: f64, entry_bytes: f64, walks: f64) -> f64 {
+        let block = self.dma_read_alpha + self.dma_cycles_per_byte * READ_ENTRIES as f64 * entry_bytes;
+        ((entries / READ_ENTRIES as f64).floor() + walks) * block
     }
 
-    /// DMA cycles of the refills of a reader walking `bytes`.
-    fn seqread_refills(&self, bytes: f64) -> f64 {
-        (bytes / SEQREAD_BYTES as f64).floor() * self.seqread_refill()
+    /// DMA cycles of the walks over a tile's structure: its nonzeros' indices, and CSR's row pointers.
+    fn index_reads(&self, format: Format, rows: f64, nonzeros: f64, walks: f64) -> f64 {
+        match format {
+            Format::Csr => self.reads(nonzeros, 4.0, walks) + self.reads(rows, 4.0, walks),
+            Format::Coo => self.reads(nonzeros, 8.0, walks),
+        }
     }
 
     /// Cycles of one product and its sum in `T`'s kernels: the feature's load, the product and the add, the
@@ -465,17 +466,9 @@ impl HardwareModel {
     ) -> KernelCycles {
         let size = std::mem::size_of::<T>() as f64;
         let mac = self.mac_cycles::<T>();
-        let (index_bytes, readers) = match format {
-            Format::Csr => (4.0, 2.0),
-            Format::Coo => (8.0, 1.0),
-        };
         let (nz, rows, tasklets) = (nonzeros as f64, rows as f64, f64::from(tasklets));
-        let (refill, refills) = (self.seqread_refill(), |bytes| self.seqread_refills(bytes));
         let mut cycles = KernelCycles::default();
-        cycles.dma += refills(nz * index_bytes) + tasklets.min(nz) * readers * refill;
-        if format == Format::Csr {
-            cycles.dma += refills(rows * 4.0);
-        }
+        cycles.dma += self.index_reads(format, rows, nz, tasklets.min(nz));
         let p_reads = if features <= FEATURE_CHUNK { rows.min(nz) } else { nz };
         for first in (0..features).step_by(FEATURE_CHUNK) {
             let width = (features - first).min(FEATURE_CHUNK) as f64;

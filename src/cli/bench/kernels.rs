@@ -7,6 +7,7 @@ use std::time::Instant;
 use anyhow::{bail, Context as _};
 use comfy_table::{Cell, CellAlignment};
 
+use pimgnn::pim::abi::FEATURE_CHUNK;
 use pimgnn::pim::cost::{HardwareModel, NONZERO_LOWER_BOUND};
 use pimgnn::pim::plan::{Format, Plan, XDelivery};
 use pimgnn::pim::{PimElement, PimSpmm};
@@ -55,6 +56,7 @@ enum KernelType {
 /// One kernel run's figures, per multiply-add.
 struct KernelRow {
     bound: f64,
+    dma_floor: f64,
     instructions: f64,
     cycles: f64,
     dma_share: f64,
@@ -78,6 +80,7 @@ pub fn run(args: &BenchKernelsArgs) -> anyhow::Result<()> {
         "instructions",
         "modelled cycles",
         "cycles / bound",
+        "DMA floor",
         "DMA busy",
         "instructions by class",
     ]);
@@ -102,6 +105,7 @@ pub fn run(args: &BenchKernelsArgs) -> anyhow::Result<()> {
                     Cell::new(format!("{:.2}", row.cycles)).set_alignment(CellAlignment::Right),
                     Cell::new(format!("{ratio:.2}{}", if ratio <= GOAL { "" } else { " *" }))
                         .set_alignment(CellAlignment::Right),
+                    Cell::new(format!("{:.2}", row.dma_floor)).set_alignment(CellAlignment::Right),
                     Cell::new(format!("{:.0}%", row.dma_share * 100.0)).set_alignment(CellAlignment::Right),
                     Cell::new(&row.classes),
                 ]);
@@ -113,7 +117,8 @@ pub fn run(args: &BenchKernelsArgs) -> anyhow::Result<()> {
         "lower bound: the fewest DPU instructions of a multiply-add (load the feature, the product as the SDK's \
          compiler makes it, add) plus a nonzero's {NONZERO_LOWER_BOUND} over the features (spmm_kernel.h); * over \
          {GOAL}x the bound. Modelled cycles: the simulator's for the whole launch (boot, merge and barrier \
-         included) over the multiply-adds."
+         included) over the multiply-adds. DMA floor: the DMA engine's cycles for each nonzero's X row and each \
+         row's Y, which no kernel that reads X from MRAM goes below however few instructions it runs."
     );
     Ok(())
 }
@@ -151,8 +156,14 @@ fn measure<T: PimElement + From<i8>>(
     engine.spmm(&x)?;
     let stats = engine.launch_stats()?.context("the simulator gave no statistics")?;
     let model = HardwareModel::default();
+    let (x_bytes, y_bytes) = ((features * size_of::<T>()) as f64, (features * size_of::<T::Acc>()) as f64);
+    // One DMA per chunk of features (spmm_kernel.h), each with its fixed cycles.
+    let chunks = features.div_ceil(FEATURE_CHUNK) as f64;
+    let x_reads = chunks * model.dma_read_alpha + model.dma_cycles_per_byte * x_bytes;
+    let y_writes = chunks * model.dma_write_alpha + model.dma_cycles_per_byte * y_bytes;
     Ok(KernelRow {
         bound: model.mac_cycles::<T>() + NONZERO_LOWER_BOUND / features as f64,
+        dma_floor: (x_reads + y_writes / f64::from(args.row_nonzeros)) / features as f64,
         instructions: stats.instructions as f64 / macs,
         cycles: stats.cycles as f64 / macs,
         dma_share: stats.dma_cycles as f64 / stats.cycles as f64,
