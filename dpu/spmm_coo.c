@@ -16,10 +16,11 @@ _Static_assert(sizeof(struct spmm_coo_index) == SPMM_INDEX_BYTES, "a COO index i
 SPMM_READ_BLOCK(index_block, SPMM_INDEX_BYTES);
 SPMM_READ_BLOCK(value_block, sizeof(spmm_value));
 
-/* spmm_pass, built once with X rows found by 16-bit multiplies (`narrow`) and once without. */
+/* spmm_pass, built once per way of finding X rows (spmm_kernel.h's enum spmm_row_addressing). */
 static inline __attribute__((always_inline)) void coo_pass(const struct spmm_tasklet_work *work, uint32_t tasklet,
                                                            uint32_t first, uint32_t width, uint32_t set,
-                                                           uint32_t values_at, int narrow) {
+                                                           uint32_t values_at,
+                                                           enum spmm_row_addressing addressing) {
     const struct spmm_scores scores = spmm_scores_of(set);
     struct spmm_nonzeros nonzeros =
         spmm_nonzeros_from(index_block[tasklet], (spmm_value *)value_block[tasklet], values_at, work->nz_begin);
@@ -34,7 +35,7 @@ static inline __attribute__((always_inline)) void coo_pass(const struct spmm_tas
             spmm_row_scores(scores, tasklet, row);
         while (k < work->nz_end && index->row == row) {
             spmm_batch_push(&batch, tasklet, sum, spmm_nonzero_value(scores, tasklet, *nonzeros.value, index->column),
-                            index->column, narrow);
+                            index->column, addressing);
             spmm_nonzeros_next(&nonzeros);
             index = (const struct spmm_coo_index *)nonzeros.index;
             k++;
@@ -47,10 +48,16 @@ static inline __attribute__((always_inline)) void coo_pass(const struct spmm_tas
 
 static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
                       uint32_t set, uint32_t values_at) {
-    if (spmm_narrow_rows())
-        coo_pass(work, tasklet, first, width, set, values_at, 1);
-    else
-        coo_pass(work, tasklet, first, width, set, values_at, 0);
+    switch (spmm_row_addressing()) {
+    case SPMM_ROWS_BY_SHIFT:
+        coo_pass(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_SHIFT);
+        break;
+    case SPMM_ROWS_BY_MUL16:
+        coo_pass(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_MUL16);
+        break;
+    default:
+        coo_pass(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_MUL32);
+    }
 }
 
 static void sddmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet) {

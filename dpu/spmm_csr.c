@@ -19,10 +19,11 @@ static inline const uint32_t *csr_row_ptrs(const struct spmm_tasklet_work *work,
     return spmm_read_from(reader, row_ptr_block[tasklet], matrix.row_ptr_offset, work->row_begin, sizeof(uint32_t));
 }
 
-/* spmm_pass, built once with X rows found by 16-bit multiplies (`narrow`) and once without. */
+/* spmm_pass, built once per way of finding X rows (spmm_kernel.h's enum spmm_row_addressing). */
 static inline __attribute__((always_inline)) void csr_pass(const struct spmm_tasklet_work *work, uint32_t tasklet,
                                                            uint32_t first, uint32_t width, uint32_t set,
-                                                           uint32_t values_at, int narrow) {
+                                                           uint32_t values_at,
+                                                           enum spmm_row_addressing addressing) {
     const struct spmm_scores scores = spmm_scores_of(set);
     struct spmm_reader row_ptrs;
     const uint32_t *row_ptr = csr_row_ptrs(work, tasklet, &row_ptrs);
@@ -43,7 +44,7 @@ static inline __attribute__((always_inline)) void csr_pass(const struct spmm_tas
         for (uint32_t k = begin; k < end; k++) {
             const uint32_t column = *(const uint32_t *)nonzeros.index;
             spmm_batch_push(&batch, tasklet, sum, spmm_nonzero_value(scores, tasklet, *nonzeros.value, column), column,
-                            narrow);
+                            addressing);
             spmm_nonzeros_next(&nonzeros);
         }
         spmm_batch_finish(&batch, tasklet, sum);
@@ -55,10 +56,16 @@ static inline __attribute__((always_inline)) void csr_pass(const struct spmm_tas
 
 static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
                       uint32_t set, uint32_t values_at) {
-    if (spmm_narrow_rows())
-        csr_pass(work, tasklet, first, width, set, values_at, 1);
-    else
-        csr_pass(work, tasklet, first, width, set, values_at, 0);
+    switch (spmm_row_addressing()) {
+    case SPMM_ROWS_BY_SHIFT:
+        csr_pass(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_SHIFT);
+        break;
+    case SPMM_ROWS_BY_MUL16:
+        csr_pass(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_MUL16);
+        break;
+    default:
+        csr_pass(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_MUL32);
+    }
 }
 
 static void sddmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet) {

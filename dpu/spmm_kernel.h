@@ -22,22 +22,26 @@
  * execute and the cycles the simulator models, on one DPU with 16 tasklets, CSR, rows of 8 nonzeros, 64 features
  * (`pimgnn bench kernels` prints this for every type, format and width):
  *
- *   type  multiply-add bound                      with a nonzero's 11   executed   modelled cycles
- *   i8    3   (load the byte, mul_sl_sl, add)     3.17                  4.39       4.81   (1.52x the bound)
- *   i16   9   (load, 7 of the 16-bit byte-        9.17                  11.19      11.40  (1.24x)
+ *   type  multiply-add bound                      with a nonzero's 11   executed   modelled cycles  DMA floor
+ *   i8    3   (load the byte, mul_sl_sl, add)     3.17                  3.96       4.48  (1.41x)    2.07
+ *   i16   9   (load, 7 of the 16-bit byte-        9.17                  10.61      10.84 (1.18x)    2.57
  *              multiply sequence, add)
- *   i32   32  (load, 30 of mul_step, add)         32.17                 36.54      36.79  (1.14x)
- *   f32   246 (load, software multiply 179        246.17                251.40     251.66 (1.02x)
+ *   i32   32  (load, 30 of mul_step, add)         32.17                 35.11      35.38 (1.10x)    3.57
+ *   f32   246 (load, software multiply 179        246.17                249.60     249.85 (1.01x)   3.57
  *              and add 66)
  *
+ * The DMA floor is the DMA engine's cycles for each nonzero's X chunk (77 + bytes / 2) and each row's Y chunk
+ * (61 + bytes / 2) per multiply-add: a kernel that reads X from MRAM goes no faster however few instructions it
+ * runs. At 16 features it is above the instruction bound of i8 and i16 (6.04 and 6.54).
+ *
  * A nonzero's bound: its column's and value's loads and the readers' advances (6), its X row's address as a
- * shift and an add (2), the DMA (1) and the loop's count and branch (2). The kernels spend about 30 to 40 per
- * nonzero and chunk (the readers' advance and test, mram_read as the SDK's source executes it, a 16-bit multiply
- * for the address, the batch's bookkeeping and its call) and 2 per feature and batch (the sum's load and store; a
- * row's first batch sets its sums instead, so rows are never cleared first). Narrow types at narrow widths stay
- * furthest from the bound, and there the DMA engine sets the pace: an X row of 16 i8 features costs 85 cycles of
- * DMA (77 + 16 / 2) for 16 multiply-adds, more than their instructions. After a barrier, each shared row is summed in
- * tasklet order by the tasklet holding its first partial, so the result never depends on interleaving.
+ * shift and an add (2), the DMA (1) and the loop's count and branch (2). The kernels spend about 45 per nonzero
+ * and chunk as the simulator counts them (the readers' advance and test, mram_read as the SDK's source executes
+ * it, the X row's address (enum spmm_row_addressing), the batch's bookkeeping and its call) and 2 per feature and
+ * batch (the sum's load and store; a row's first batch sets its sums instead, so rows are never cleared first).
+ * Narrow types at narrow widths stay furthest from the bound, and there the DMA engine sets the pace (the DMA
+ * floor above). After a barrier, each shared row is summed in tasklet order by the tasklet holding its first
+ * partial, so the result never depends on interleaving.
  *
  * SDDMM: each tasklet walks its nonzeros once; per nonzero (i, j) it reads Q_j chunk by chunk into `incoming`
  * (and P_i into `row_sum`, once per row when the features fit one chunk) and sums the products in one accumulator,
@@ -344,19 +348,22 @@ static inline void spmm_clear(spmm_acc *sum, uint32_t width) {
     }
 }
 
-/* Whether this DPU's X rows are found with 16-bit multiplies: at most 2^16 rows of at most 2^16 - 1 bytes. */
-static inline int spmm_narrow_rows(void) {
-    return matrix.nr_x_rows <= 0x10000 && call.nr_features * (uint32_t)sizeof(spmm_feature) <= 0xffff;
-}
+/*
+ * How a pass finds X row `column` at `column * row_bytes`: a shift when the row's bytes are a power of two (common
+ * widths, and the narrow slices of feature groups), else a 16-bit multiply, the DPU compiler's 7-instruction
+ * byte-multiply sequence, when both factors fit 16 bits (at most 2^16 rows of at most 2^16 - 1 bytes), else a
+ * 32 x 32-bit product, the compiler runtime's 30-instruction mul_step sequence. A family builds its pass once per
+ * way, each with the way constant, so the choice costs nothing per nonzero.
+ */
+enum spmm_row_addressing { SPMM_ROWS_BY_SHIFT, SPMM_ROWS_BY_MUL16, SPMM_ROWS_BY_MUL32 };
 
-/* Byte offset of X row `column` in X, rows of `row_bytes`. A 32 x 32-bit product is the compiler runtime's
- * 30-instruction mul_step sequence on a DPU; when both factors fit 16 bits (`narrow`, constant in each of a
- * pass's two builds) the DPU compiler makes it its 7-instruction byte-multiply sequence. */
-static inline __attribute__((always_inline)) uint32_t spmm_x_row_at(uint32_t column, uint32_t row_bytes,
-                                                                    int narrow) {
-    if (narrow)
-        return (uint32_t)(uint16_t)column * (uint32_t)(uint16_t)row_bytes;
-    return column * row_bytes;
+static inline enum spmm_row_addressing spmm_row_addressing(void) {
+    const uint32_t row_bytes = call.nr_features * (uint32_t)sizeof(spmm_feature);
+    if ((row_bytes & (row_bytes - 1)) == 0)
+        return SPMM_ROWS_BY_SHIFT;
+    if (matrix.nr_x_rows <= 0x10000 && row_bytes <= 0xffff)
+        return SPMM_ROWS_BY_MUL16;
+    return SPMM_ROWS_BY_MUL32;
 }
 
 /* sum[0..width) += a_j * x_j[0..width) for the batch's n nonzeros j in order (spmm_accumulate_n), or, for a row's
@@ -436,23 +443,38 @@ static __attribute__((noinline)) void spmm_accumulate_batch(uint32_t tasklet, sp
 struct spmm_batch {
     uint32_t x_at;      /* MRAM address of features [first, ..) of X row 0 */
     uint32_t row_bytes; /* of an X row */
+    uint32_t row_shift; /* log2(row_bytes) when that is a power of two */
     uint32_t width;     /* features of the chunk */
     uint32_t count;
     uint32_t fresh;
 };
 
 static inline struct spmm_batch spmm_batch_start(uint32_t first, uint32_t width) {
-    const struct spmm_batch batch = {spmm_heap() + call.x_offset + first * (uint32_t)sizeof(spmm_feature),
-                                     call.nr_features * (uint32_t)sizeof(spmm_feature), width, 0, 1};
+    const uint32_t row_bytes = call.nr_features * (uint32_t)sizeof(spmm_feature);
+    const struct spmm_batch batch = {spmm_heap() + call.x_offset + first * (uint32_t)sizeof(spmm_feature), row_bytes,
+                                     (uint32_t)__builtin_ctz(row_bytes), width, 0, 1};
     return batch;
+}
+
+/* Byte offset of X row `column` in X, found as `addressing` says. */
+static inline __attribute__((always_inline)) uint32_t spmm_x_row_at(const struct spmm_batch *batch, uint32_t column,
+                                                                    enum spmm_row_addressing addressing) {
+    switch (addressing) {
+    case SPMM_ROWS_BY_SHIFT:
+        return column << batch->row_shift;
+    case SPMM_ROWS_BY_MUL16:
+        return (uint32_t)(uint16_t)column * (uint32_t)(uint16_t)batch->row_bytes;
+    default:
+        return column * batch->row_bytes;
+    }
 }
 
 /* Reads the chunk of X row `column` into the batch buffer with the nonzero's value, and adds the batch to sum when
  * it is full. */
 static inline __attribute__((always_inline)) void spmm_batch_push(struct spmm_batch *batch, uint32_t tasklet,
                                                                   spmm_acc *sum, spmm_value value, uint32_t column,
-                                                                  int narrow) {
-    mram_read((__mram_ptr void *)(batch->x_at + spmm_x_row_at(column, batch->row_bytes, narrow)),
+                                                                  enum spmm_row_addressing addressing) {
+    mram_read((__mram_ptr void *)(batch->x_at + spmm_x_row_at(batch, column, addressing)),
               &incoming[tasklet].x[batch->count * SPMM_FEATURE_CHUNK], batch->width * (uint32_t)sizeof(spmm_feature));
     batch_values[tasklet][batch->count] = value;
     if (++batch->count == SPMM_BATCH) {

@@ -9,7 +9,7 @@ use std::process::Command;
 use pimgnn::pim::abi::{
     AttentionColumn, AttentionRow, CallArgs, CooIndex, MatrixArgs, TaskletWork, ATTENTION_EXP2_BITS,
     ATTENTION_EXP2_ENTRIES, ATTENTION_FRACTION_BITS, EDGE_FIRST, EDGE_LAST, FEATURE_CHUNK, MAX_PARTIALS, MAX_TASKLETS,
-    MODE_ATTENTION, MODE_SDDMM, MODE_SPMM, RESULT_BUFFER, READ_ENTRIES,
+    MODE_ATTENTION, MODE_SDDMM, MODE_SPMM, READ_ENTRIES, RESULT_BUFFER,
 };
 
 /// `(name, C expression, Rust value)` for every fact checked.

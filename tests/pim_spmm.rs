@@ -287,6 +287,29 @@ fn feature_widths_from_1_to_512() {
     check(sim_set(1, 4, &[]), &a, plan(Format::Csr, 2, 2, 1, XDelivery::Whole, 24), &widths);
 }
 
+/// The kernels find an X row by a shift when its bytes are a power of two, else by a 16-bit multiply when X has at
+/// most 2^16 rows, else by a 32-bit multiply (spmm_kernel.h's enum spmm_row_addressing): rows of 24 and 32 bytes in
+/// an X of 70,000 rows, columns spread to its end.
+#[test]
+fn x_rows_past_2_to_the_16_are_found_in_every_way() {
+    let (rows, cols) = (40, 70_000);
+    let mut row_ptr = vec![0u32];
+    let mut col_idx = Vec::new();
+    for r in 0..rows {
+        let mut row: Vec<u32> = (0..7).map(|k| ((r * 7 + k) * 9_973 % cols) as u32).collect();
+        row.push((cols - 1 - r) as u32);
+        row.sort_unstable();
+        row.dedup();
+        col_idx.extend(row);
+        row_ptr.push(col_idx.len() as u32);
+    }
+    let values = (0..col_idx.len()).map(|k| (k % 7) as i32 - 3).collect();
+    let a = Csr::new(rows, cols, row_ptr, col_idx, values).unwrap();
+    for format in [Format::Csr, Format::Coo] {
+        check_calls(sim_set(1, 1, &[]), &a, plan(format, 1, 1, 1, XDelivery::Whole, 11), &[6, 8], false);
+    }
+}
+
 #[test]
 fn hub_rows_of_more_than_10000_nonzeros() {
     let a = random_graph::<i32>(3000, 2, &[0, 1500, 2999], 12_000, 4);

@@ -26,7 +26,8 @@
 //!   multiplies and three `lsl_add`s after a first byte product for two 16-bit values
 //!   (`EmitMul16WithCustomInserter`); PrIM did not measure them. Each nonzero costs 65 instructions besides
 //!   its products (measured as the simulator's count): its index's walk, loop and DMA set-up, its X row's
-//!   address `column * width` (a 16-bit multiply, 7, when the block's X has at most 2^16 rows), its place in
+//!   address `column * width` (a 16-bit multiply, 7, when the block's X has at most 2^16 rows; a shift, 1, when a
+//!   row's bytes are a power of two; a 32-bit multiply, 30, otherwise), its place in
 //!   the batch and its share of the batch's call, and the advance of the values' walk (2). Each row costs 70
 //!   instructions besides its sums (its walk, store set-up and last batch, measured); its features cost nothing of
 //!   their own, as its first batch sets its sums. A row without nonzeros in a tasklet's range has its sums
@@ -117,13 +118,31 @@ const SDDMM_TERM_INSTRUCTIONS: f64 = 1.0;
 /// set-up (24), Q's row address `column * width`, a 32-bit multiply on a DPU (30), the product loop's entry and
 /// exit and the index reader's advance (26), and the result's write into its buffer (5).
 const SDDMM_NONZERO_INSTRUCTIONS: f64 = 85.0;
+/// Instructions of a nonzero's X row address `column * row_bytes` (spmm_kernel.h's enum spmm_row_addressing): the
+/// DPU compiler's 16-bit byte-multiply sequence when both factors fit 16 bits, as [`NONZERO_INSTRUCTIONS`] counts
+/// it; a shift when a row's bytes are a power of two; the compiler runtime's 32-bit multiply otherwise.
+const ROW_ADDRESS_MUL16: f64 = 7.0;
+const ROW_ADDRESS_SHIFT: f64 = 1.0;
+const ROW_ADDRESS_MUL32: f64 = 30.0;
+
+/// The instructions of a nonzero's X row address in a DPU's X of `x_rows` rows of `row_bytes` each.
+fn row_address_instructions(row_bytes: usize, x_rows: usize) -> f64 {
+    if row_bytes.is_power_of_two() {
+        ROW_ADDRESS_SHIFT
+    } else if x_rows <= 1 << 16 && row_bytes < 1 << 16 {
+        ROW_ADDRESS_MUL16
+    } else {
+        ROW_ADDRESS_MUL32
+    }
+}
+
 /// The fewest DPU instructions an SpMM kernel spends per nonzero and feature chunk besides its products
 /// (spmm_kernel.h): its column's and value's loads and the readers' advances (6), its X row's address as a shift
 /// and an add (2), the DMA (1), and the loop's count and branch (2). `pimgnn bench kernels` measures the kernels
 /// against it.
 pub const NONZERO_LOWER_BOUND: f64 = 11.0;
 /// Instructions per nonzero and chunk of the SpMM kernels besides the products and the values' walk: the index
-/// walk with its block test and loop, the X row's address (a 16-bit multiply, 7, when the block's X allows), the
+/// walk with its block test and loop, the X row's address (here a 16-bit multiply, [`ROW_ADDRESS_MUL16`]), the
 /// DMA's set-up, the value's and count's place in the batch and the nonzero's share of its batch's call. Measured
 /// as the simulator's count (tests/pim_cost.rs).
 const NONZERO_INSTRUCTIONS: f64 = 63.0;
@@ -202,6 +221,21 @@ impl Default for HardwareModel {
             mram_bytes: upmem::DEFAULT_MRAM_SIZE,
         }
     }
+}
+
+/// What one DPU's SpMM kernel runs over: its block of the matrix, the rows of X it sees, and its tasklets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelTile {
+    /// The block's format.
+    pub format: Format,
+    /// Rows of the block.
+    pub rows: usize,
+    /// Nonzeros of the block.
+    pub nonzeros: usize,
+    /// Rows of the DPU's X (its block's columns as it numbers them).
+    pub x_rows: usize,
+    /// Tasklets the kernel runs.
+    pub tasklets: u32,
 }
 
 /// Cycles of one DPU's kernel: the pipeline's and the DMA engine's, which overlap.
@@ -355,32 +389,24 @@ impl HardwareModel {
         Duration::from_secs_f64(bytes as f64 / self.host_bytes_per_second)
     }
 
-    /// Cycles of one DPU's kernel for a tile of `rows` rows and `nonzeros` nonzeros over `features` padded
-    /// features, run by `tasklets` tasklets.
-    pub fn kernel_cycles<T: PimElement>(
-        &self,
-        format: Format,
-        rows: usize,
-        nonzeros: usize,
-        features: usize,
-        tasklets: u32,
-    ) -> KernelCycles {
-        self.kernel_cycles_in_sets::<T>(format, rows, nonzeros, features, features, tasklets)
+    /// Cycles of one DPU's kernel for `tile` over `features` padded features.
+    pub fn kernel_cycles<T: PimElement>(&self, tile: KernelTile, features: usize) -> KernelCycles {
+        self.kernel_cycles_in_sets::<T>(tile, features, features)
     }
 
     /// As [`HardwareModel::kernel_cycles`] with the features in value sets (attention heads) of `set_features`
     /// each, whose chunks stop at every set's end.
     pub fn kernel_cycles_in_sets<T: PimElement>(
         &self,
-        format: Format,
-        rows: usize,
-        nonzeros: usize,
+        tile: KernelTile,
         features: usize,
         set_features: usize,
-        tasklets: u32,
     ) -> KernelCycles {
+        let KernelTile { format, rows, nonzeros, x_rows, tasklets } = tile;
         let size = std::mem::size_of::<T>() as f64;
         let mac = self.mac_cycles::<T>();
+        let nonzero = self.nonzero_instructions - ROW_ADDRESS_MUL16
+            + row_address_instructions(features * std::mem::size_of::<T>(), x_rows);
         let (nz, rows, tasklets) = (nonzeros as f64, rows as f64, f64::from(tasklets));
         let walks = tasklets.min(nz + rows);
         let batches = batches::<T>(nz, rows);
@@ -393,7 +419,7 @@ impl HardwareModel {
             cycles.dma += nz * (self.dma_read_alpha + self.dma_cycles_per_byte * width * size);
             cycles.dma += self.index_reads(format, rows, nz, walks) + self.reads(nz, VALUE_BYTES, walks);
             cycles.dma += rows * (self.dma_write_alpha + self.dma_cycles_per_byte * width * 4.0);
-            cycles.compute += nz * (width * mac + self.nonzero_instructions)
+            cycles.compute += nz * (width * mac + nonzero)
                 + batches * (width * batch_feature + BATCH_INSTRUCTIONS)
                 + rows * self.row_instructions
                 + empty_rows * (MEMSET_FIXED_INSTRUCTIONS + MEMSET_WORD_INSTRUCTIONS * width);
@@ -555,8 +581,9 @@ impl HardwareModel {
             .iter()
             .map(|tile| {
                 let (rows, nonzeros) = (tile.rows, tile.nonzeros);
-                let mut cycles =
-                    self.kernel_cycles_in_sets::<T>(plan.format, rows, nonzeros, padded, set_features, plan.tasklets);
+                let shape =
+                    KernelTile { format: plan.format, rows, nonzeros, x_rows: x_rows(tile), tasklets: plan.tasklets };
+                let mut cycles = self.kernel_cycles_in_sets::<T>(shape, padded, set_features);
                 if attention {
                     let weights = self.attention_cycles(rows, nonzeros, padded, set_features, plan.tasklets);
                     cycles.compute += weights.compute;

@@ -24,7 +24,7 @@ const GOAL: f64 = 1.3;
 #[derive(clap::Args)]
 pub struct BenchKernelsArgs {
     /// Feature widths, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "16,64,256",
+    #[arg(long, value_delimiter = ',', default_value = "16,48,64,256",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=4096))]
     features: Vec<usize>,
     /// Value types, comma-separated: f32, i32, i16, i8.
