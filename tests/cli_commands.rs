@@ -365,9 +365,10 @@ fn bench_kernels_measures_each_kernel_against_the_dpus_lower_bound() {
     let args = ["bench", "kernels", "--rows", "64", "--row-nonzeros", "4", "--features", "16,64"];
     let stdout = succeeds(dir.path(), &args);
     assert!(stdout.starts_with("one simulated DPU, 16 tasklets, 64 rows of 4 nonzeros"), "{stdout}");
-    // Lower bounds: the multiply-add's (3, 9, 32, 246) and a nonzero's 11 over the features.
-    let bounds = [("i8", 3.0), ("i16", 9.0), ("i32", 32.0), ("f32", 246.0)];
-    for (kernel, mac) in bounds {
+    // Lower bounds: the multiply-add's (3, 9, 32, 246) and a nonzero's 11 over the features; and the bytes of a
+    // feature.
+    let bounds = [("i8", 3.0, 1.0), ("i16", 9.0, 2.0), ("i32", 32.0, 4.0), ("f32", 246.0, 4.0)];
+    for (kernel, mac, size) in bounds {
         for format in ["csr", "coo"] {
             let rows = table_rows(&stdout, &format!("{kernel} {format}"));
             assert_eq!(rows.len(), 2, "{kernel} {format} in\n{stdout}");
@@ -379,7 +380,10 @@ fn bench_kernels_measures_each_kernel_against_the_dpus_lower_bound() {
                 assert!(bound <= instructions && instructions <= cycles, "{row:?}");
                 let ratio = finite(row[5].trim_end_matches(" *"));
                 assert!((ratio - cycles / bound).abs() < 0.01, "{row:?}");
-                assert!(row[7].contains(if kernel == "f32" { "float mul" } else { "load/store" }), "{row:?}");
+                // The DMA floor: a nonzero's X row (77 + bytes / 2) and a quarter of a row's Y (61 + bytes / 2).
+                let floor = (77.0 + features * size / 2.0 + (61.0 + features * 4.0 / 2.0) / 4.0) / features;
+                assert!((finite(row[6]) - floor).abs() < 0.01, "{row:?}");
+                assert!(row[8].contains(if kernel == "f32" { "float mul" } else { "load/store" }), "{row:?}");
             }
         }
     }
