@@ -16,11 +16,10 @@ _Static_assert(sizeof(struct spmm_coo_index) == SPMM_INDEX_BYTES, "a COO index i
 SPMM_READ_BLOCK(index_block, SPMM_INDEX_BYTES);
 SPMM_READ_BLOCK(value_block, sizeof(spmm_value));
 
-/* spmm_pass, built once per way of finding X rows (spmm_kernel.h's enum spmm_row_addressing). */
-static inline __attribute__((always_inline)) void coo_pass(const struct spmm_tasklet_work *work, uint32_t tasklet,
-                                                           uint32_t first, uint32_t width, uint32_t set,
-                                                           uint32_t values_at,
-                                                           enum spmm_row_addressing addressing) {
+/* spmm_kernel.h's spmm_walk for a COO block. */
+static inline __attribute__((always_inline)) void spmm_walk(const struct spmm_tasklet_work *work, uint32_t tasklet,
+                                                            uint32_t first, uint32_t width, uint32_t set,
+                                                            uint32_t values_at, enum spmm_row_addressing addressing) {
     const struct spmm_scores scores = spmm_scores_of(set);
     struct spmm_nonzeros nonzeros =
         spmm_nonzeros_from(index_block[tasklet], (spmm_value *)value_block[tasklet], values_at, work->nz_begin);
@@ -43,20 +42,6 @@ static inline __attribute__((always_inline)) void coo_pass(const struct spmm_tas
         spmm_batch_finish(&batch, tasklet, sum);
         spmm_store(work, tasklet, row, sum, y_at, first, width);
         y_at += y_row_bytes;
-    }
-}
-
-static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
-                      uint32_t set, uint32_t values_at) {
-    switch (spmm_row_addressing()) {
-    case SPMM_ROWS_BY_SHIFT:
-        coo_pass(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_SHIFT);
-        break;
-    case SPMM_ROWS_BY_MUL16:
-        coo_pass(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_MUL16);
-        break;
-    default:
-        coo_pass(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_MUL32);
     }
 }
 

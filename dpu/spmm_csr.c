@@ -19,11 +19,10 @@ static inline const uint32_t *csr_row_ptrs(const struct spmm_tasklet_work *work,
     return spmm_read_from(reader, row_ptr_block[tasklet], matrix.row_ptr_offset, work->row_begin, sizeof(uint32_t));
 }
 
-/* spmm_pass, built once per way of finding X rows (spmm_kernel.h's enum spmm_row_addressing). */
-static inline __attribute__((always_inline)) void csr_pass(const struct spmm_tasklet_work *work, uint32_t tasklet,
-                                                           uint32_t first, uint32_t width, uint32_t set,
-                                                           uint32_t values_at,
-                                                           enum spmm_row_addressing addressing) {
+/* spmm_kernel.h's spmm_walk for a CSR block. */
+static inline __attribute__((always_inline)) void spmm_walk(const struct spmm_tasklet_work *work, uint32_t tasklet,
+                                                            uint32_t first, uint32_t width, uint32_t set,
+                                                            uint32_t values_at, enum spmm_row_addressing addressing) {
     const struct spmm_scores scores = spmm_scores_of(set);
     struct spmm_reader row_ptrs;
     const uint32_t *row_ptr = csr_row_ptrs(work, tasklet, &row_ptrs);
@@ -51,20 +50,6 @@ static inline __attribute__((always_inline)) void csr_pass(const struct spmm_tas
         spmm_store(work, tasklet, row, sum, y_at, first, width);
         y_at += y_row_bytes;
         row_start = row_stop;
-    }
-}
-
-static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
-                      uint32_t set, uint32_t values_at) {
-    switch (spmm_row_addressing()) {
-    case SPMM_ROWS_BY_SHIFT:
-        csr_pass(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_SHIFT);
-        break;
-    case SPMM_ROWS_BY_MUL16:
-        csr_pass(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_MUL16);
-        break;
-    default:
-        csr_pass(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_MUL32);
     }
 }
 

@@ -1,8 +1,9 @@
 /*
  * What the CSR and COO SpMM kernels share: the value types, the WRAM buffers, the X reads and Y writes, the
  * merge of rows shared between tasklets, SDDMM's dot products and result writes, and main(). A family's .c file
- * includes this header and defines spmm_pass(), which walks one tasklet's nonzeros for one chunk of features,
- * and sddmm_pass(), which walks them once for an SDDMM call (spmm_args.h, SPMM_MODE_SDDMM).
+ * includes this header and defines spmm_walk(), which walks one tasklet's nonzeros for one chunk of features
+ * (spmm_pass() builds it once per way of finding X rows), and sddmm_pass(), which walks them once for an SDDMM
+ * call (spmm_args.h, SPMM_MODE_SDDMM).
  *
  * Value type: built once per type with -DSPMM_TYPE_F32, _I32, _I16 or _I8. A's values are 32 bits in MRAM
  * (spmm_value); X has the value type; Y and partial sums are float for f32 and 32-bit integers otherwise.
@@ -332,28 +333,12 @@ static inline spmm_value spmm_nonzero_value(struct spmm_scores scores, uint32_t 
 }
 #endif
 
-/* The family's walk over one tasklet's nonzeros for features [first, first + width) of value set `set`, whose
- * values are at heap offset `values_at`. */
-static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
-                      uint32_t set, uint32_t values_at);
-/* The family's walk over one tasklet's nonzeros for an SDDMM call. */
-static void sddmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet);
-
-/* sum[0..width) = 0; width is a multiple of SPMM_UNIT. */
-static inline void spmm_clear(spmm_acc *sum, uint32_t width) {
-    for (uint32_t f = 0; f < width; f += SPMM_UNIT) {
-#define SPMM_CLEAR_STEP(i) sum[f + (i)] = 0;
-        SPMM_FOR_UNIT(SPMM_CLEAR_STEP)
-#undef SPMM_CLEAR_STEP
-    }
-}
-
 /*
  * How a pass finds X row `column` at `column * row_bytes`: a shift when the row's bytes are a power of two (common
  * widths, and the narrow slices of feature groups), else a 16-bit multiply, the DPU compiler's 7-instruction
  * byte-multiply sequence, when both factors fit 16 bits (at most 2^16 rows of at most 2^16 - 1 bytes), else a
- * 32 x 32-bit product, the compiler runtime's 30-instruction mul_step sequence. A family builds its pass once per
- * way, each with the way constant, so the choice costs nothing per nonzero.
+ * 32 x 32-bit product, the compiler runtime's 30-instruction mul_step sequence. spmm_pass builds the family's walk
+ * once per way, each with the way constant, so the choice costs nothing per nonzero.
  */
 enum spmm_row_addressing { SPMM_ROWS_BY_SHIFT, SPMM_ROWS_BY_MUL16, SPMM_ROWS_BY_MUL32 };
 
@@ -364,6 +349,39 @@ static inline enum spmm_row_addressing spmm_row_addressing(void) {
     if (matrix.nr_x_rows <= 0x10000 && row_bytes <= 0xffff)
         return SPMM_ROWS_BY_MUL16;
     return SPMM_ROWS_BY_MUL32;
+}
+
+/* The family's walk over one tasklet's nonzeros for features [first, first + width) of value set `set`, whose
+ * values are at heap offset `values_at`, finding X rows as `addressing` says. */
+static inline __attribute__((always_inline)) void spmm_walk(const struct spmm_tasklet_work *work, uint32_t tasklet,
+                                                            uint32_t first, uint32_t width, uint32_t set,
+                                                            uint32_t values_at, enum spmm_row_addressing addressing);
+
+/* The family's walk, built once per way of finding X rows (enum spmm_row_addressing). */
+static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
+                      uint32_t set, uint32_t values_at) {
+    switch (spmm_row_addressing()) {
+    case SPMM_ROWS_BY_SHIFT:
+        spmm_walk(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_SHIFT);
+        break;
+    case SPMM_ROWS_BY_MUL16:
+        spmm_walk(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_MUL16);
+        break;
+    default:
+        spmm_walk(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_MUL32);
+    }
+}
+
+/* The family's walk over one tasklet's nonzeros for an SDDMM call. */
+static void sddmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet);
+
+/* sum[0..width) = 0; width is a multiple of SPMM_UNIT. */
+static inline void spmm_clear(spmm_acc *sum, uint32_t width) {
+    for (uint32_t f = 0; f < width; f += SPMM_UNIT) {
+#define SPMM_CLEAR_STEP(i) sum[f + (i)] = 0;
+        SPMM_FOR_UNIT(SPMM_CLEAR_STEP)
+#undef SPMM_CLEAR_STEP
+    }
 }
 
 /* sum[0..width) += a_j * x_j[0..width) for the batch's n nonzeros j in order (spmm_accumulate_n), or, for a row's

@@ -408,7 +408,9 @@ impl HardwareModel {
         let nonzero = self.nonzero_instructions - ROW_ADDRESS_MUL16
             + row_address_instructions(features * std::mem::size_of::<T>(), x_rows);
         let (nz, rows, tasklets) = (nonzeros as f64, rows as f64, f64::from(tasklets));
+        // Each pass walks the tile's structure and values again.
         let walks = tasklets.min(nz + rows);
+        let walk_dma = self.index_reads(format, rows, nz, walks) + self.reads(nz, VALUE_BYTES, walks);
         let batches = batches::<T>(nz, rows);
         // Rows that certainly have no nonzeros, whose sums are cleared rather than set by a first batch.
         let empty_rows = (rows - nz).max(0.0);
@@ -417,7 +419,7 @@ impl HardwareModel {
         for width in chunk_widths(features, set_features) {
             let width = width as f64;
             cycles.dma += nz * (self.dma_read_alpha + self.dma_cycles_per_byte * width * size);
-            cycles.dma += self.index_reads(format, rows, nz, walks) + self.reads(nz, VALUE_BYTES, walks);
+            cycles.dma += walk_dma;
             cycles.dma += rows * (self.dma_write_alpha + self.dma_cycles_per_byte * width * 4.0);
             cycles.compute += nz * (width * mac + nonzero)
                 + batches * (width * batch_feature + BATCH_INSTRUCTIONS)
