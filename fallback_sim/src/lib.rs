@@ -65,19 +65,27 @@
 //!   `crt0`) charge the instructions the SDK's own sources execute. The same kernel and input give the same
 //!   counts on every run, host and worker count.
 //! - **The pipeline**: a tasklet issues at most one instruction every 11 cycles and the DPU at most one per
-//!   cycle, so with `n` runnable tasklets each instruction costs `max(11, n)` cycles of its tasklet's clock.
+//!   cycle, in turn among the tasklets that can issue, so while `n` can, each issues one instruction every
+//!   `max(11, n)` cycles. A tasklet waiting for its DMA transfer, blocked or finished issues nothing, and the
+//!   others issue faster meanwhile: the model keeps one issue clock, the instructions each issuing tasklet has
+//!   issued by a given cycle, and a tasklet's clock is its position on it. A tasklet that ran ahead keeps its
+//!   position when a tasklet behind it later starts a DMA; only the cycle at which the issue clock reaches that
+//!   position moves. (The fast and shuffle schedules, which run tasklets out of modelled order, count every
+//!   runnable tasklet in `n` instead.)
 //! - **DMA**: the engine serves one transfer at a time, in issue order, in `alpha + bytes / 2` cycles (alpha =
 //!   77 for `mram_read`, 61 for `mram_write`, from the PrIM measurements); the issuer waits until its own
 //!   transfer completes. The data moves when the transfer is issued.
 //! - **Synchronisation**: a tasklet released by another (barrier, mutex, semaphore, handshake) resumes at its
 //!   releaser's time plus what the SDK's routine still executes in each of them, so that, as on a DPU, after a
 //!   handshake the notifier is a few instructions ahead of the waiter.
-//! - **Scheduling** ([`Schedule::Modelled`]): the runnable tasklet furthest behind runs. Before and after a DMA
-//!   or a synchronisation it lets every tasklet that is behind it run first, so these happen in modelled-time
-//!   order; in its own code it gives way when it gets more than a quantum of 65,536 cycles (2,730 to 5,960
-//!   DPU instructions) ahead of another runnable tasklet. [`Schedule::Fast`] runs each tasklet until it blocks,
-//!   round robin (faster, but kernels that rely on the DPU's interleaving can fail); [`Schedule::Shuffle`]
-//!   perturbs the modelled order with a seeded generator to expose races.
+//! - **Scheduling** ([`Schedule::Modelled`]): the runnable tasklet furthest behind runs. Before and after a DMA,
+//!   a synchronisation or a read of the cycle counter it lets every tasklet that is behind it run first, so these
+//!   happen in modelled-time order; in its own code it gives way when it gets more than a quantum of 4,096 DPU
+//!   instructions ahead of another runnable tasklet (65,536 cycles with 16 tasklets issuing). The quantum changes
+//!   no modelled cycle, only how far apart in modelled time two tasklets' plain WRAM accesses can run.
+//!   [`Schedule::Fast`] runs each tasklet until it blocks, round robin (faster, but kernels that rely on the
+//!   DPU's interleaving can fail); [`Schedule::Shuffle`] perturbs the modelled order with a seeded generator to
+//!   expose races.
 //!
 //! # Operation costs
 //!

@@ -1,8 +1,8 @@
 //! Tasklets on modelled time: each kernel here is correct on a DPU only because of how the DPU interleaves its
 //! tasklets (tests/kernels/README.md, "Kernels that rely on the DPU's timing"). The default schedule runs them
 //! correctly with 1, 2, 16 and 24 tasklets; the fast schedule (each tasklet runs until it blocks) breaks them,
-//! which shows the two apart. The model is deterministic across runs and worker counts, and the shuffle
-//! schedule finds a planted race.
+//! which shows the two apart. The model is deterministic across runs and worker counts, tasklets waiting for
+//! their DMA leave the pipeline to the others, and the shuffle schedule finds a planted race.
 
 mod common;
 
@@ -179,6 +179,46 @@ fn outputs_and_cycle_counts_do_not_depend_on_runs_or_workers() {
             assert_eq!(timings, &runs[0].2, "{schedule}, {workers} workers: cycles and instructions");
         }
     }
+}
+
+// ---- The pipeline: a tasklet waiting for its DMA issues nothing ---------------------------------------------
+
+const LOOP_ITERATIONS: u32 = 20_000;
+const READS: u32 = 400;
+
+/// Modelled cycles per instruction of the 16 - `nr_readers` tasklets that compute while the others read MRAM
+/// back to back (dma_waits.c), the largest over DPU 0's tasklets, after checking every tasklet's result.
+fn computing_interval(nr_readers: u32) -> f64 {
+    let machine = launch("dma_waits", 16, Schedule::Modelled, 2, |machine, dpu| {
+        write_u32(machine, dpu, "nr_readers", nr_readers);
+        write_u32(machine, dpu, "reads", READS);
+        write_u32(machine, dpu, "iterations", LOOP_ITERATIONS);
+        let blocks: Vec<u8> = (0..16u8).flat_map(|t| std::iter::repeat_n(t + 1, 2048)).collect();
+        machine.write_symbol(dpu, "blocks", 0, &blocks).unwrap();
+    })
+    .unwrap();
+    let loop_value = (0..LOOP_ITERATIONS).fold(0u32, |sum, i| (sum << 1) ^ i);
+    for (t, sum) in read_u32s(&machine, 0, "sums", 16).into_iter().enumerate() {
+        let expected = if (t as u32) < nr_readers { (t as u32 + 1) * READS } else { loop_value };
+        assert_eq!(sum, expected, "tasklet {t}'s result, {nr_readers} readers");
+    }
+    let stats = machine.stats(0).unwrap();
+    stats.tasklets[nr_readers as usize..]
+        .iter()
+        .map(|tasklet| tasklet.cycles as f64 / tasklet.instructions as f64)
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn tasklets_waiting_for_dma_leave_the_pipeline_to_the_others() {
+    let all_compute = computing_interval(0);
+    assert!((16.0..16.3).contains(&all_compute), "16 tasklets computing: each issues every {all_compute:.2} cycles");
+    // The readers wait for the DMA engine nearly all the time: the 8 others issue as fast as one tasklet can.
+    let beside_readers = computing_interval(8);
+    assert!(
+        (11.0..11.3).contains(&beside_readers),
+        "8 tasklets computing beside 8 waiting for DMA: each issues every {beside_readers:.2} cycles"
+    );
 }
 
 // ---- Shuffle -----------------------------------------------------------------------------------------------

@@ -17,24 +17,27 @@
 //!   row's nonzeros in batches (as many X chunks as 512 bytes hold: 8 for i8, 4 for i16, 2 otherwise): a
 //!   multiply-add costs its product, the feature's load and the add (a float's is software, 66); each feature of
 //!   a batch 2 more (its sum's load and store) and each iteration of the feature loop, which takes 8 bytes of
-//!   X, 4 (advance the index, count and branch); each batch 16 (measured). Products in DPU instructions: a
+//!   X, 4 (advance the index, count and branch); each batch 66 (its call, the values as factors and the X rows'
+//!   addresses; fitted to the simulator's counts with the nonzero's and the row's constants below). Products in DPU instructions: a
 //!   32-bit multiply 30 (the compiler runtime's `mul_step` sequence; PrIM's 10 MOPS at 350 MHz, 35 cycles,
 //!   less its loop's 5); a float multiply 179 (software float; PrIM's 1.9 MOPS, and 4.9 for the add, less 5
 //!   each); i16 and i8, which the kernels multiply
 //!   in their own width, 7 and 1: UPMEM's DPU compiler (its LLVM fork, `llvm/lib/Target/DPU`) emits one
 //!   8 x 8-bit multiply instruction (`mul_sl_sl`) for two extended bytes and a sequence of three byte
 //!   multiplies and three `lsl_add`s after a first byte product for two 16-bit values
-//!   (`EmitMul16WithCustomInserter`); PrIM did not measure them. Each nonzero costs 65 instructions besides
-//!   its products (measured as the simulator's count): its index's walk, loop and DMA set-up, its X row's
+//!   (`EmitMul16WithCustomInserter`); PrIM did not measure them. Each nonzero costs 49 instructions besides
+//!   its products (fitted to the simulator's count), 7 more in COO (its row index): its index's walk, loop and
+//!   DMA set-up, its X row's
 //!   address `column * width` (a 16-bit multiply, 7, when the block's X has at most 2^16 rows; a shift, 1, when a
 //!   row's bytes are a power of two; a 32-bit multiply, 30, otherwise), its place in
-//!   the batch and its share of the batch's call, and the advance of the values' walk (2). Each row costs 70
-//!   instructions besides its sums (its walk, store set-up and last batch, measured); its features cost nothing of
-//!   their own, as its first batch sets its sums. A row without nonzeros in a tasklet's range has its sums
+//!   the batch, and the advance of the values' walk (2). Each row costs 36 instructions besides its sums (its
+//!   walk, store set-up and last batch), less 2 per feature that its first batch saves by setting its sums
+//!   rather than adding to them (fitted). A row without nonzeros in a tasklet's range has its sums
 //!   cleared by the DPU libc's `memset`: 15 instructions and 3 per feature (memset.c.obj of the SDK 2025.1's
 //!   compiled runtime).
-//! - **Kernel time** is the slowest DPU's `max(compute cycles, DMA cycles)`: with 11 or more tasklets the DMA
-//!   latency hides behind other tasklets' compute, whichever engine is busier bounds the time.
+//! - **Kernel time** is the slowest DPU's `max(compute cycles, DMA cycles)`: a tasklet waiting for its DMA
+//!   issues nothing, so with 11 or more tasklets the DMA latency hides behind other tasklets' compute, and
+//!   whichever engine is busier bounds the time.
 //! - **Host work** (building per-DPU X buffers, merging partial Y tiles) is memory-bound at
 //!   [`HardwareModel::host_bytes_per_second`], 5 GB/s by default: a conservative figure for copying scattered
 //!   rows on a few cores, not a measurement of a UPMEM server's host.
@@ -43,8 +46,8 @@
 //! here is checked (`tests/pim_cost.rs`): the model's DMA cycles match the simulator's exact DMA count for the
 //! same kernel run within 3%, and its kernel cycles (compute and DMA) match the simulator's modelled cycles,
 //! which count the kernel's instructions with the DPU's software arithmetic and the DPU compiler's narrow
-//! multiplies, within 10% for every element type (0.93x to 1.04x on the test graph at 16, 48 and 64 features for
-//! f32, i32, i16 and i8). On the simulator the timing tables show the
+//! multiplies, within 10% for every element type (0.95x to 1.00x on the test graph at 16, 48 and 64 features for
+//! f32, i32, i16 and i8, CSR and COO). On the simulator the timing tables show the
 //! simulator's kernel time (`PimReport` also gives the model's). The model is deliberately simple and its
 //! parameters are public, so a measured server can replace them.
 
@@ -110,8 +113,12 @@ const BATCH_FEATURE_INSTRUCTIONS: f64 = 2.0;
 /// compare, branch.
 const FEATURE_LOOP_INSTRUCTIONS: f64 = 4.0;
 /// Instructions per batch besides its features: the call, the batch size's digits, loading the batch's values
-/// as factors and the loop's entry and exit. Measured as the simulator's count (tests/pim_cost.rs).
-const BATCH_INSTRUCTIONS: f64 = 16.0;
+/// as factors and its X rows' addresses, and the loop's entry and exit. Fitted with [`NONZERO_INSTRUCTIONS`],
+/// [`ROW_INSTRUCTIONS`] and [`FIRST_BATCH_SAVED_PER_FEATURE`] to the simulator's instruction counts (`pimgnn
+/// bench kernels`, CSR, rows of 1, 8 and 16 nonzeros, i8 to i32 at 16, 48 and 64 features: model over simulator
+/// 0.99 to 1.05), leaning to rows of few nonzeros, whose batches [`batches`] undercounts a little:
+/// tests/pim_cost.rs's graph, of rows of 1 to 7, gives 0.95 to 1.
+const BATCH_INSTRUCTIONS: f64 = 66.0;
 /// Instructions per SDDMM multiply-add besides the SpMM kernels' (`TERM_INSTRUCTIONS`): the second factor's load.
 const SDDMM_TERM_INSTRUCTIONS: f64 = 1.0;
 /// Instructions per nonzero and chunk of the SDDMM kernels besides the products: the index walk, loop and DMA
@@ -143,9 +150,12 @@ fn row_address_instructions(row_bytes: usize, x_rows: usize) -> f64 {
 pub const NONZERO_LOWER_BOUND: f64 = 11.0;
 /// Instructions per nonzero and chunk of the SpMM kernels besides the products and the values' walk: the index
 /// walk with its block test and loop, the X row's address (here a 16-bit multiply, [`ROW_ADDRESS_MUL16`]), the
-/// DMA's set-up, the value's and count's place in the batch and the nonzero's share of its batch's call. Measured
-/// as the simulator's count (tests/pim_cost.rs).
-const NONZERO_INSTRUCTIONS: f64 = 63.0;
+/// DMA's set-up, the value's and count's place in the batch. Fitted with [`BATCH_INSTRUCTIONS`].
+const NONZERO_INSTRUCTIONS: f64 = 47.0;
+/// Instructions per nonzero that the COO kernels spend beyond the CSR ones': the nonzero's row index, its test
+/// against the current row and the row reader's advance. The simulator's count (`pimgnn bench kernels`, rows of
+/// 8, i8 and i16 at 16 and 64 features: 5.8 to 7.8).
+const COO_NONZERO_INSTRUCTIONS: f64 = 7.0;
 /// Instructions per nonzero of the values' walk (values and indices are separate arrays, so that new values move
 /// without the structure): the value's pointer advance and the reload of that pointer, which the walk of the
 /// indices' block test serves as well (spmm_kernel.h's struct spmm_nonzeros).
@@ -166,12 +176,12 @@ const BATCH_BYTES: usize = 512;
 /// Bytes of a nonzero's value in MRAM (`spmm_value`).
 const VALUE_BYTES: f64 = 4.0;
 
-/// Instructions per row and chunk besides its sums: the row's walk, the store's set-up and the end of its last
-/// batch (the digits' tests). Its features cost nothing of their own: their share of the store and merge loops
-/// (2 each) is what the row's first batch saves by setting the sums rather than loading and adding to them.
-/// Measured as the simulator's count (tests/pim_cost.rs, `pimgnn bench kernels --row-nonzeros 1` and `8`), with
-/// the nonzeros' and batches' constants.
-const ROW_INSTRUCTIONS: f64 = 70.0;
+/// Instructions per row with nonzeros and chunk besides its sums: the row's walk, the store's set-up and the end
+/// of its last batch (the digits' tests). Fitted with [`BATCH_INSTRUCTIONS`].
+const ROW_INSTRUCTIONS: f64 = 36.0;
+/// Instructions per feature that a row's first batch saves by setting its sums rather than loading them and
+/// adding its first product to them. Fitted with [`BATCH_INSTRUCTIONS`].
+const FIRST_BATCH_SAVED_PER_FEATURE: f64 = 2.0;
 /// A row without nonzeros in a tasklet's range has its sums cleared, which the compiler turns into a call of the
 /// DPU libc's `memset`: 3 instructions per 4-byte word and 15 around them for a word-aligned area of whole words
 /// (the SDK 2025.1's compiled runtime, memset.c.obj: entry, the aligned start, the word loop's set-up, the loop,
@@ -405,8 +415,13 @@ impl HardwareModel {
         let KernelTile { format, rows, nonzeros, x_rows, tasklets } = tile;
         let size = std::mem::size_of::<T>() as f64;
         let mac = self.mac_cycles::<T>();
+        let row_index = match format {
+            Format::Csr => 0.0,
+            Format::Coo => COO_NONZERO_INSTRUCTIONS,
+        };
         let nonzero = self.nonzero_instructions - ROW_ADDRESS_MUL16
-            + row_address_instructions(features * std::mem::size_of::<T>(), x_rows);
+            + row_address_instructions(features * std::mem::size_of::<T>(), x_rows)
+            + row_index;
         let (nz, rows, tasklets) = (nonzeros as f64, rows as f64, f64::from(tasklets));
         // Each pass walks the tile's structure and values again.
         let walks = tasklets.min(nz + rows);
@@ -423,7 +438,7 @@ impl HardwareModel {
             cycles.dma += rows * (self.dma_write_alpha + self.dma_cycles_per_byte * width * 4.0);
             cycles.compute += nz * (width * mac + nonzero)
                 + batches * (width * batch_feature + BATCH_INSTRUCTIONS)
-                + rows * self.row_instructions
+                + (rows - empty_rows) * (self.row_instructions - FIRST_BATCH_SAVED_PER_FEATURE * width)
                 + empty_rows * (MEMSET_FIXED_INSTRUCTIONS + MEMSET_WORD_INSTRUCTIONS * width);
         }
         cycles.compute /= (tasklets / self.pipeline_tasklets).min(1.0);

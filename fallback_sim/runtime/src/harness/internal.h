@@ -11,6 +11,7 @@ enum tasklet_state {
     TASKLET_UNSTARTED,
     TASKLET_RUNNABLE,
     TASKLET_BLOCKED,
+    TASKLET_TRANSFERRING, /* the modelled schedule's: waiting for its DMA transfer, it issues nothing */
     TASKLET_DONE,
 };
 
@@ -30,7 +31,11 @@ struct tasklet {
     enum wait_kind wait;
     const void *wait_key;
     uint64_t wait_ticket; /* arrival order, for FIFO hand-over of mutexes and semaphores */
-    uint64_t time;        /* modelled cycle the tasklet has reached */
+    /* How far the tasklet has run: its modelled cycle in the fast and shuffle schedules, its position on the
+     * issue clock in the modelled one (pipeline.c), where `time` holds the cycle at which it last stopped
+     * issuing (a DMA, a block, its end). clock_tasklet_cycles reads the cycle in every schedule. */
+    uint64_t clock;
+    uint64_t time;
     uint64_t instructions;
     char *stack_low;      /* lowest usable byte of the native stack */
     char *stack_high;     /* one past the highest */
@@ -46,14 +51,14 @@ struct run_state {
     struct tasklet *running;  /* the tasklet being run, while in a tasklet */
     /* The timing model (clock.c). */
     uint32_t schedule;               /* DPUSIM_SCHEDULE_* */
-    uint32_t cycles_per_instruction; /* the running tasklet's issue interval: max(11, runnable tasklets) */
-    uint64_t yield_at;               /* the running tasklet gives way once its time passes this */
-    uint64_t others_earliest;        /* the earliest time of the other runnable tasklets */
+    uint32_t clock_step;     /* what an instruction adds to the running tasklet's clock */
+    uint64_t yield_at;        /* the running tasklet gives way once its clock passes this */
+    uint64_t others_earliest; /* the earliest clock of the other runnable tasklets */
     uint64_t dma_free_at;            /* when the DMA engine finishes its last queued transfer */
     uint64_t dma_cycles;             /* cycles the DMA engine was busy */
     uint64_t shuffle_state;          /* DPUSIM_SCHEDULE_SHUFFLE's generator */
     uint64_t *block_runs;            /* runs of each of the kernel's blocks in this launch (__dpusim_nr_blocks) */
-    /* The running tasklet's instructions left before its time passes yield_at; charges only subtract from it,
+    /* The running tasklet's instructions left before its clock passes yield_at; charges only subtract from it,
      * and the instructions charged since its time and count were last brought up to date are
      * budget_armed - budget (see clock_settle). Negative: it may be due to give way, which the next block checks. */
     int64_t budget;
@@ -95,9 +100,12 @@ void switch_to_scheduler(void);
  * picks it again). */
 void tasklet_give_way(void);
 
-/* clock.c: the timing model. Costs are in DPU instructions; a tasklet's time advances by cycles_per_instruction
- * per instruction. The running tasklet's time and instruction count lag behind what it was charged until
- * clock_settle(): read them only after it. */
+/* clock.c: the timing model. Costs are in DPU instructions; a tasklet's clock advances by clock_step per
+ * instruction: in the fast and shuffle schedules its issue interval in cycles, max(11, runnable tasklets), in the
+ * modelled one POSITION_ONE (pipeline.c). The running tasklet's clock and instruction count lag behind what it
+ * was charged until clock_settle(): read them only after it. */
+#define POSITION_SHIFT 16
+#define POSITION_ONE (1ull << POSITION_SHIFT) /* an instruction on the modelled schedule's issue clock */
 /* Charges the running tasklet `instructions` more DPU instructions. */
 static inline void clock_charge(uint32_t instructions) {
     run.budget -= instructions;
@@ -107,10 +115,10 @@ static inline void clock_charge(uint32_t instructions) {
 static inline void clock_settle(void) {
     uint64_t pending = (uint64_t)(run.budget_armed - run.budget);
     run.running->instructions += pending;
-    run.running->time += pending * run.cycles_per_instruction;
+    run.running->clock += pending * run.clock_step;
     run.budget_armed = run.budget;
 }
-/* Settles, then sets the budget from the running tasklet's time, cycles_per_instruction and yield_at: after any
+/* Settles, then sets the budget from the running tasklet's clock, clock_step and yield_at: after any
  * of them changed, and whenever a tasklet starts running. */
 void clock_arm(void);
 /* Around what other tasklets can observe or what moves the running tasklet's clock forward at once (DMA,
@@ -119,8 +127,15 @@ void clock_arm(void);
 static inline void clock_wait_turn(void) {
     clock_settle();
     uint64_t limit = run.schedule == DPUSIM_SCHEDULE_MODELLED ? run.others_earliest : run.yield_at;
-    if (run.running->time > limit)
+    if (run.running->clock > limit)
         tasklet_give_way();
+}
+/* The DMA engine takes a transfer of `cycles` issued at cycle `issued`, after those before it: when it completes. */
+static inline uint64_t dma_engine_take(uint64_t issued, uint64_t cycles) {
+    uint64_t start = issued > run.dma_free_at ? issued : run.dma_free_at;
+    run.dma_free_at = start + cycles;
+    run.dma_cycles += cycles;
+    return run.dma_free_at;
 }
 /* The running tasklet issues a DMA of `size` bytes: once it is its turn, it waits for the engine, then for its
  * own transfer. The caller moves the data, then calls clock_wait_turn(). */
@@ -138,11 +153,30 @@ void clock_reset(uint32_t dpu);
  * routines' class gets what the tasklets executed outside the kernel's blocks. */
 #define DPUSIM_CLASS_SDK_ROUTINE (DPUSIM_INSTRUCTION_CLASSES - 1)
 void clock_classes(uint64_t class_instructions[DPUSIM_INSTRUCTION_CLASSES]);
-/* Someone made `tasklet` runnable at modelled time `at`. */
-void clock_woken(struct tasklet *tasklet, uint64_t at);
+/* The running tasklet made `tasklet` runnable, to resume after `delay_instructions` of the running one's. */
+void clock_woken(struct tasklet *tasklet, uint32_t delay_instructions);
+/* The running tasklet blocks or finishes: it stops issuing. */
+void clock_stop(void);
+/* The modelled cycle the running tasklet has reached (settled). */
+uint64_t clock_running_cycles(void);
+/* The modelled cycle tasklet t reached: where it ended, once the launch is over. */
+uint64_t clock_tasklet_cycles(uint32_t t);
 /* The DPU's modelled cycles and executed instructions so far. */
 uint64_t clock_dpu_cycles(void);
 uint64_t clock_dpu_instructions(void);
+
+/* pipeline.c: the modelled schedule's clock. pipeline_reset starts a launch whose tasklets boot at the given
+ * cycles. pipeline_pick: the tasklet to run next, itself if the running one stays runnable and is earliest
+ * (DPUSIM_NO_TASKLET if none can run again); sets others_earliest and yield_at. pipeline_time: the cycle at
+ * which the issue clock reaches a position, as the events known now make it. The running tasklet, at its turn,
+ * issues a DMA transfer of `cycles` and waits for it (pipeline_transfer), blocks or finishes (pipeline_stop), or
+ * resumes a tasklet that waited (pipeline_resume). */
+void pipeline_reset(uint32_t nr_tasklets, const uint64_t boot_times[]);
+uint32_t pipeline_pick(bool running_stays);
+uint64_t pipeline_time(uint64_t position);
+void pipeline_transfer(uint64_t cycles);
+void pipeline_stop(void);
+void pipeline_resume(struct tasklet *tasklet, uint32_t delay_instructions);
 
 /* warning.c: prints "kernel K, DPU d, tasklet t: message" to standard error, once per worker for each
  * (kind, key); kind is a string constant compared by address. */

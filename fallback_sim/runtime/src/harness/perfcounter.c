@@ -26,9 +26,15 @@ enum { COUNT_SAME = 0, COUNT_CYCLES = 1, COUNT_INSTRUCTIONS = 2, COUNT_NOTHING =
 /* What `time` reads of the counter's value. */
 static uint64_t as_time_reads(uint64_t counter) { return (counter >> 4 & 0xFFFFFFFFu) << 4; }
 
+/* The cycle counter is read at the reader's turn: the modelled schedule knows a cycle for sure only once no
+ * tasklet is behind it (pipeline.c), and a tasklet's reads must never go backwards. */
 static uint64_t counter_source(uint32_t mode) {
-    clock_settle();
-    return mode == COUNT_INSTRUCTIONS ? clock_dpu_instructions() : run.running->time;
+    if (mode == COUNT_INSTRUCTIONS) {
+        clock_settle();
+        return clock_dpu_instructions();
+    }
+    clock_wait_turn();
+    return clock_running_cycles();
 }
 
 static uint64_t counter_value(void) {
@@ -77,8 +83,8 @@ uint64_t __dpusim_perfcounter_config(uint32_t config, bool reset, bool v1b) {
 
 void __dpusim_perfcounter_get_both(bool reset, uint64_t *cycles, uint64_t *instructions) {
     clock_charge(COST_PERFCOUNTER_GET_BOTH);
-    clock_settle();
-    uint64_t now_cycles = run.running->time, now_instructions = clock_dpu_instructions();
+    clock_wait_turn();
+    uint64_t now_cycles = clock_running_cycles(), now_instructions = clock_dpu_instructions();
     *cycles = as_time_reads(now_cycles - run.perfcounter_base);
     *instructions = as_time_reads(now_instructions - run.perfcounter_instructions_base);
     if (reset) {

@@ -107,7 +107,7 @@ void tasklet_give_way(void) {
     }
     /* Switch to the tasklet the model picks straight away, one context switch instead of two through the
      * scheduler's loop. */
-    clock_settle(); /* the pick reads this tasklet's time */
+    clock_settle(); /* the pick reads this tasklet's clock */
     uint32_t chosen = clock_pick_with_running();
     struct tasklet *next = &run.tasklets[chosen];
     if (next == self) {
@@ -128,6 +128,7 @@ static void tasklet_entry(void) {
 }
 
 void __dpusim_tasklet_exit(void) {
+    clock_stop();
     current()->state = TASKLET_DONE;
     switch_to_scheduler();
     abort(); /* a finished tasklet is never resumed */
@@ -136,6 +137,7 @@ void __dpusim_tasklet_exit(void) {
 void tasklet_block(enum wait_kind wait, const void *key, uint32_t instructions) {
     struct tasklet *self = current();
     clock_charge(instructions);
+    clock_stop();
     self->state = TASKLET_BLOCKED;
     self->wait = wait;
     self->wait_key = key;
@@ -145,13 +147,13 @@ void tasklet_block(enum wait_kind wait, const void *key, uint32_t instructions) 
 }
 
 void tasklet_wake(uint32_t tasklet, uint32_t instructions, uint32_t resumed_tail) {
-    struct tasklet *self = current(), *woken = &run.tasklets[tasklet];
+    struct tasklet *woken = &run.tasklets[tasklet];
     clock_charge(instructions);
-    clock_settle(); /* the woken tasklet resumes at this one's time */
+    clock_settle(); /* the woken tasklet resumes at this one's clock */
     woken->state = TASKLET_RUNNABLE;
     woken->wait = WAIT_NONE;
     woken->instructions += resumed_tail;
-    clock_woken(woken, self->time + (uint64_t)(COST_RESUME_LATENCY + resumed_tail) * run.cycles_per_instruction);
+    clock_woken(woken, COST_RESUME_LATENCY + resumed_tail);
 }
 
 uint32_t tasklet_first_waiter(enum wait_kind wait, const void *key) {
@@ -328,7 +330,7 @@ void tasklets_run(uint32_t dpu, struct dpusim_dpu_record *record, char *log, uin
     stack_measure();
     for (uint32_t t = 0; t < run.nr_tasklets; t++) {
         record->tasklets[t].instructions = run.tasklets[t].instructions;
-        record->tasklets[t].cycles = run.tasklets[t].time;
+        record->tasklets[t].cycles = clock_tasklet_cycles(t);
     }
     record->native_ns = monotonic_ns() - started_ns;
     record->cycles = clock_dpu_cycles();
