@@ -24,16 +24,17 @@
  * (`pimgnn bench kernels` prints this for every type, format and width):
  *
  *   type  multiply-add bound                      with a nonzero's 11   executed   modelled cycles  DMA floor
- *   i8    3   (load the byte, mul_sl_sl, add)     3.17                  3.96       4.48  (1.41x)    2.07
- *   i16   9   (load, 7 of the 16-bit byte-        9.17                  10.61      10.84 (1.18x)    2.57
+ *   i8    3   (load the byte, mul_sl_sl, add)     3.17                  3.96       4.02  (1.27x)    2.07
+ *   i16   9   (load, 7 of the 16-bit byte-        9.17                  10.61      10.63 (1.16x)    2.57
  *              multiply sequence, add)
- *   i32   32  (load, 30 of mul_step, add)         32.17                 35.11      35.38 (1.10x)    3.57
- *   f32   246 (load, software multiply 179        246.17                249.60     249.85 (1.01x)   3.57
+ *   i32   32  (load, 30 of mul_step, add)         32.17                 35.11      35.14 (1.09x)    3.57
+ *   f32   246 (load, software multiply 179        246.17                249.60     249.62 (1.01x)   3.57
  *              and add 66)
  *
  * The DMA floor is the DMA engine's cycles for each nonzero's X chunk (77 + bytes / 2) and each row's Y chunk
  * (61 + bytes / 2) per multiply-add: a kernel that reads X from MRAM goes no faster however few instructions it
- * runs. At 16 features it is above the instruction bound of i8 and i16 (6.04 and 6.54).
+ * runs. At 16 features it is above the instruction bound of i8 and i16 (6.04 and 6.54). With 16 tasklets the
+ * pipeline stays full while some wait for their DMA, so the cycles are the instructions and little more.
  *
  * A nonzero's bound: its column's and value's loads and the readers' advances (6), its X row's address as a
  * shift and an add (2), the DMA (1) and the loop's count and branch (2). The kernels spend about 45 per nonzero
