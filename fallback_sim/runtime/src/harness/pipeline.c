@@ -4,9 +4,12 @@
  * The pipeline issues at most one instruction per cycle, and from a given tasklet at most one every
  * DPUSIM_PIPELINE_DEPTH (11) cycles, in turn among the tasklets that can issue: while n of them can, each issues
  * one instruction every max(11, n) cycles. A tasklet waiting for its DMA transfer, blocked or finished cannot
- * issue, and the others issue faster meanwhile. So every tasklet that can issue advances at the same rate, which
- * depends on the cycle only: the model keeps one issue clock V, the instructions that each issuing tasklet has
- * issued by cycle t, with dV/dt = 1 / max(11, n(t)). A tasklet's clock is its position on V.
+ * issue, and the others issue faster meanwhile. (So uPIMulator, the cycle-level DPU simulator of Hyun et al.,
+ * HPCA 2024, models it: its thread scheduler issues round robin among the runnable threads whose last issue is at
+ * least 11 cycles back, and a thread that issues ldma or sdma is blocked until its transfer completes;
+ * simulator/dpu/logic/thread_scheduler.go and logic.go.) So every tasklet that can issue advances at the same
+ * rate, which depends on the cycle only: the model keeps one issue clock V, the instructions that each issuing
+ * tasklet has issued by cycle t, with dV/dt = 1 / max(11, n(t)). A tasklet's clock is its position on V.
  *
  * Positions keep the tasklets' order fixed whatever happens after. A tasklet runs ahead of the others in its own
  * code (up to a quantum); a tasklet behind it may then start a DMA at a cycle the one ahead has already run
