@@ -102,7 +102,8 @@ pub enum Schedule {
     Modelled,
     /// Modelled time perturbed by a generator with this seed: the next tasklet is drawn among those close to
     /// the furthest behind, and how far a tasklet may run ahead varies. Different seeds give different
-    /// interleavings, which exposes races a kernel would show only now and then on hardware.
+    /// interleavings, which exposes races a kernel would show only now and then on hardware. Its cycles predict
+    /// nothing ([`Schedule::predicts_hardware_time`]).
     Shuffle {
         /// The generator's seed.
         seed: u64,
@@ -122,11 +123,14 @@ impl Schedule {
         }
     }
 
-    /// Whether modelled cycles under this schedule predict the hardware's time. The fast schedule runs each
-    /// tasklet until it blocks, so its DMA transfers queue behind all of an earlier tasklet's instead of
-    /// interleaving: its cycle counts are those of that order, up to one tasklet count times too many.
+    /// Whether modelled cycles under this schedule predict the hardware's time: the modelled schedule's only.
+    /// The fast schedule runs each tasklet until it blocks, so its DMA transfers queue behind all of an earlier
+    /// tasklet's instead of interleaving: its cycle counts are those of that order, up to one tasklet count times
+    /// too many. The shuffle schedule runs tasklets out of modelled order, so it cannot share the pipeline among
+    /// the tasklets issuing at each cycle as the modelled one does; it counts every runnable tasklet, waiting
+    /// for its DMA or not, which overstates the cycles of kernels that wait for DMA.
     pub fn predicts_hardware_time(self) -> bool {
-        !matches!(self, Schedule::Fast)
+        matches!(self, Schedule::Modelled)
     }
 
     /// The generator's seed (0 unless shuffling).

@@ -352,21 +352,28 @@ fn backend_names_parse() {
     assert_eq!(names, ["auto", "hardware", "simulator"]);
 }
 
-/// Under the fast schedule the simulator's cycles are not the hardware's: no launch is predicted from them.
+/// Only the modelled schedule's cycles are the hardware's: under the fast and the shuffle schedule no launch is
+/// predicted from them.
 #[test]
-fn the_fast_schedule_predicts_no_launch() {
-    let mut config = upmem::sim::SimConfig::new(upmem::Topology::new(1, 4));
-    config.schedule = upmem::sim::Schedule::Fast;
-    let mut builder = DpuSet::builder();
-    builder.dpus(4).backend(BackendKind::Simulator).simulator(config);
-    let mut set = builder.allocate().expect("allocating").load(&kernel("vector_add")).expect("loading");
-    set.broadcast("nr_elements", 0, &[16u32]).unwrap();
-    set.launch().unwrap();
-    let timeline = set.take_timeline();
-    let launch = timeline.events().last().expect("the launch");
-    assert_eq!(launch.operation, upmem::timeline::Operation::Launch);
-    assert_eq!(launch.predicted, None, "{timeline}");
-    assert!(timeline.events()[0].predicted.is_some(), "transfers are still predicted: {timeline}");
+fn only_the_modelled_schedule_predicts_launches() {
+    use upmem::sim::Schedule;
+    for (schedule, predicted) in
+        [(Schedule::Modelled, true), (Schedule::Fast, false), (Schedule::Shuffle { seed: 3 }, false)]
+    {
+        let mut config = upmem::sim::SimConfig::new(upmem::Topology::new(1, 4));
+        config.schedule = schedule;
+        let mut builder = DpuSet::builder();
+        builder.dpus(4).backend(BackendKind::Simulator).simulator(config);
+        let mut set = builder.allocate().expect("allocating").load(&kernel("vector_add")).expect("loading");
+        set.broadcast("nr_elements", 0, &[16u32]).unwrap();
+        set.launch().unwrap();
+        assert_eq!(set.models_hardware_cycles(), predicted, "{schedule}");
+        let timeline = set.take_timeline();
+        let launch = timeline.events().last().expect("the launch");
+        assert_eq!(launch.operation, upmem::timeline::Operation::Launch);
+        assert_eq!(launch.predicted.is_some(), predicted, "{schedule}: {timeline}");
+        assert!(timeline.events()[0].predicted.is_some(), "{schedule}: transfers are always predicted: {timeline}");
+    }
 }
 
 #[test]
