@@ -8,11 +8,11 @@
  * fast and shuffle schedules, which run tasklets out of modelled order, count every runnable tasklet instead:
  * while n can run, each issues one instruction every max(11, n) cycles of its clock. The DMA engine serves one
  * transfer at a time, in issue order, in alpha + bytes / 2 cycles; the issuing tasklet waits until its own
- * transfer completes. Before and after a DMA or a synchronisation a tasklet waits until no runnable tasklet is
- * behind it, so that these happen in modelled-time order (DMA data moves in that order); in its own code it gives
- * way when its clock gets more than a quantum ahead of another runnable tasklet. Everything here depends only on
- * what the kernel executes, so the same kernel and input give the same interleaving, counts and cycles on every
- * run, host and worker count.
+ * transfer completes. Before and after a DMA or a synchronisation, and before it reads the cycle counter, a tasklet
+ * waits until no runnable tasklet is behind it, so that these happen in modelled-time order (DMA data moves in
+ * that order); in its own code it gives way when its clock gets more than a quantum ahead of another runnable
+ * tasklet. Everything here depends only on what the kernel executes, so the same kernel and input give the same
+ * interleaving, counts and cycles on every run, host and worker count.
  */
 #include "internal.h"
 #include "sdk_costs.h"
@@ -39,7 +39,7 @@
 #define QUANTUM_CYCLES 65536u
 #define SHUFFLE_QUANTUM_CYCLES 16384u
 
-/* The running tasklet spent its budget: it gives way if its time has passed yield_at, else (its budget was set
+/* The running tasklet spent its budget: it gives way if its clock has passed yield_at, else (its budget was set
  * short, as after a DMA) it gets its exact budget. */
 __attribute__((noinline, cold)) static void budget_spent(void) {
     clock_settle();
