@@ -66,12 +66,7 @@ void __sanitizer_cov_trace_pc(void) {
         budget_spent();
 }
 
-/*
- * reciprocals[c] = ceil(2^64 / c) for each issue interval c (DPUSIM_PIPELINE_DEPTH to DPUSIM_MAX_TASKLETS), so
- * that clock_arm divides by a multiply: for n < 2^32, floor(n * reciprocals[c] / 2^64) = floor(n / c), since
- * the product exceeds n / c by less than n / 2^64 < 2^-32 and the fraction of n / c is at most 1 - 1 / c.
- */
-static uint64_t reciprocals[DPUSIM_MAX_TASKLETS + 1];
+uint64_t issue_reciprocals[DPUSIM_MAX_TASKLETS + 1];
 _Static_assert(DPUSIM_PIPELINE_DEPTH > 1, "an issue interval of 1 has no 64-bit reciprocal");
 
 /* Its clock passes yield_at exactly when it has executed more than (yield_at - clock) / clock_step more
@@ -87,17 +82,14 @@ void clock_arm(void) {
     } else if (run.schedule == DPUSIM_SCHEDULE_MODELLED) {
         budget = (int64_t)((run.yield_at - clock) >> POSITION_SHIFT);
     } else {
-        uint64_t room = run.yield_at - clock;
-        uint32_t interval = run.clock_step;
-        budget = room >> 32 == 0 ? (int64_t)(((unsigned __int128)room * reciprocals[interval]) >> 64)
-                                 : (int64_t)(room / interval);
+        budget = (int64_t)divide_by_interval(run.yield_at - clock, run.clock_step);
     }
     run.budget = run.budget_armed = budget;
 }
 
 void clock_allocate(void) {
     for (uint32_t interval = DPUSIM_PIPELINE_DEPTH; interval <= DPUSIM_MAX_TASKLETS; interval++)
-        reciprocals[interval] = UINT64_MAX / interval + 1;
+        issue_reciprocals[interval] = UINT64_MAX / interval + 1;
     run.block_runs = calloc(__dpusim_nr_blocks, sizeof *run.block_runs);
     if (run.block_runs == NULL) {
         fprintf(stderr, "dpusim worker: cannot allocate the run counts of %u blocks\n", __dpusim_nr_blocks);

@@ -130,6 +130,16 @@ static inline void clock_wait_turn(void) {
     if (run.running->clock > limit)
         tasklet_give_way();
 }
+/* issue_reciprocals[c] = ceil(2^64 / c) for each issue interval c (DPUSIM_PIPELINE_DEPTH to DPUSIM_MAX_TASKLETS),
+ * set once per worker (clock_allocate), so that divide_by_interval divides by a multiply: floor(n *
+ * issue_reciprocals[c] / 2^64) = floor(n / c) for n < 2^64 / c, since the product exceeds n / c by less than
+ * n / 2^64 < 1 / c and the fraction of n / c is at most 1 - 1 / c. Larger n, which clocks never reach, divide. */
+extern uint64_t issue_reciprocals[DPUSIM_MAX_TASKLETS + 1];
+static inline uint64_t divide_by_interval(uint64_t n, uint32_t interval) {
+    if (n >= UINT64_MAX / DPUSIM_MAX_TASKLETS)
+        return n / interval;
+    return (uint64_t)(((unsigned __int128)n * issue_reciprocals[interval]) >> 64);
+}
 /* The DMA engine takes a transfer of `cycles` issued at cycle `issued`, after those before it: when it completes. */
 static inline uint64_t dma_engine_take(uint64_t issued, uint64_t cycles) {
     uint64_t start = issued > run.dma_free_at ? issued : run.dma_free_at;

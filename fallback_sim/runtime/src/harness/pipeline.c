@@ -39,12 +39,6 @@ static uint64_t issue_interval(uint32_t issuing) {
     return issuing > DPUSIM_PIPELINE_DEPTH ? issuing : DPUSIM_PIPELINE_DEPTH;
 }
 
-/* reciprocals[c] = ceil(2^64 / c) for each issue interval c, so that segment_position divides by a multiply:
- * floor(n * reciprocals[c] / 2^64) = floor(n / c) for n < 2^64 / c, since the product exceeds n / c by less
- * than n / 2^64 < 1 / c and the fraction of n / c is at most 1 - 1 / c. n is a number of cycles shifted by
- * POSITION_SHIFT, far below 2^64 / DPUSIM_MAX_TASKLETS (2^43 cycles, about 7 hours of a DPU). */
-static uint64_t reciprocals[DPUSIM_MAX_TASKLETS + 1];
-
 /* A stretch of V along which the same number of tasklets issue, from (time, position) on. */
 struct segment {
     uint64_t time;
@@ -65,8 +59,7 @@ static uint64_t segment_position(const struct segment *segment, uint64_t time) {
     if (time <= segment->time)
         return segment->position;
     uint64_t scaled = (time - segment->time) << POSITION_SHIFT;
-    return segment->position +
-           (uint64_t)(((unsigned __int128)scaled * reciprocals[issue_interval(segment->issuing)]) >> 64);
+    return segment->position + divide_by_interval(scaled, (uint32_t)issue_interval(segment->issuing));
 }
 
 /* A change of the number of tasklets issuing, at a position: -1 when `tasklet` stops issuing (its cycle is
@@ -260,8 +253,6 @@ static void set_turn(uint64_t own, uint64_t activation_position) {
 }
 
 void pipeline_reset(uint32_t nr_tasklets, const uint64_t boot_times[]) {
-    for (uint32_t interval = DPUSIM_PIPELINE_DEPTH; interval <= DPUSIM_MAX_TASKLETS; interval++)
-        reciprocals[interval] = UINT64_MAX / interval + 1;
     anchor = (struct segment){0};
     change_head = nr_changes = activation_head = nr_activations = 0;
     ready_head = nr_ready = 0;
