@@ -1,7 +1,8 @@
 /*
  * dpusim_switch(void **save_sp, void *load_sp): saves the callee-saved registers and the floating-point control
- * state on the current stack, stores the stack pointer in *save_sp, and resumes the context saved at load_sp
- * (loading its floating-point state only when it differs from the current one, as it almost never does).
+ * state (without MXCSR's exception flags) on the current stack, stores the stack pointer in *save_sp, and
+ * resumes the context saved at load_sp (loading its floating-point state only when it differs from the current
+ * one, as it almost never does).
  * Tasklets are coroutines on one thread, so this is all a tasklet switch needs (no signal mask, no syscall).
  * The frame layout must match dpusim_prepare_stack in tasklets.c.
  */
@@ -16,10 +17,19 @@ dpusim_switch:
     pushq %r13
     pushq %r14
     pushq %r15
-    pushq $0
+    subq $8, %rsp
     stmxcsr (%rsp)
     fnstcw 4(%rsp)
-    movq (%rsp), %rax
+    /* The saved word is built in a register: reading 8 bytes back from the two narrower stores above would
+     * stall on store forwarding. MXCSR's exception flags (bits 0-5) are left out: they are status, not
+     * state the ABI preserves, and float code sets them at different times in different tasklets, which
+     * would make the contexts differ at nearly every switch. */
+    movl (%rsp), %eax
+    andl $0xffc0, %eax
+    movzwl 4(%rsp), %ecx
+    shlq $32, %rcx
+    orq %rcx, %rax
+    movq %rax, (%rsp)
     movq %rsp, (%rdi)
     movq %rsi, %rsp
     /* ldmxcsr and fldcw take a tenth of a switch's time: load them only when the resumed context's differ. */

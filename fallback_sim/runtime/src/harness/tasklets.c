@@ -65,6 +65,9 @@ void tasklets_allocate_stacks(void) {
     }
 }
 
+/* MXCSR without its exception flags (bits 0-5), as dpusim_switch saves it. */
+#define MXCSR_CONTROL_BITS 0xffc0u
+
 void *dpusim_prepare_stack(char *stack_high, void (*entry)(void)) {
     uint64_t *sp = (uint64_t *)((uintptr_t)stack_high & ~(uintptr_t)15);
 #if defined(__x86_64__)
@@ -76,7 +79,7 @@ void *dpusim_prepare_stack(char *stack_high, void (*entry)(void)) {
     *--sp = (uint64_t)(uintptr_t)entry; /* popped by dpusim_switch's ret */
     for (int reg = 0; reg < 6; reg++) /* rbp rbx r12 r13 r14 r15 */
         *--sp = 0;
-    *--sp = (uint64_t)mxcsr | ((uint64_t)fpu_control << 32);
+    *--sp = (uint64_t)(mxcsr & MXCSR_CONTROL_BITS) | ((uint64_t)fpu_control << 32);
 #elif defined(__aarch64__)
     uint64_t fpcr;
     __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
