@@ -122,6 +122,7 @@ void clock_reset(uint32_t dpu) {
         boot_times[t] = (uint64_t)(COST_BOOT_FIRST + COST_BOOT_STAGGER * t) * DPUSIM_PIPELINE_DEPTH;
         run.tasklets[t].clock = run.tasklets[t].time = boot_times[t];
         run.tasklets[t].instructions = t == 0 ? COST_BOOT_FIRST : COST_BOOT_OTHERS;
+        run.tasklets[t].transfer_waiting = false;
     }
     if (run.schedule == DPUSIM_SCHEDULE_MODELLED)
         pipeline_reset(run.nr_tasklets, boot_times);
@@ -219,19 +220,30 @@ void clock_stop(void) {
         pipeline_stop();
 }
 
-void clock_dma_issue(uint32_t alpha, uint32_t size) {
+void clock_dma(uint32_t alpha) {
     clock_charge(COST_DMA_ISSUE);
-    clock_wait_turn();
-    uint64_t cycles = alpha + size / 2;
-    if (run.schedule == DPUSIM_SCHEDULE_MODELLED) {
-        pipeline_transfer(cycles);
+    clock_settle();
+    struct tasklet *self = run.running;
+    const struct dma_move *move = &self->transfer;
+    uint64_t cycles = alpha + move->length / 2;
+    if (run.schedule != DPUSIM_SCHEDULE_MODELLED) {
+        clock_wait_turn();
+        self->clock = dma_engine_take(self->clock, cycles);
+        dma_move(move);
+    } else if (self->clock > run.others_earliest) {
+        /* Tasklets are behind it: the pick that reaches it issues the transfer, and it resumes after. */
+        self->transfer_cycles = cycles;
+        self->transfer_waiting = true;
+        tasklet_give_way();
     } else {
-        run.running->clock = dma_engine_take(run.running->clock, cycles);
+        pipeline_transfer(self, cycles);
+        dma_move(move);
     }
-    /* Its clock jumped, or it waits for its transfer, so its budget is stale; but after the transfer it waits
-     * its turn (clock_wait_turn) and usually gives way, which sets the next tasklet's. So the budget is only made
-     * spent, and the next block checks the clock exactly (budget_spent). */
+    /* Its clock jumped, or it waited for its transfer, so its budget may be stale; but after the transfer it
+     * waits its turn and usually gives way, which sets the next tasklet's. So the budget is only made spent, and
+     * the next block checks the clock exactly (budget_spent). */
     run.budget = run.budget_armed = -1;
+    clock_wait_turn();
 }
 
 uint64_t clock_running_cycles(void) {

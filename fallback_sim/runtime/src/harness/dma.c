@@ -129,7 +129,7 @@ static uint32_t check_transfer(const char *operation, uint32_t flags, uintptr_t 
 
 /*
  * Asks the host CPU to start loading the MRAM lines of a transfer. The issuer usually gives way before its
- * transfer moves (clock_dma_issue) and other tasklets run meanwhile, so the copy then finds the lines in cache:
+ * transfer moves (clock_dma) and other tasklets run meanwhile, so the copy then finds the lines in cache:
  * kernels that gather small pieces of a large MRAM range otherwise stall on a host cache miss per transfer
  * (a quarter of the simulator's time in `pimgnn infer` before this). A hint only, which changes nothing the
  * kernel or the model sees.
@@ -157,15 +157,6 @@ static void transfer(const char *operation, uint32_t flags, uintptr_t mram, uint
     uint32_t before_end = check_transfer(operation, flags, &mram, &wram, length);
     bool to_mram = flags & DPUSIM_DMA_TO_MRAM;
     prefetch_mram(mram, before_end, to_mram);
-    clock_dma_issue(to_mram ? DPUSIM_DMA_WRITE_ALPHA : DPUSIM_DMA_READ_ALPHA, length);
-    char *to = (char *)(to_mram ? mram : wram);
-    const char *from = (const char *)(to_mram ? wram : mram);
-    memcpy(to, from, before_end);
-    if (before_end < length) { /* the rest, from MRAM offset 0 on */
-        char *rest_to = to_mram ? (char *)DPUSIM_MRAM_BASE : to + before_end;
-        const char *rest_from = to_mram ? from + before_end : (const char *)DPUSIM_MRAM_BASE;
-        memcpy(rest_to, rest_from, length - before_end);
-    }
     struct dpusim_tasklet_stats *stats = &run.record->tasklets[__dpusim_tasklet_id];
     if (to_mram) {
         stats->dma_write_ops++;
@@ -174,7 +165,23 @@ static void transfer(const char *operation, uint32_t flags, uintptr_t mram, uint
         stats->dma_read_ops++;
         stats->dma_read_bytes += length;
     }
-    clock_wait_turn();
+    /* Built where it waits if it must (clock_dma): copying it there would stall on store forwarding. */
+    struct dma_move *move = &run.running->transfer;
+    move->to = (char *)(to_mram ? mram : wram);
+    move->from = (const char *)(to_mram ? wram : mram);
+    move->length = length;
+    move->before_end = before_end;
+    move->to_mram = to_mram;
+    clock_dma(to_mram ? DPUSIM_DMA_WRITE_ALPHA : DPUSIM_DMA_READ_ALPHA);
+}
+
+void dma_move(const struct dma_move *move) {
+    memcpy(move->to, move->from, move->before_end);
+    if (move->before_end < move->length) { /* the rest, from MRAM offset 0 on */
+        char *rest_to = move->to_mram ? (char *)DPUSIM_MRAM_BASE : move->to + move->before_end;
+        const char *rest_from = move->to_mram ? move->from + move->before_end : (const char *)DPUSIM_MRAM_BASE;
+        memcpy(rest_to, rest_from, move->length - move->before_end);
+    }
 }
 
 void __dpusim_mram_read(const void *mram, void *wram, uint32_t size) {

@@ -25,6 +25,15 @@ enum wait_kind {
     WAIT_HANDSHAKE_WAIT,
 };
 
+/* A DMA transfer's data: `length` bytes from `from` to `to`, the first `before_end` of them before the end of MRAM
+ * (the rest wrap to MRAM offset 0). */
+struct dma_move {
+    char *to;
+    const char *from;
+    uint32_t length;
+    uint32_t before_end;
+    bool to_mram;
+};
 struct tasklet {
     void *saved_sp;
     enum tasklet_state state;
@@ -37,6 +46,12 @@ struct tasklet {
     uint64_t clock;
     uint64_t time;
     uint64_t instructions;
+    /* Its DMA transfer, and in the modelled schedule whether it waits for the tasklet's turn to issue, and its
+     * engine cycles: the pick that reaches the tasklet issues it then (pipeline_pick), so the tasklet is not
+     * resumed only to issue it and give way again. */
+    bool transfer_waiting;
+    uint64_t transfer_cycles;
+    struct dma_move transfer;
     char *stack_low;      /* lowest usable byte of the native stack */
     char *stack_high;     /* one past the highest */
 };
@@ -147,9 +162,12 @@ static inline uint64_t dma_engine_take(uint64_t issued, uint64_t cycles) {
     run.dma_cycles += cycles;
     return run.dma_free_at;
 }
-/* The running tasklet issues a DMA of `size` bytes: once it is its turn, it waits for the engine, then for its
- * own transfer. The caller moves the data, then calls clock_wait_turn(). */
-void clock_dma_issue(uint32_t alpha, uint32_t size);
+/* The running tasklet issues the DMA transfer in its `transfer`, whose engine cost is alpha + length / 2 cycles:
+ * once it is its turn, the data moves (dma_move) and the tasklet waits for the engine, then for its own transfer;
+ * it returns at its turn after the transfer. */
+void clock_dma(uint32_t alpha);
+/* dma.c: moves a transfer's data, as it issues. */
+void dma_move(const struct dma_move *move);
 /* The scheduler's next pick when no tasklet is running (the last one blocked, finished or, in the fast schedule,
  * gave way); sets cycles_per_instruction and yield_at for it. DPUSIM_NO_TASKLET if none can run. */
 uint32_t clock_pick(uint32_t round_robin_start);
@@ -177,14 +195,15 @@ uint64_t clock_dpu_instructions(void);
 
 /* pipeline.c: the modelled schedule's clock. pipeline_reset starts a launch whose tasklets boot at the given
  * cycles. pipeline_pick: the tasklet to run next, itself if the running one stays runnable and is earliest
- * (DPUSIM_NO_TASKLET if none can run again); sets others_earliest and yield_at. pipeline_time: the cycle at
- * which the issue clock reaches a position, as the events known now make it. The running tasklet, at its turn,
- * issues a DMA transfer of `cycles` and waits for it (pipeline_transfer), blocks or finishes (pipeline_stop), or
- * resumes a tasklet that waited (pipeline_resume). */
+ * (DPUSIM_NO_TASKLET if none can run again), issuing on their behalf the waiting transfers of the tasklets it
+ * reaches first; sets others_earliest and yield_at. pipeline_time: the cycle at which the issue clock reaches a
+ * position, as the events known now make it. A tasklet at its turn issues a DMA transfer of `cycles` and waits
+ * for it (pipeline_transfer); the running tasklet, at its turn, blocks or finishes (pipeline_stop), or resumes a
+ * tasklet that waited (pipeline_resume). */
 void pipeline_reset(uint32_t nr_tasklets, const uint64_t boot_times[]);
 uint32_t pipeline_pick(bool running_stays);
 uint64_t pipeline_time(uint64_t position);
-void pipeline_transfer(uint64_t cycles);
+void pipeline_transfer(struct tasklet *tasklet, uint64_t cycles);
 void pipeline_stop(void);
 void pipeline_resume(struct tasklet *tasklet, uint32_t delay_instructions);
 

@@ -22,7 +22,9 @@
  * has passed, and the events after it: changes of the number issuing at a position (a tasklet blocks, finishes,
  * or resumes another), and activations at a cycle (a tasklet's DMA transfer completes, or it boots: it issues
  * from then on). Each pick folds into the anchor the events behind the earliest tasklet. A tasklet starts a DMA
- * at its turn, where nothing is left behind it: the anchor moves to it.
+ * at its turn, where nothing is left behind it: the anchor moves to it. One that reaches its DMA with others
+ * behind it leaves the transfer with the pick (clock_dma), which issues it when it comes to that tasklet, as the
+ * tasklet would have had it been resumed then: a DMA costs one tasklet switch, not two.
  */
 #include "internal.h"
 
@@ -262,24 +264,45 @@ void pipeline_reset(uint32_t nr_tasklets, const uint64_t boot_times[]) {
     }
 }
 
-uint32_t pipeline_pick(bool running_stays) {
+/* The earliest tasklet once the events behind it are folded (the running one among the others when it stays
+ * runnable), taken from the ready ring; sets `activation_position` to the earliest pending activation's. */
+static uint32_t take_earliest(bool running_stays, uint64_t *activation_position) {
     struct tasklet *running = run.running;
     uint64_t limit = ready_earliest_position();
     if (running_stays && running->clock < limit)
         limit = running->clock;
-    uint64_t activation_position = fold_until(limit);
-    uint32_t chosen;
-    if (running_stays && (nr_ready == 0 || order_key((uint32_t)(running - run.tasklets)) < *ready_slot(0))) {
-        chosen = (uint32_t)(running - run.tasklets);
-    } else if (nr_ready == 0) {
+    *activation_position = fold_until(limit);
+    uint32_t self = (uint32_t)(running - run.tasklets);
+    if (running_stays && (nr_ready == 0 || order_key(self) < *ready_slot(0)))
+        return self;
+    if (nr_ready == 0)
         return DPUSIM_NO_TASKLET; /* every event was folded: none can run again */
-    } else {
-        chosen = ready_take_earliest();
-        if (running_stays)
-            ready_insert((uint32_t)(running - run.tasklets));
-    }
-    set_turn(run.tasklets[chosen].clock, activation_position);
+    uint32_t chosen = ready_take_earliest();
+    if (running_stays)
+        ready_insert(self);
     return chosen;
+}
+
+/* A tasklet whose transfer waited for its turn, reached by the pick, issues it there: exactly as it would have
+ * had it been resumed, but without its two switches. */
+uint32_t pipeline_pick(bool running_stays) {
+    for (;;) {
+        uint64_t activation_position;
+        uint32_t chosen = take_earliest(running_stays, &activation_position);
+        if (chosen == DPUSIM_NO_TASKLET)
+            return chosen;
+        struct tasklet *tasklet = &run.tasklets[chosen];
+        if (!tasklet->transfer_waiting) {
+            set_turn(tasklet->clock, activation_position);
+            return chosen;
+        }
+        tasklet->transfer_waiting = false;
+        pipeline_transfer(tasklet, tasklet->transfer_cycles);
+        dma_move(&tasklet->transfer);
+        if (tasklet->state == TASKLET_RUNNABLE)
+            return chosen; /* its transfer ends before anything else happens: it goes on, its turn set */
+        running_stays = false; /* the running tasklet is in the ring now, or it is the one transferring */
+    }
 }
 
 uint64_t pipeline_time(uint64_t position) {
@@ -298,10 +321,9 @@ uint64_t pipeline_time(uint64_t position) {
     }
 }
 
-void pipeline_transfer(uint64_t cycles) {
-    struct tasklet *running = run.running;
-    uint32_t self = (uint32_t)(running - run.tasklets);
-    uint64_t position = running->clock, issued = segment_time(&anchor, position);
+void pipeline_transfer(struct tasklet *tasklet, uint64_t cycles) {
+    uint32_t self = (uint32_t)(tasklet - run.tasklets);
+    uint64_t position = tasklet->clock, issued = segment_time(&anchor, position);
     /* It is at its turn, so every event left comes after it, but for its own resumptions of others and a
      * transfer that completes at this very cycle. */
     if ((nr_changes > 0 && change_at(0)->position <= position) ||
@@ -310,7 +332,7 @@ void pipeline_transfer(uint64_t cycles) {
         issued = segment_time(&anchor, position);
     }
     anchor = (struct segment){.time = issued, .position = position, .issuing = anchor.issuing - 1};
-    running->time = issued;
+    tasklet->time = issued;
     uint64_t done = dma_engine_take(issued, cycles);
     /* The engine serves transfers in issue order, so a pending activation comes before this one. With none,
      * and no change or runnable tasklet before its end either, it goes on at once, as the pick after its
@@ -320,14 +342,14 @@ void pipeline_transfer(uint64_t cycles) {
         if ((nr_changes == 0 || change_at(0)->position > at) &&
             (nr_ready == 0 || (at << ORDER_ID_BITS | self) < *ready_slot(0))) {
             anchor = (struct segment){.time = done, .position = at, .issuing = anchor.issuing + 1};
-            running->clock = at;
+            tasklet->clock = at;
             set_turn(at, UINT64_MAX);
             return;
         }
     }
     add_activation(done, self);
-    running->state = TASKLET_TRANSFERRING;
-    run.others_earliest = 0; /* it gives way at its next turn check, the DMA routine's last step */
+    tasklet->state = TASKLET_TRANSFERRING;
+    run.others_earliest = 0; /* running, it gives way at its next turn check, the DMA routine's last step */
 }
 
 void pipeline_stop(void) {
