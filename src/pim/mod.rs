@@ -50,7 +50,7 @@ use upmem::{BackendKind, DpuSet, LoadedSet, MRAM_HEAP};
 
 pub use coexec::SplitSpmm;
 pub use element::PimElement;
-pub use report::{LoadBalance, PimReport};
+pub use report::{LoadBalance, PimReport, SimulatedWork};
 
 use crate::attention::AttentionScores;
 use crate::error::{Error, Result};
@@ -516,8 +516,8 @@ impl<T: PimElement> PimSpmm<T> {
 
     /// Records a finished call in the report.
     fn finish_call(&mut self, call: &Call) -> Result<()> {
-        let cycles = self.modelled_cycles()?;
-        self.report.record_call(call.features, &self.phases, call.predicted, cycles);
+        let (cycles, simulated) = self.simulator_figures()?;
+        self.report.record_call(call.features, &self.phases, call.predicted, cycles, simulated);
         Ok(())
     }
 
@@ -530,28 +530,30 @@ impl<T: PimElement> PimSpmm<T> {
         launch.and_then(|launch| launch.predicted)
     }
 
-    /// The simulator's modelled cycles of the slowest DPU with work, when running on the simulator under a
-    /// schedule whose cycles predict the hardware's.
+    /// On the simulator, the last launch's modelled cycles and DMA cycles of the slowest DPU with work (under a
+    /// schedule whose cycles predict the hardware's), and what it executed over those DPUs.
     #[cfg(feature = "simulator")]
-    fn modelled_cycles(&self) -> Result<Option<(u64, u64)>> {
-        if !self.set.models_hardware_cycles() {
-            return Ok(None);
-        }
-        let mut slowest = None;
+    fn simulator_figures(&self) -> Result<SimulatorFigures> {
+        let mut slowest = (0, 0);
+        let mut work = SimulatedWork::default();
         for dpu in 0..self.plan.dpus_used() as usize {
-            let Some(stats) = self.set.simulator_stats(dpu)? else { return Ok(None) };
-            let (cycles, dma) = slowest.unwrap_or((0, 0));
-            slowest = Some((cycles.max(stats.cycles), dma.max(stats.dma_cycles)));
+            let Some(stats) = self.set.simulator_stats(dpu)? else { return Ok((None, None)) };
+            slowest = (slowest.0.max(stats.cycles), slowest.1.max(stats.dma_cycles));
+            work.add(&stats);
         }
-        Ok(slowest)
+        Ok((self.set.models_hardware_cycles().then_some(slowest), Some(work)))
     }
 
-    /// Without the simulator no launch has modelled cycles.
+    /// Without the simulator no launch has modelled cycles or simulated work.
     #[cfg(not(feature = "simulator"))]
-    fn modelled_cycles(&self) -> Result<Option<(u64, u64)>> {
-        Ok(None)
+    fn simulator_figures(&self) -> Result<SimulatorFigures> {
+        Ok((None, None))
     }
 }
+
+/// On the simulator, a launch's slowest DPU's modelled cycles and DMA cycles (when the schedule predicts the
+/// hardware's) and what it executed over every DPU with work.
+type SimulatorFigures = (Option<(u64, u64)>, Option<SimulatedWork>);
 
 /// The tile DPU `dpu` holds when `used` DPUs hold `tiles` tiles (feature groups repeat them); `None` for a DPU
 /// without work.

@@ -1,7 +1,8 @@
 //! What a [`super::PimSpmm`] tells its caller: per-phase wall and predicted times, the load balance across
-//! DPUs and the simulator's modelled cycles, printable as a small table.
+//! DPUs, the simulator's modelled cycles and what it executed, printable as a small table.
 
 use std::fmt;
+use std::time::Duration;
 
 use crate::pim::cost::Prediction;
 use crate::pim::plan::Plan;
@@ -48,8 +49,40 @@ pub struct PimReport {
     pub phases: Vec<Phase>,
     /// The cost model's predicted hardware time of the last call (what the plan was chosen by).
     pub predicted: Prediction,
-    /// The slowest DPU's modelled cycles and DMA cycles in the last call, on the simulator.
+    /// The slowest DPU's modelled cycles and DMA cycles in the last call, on the simulator under a schedule that
+    /// predicts the hardware's.
     pub modelled_cycles: Option<(u64, u64)>,
+    /// What the simulator executed for the last call's launch, on the simulator under any schedule.
+    pub simulated: Option<SimulatedWork>,
+}
+
+/// What the simulator executed for one launch, over every DPU with work: what a call costs to simulate, whatever
+/// the plan (feature groups repeat a tile's nonzero walk on several DPUs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SimulatedWork {
+    /// DPU instructions the tasklets executed.
+    pub instructions: u64,
+    /// DMA transfers (`mram_read` and `mram_write` calls).
+    pub transfers: u64,
+    /// The simulator's workers' wall time on the DPUs, summed: the simulation's CPU time, workers running in
+    /// parallel.
+    pub native: Duration,
+}
+
+impl SimulatedWork {
+    /// Adds one DPU's launch.
+    #[cfg(feature = "simulator")]
+    pub(crate) fn add(&mut self, stats: &upmem::sim::DpuStats) {
+        let total = stats.total();
+        self.instructions += stats.instructions;
+        self.transfers += total.dma_read_ops + total.dma_write_ops;
+        self.native += stats.native_time;
+    }
+
+    /// The simulation's CPU time per transfer, the unit of the simulator's work on gather kernels such as SpMM.
+    pub fn native_per_transfer(&self) -> Option<Duration> {
+        (self.transfers > 0).then(|| self.native.div_f64(self.transfers as f64))
+    }
 }
 
 impl PimReport {
@@ -63,6 +96,7 @@ impl PimReport {
             phases: Vec::new(),
             predicted: Prediction::default(),
             modelled_cycles: None,
+            simulated: None,
         }
     }
 
@@ -72,11 +106,13 @@ impl PimReport {
         phases: &[Phase],
         predicted: Prediction,
         cycles: Option<(u64, u64)>,
+        simulated: Option<SimulatedWork>,
     ) {
         self.features = features;
         self.phases = phases.to_vec();
         self.predicted = predicted;
         self.modelled_cycles = cycles;
+        self.simulated = simulated;
     }
 }
 
@@ -101,13 +137,22 @@ impl fmt::Display for PimReport {
             "  nonzeros per DPU: min {} / median {} / max {}",
             self.balance.min, self.balance.median, self.balance.max
         )?;
+        if let Some(work) = self.simulated {
+            writeln!(
+                f,
+                "  simulated: {} DPU instructions, {} DMA transfers, {:.3} ms of the workers' time",
+                work.instructions,
+                work.transfers,
+                ms(work.native)
+            )?;
+        }
         match self.modelled_cycles {
             Some((cycles, dma)) => {
                 writeln!(f, "  slowest DPU (simulator model): {cycles} cycles, {dma} of them DMA")?;
                 // The kernel row above is the simulator's count; the cost model's estimate chose the plan.
                 write!(f, "  kernel predicted by the cost model: {:.3} ms", ms(self.predicted.kernel))
             }
-            None => write!(f, "  no modelled cycles (hardware)"),
+            None => write!(f, "  no modelled cycles (hardware, or a schedule that does not model them)"),
         }
     }
 }

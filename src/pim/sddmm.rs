@@ -79,8 +79,8 @@ impl<T: PimElement> PimSpmm<T> {
         }
         timed("assemble", predicted.merge, started);
         self.phases = phases;
-        let cycles = self.modelled_cycles()?;
-        self.report.record_call(features, &self.phases, predicted, cycles);
+        let (cycles, simulated) = self.simulator_figures()?;
+        self.report.record_call(features, &self.phases, predicted, cycles, simulated);
         Ok(out)
     }
 

@@ -358,7 +358,7 @@ pub fn table(rows: &[SpmmBenchRow]) -> Table {
         "auto's pick: CPU (sampled) / PIM / split ms",
         "phases wall ms (predicted hw); load A once",
         "nnz per DPU min / median / max",
-        "slowest DPU cycles (sim)",
+        "slowest DPU cycles (sim); simulated over all DPUs: instructions, DMAs, workers' time per DMA",
         "max rel. error (against f32)",
     ]);
     for row in rows {
@@ -393,12 +393,25 @@ pub fn table(rows: &[SpmmBenchRow]) -> Table {
             pick_cell(&row.decision),
             phases,
             format!("{} / {} / {}", balance.min, balance.median, balance.max),
-            report.modelled_cycles.map_or("-".into(), |(cycles, dma)| format!("{cycles}\n({dma} DMA)")),
+            simulation_cell(report),
             format!("{:.1e}", row.max_relative_error),
         ]);
     }
     table::fit_to_terminal(&mut table);
     table
+}
+
+/// The slowest DPU's modelled cycles, and what the simulator executed over all DPUs: its speed in the unit of its
+/// work (a gather kernel's DMA transfers each cost a tasklet switch and the timing model's bookkeeping).
+fn simulation_cell(report: &PimReport) -> String {
+    let cycles = report.modelled_cycles.map_or("-".into(), |(cycles, dma)| format!("{cycles}\n({dma} DMA)"));
+    let Some(work) = report.simulated else { return cycles };
+    let per_transfer = work.native_per_transfer().map_or("-".into(), |d| format!("{:.0}", d.as_secs_f64() * 1e9));
+    format!(
+        "{cycles}\n{:.1} M instr.\n{:.2} M DMA\n{per_transfer} ns / DMA",
+        work.instructions as f64 / 1e6,
+        work.transfers as f64 / 1e6
+    )
 }
 
 /// What `auto` picks and the three predictions it chose from, the split's with the DPUs' share of the nonzeros.
@@ -445,8 +458,14 @@ mod tests {
             let pygim = row.pygim.expect("PyGim's default fits").total();
             assert!(row.fastest.prediction.total() <= pygim);
         }
+        for row in &rows {
+            let work = row.report.simulated.expect("the simulator's work under every schedule");
+            // Every nonzero's X row is a transfer, on one DPU or several.
+            assert!(work.transfers >= 1996 && work.instructions > work.transfers, "{work:?}");
+        }
         let table = table(&rows).to_string();
         assert!(table.contains("tasklets=11") && table.contains("kernel") && table.contains("fast"), "{table}");
+        assert!(table.contains("ns / DMA"), "{table}");
         for row in &rows {
             assert_eq!(row.decision.nr_dpus, 16);
             assert!(row.decision.predicted() <= row.decision.cpu.predicted.min(row.decision.pim));
