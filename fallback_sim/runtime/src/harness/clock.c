@@ -231,10 +231,12 @@ void clock_dma(uint32_t alpha) {
         self->clock = dma_engine_take(self->clock, cycles);
         dma_move(move);
     } else if (self->clock > run.others_earliest) {
-        /* Tasklets are behind it: the pick that reaches it issues the transfer, and it resumes after. */
+        /* Tasklets are behind it: the pick that reaches it issues the transfer, and it resumes after, at its
+         * turn, its budget set by the switch. */
         self->transfer_cycles = cycles;
         self->transfer_waiting = true;
         tasklet_give_way();
+        return;
     } else {
         pipeline_transfer(self, cycles);
         dma_move(move);
