@@ -362,13 +362,10 @@ impl<T: PimElement> PimSpmm<T> {
             XDelivery::Whole => (0..self.partition.col_blocks()).map(|cb| &self.tiles[cb].x_rows).collect(),
             XDelivery::Referenced => self.tiles.iter().map(|tile| &tile.x_rows).collect(),
         };
-        let mut buffers = vec![vec![T::default(); max_x_rows * padded]; sources.len() * groups];
-        buffers.par_iter_mut().enumerate().for_each(|(id, buffer)| {
-            let (group, source) = (id / sources.len(), id % sources.len());
-            fill_x(buffer, x, sources[source], group * padded..((group + 1) * padded).min(x.cols()), padded);
-        });
+        let buffers: Vec<Vec<Vec<T>>> =
+            sources.par_iter().map(|rows| fill_x(x, rows, groups, padded, max_x_rows)).collect();
         if broadcast {
-            return Ok(self.set.broadcast(MRAM_HEAP, offset, &buffers[0])?);
+            return Ok(self.set.broadcast(MRAM_HEAP, offset, &buffers[0][0])?);
         }
         let used = self.plan.dpus_used() as usize;
         let nr_tiles = self.tiles.len();
@@ -381,7 +378,7 @@ impl<T: PimElement> PimSpmm<T> {
                     XDelivery::Whole => tile % col_blocks,
                     XDelivery::Referenced => tile,
                 };
-                buffers[group * sources.len() + source].as_slice()
+                buffers[source][group].as_slice()
             })
             .collect();
         Ok(self.set.push(MRAM_HEAP, offset, &per_dpu)?)
@@ -561,19 +558,24 @@ fn tile_of_dpu(dpu: usize, used: usize, tiles: usize) -> Option<usize> {
     (dpu < used).then(|| dpu % tiles)
 }
 
-/// Writes `x`'s `rows`, `features` columns, into `buffer` as rows of `padded` values (the rest stays zero).
-fn fill_x<T: Copy + Default>(buffer: &mut [T], x: &Dense<T>, rows: &XRows, features: Range<usize>, padded: usize) {
-    if features.is_empty() {
-        return;
-    }
-    let width = features.len();
+/// `x`'s `rows` for each of `groups` feature groups of `padded` columns: one buffer per group of `length` rows of
+/// `padded` values (the rest stays zero), each row of `x` read once for all its groups. Callers run it in
+/// parallel, so the buffers' zeroed pages are also allocated in parallel: cloning one zeroed buffer per DPU on one
+/// thread was half of `infer`'s send X.
+fn fill_x<T: Copy + Default>(x: &Dense<T>, rows: &XRows, groups: usize, padded: usize, length: usize) -> Vec<Vec<T>> {
+    let mut buffers: Vec<Vec<T>> = (0..groups).map(|_| vec![T::default(); length * padded]).collect();
     let mut copy = |local: usize, global: usize| {
-        buffer[local * padded..local * padded + width].copy_from_slice(&x.row(global)[features.clone()]);
+        let row = x.row(global);
+        for (group, buffer) in buffers.iter_mut().enumerate() {
+            let features = (group * padded).min(row.len())..((group + 1) * padded).min(row.len());
+            buffer[local * padded..local * padded + features.len()].copy_from_slice(&row[features]);
+        }
     };
     match rows {
         XRows::Range(range) => range.clone().enumerate().for_each(|(local, global)| copy(local, global)),
         XRows::List(list) => list.iter().enumerate().for_each(|(local, &global)| copy(local, global as usize)),
     }
+    buffers
 }
 
 impl<T: PimElement> SpmmEngine<T> for PimSpmm<T> {

@@ -127,15 +127,18 @@ impl<T: PimElement> PimSpmm<T> {
             return Ok(());
         }
         let nr_tiles = self.tiles.len();
-        let mut buffers = vec![vec![T::default(); max_rows * padded]; nr_tiles * groups];
-        buffers.par_iter_mut().enumerate().for_each(|(id, buffer)| {
-            let (group, tile) = (id / nr_tiles, id % nr_tiles);
-            let rows = XRows::Range(self.tiles[tile].rows.clone());
-            fill_x(buffer, p, &rows, group * padded..((group + 1) * padded).min(p.cols()), padded);
-        });
+        let buffers: Vec<Vec<Vec<T>>> = self
+            .tiles
+            .par_iter()
+            .map(|tile| fill_x(p, &XRows::Range(tile.rows.clone()), groups, padded, max_rows))
+            .collect();
         let used = self.plan.dpus_used() as usize;
-        let per_dpu: Vec<&[T]> =
-            (0..self.set.nr_dpus()).map(|dpu| buffers[if dpu < used { dpu } else { 0 }].as_slice()).collect();
+        let per_dpu: Vec<&[T]> = (0..self.set.nr_dpus())
+            .map(|dpu| {
+                let dpu = if dpu < used { dpu } else { 0 };
+                buffers[dpu % nr_tiles][dpu / nr_tiles].as_slice()
+            })
+            .collect();
         Ok(self.set.push(MRAM_HEAP, offset, &per_dpu)?)
     }
 
