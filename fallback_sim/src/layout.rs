@@ -86,6 +86,7 @@ pub(crate) struct DpuRecord {
     pub dma_cycles: u64,
     pub instructions: u64,
     pub native_ns: u64,
+    pub switches: u64,
     pub log_length: u64,
     pub log_capacity: u64,
     pub class_instructions: [u64; InstructionClass::COUNT],
@@ -179,6 +180,7 @@ mod tests {
         check("offsetof(struct dpusim_tasklet_stats, cycles)", offset_of!(TaskletStatsRecord, cycles));
         check("offsetof(struct dpusim_dpu_record, instructions)", offset_of!(DpuRecord, instructions));
         check("offsetof(struct dpusim_dpu_record, native_ns)", offset_of!(DpuRecord, native_ns));
+        check("offsetof(struct dpusim_dpu_record, switches)", offset_of!(DpuRecord, switches));
         check("sizeof(struct dpusim_dpu_record)", size_of::<DpuRecord>());
         check("offsetof(struct dpusim_dpu_record, launches)", offset_of!(DpuRecord, launches));
         check("offsetof(struct dpusim_dpu_record, log_capacity)", offset_of!(DpuRecord, log_capacity));

@@ -646,6 +646,7 @@ impl Machine {
             instructions: record.instructions,
             instructions_by_class: record.class_instructions,
             native_time: Duration::from_nanos(record.native_ns),
+            switches: record.switches,
             tasklets,
         })
     }

@@ -60,6 +60,11 @@ pub struct DpuStats {
     pub instructions_by_class: [u64; InstructionClass::COUNT],
     /// Wall time the worker spent running the launch on this DPU.
     pub native_time: Duration,
+    /// Context switches the simulator made to run the launch, between tasklets and to and from its scheduler:
+    /// with the blocks' hook, what a launch costs to simulate besides the kernel's own code (not a DPU
+    /// quantity). Deterministic, as the interleaving is. Under the modelled schedule a DMA costs at most one
+    /// (pipeline.c), a block or a quantum's end another.
+    pub switches: u64,
     /// Per tasklet.
     pub tasklets: Vec<TaskletStats>,
 }

@@ -233,6 +233,7 @@ struct dpusim_dpu_record {
     uint64_t dma_cycles;   /* cycles the DMA engine was busy */
     uint64_t instructions; /* DPU instructions executed by all tasklets */
     uint64_t native_ns;    /* wall time the worker spent running the launch */
+    uint64_t switches;     /* context switches between tasklets and the scheduler in the last launch */
     uint64_t log_length;   /* bytes written to the log in the last launch (the log keeps the last capacity) */
     uint64_t log_capacity; /* the ring's size for the last launch */
     /* DPU instructions of all tasklets by class (upmem_sim::InstructionClass); they add up to `instructions` */

@@ -64,6 +64,7 @@ struct run_state {
     void *scheduler_sp;
     bool faulted;
     struct tasklet *running;  /* the tasklet being run, while in a tasklet */
+    uint64_t switches;        /* context switches of this launch (DpuStats::switches) */
     /* The timing model (clock.c). */
     uint32_t schedule;               /* DPUSIM_SCHEDULE_* */
     uint32_t clock_step;     /* what an instruction adds to the running tasklet's clock */

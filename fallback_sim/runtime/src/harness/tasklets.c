@@ -97,6 +97,7 @@ void switch_to_scheduler(void) {
     struct tasklet *self = current();
     clock_settle();
     in_tasklet = false;
+    run.switches++;
     dpusim_switch(&self->saved_sp, run.scheduler_sp);
 }
 
@@ -122,6 +123,7 @@ void tasklet_give_way(void) {
     __dpusim_tasklet_id = chosen;
     run.running = next;
     clock_arm();
+    run.switches++;
     dpusim_switch(&self->saved_sp, next->saved_sp);
 }
 
@@ -302,6 +304,7 @@ void tasklets_run(uint32_t dpu, struct dpusim_dpu_record *record, char *log, uin
     run.record = record;
     run.nr_tasklets = __dpusim_kernel_info.nr_tasklets;
     run.faulted = false;
+    run.switches = 0;
     clock_reset(dpu);
     perfcounter_reset();
     run.log = log;
@@ -327,6 +330,7 @@ void tasklets_run(uint32_t dpu, struct dpusim_dpu_record *record, char *log, uin
         run.running = &run.tasklets[chosen];
         clock_arm();
         in_tasklet = true;
+        run.switches++;
         dpusim_switch(&run.scheduler_sp, run.tasklets[chosen].saved_sp);
         next = (chosen + 1) % run.nr_tasklets;
     }
@@ -336,6 +340,7 @@ void tasklets_run(uint32_t dpu, struct dpusim_dpu_record *record, char *log, uin
         record->tasklets[t].cycles = clock_tasklet_cycles(t);
     }
     record->native_ns = monotonic_ns() - started_ns;
+    record->switches = run.switches;
     record->cycles = clock_dpu_cycles();
     record->dma_cycles = run.dma_cycles;
     record->instructions = clock_dpu_instructions();
