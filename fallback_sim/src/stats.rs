@@ -86,6 +86,12 @@ impl DpuStats {
         total.dma_read_bytes + total.dma_write_bytes
     }
 
+    /// DMA transfers (`mram_read` and `mram_write` calls) of the last launch.
+    pub fn dma_transfers(&self) -> u64 {
+        let total = self.total();
+        total.dma_read_ops + total.dma_write_ops
+    }
+
     /// Totals over the tasklets (`cycles`: the latest tasklet's).
     pub fn total(&self) -> TaskletStats {
         self.tasklets.iter().fold(TaskletStats::default(), |sum, t| TaskletStats {

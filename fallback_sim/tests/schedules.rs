@@ -241,7 +241,7 @@ fn a_dma_costs_the_simulator_one_tasklet_switch() {
     let sums = read_u32s(&machine, 0, "sums", 16);
     assert_eq!(sums, (1..=16).map(|t| t * READS).collect::<Vec<_>>());
     let stats = machine.stats(0).unwrap();
-    let transfers = stats.total().dma_read_ops + stats.total().dma_write_ops;
+    let transfers = stats.dma_transfers();
     assert_eq!(transfers, 16 * u64::from(READS));
     let per_transfer = stats.switches as f64 / transfers as f64;
     assert!((0.9..1.1).contains(&per_transfer), "{} switches for {transfers} transfers", stats.switches);

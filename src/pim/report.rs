@@ -73,9 +73,8 @@ impl SimulatedWork {
     /// Adds one DPU's launch.
     #[cfg(feature = "simulator")]
     pub(crate) fn add(&mut self, stats: &upmem::sim::DpuStats) {
-        let total = stats.total();
         self.instructions += stats.instructions;
-        self.transfers += total.dma_read_ops + total.dma_write_ops;
+        self.transfers += stats.dma_transfers();
         self.native += stats.native_time;
     }
 

@@ -229,7 +229,7 @@ void clock_dma(uint32_t alpha) {
     if (run.schedule != DPUSIM_SCHEDULE_MODELLED) {
         clock_wait_turn();
         self->clock = dma_engine_take(self->clock, cycles);
-        dma_move(move);
+        dma_copy(move);
     } else if (self->clock > run.others_earliest) {
         /* Tasklets are behind it: the pick that reaches it issues the transfer, and it resumes after, at its
          * turn, its budget set by the switch. */
@@ -239,11 +239,11 @@ void clock_dma(uint32_t alpha) {
         return;
     } else {
         pipeline_transfer(self, cycles);
-        dma_move(move);
+        dma_copy(move);
     }
-    /* Its clock jumped, or it waited for its transfer, so its budget may be stale; but after the transfer it
-     * waits its turn and usually gives way, which sets the next tasklet's. So the budget is only made spent, and
-     * the next block checks the clock exactly (budget_spent). */
+    /* Its clock jumped, or it now waits for its transfer, so its budget is stale; but then it waits its turn and
+     * usually gives way, which sets the next tasklet's. So the budget is only made spent, and the next block
+     * checks the clock exactly (budget_spent). */
     run.budget = run.budget_armed = -1;
     clock_wait_turn();
 }

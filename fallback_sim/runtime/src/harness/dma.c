@@ -175,7 +175,7 @@ static void transfer(const char *operation, uint32_t flags, uintptr_t mram, uint
     clock_dma(to_mram ? DPUSIM_DMA_WRITE_ALPHA : DPUSIM_DMA_READ_ALPHA);
 }
 
-void dma_move(const struct dma_move *move) {
+void dma_copy(const struct dma_move *move) {
     memcpy(move->to, move->from, move->before_end);
     if (move->before_end < move->length) { /* the rest, from MRAM offset 0 on */
         char *rest_to = move->to_mram ? (char *)DPUSIM_MRAM_BASE : move->to + move->before_end;

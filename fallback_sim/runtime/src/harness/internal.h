@@ -164,11 +164,11 @@ static inline uint64_t dma_engine_take(uint64_t issued, uint64_t cycles) {
     return run.dma_free_at;
 }
 /* The running tasklet issues the DMA transfer in its `transfer`, whose engine cost is alpha + length / 2 cycles:
- * once it is its turn, the data moves (dma_move) and the tasklet waits for the engine, then for its own transfer;
+ * once it is its turn, the data moves (dma_copy) and the tasklet waits for the engine, then for its own transfer;
  * it returns at its turn after the transfer. */
 void clock_dma(uint32_t alpha);
 /* dma.c: moves a transfer's data, as it issues. */
-void dma_move(const struct dma_move *move);
+void dma_copy(const struct dma_move *move);
 /* The scheduler's next pick when no tasklet is running (the last one blocked, finished or, in the fast schedule,
  * gave way); sets cycles_per_instruction and yield_at for it. DPUSIM_NO_TASKLET if none can run. */
 uint32_t clock_pick(uint32_t round_robin_start);

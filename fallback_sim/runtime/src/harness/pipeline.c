@@ -298,7 +298,7 @@ uint32_t pipeline_pick(bool running_stays) {
         }
         tasklet->transfer_waiting = false;
         pipeline_transfer(tasklet, tasklet->transfer_cycles);
-        dma_move(&tasklet->transfer);
+        dma_copy(&tasklet->transfer);
         if (tasklet->state == TASKLET_RUNNABLE)
             return chosen; /* its transfer ends before anything else happens: it goes on, its turn set */
         running_stays = false; /* the running tasklet is in the ring now, or it is the one transferring */
