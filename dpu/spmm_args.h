@@ -96,7 +96,8 @@ struct spmm_tasklet_work {
     uint32_t row_end;
     uint32_t nr_partials;
     uint32_t partial_rows[SPMM_MAX_PARTIALS];
-    uint32_t reserved; /* keeps the size a multiple of 8 */
+    /* Index in the DPU's wide-row list (spmm_matrix_args) of the first wide row at or after row_begin. */
+    uint32_t wide_begin;
 };
 
 /* This DPU's block of A, written once when the matrix is loaded. */
@@ -114,6 +115,9 @@ struct spmm_matrix_args {
     /* Rows of X this block's columns address (its column numbering's size): at most 2^16, with rows of at most
      * 2^16 - 1 bytes, lets the kernels find a row with a 16-bit multiply. */
     uint32_t nr_x_rows;
+    /* The block's wide rows (see spmm_call_args.y_narrow): nr_wide_rows local row numbers (uint32_t), ascending. */
+    uint32_t wide_rows_offset;
+    uint32_t nr_wide_rows;
     uint32_t reserved; /* keeps the size a multiple of 8 */
     struct spmm_tasklet_work tasklets[SPMM_MAX_TASKLETS];
 };
@@ -124,7 +128,7 @@ struct spmm_call_args {
     uint32_t nr_features;
     /* X (SDDMM: Q): rows of the value type, nr_features each, in the DPU's column numbering. */
     uint32_t x_offset;
-    /* Y: nr_rows rows of accumulators (int32 or float), nr_features each. */
+    /* Y: nr_rows rows of accumulators (int32 or float), nr_features each; with y_narrow, of int16_t. */
     uint32_t y_offset;
     /* SPMM_MAX_TASKLETS x SPMM_MAX_PARTIALS rows of accumulators, nr_features each. */
     uint32_t partials_offset;
@@ -150,6 +154,13 @@ struct spmm_call_args {
     uint32_t column_scores_stride;
     uint32_t row_scores_offset;
     uint32_t row_scores_stride;
+    /* SpMM over the block's own values, i8 and i16 kernels: when set, Y comes back in 16 bits. A row the block's
+     * wide-row list does not name goes to Y as int16_t, row * nr_features + f at y_offset; the list's k-th row,
+     * whose sums may not fit 16 bits, goes as 32-bit accumulators to row k of y_wide_offset, and its int16_t row
+     * is left unwritten. The host lists a row as wide unless its values' magnitudes times the value type's
+     * largest magnitude sum to at most INT16_MAX. */
+    uint32_t y_narrow;
+    uint32_t y_wide_offset;
     uint32_t reserved; /* keeps the size a multiple of 8 */
 };
 

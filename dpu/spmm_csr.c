@@ -32,6 +32,7 @@ static inline __attribute__((always_inline)) void spmm_walk(const struct spmm_ta
     struct spmm_batch batch = spmm_batch_start(first, width);
     const uint32_t y_row_bytes = spmm_y_row_bytes();
     uint32_t y_at = spmm_y_at(work->row_begin, first);
+    struct spmm_wide_cursor wide = spmm_wide_start(work, tasklet);
     uint32_t row_start = *row_ptr;
     for (uint32_t row = work->row_begin; row < work->row_end; row++) {
         row_ptr = spmm_read_next(&row_ptrs, row_ptr, sizeof(uint32_t));
@@ -47,7 +48,7 @@ static inline __attribute__((always_inline)) void spmm_walk(const struct spmm_ta
             spmm_nonzeros_next(&nonzeros);
         }
         spmm_batch_finish(&batch, tasklet, sum);
-        spmm_store(work, tasklet, row, sum, y_at, first, width);
+        spmm_store(work, tasklet, row, sum, y_at, first, width, &wide);
         y_at += y_row_bytes;
         row_start = row_stop;
     }

@@ -110,6 +110,14 @@ typedef int32_t spmm_factor;
 #error "define one of SPMM_TYPE_F32, SPMM_TYPE_I32, SPMM_TYPE_I16, SPMM_TYPE_I8"
 #endif
 
+/* Whether the kernel writes Y in 16 bits when a call asks (spmm_call_args.y_narrow): the types whose features are
+ * narrower than their sums, whose rows' sums the host can bound from A's values alone. */
+#if defined(SPMM_TYPE_I8) || defined(SPMM_TYPE_I16)
+#define SPMM_NARROW_Y 1
+#else
+#define SPMM_NARROW_Y 0
+#endif
+
 /*
  * The feature loops take 8 bytes of X per iteration: SPMM_UNIT features (2 f32 or i32, 4 i16, 8 i8), written
  * out one after another so that the loop's counting, pointer advances and branch are paid once per unit
@@ -160,6 +168,7 @@ static __dma_aligned spmm_acc row_sum[NR_TASKLETS][SPMM_FEATURE_CHUNK];
 static __dma_aligned union {
     spmm_feature x[SPMM_BATCH * SPMM_FEATURE_CHUNK];
     spmm_acc partial[SPMM_FEATURE_CHUNK];
+    int16_t narrow[SPMM_FEATURE_CHUNK]; /* a finished row's sums in 16 bits, on their way to Y */
 } incoming[NR_TASKLETS];
 static spmm_value batch_values[NR_TASKLETS][SPMM_BATCH];
 
@@ -520,24 +529,115 @@ static inline uint32_t spmm_partial_at(uint32_t tasklet, uint32_t slot, uint32_t
            ((tasklet * SPMM_MAX_PARTIALS + slot) * call.nr_features + first) * (uint32_t)sizeof(spmm_acc);
 }
 
+/* Bytes of a value of Y: an accumulator's, or 2 when the call takes Y in 16 bits. */
+static inline uint32_t spmm_y_value_bytes(void) {
+#if SPMM_NARROW_Y
+    if (call.y_narrow)
+        return sizeof(int16_t);
+#endif
+    return sizeof(spmm_acc);
+}
+
 /* Heap offset of features [first, ..) of Y's row `row`. A pass computes it for its first row only and then adds a
  * row's bytes (spmm_y_row_bytes) per row: the product is the compiler runtime's 30-instruction 32-bit multiply. */
 static inline uint32_t spmm_y_at(uint32_t row, uint32_t first) {
-    return call.y_offset + (row * call.nr_features + first) * (uint32_t)sizeof(spmm_acc);
+    return call.y_offset + (row * call.nr_features + first) * spmm_y_value_bytes();
 }
 
 static inline uint32_t spmm_y_row_bytes(void) {
-    return call.nr_features * (uint32_t)sizeof(spmm_acc);
+    return call.nr_features * spmm_y_value_bytes();
 }
 
-/* Writes a finished row's chunk to Y at heap offset `y_at`, or to the tasklet's partial slot when the row is
- * shared. */
+/* No wide row: past the end of the wide-row list. */
+#define SPMM_NO_WIDE_ROW UINT32_MAX
+
+/* A pass's place in the DPU's wide-row list (spmm_call_args.y_narrow): the first wide row at or after the rows it
+ * has stored, and its index in the list. */
+struct spmm_wide_cursor {
+    uint32_t row;
+    uint32_t index;
+};
+
+#if SPMM_NARROW_Y
+/* Per tasklet: the 8-byte word of the wide-row list last read. */
+static __dma_aligned uint32_t wide_word[NR_TASKLETS][2];
+
+/* Entry `index` of the DPU's wide-row list, SPMM_NO_WIDE_ROW past its end: one DMA per wide row, a few per block. */
+static uint32_t spmm_wide_row(uint32_t tasklet, uint32_t index) {
+    if (index >= matrix.nr_wide_rows)
+        return SPMM_NO_WIDE_ROW;
+    mram_read((__mram_ptr void *)(spmm_heap() + matrix.wide_rows_offset + (index & ~1u) * (uint32_t)sizeof(uint32_t)),
+              wide_word[tasklet], sizeof(wide_word[tasklet]));
+    return wide_word[tasklet][index & 1];
+}
+
+/* The index of `row` in the wide-row list, searched from `index`, the first wide row at or after one not after
+ * `row`; SPMM_NO_WIDE_ROW when it is not wide. */
+static uint32_t spmm_wide_index_of(uint32_t tasklet, uint32_t index, uint32_t row) {
+    for (;; index++) {
+        const uint32_t wide = spmm_wide_row(tasklet, index);
+        if (wide == row)
+            return index;
+        if (wide > row)
+            return SPMM_NO_WIDE_ROW;
+    }
+}
+
+/* Writes a finished row's chunk to Y in 16 bits at heap offset `y_at`, or, a wide row (`wide_index` its index in
+ * the list), in 32 bits to its row of the wide rows. The row's sums fit 16 bits unless it is wide. */
+static inline void spmm_write_narrow(uint32_t tasklet, const spmm_acc *sum, uint32_t wide_index,
+                                                        uint32_t y_at, uint32_t first, uint32_t width) {
+    if (wide_index != SPMM_NO_WIDE_ROW) {
+        const uint32_t at = call.y_wide_offset + (wide_index * call.nr_features + first) * (uint32_t)sizeof(spmm_acc);
+        mram_write(sum, (__mram_ptr void *)(spmm_heap() + at), width * (uint32_t)sizeof(spmm_acc));
+        return;
+    }
+    int16_t *narrow = incoming[tasklet].narrow;
+    for (uint32_t f = 0; f < width; f += SPMM_UNIT) {
+#define SPMM_NARROW_STEP(i) narrow[f + (i)] = (int16_t)sum[f + (i)];
+        SPMM_FOR_UNIT(SPMM_NARROW_STEP)
+#undef SPMM_NARROW_STEP
+    }
+    mram_write(narrow, (__mram_ptr void *)(spmm_heap() + y_at), width * (uint32_t)sizeof(int16_t));
+}
+#endif
+
+/* A pass's cursor at the first wide row of `work`'s range (no wide rows unless the call takes Y in 16 bits). */
+static inline struct spmm_wide_cursor spmm_wide_start(const struct spmm_tasklet_work *work, uint32_t tasklet) {
+    struct spmm_wide_cursor wide = {SPMM_NO_WIDE_ROW, work->wide_begin};
+#if SPMM_NARROW_Y
+    if (call.y_narrow)
+        wide.row = spmm_wide_row(tasklet, wide.index);
+#else
+    (void)tasklet;
+#endif
+    return wide;
+}
+
+/* Writes a finished row's chunk to Y at heap offset `y_at` (in 16 bits when the call says so), or to the tasklet's
+ * partial slot when the row is shared; `wide` moves past the row. */
 static inline void spmm_store(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t row,
-                              const spmm_acc *sum, uint32_t y_at, uint32_t first, uint32_t width) {
+                              const spmm_acc *sum, uint32_t y_at, uint32_t first, uint32_t width,
+                              struct spmm_wide_cursor *wide) {
     uint32_t at = y_at;
     for (uint32_t slot = 0; slot < work->nr_partials; slot++)
         if (work->partial_rows[slot] == row)
             at = spmm_partial_at(tasklet, slot, first);
+#if SPMM_NARROW_Y
+    if (call.y_narrow) {
+        uint32_t wide_index = SPMM_NO_WIDE_ROW;
+        if (row == wide->row) {
+            wide_index = wide->index++;
+            wide->row = spmm_wide_row(tasklet, wide->index);
+        }
+        if (at == y_at) {
+            spmm_write_narrow(tasklet, sum, wide_index, y_at, first, width);
+            return;
+        }
+    }
+#else
+    (void)wide;
+#endif
     mram_write(sum, (__mram_ptr void *)(spmm_heap() + at), width * (uint32_t)sizeof(spmm_acc));
 }
 
@@ -577,6 +677,13 @@ static void spmm_merge(uint32_t tasklet) {
 #undef SPMM_ADD_STEP
                 }
             }
+#if SPMM_NARROW_Y
+            if (call.y_narrow) {
+                const uint32_t wide_index = spmm_wide_index_of(tasklet, work->wide_begin, row);
+                spmm_write_narrow(tasklet, sum, wide_index, spmm_y_at(row, first), first, width);
+                continue;
+            }
+#endif
             mram_write(sum, (__mram_ptr void *)(spmm_heap() + spmm_y_at(row, first)), bytes);
         }
     }

@@ -277,6 +277,52 @@ fn every_plan_i8() {
     every_plan_on::<i8>();
 }
 
+/// The default model with a gather 100 times slower: on these few DPUs the engine takes Y in 16 bits, as it does
+/// on a full server, where the gather's bytes are shared by thousands of DPUs.
+fn slow_gather() -> HardwareModel {
+    let mut model = HardwareModel::default();
+    let gather = &mut model.transfers.gather;
+    (gather.intercept, gather.per_rank) = (gather.intercept / 100.0, gather.per_rank / 100.0);
+    model
+}
+
+/// i8 values small enough that most rows' sums fit 16 bits, so calls take Y in 16 bits: a hub row whose sums do
+/// not (wide, in 32 bits), a long row that fits yet is cut between tasklets (merged after the barrier), and a row of
+/// 255 ones whose sum meets the bound when every feature is -128. Every plan and tasklet count, exact; new values
+/// after loading take Y in 32 bits again (check_calls).
+#[test]
+fn every_plan_i8_with_y_in_16_bits() {
+    let base = random_graph::<i8>(301, 3, &[5, 150, 200], 400, 1);
+    let mut values = Vec::with_capacity(base.nnz());
+    for r in 0..base.nrows() {
+        let span = base.row_ptr()[r] as usize..base.row_ptr()[r + 1] as usize;
+        values.extend(base.values()[span.clone()].iter().enumerate().map(|(k, &v)| match r {
+            5 => (v / 48).abs() + 1,
+            150 => i8::from(k < 255),
+            200 => i8::from(k % 3 == 0) - i8::from(k % 5 == 0),
+            _ => v / 48,
+        }));
+    }
+    let a = Csr::new(301, 301, base.row_ptr().to_vec(), base.col_idx().to_vec(), values).unwrap();
+    let bound = |row: usize| a.row(row).1.iter().map(|v| u64::from(v.unsigned_abs())).sum::<u64>() * 128;
+    assert!(bound(5) > i16::MAX as u64 && bound(150) == 255 * 128 && bound(200) <= i16::MAX as u64);
+    let mut x = random_dense::<i8>(301, 16, 43);
+    (0..301).for_each(|row| x.row_mut(row)[0] = i8::MIN);
+    for plan in every_plan(7, 16) {
+        for tasklets in TASKLET_COUNTS {
+            let plan = Plan { tasklets, ..plan };
+            let mut engine = PimSpmm::with_model(sim_set(1, 8, &[2]), a.clone(), plan, slow_gather()).unwrap();
+            assert!(engine.y_in_16_bits(16), "{plan}");
+            let y = engine.spmm(&x).unwrap_or_else(|e| panic!("{plan}: {e}"));
+            expect_product(&a, &x, &y, &format!("{plan}, Y in 16 bits"));
+            assert_eq!(y.row(150)[0], -255 * 128);
+            assert!(y.row(5)[0] < i32::from(i16::MIN), "the hub's sum needs 32 bits");
+            drop(engine);
+            check_calls(sim_set(1, 8, &[2]), &a, plan, &[5, 37], false);
+        }
+    }
+}
+
 #[test]
 fn feature_widths_from_1_to_512() {
     let a = random_graph::<f32>(97, 4, &[], 0, 2);

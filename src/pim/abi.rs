@@ -52,8 +52,9 @@ pub struct TaskletWork {
     pub nr_partials: u32,
     /// Rows shared with the neighbouring tasklets, ascending.
     pub partial_rows: [u32; MAX_PARTIALS],
-    /// Padding to a multiple of 8 bytes.
-    pub reserved: u32,
+    /// Index in the DPU's wide-row list ([`MatrixArgs::wide_rows_offset`]) of the first wide row at or after
+    /// `row_begin`.
+    pub wide_begin: u32,
 }
 
 /// `struct spmm_matrix_args`: one DPU's block of A, written once.
@@ -74,6 +75,10 @@ pub struct MatrixArgs {
     pub nr_tasklets: u32,
     /// Rows of X the block's columns address (its column numbering's size).
     pub nr_x_rows: u32,
+    /// MRAM heap offset of the block's wide rows ([`CallArgs::y_narrow`]): local row numbers (`u32`), ascending.
+    pub wide_rows_offset: u32,
+    /// How many rows the wide-row list holds.
+    pub nr_wide_rows: u32,
     /// Keeps the size a multiple of 8.
     pub reserved: u32,
     /// Work of every tasklet (empty for those without).
@@ -114,6 +119,12 @@ pub struct CallArgs {
     pub row_scores_offset: u32,
     /// Attention: bytes from one value set's row scores to the next's.
     pub row_scores_stride: u32,
+    /// SpMM over the block's own values, i8 and i16 kernels: nonzero to take Y in 16 bits (`i16` at `y_offset`),
+    /// except the block's wide rows, whose sums may not fit: the wide-row list's `k`-th row goes in accumulators to
+    /// row `k` at `y_wide_offset`.
+    pub y_narrow: u32,
+    /// MRAM heap offset of the wide rows' accumulators when `y_narrow` is set.
+    pub y_wide_offset: u32,
     /// Padding to a multiple of 8 bytes.
     pub reserved: u32,
 }
@@ -177,6 +188,8 @@ impl Default for MatrixArgs {
             values_offset: 0,
             nr_tasklets: 0,
             nr_x_rows: 0,
+            wide_rows_offset: 0,
+            nr_wide_rows: 0,
             reserved: 0,
             tasklets: [TaskletWork::default(); MAX_TASKLETS],
         }

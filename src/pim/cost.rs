@@ -176,6 +176,14 @@ const BATCH_BYTES: usize = 512;
 /// Bytes of a nonzero's value in MRAM (`spmm_value`).
 const VALUE_BYTES: f64 = 4.0;
 
+/// Instructions per sum of a row written to `Y` in 16 bits (spmm_kernel.h's `spmm_write_narrow`): its load, its
+/// 16-bit store and the loop's share. The simulator's modelled cycles of a call taking `Y` so less those of the same
+/// call taking it in accumulators, per row and feature: 2.75 to 2.83 (CSR) and 2.7 to 3.0 (COO) for i8 over
+/// rows of 1 to 7 and 1 to 30 nonzeros at 16, 48, 64 and 256 features.
+const NARROW_FEATURE_INSTRUCTIONS: f64 = 2.85;
+/// Instructions per wide row and chunk of such a call: the list's next entry read (the test of its end, its
+/// address and the DMA's set-up) and the cursor's advance.
+const WIDE_ROW_INSTRUCTIONS: f64 = 25.0;
 /// Instructions per row with nonzeros and chunk besides its sums: the row's walk, the store's set-up and the end
 /// of its last batch (the digits' tests). Fitted with [`BATCH_INSTRUCTIONS`].
 const ROW_INSTRUCTIONS: f64 = 36.0;
@@ -246,6 +254,9 @@ pub struct KernelTile {
     pub x_rows: usize,
     /// Tasklets the kernel runs.
     pub tasklets: u32,
+    /// In a call that takes `Y` in 16 bits (`dpu/spmm_args.h`'s `y_narrow`), the rows written so; the others
+    /// are the block's wide rows. 0 in a call that takes every row in accumulators.
+    pub narrow_rows: usize,
 }
 
 /// Cycles of one DPU's kernel: the pipeline's and the DMA engine's, which overlap.
@@ -365,15 +376,32 @@ pub(crate) fn chunk_widths(padded: usize, set_features: usize) -> impl Iterator<
     })
 }
 
-/// Bytes of one DPU's MRAM image of a tile.
-pub(crate) fn matrix_bytes(format: Format, rows: usize, nonzeros: usize) -> usize {
-    match format {
-        Format::Csr => (rows + 1).next_multiple_of(2) * 4 + nonzeros * 8,
-        Format::Coo => (nonzeros * 3).next_multiple_of(2) * 4,
+/// Bytes of one DPU's MRAM image of a tile: its structure and values, and the wide-row list of a type whose `Y`
+/// may come back in 16 bits.
+pub(crate) fn matrix_bytes<T: PimElement>(format: Format, tile: &TileStats) -> usize {
+    let wide_rows = if T::NARROW_Y.is_some() { tile.wide_rows.next_multiple_of(2) * 4 } else { 0 };
+    wide_rows
+        + match format {
+            Format::Csr => (tile.rows + 1).next_multiple_of(2) * 4 + tile.nonzeros * 8,
+            Format::Coo => (tile.nonzeros * 3).next_multiple_of(2) * 4,
+        }
+}
+
+/// Bytes of a DPU's `Y` block of `padded` features, as gathered (transfers are the same size on every DPU, so the
+/// largest tile decides): every row's accumulators, or with `narrow`, every row in 16 bits and then the wide rows'
+/// accumulators.
+pub(crate) fn y_bytes<T: PimElement>(tiles: &[TileStats], padded: usize, narrow: bool) -> usize {
+    let max = |f: &dyn Fn(&TileStats) -> usize| tiles.iter().map(f).max().unwrap_or(0);
+    let acc = std::mem::size_of::<T::Acc>();
+    if narrow {
+        max(&|tile| tile.rows) * padded * 2 + max(&|tile| tile.wide_rows) * padded * acc
+    } else {
+        max(&|tile| tile.rows) * padded * acc
     }
 }
 
-/// MRAM a DPU needs during a call: its matrix, X, the partial rows, Y.
+/// MRAM a DPU needs during a call: its matrix, X, the partial rows, Y (as accumulators, which hold `Y` in 16 bits
+/// too).
 pub(crate) fn call_bytes<T: PimElement>(matrix: usize, x_rows: usize, rows: usize, features: usize) -> usize {
     let acc = std::mem::size_of::<T::Acc>();
     matrix
@@ -412,7 +440,7 @@ impl HardwareModel {
         features: usize,
         set_features: usize,
     ) -> KernelCycles {
-        let KernelTile { format, rows, nonzeros, x_rows, tasklets } = tile;
+        let KernelTile { format, rows, nonzeros, x_rows, tasklets, narrow_rows } = tile;
         let size = std::mem::size_of::<T>() as f64;
         let mac = self.mac_cycles::<T>();
         let row_index = match format {
@@ -422,7 +450,9 @@ impl HardwareModel {
         let nonzero = self.nonzero_instructions - ROW_ADDRESS_MUL16
             + row_address_instructions(features * std::mem::size_of::<T>(), x_rows)
             + row_index;
-        let (nz, rows, tasklets) = (nonzeros as f64, rows as f64, f64::from(tasklets));
+        let y_narrow = narrow_rows > 0;
+        let (nz, rows, narrow_rows, tasklets) = (nonzeros as f64, rows as f64, narrow_rows as f64, f64::from(tasklets));
+        let wide_rows = if y_narrow { rows - narrow_rows } else { 0.0 };
         // Each pass walks the tile's structure and values again.
         let walks = tasklets.min(nz + rows);
         let walk_dma = self.index_reads(format, rows, nz, walks) + self.reads(nz, VALUE_BYTES, walks);
@@ -435,7 +465,10 @@ impl HardwareModel {
             let width = width as f64;
             cycles.dma += nz * (self.dma_read_alpha + self.dma_cycles_per_byte * width * size);
             cycles.dma += walk_dma;
-            cycles.dma += rows * (self.dma_write_alpha + self.dma_cycles_per_byte * width * 4.0);
+            cycles.dma += (rows - narrow_rows) * (self.dma_write_alpha + self.dma_cycles_per_byte * width * 4.0)
+                + narrow_rows * (self.dma_write_alpha + self.dma_cycles_per_byte * width * 2.0)
+                + wide_rows * (self.dma_read_alpha + self.dma_cycles_per_byte * 8.0);
+            cycles.compute += narrow_rows * NARROW_FEATURE_INSTRUCTIONS * width + wide_rows * WIDE_ROW_INSTRUCTIONS;
             cycles.compute += nz * (width * mac + nonzero)
                 + batches * (width * batch_feature + BATCH_INSTRUCTIONS)
                 + (rows - empty_rows) * (self.row_instructions - FIRST_BATCH_SAVED_PER_FEATURE * width)
@@ -571,10 +604,9 @@ impl HardwareModel {
         call: CallShape,
         nr_dpus: usize,
     ) -> Prediction {
-        let CallShape { features, heads, attention } = call;
+        let CallShape { features, heads, .. } = call;
         let groups = plan.feature_groups as usize;
         let padded = padded_head_features::<T>(features, groups, heads);
-        let set_features = set_features(features, padded, heads);
         let size = std::mem::size_of::<T>();
         let acc = std::mem::size_of::<T::Acc>();
         let x_rows = |tile: &TileStats| match plan.x {
@@ -582,7 +614,6 @@ impl HardwareModel {
             XDelivery::Referenced => tile.referenced,
         };
         let max_x_rows = tiles.iter().map(x_rows).max().unwrap_or(0);
-        let max_rows = tiles.iter().map(|tile| tile.rows).max().unwrap_or(0);
         let broadcast = plan.broadcasts_x();
         let x_bytes = max_x_rows * padded * size;
         let send_x = if broadcast {
@@ -594,24 +625,75 @@ impl HardwareModel {
             };
             self.host(built) + self.parallel_transfer(Operation::Push, nr_dpus, x_bytes)
         };
-        let cycles = tiles
-            .iter()
-            .map(|tile| {
-                let (rows, nonzeros) = (tile.rows, tile.nonzeros);
-                let shape =
-                    KernelTile { format: plan.format, rows, nonzeros, x_rows: x_rows(tile), tasklets: plan.tasklets };
-                let mut cycles = self.kernel_cycles_in_sets::<T>(shape, padded, set_features);
-                if attention {
-                    let weights = self.attention_cycles(rows, nonzeros, padded, set_features, plan.tasklets);
-                    cycles.compute += weights.compute;
-                    cycles.dma += weights.dma;
-                }
-                cycles.total()
-            })
-            .fold(0.0, f64::max);
-        let gather = self.parallel_transfer(Operation::Gather, nr_dpus, max_rows * padded * acc);
+        let (kernel, gather) = self.kernel_and_gather::<T>(plan, tiles, call, nr_dpus).1;
         let merge = self.host(nrows * features * acc * plan.col_blocks as usize);
-        Prediction { send_x, kernel: Duration::from_secs_f64(cycles / self.clock_hz), gather, merge }
+        Prediction { send_x, kernel, gather, merge }
+    }
+
+    /// Whether a call of `plan` over the values the tiles' wide rows were counted for ([`TileStats::wide_rows`])
+    /// takes `Y` in 16 bits: when the type's kernels can, and that is predicted faster. Writing a row in 16 bits
+    /// costs its DPU about 3 instructions per sum and saves 2 bytes of the gather, which all DPUs share: on a
+    /// server, 16 bits win unless a tile's rows are mostly wide.
+    pub(crate) fn y_in_16_bits<T: PimElement>(
+        &self,
+        plan: &Plan,
+        tiles: &[TileStats],
+        call: CallShape,
+        nr_dpus: usize,
+    ) -> bool {
+        self.kernel_and_gather::<T>(plan, tiles, call, nr_dpus).0
+    }
+
+    /// The slowest DPU's kernel and the gather of `Y` of a call, `Y` taken in 16 bits (the first of the result)
+    /// when the type's kernels can and that is faster.
+    fn kernel_and_gather<T: PimElement>(
+        &self,
+        plan: &Plan,
+        tiles: &[TileStats],
+        call: CallShape,
+        nr_dpus: usize,
+    ) -> (bool, (Duration, Duration)) {
+        let CallShape { features, heads, attention } = call;
+        let padded = padded_head_features::<T>(features, plan.feature_groups as usize, heads);
+        let set_features = set_features(features, padded, heads);
+        let phases = |narrow: bool| {
+            let cycles = tiles
+                .iter()
+                .map(|tile| {
+                    let (rows, nonzeros) = (tile.rows, tile.nonzeros);
+                    let shape = KernelTile {
+                        format: plan.format,
+                        rows,
+                        nonzeros,
+                        x_rows: match plan.x {
+                            XDelivery::Whole => tile.width,
+                            XDelivery::Referenced => tile.referenced,
+                        },
+                        tasklets: plan.tasklets,
+                        narrow_rows: if narrow { rows - tile.wide_rows } else { 0 },
+                    };
+                    let mut cycles = self.kernel_cycles_in_sets::<T>(shape, padded, set_features);
+                    if attention {
+                        let weights = self.attention_cycles(rows, nonzeros, padded, set_features, plan.tasklets);
+                        cycles.compute += weights.compute;
+                        cycles.dma += weights.dma;
+                    }
+                    cycles.total()
+                })
+                .fold(0.0, f64::max);
+            let gather = self.parallel_transfer(Operation::Gather, nr_dpus, y_bytes::<T>(tiles, padded, narrow));
+            (Duration::from_secs_f64(cycles / self.clock_hz), gather)
+        };
+        let full = phases(false);
+        if T::NARROW_Y.is_none() || attention {
+            return (false, full);
+        }
+        let narrow = phases(true);
+        if narrow.0 + narrow.1 < full.0 + full.1 {
+            (true, narrow)
+        } else {
+            (false, full)
+        }
     }
 
     /// MRAM bytes the fullest DPU of `plan` needs during a call. Transfers are the same size on every DPU, so
@@ -619,7 +701,7 @@ impl HardwareModel {
     fn mram_needed<T: PimElement>(&self, plan: &Plan, tiles: &[TileStats], features: usize) -> u64 {
         let padded = padded_features::<T>(features, plan.feature_groups as usize);
         let max = |f: &dyn Fn(&TileStats) -> usize| tiles.iter().map(f).max().unwrap_or(0);
-        let matrix = max(&|tile| matrix_bytes(plan.format, tile.rows, tile.nonzeros));
+        let matrix = max(&|tile| matrix_bytes::<T>(plan.format, tile));
         let x_rows = max(&|tile| if plan.x == XDelivery::Whole { tile.width } else { tile.referenced });
         call_bytes::<T>(matrix, x_rows, max(&|tile| tile.rows), padded) as u64
     }
@@ -634,7 +716,7 @@ impl HardwareModel {
     fn simulator_bytes<T: PimElement>(&self, plan: &Plan, tiles: &[TileStats], features: usize, nr_dpus: u32) -> u64 {
         let padded = padded_features::<T>(features, plan.feature_groups as usize);
         let max = |f: &dyn Fn(&TileStats) -> usize| tiles.iter().map(f).max().unwrap_or(0) as u64;
-        let matrix = max(&|tile| matrix_bytes(plan.format, tile.rows, tile.nonzeros));
+        let matrix = max(&|tile| matrix_bytes::<T>(plan.format, tile));
         let x_rows = max(&|tile| if plan.x == XDelivery::Whole { tile.width } else { tile.referenced });
         let x_bytes = x_rows * (padded * std::mem::size_of::<T>()) as u64;
         let own = call_bytes::<T>(0, 0, max(&|tile| tile.rows) as usize, padded) as u64;

@@ -6,8 +6,34 @@ use crate::sparse::Element;
 
 /// A value type the SpMM kernels are built for: copyable to DPU memory, with accumulators that are too.
 pub trait PimElement: Element<Acc: DpuCopy> + DpuCopy {
+    /// For the types whose kernels can write `Y` in 16 bits (`i8`, `i16`, `dpu/spmm_args.h`'s `y_narrow`): how
+    /// to bound a row's sums and read them back. `None`: `Y` always comes back in the accumulator type.
+    const NARROW_Y: Option<NarrowY<Self::Acc>> = None;
+
     /// The value as stored in a nonzero record (`spmm_value`): f32 bits, or the integer sign-extended.
     fn value_bits(self) -> u32;
+}
+
+/// How a type's `Y` rows come back in 16 bits ([`PimElement::NARROW_Y`]).
+#[derive(Clone, Copy, Debug)]
+pub struct NarrowY<A> {
+    /// The largest magnitude of a feature (128 for `i8`): a row whose values' magnitudes sum to `l1` has sums of
+    /// magnitude at most `l1 * largest_feature`.
+    pub largest_feature: u64,
+    /// A 32-bit sum as the accumulator type.
+    pub widen: fn(i32) -> A,
+}
+
+impl<A> NarrowY<A> {
+    /// Whether a row whose values' magnitudes sum to `l1` has every sum within `i16`, whatever the features.
+    pub fn fits(&self, l1: u64) -> bool {
+        l1.saturating_mul(self.largest_feature) <= i16::MAX as u64
+    }
+}
+
+/// The magnitude of a value as its nonzero record holds it ([`PimElement::value_bits`] of an integer type).
+pub(crate) fn integer_magnitude(bits: u32) -> u64 {
+    u64::from((bits as i32).unsigned_abs())
 }
 
 impl PimElement for f32 {
@@ -16,13 +42,22 @@ impl PimElement for f32 {
     }
 }
 
-macro_rules! integer_pim_element {
+impl PimElement for i32 {
+    fn value_bits(self) -> u32 {
+        self as u32
+    }
+}
+
+macro_rules! narrow_pim_element {
     ($($ty:ty),*) => { $(
         impl PimElement for $ty {
+            const NARROW_Y: Option<NarrowY<i32>> =
+                Some(NarrowY { largest_feature: <$ty>::MIN.unsigned_abs() as u64, widen: std::convert::identity });
+
             fn value_bits(self) -> u32 {
                 i32::from(self) as u32
             }
         }
     )* };
 }
-integer_pim_element!(i32, i16, i8);
+narrow_pim_element!(i16, i8);

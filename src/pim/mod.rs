@@ -49,7 +49,7 @@ use rayon::prelude::*;
 use upmem::{BackendKind, DpuSet, LoadedSet, MRAM_HEAP};
 
 pub use coexec::SplitSpmm;
-pub use element::PimElement;
+pub use element::{NarrowY, PimElement};
 pub use report::{LoadBalance, PimReport, SimulatedWork};
 
 use crate::attention::AttentionScores;
@@ -108,6 +108,19 @@ struct ResidentTile {
     nonzero_ids: NonzeroIds,
     /// Each working tasklet's nonzeros (DPU-local), in tasklet order.
     tasklet_nonzeros: Vec<Range<usize>>,
+    /// Local rows whose sums may not fit 16 bits, ascending: in a call that takes `Y` in 16 bits, the `k`-th
+    /// comes back in accumulators after every row's 16 bits.
+    wide_rows: Vec<u32>,
+}
+
+/// How the last call's `Y` blocks came back.
+#[derive(Clone, Copy)]
+enum YLayout<A> {
+    /// Every row in accumulators ([`PimSpmm`]'s `y_buffers`).
+    Full,
+    /// Every row in 16 bits (`y16_buffers`), a tile's wide rows' 16 bits unused, and from `wide_at` (in 16-bit
+    /// units) the wide rows' accumulators as pairs of 16-bit halves, low first.
+    Narrow { wide_at: usize, widen: fn(i32) -> A },
 }
 
 /// The PIM SpMM engine; see the [module documentation](self).
@@ -133,7 +146,9 @@ pub struct PimSpmm<T: PimElement> {
     heap_bytes: usize,
     report: PimReport,
     phases: Vec<Phase>,
+    y_layout: YLayout<T::Acc>,
     y_buffers: Vec<Vec<T::Acc>>,
+    y16_buffers: Vec<Vec<i16>>,
     _values: PhantomData<T>,
 }
 
@@ -195,8 +210,10 @@ impl<T: PimElement> PimSpmm<T> {
             .collect();
         let dpu_images: Vec<&[u32]> =
             (0..nr_dpus).map(|dpu| tile_of(dpu).map_or(empty.as_slice(), |tile| padded[tile].as_slice())).collect();
-        let splits: Vec<[TaskletWork; abi::MAX_TASKLETS]> =
-            tiles.par_iter().map(|tile| tasklets::split(&tile.row_ptr, plan.tasklets as usize)).collect();
+        let splits: Vec<[TaskletWork; abi::MAX_TASKLETS]> = tiles
+            .par_iter()
+            .map(|tile| tasklets::split(&tile.row_ptr, &tile.wide_rows, plan.tasklets as usize))
+            .collect();
         let args: Vec<[MatrixArgs; 1]> = (0..nr_dpus)
             .map(|dpu| match tile_of(dpu) {
                 None => [MatrixArgs::default()],
@@ -208,6 +225,8 @@ impl<T: PimElement> PimSpmm<T> {
                     values_offset: 0,
                     nr_tasklets: plan.tasklets,
                     nr_x_rows: tiles[t].x_rows.len() as u32,
+                    wide_rows_offset: (images[t].wide_rows_at * 4) as u32,
+                    nr_wide_rows: tiles[t].wide_rows.len() as u32,
                     reserved: 0,
                     tasklets: splits[t],
                 }],
@@ -232,6 +251,7 @@ impl<T: PimElement> PimSpmm<T> {
                     .take(plan.tasklets as usize)
                     .map(|work| work.nz_begin as usize..work.nz_end as usize)
                     .collect(),
+                wide_rows: tile.wide_rows,
             })
             .collect();
         let balance = LoadBalance::of((0..used).map(|dpu| tiles[dpu % tiles.len()].stats.nonzeros));
@@ -255,7 +275,9 @@ impl<T: PimElement> PimSpmm<T> {
             heap_bytes,
             report,
             phases: Vec::new(),
+            y_layout: YLayout::Full,
             y_buffers: Vec::new(),
+            y16_buffers: Vec::new(),
             _values: PhantomData,
         })
     }
@@ -263,6 +285,14 @@ impl<T: PimElement> PimSpmm<T> {
     /// The plan the engine runs.
     pub fn plan(&self) -> &Plan {
         &self.plan
+    }
+
+    /// Whether a call of `features` columns over the loaded values takes `Y` back in 16 bits: `i8` and `i16`
+    /// ([`PimElement::NARROW_Y`]) when the model predicts that faster, which it is on a server unless most of a
+    /// tile's rows are wide (may not fit 16 bits); not after new values ([`SpmmEngine::set_values`],
+    /// [`SpmmEngine::set_head_values`]).
+    pub fn y_in_16_bits(&self, features: usize) -> bool {
+        matches!(self.y_layout(features, 0), YLayout::Narrow { .. })
     }
 
     /// Timings, load balance, modelled cycles and predictions of the last call (and of loading `A`).
@@ -290,13 +320,40 @@ impl<T: PimElement> PimSpmm<T> {
 
     /// Predicted hardware time of a call of shape `call`, whatever values are set.
     fn predict_shape(&self, call: CallShape) -> Prediction {
-        let stats: Vec<TileStats> = self.tiles.iter().map(|tile| tile.stats).collect();
-        self.model.predict::<T>(&self.plan, &stats, self.nrows, call, self.set.nr_dpus())
+        let own_values = call.heads <= 1 && !call.attention && self.head_values.is_none();
+        self.model.predict::<T>(&self.plan, &self.call_stats(own_values), self.nrows, call, self.set.nr_dpus())
     }
 
-    /// The call's MRAM layout after the matrix and the value sets (with attention scores after Y), checked
-    /// against the heap.
-    fn call_args(&self, features: usize, sets: &ValueSets) -> Result<CallArgs> {
+    /// The tiles' statistics for a call over the loaded values (`own_values`) or others, whose sums the wide-row
+    /// lists do not bound: then every row counts as wide.
+    fn call_stats(&self, own_values: bool) -> Vec<TileStats> {
+        let stats = |tile: &ResidentTile| TileStats {
+            wide_rows: if own_values { tile.stats.wide_rows } else { tile.stats.rows },
+            ..tile.stats
+        };
+        self.tiles.iter().map(stats).collect()
+    }
+
+    /// How a call of `features` columns, `padded` per DPU, takes `Y`: in 16 bits when it runs over the loaded
+    /// values and the model predicts that faster ([`HardwareModel::y_in_16_bits`]).
+    fn y_layout(&self, features: usize, padded: usize) -> YLayout<T::Acc> {
+        let own_values = self.head_values.is_none();
+        let call = CallShape::plain(features);
+        match T::NARROW_Y {
+            Some(narrow)
+                if own_values
+                    && self.model.y_in_16_bits::<T>(&self.plan, &self.call_stats(true), call, self.set.nr_dpus()) =>
+            {
+                let max_rows = self.tiles.iter().map(|tile| tile.rows.len()).max().unwrap_or(0);
+                YLayout::Narrow { wide_at: max_rows * padded, widen: narrow.widen }
+            }
+            _ => YLayout::Full,
+        }
+    }
+
+    /// The call's MRAM layout after the matrix and the value sets (with attention scores after Y, whose space is
+    /// that of accumulators even when `y` takes it in 16 bits), checked against the heap.
+    fn call_args(&self, features: usize, sets: &ValueSets, y: YLayout<T::Acc>) -> Result<CallArgs> {
         let size = std::mem::size_of::<T>();
         let acc = std::mem::size_of::<T::Acc>();
         let max_x_rows = self.tiles.iter().map(|tile| tile.x_rows.len()).max().unwrap_or(0);
@@ -341,6 +398,11 @@ impl<T: PimElement> PimSpmm<T> {
             column_scores_stride: column_scores_stride as u32,
             row_scores_offset: row_scores_offset as u32,
             row_scores_stride: row_scores_stride as u32,
+            y_narrow: u32::from(matches!(y, YLayout::Narrow { .. })),
+            y_wide_offset: match y {
+                YLayout::Narrow { wide_at, .. } => (y_offset + wide_at * size_of::<i16>()) as u32,
+                YLayout::Full => 0,
+            },
             ..CallArgs::default()
         })
     }
@@ -384,18 +446,22 @@ impl<T: PimElement> PimSpmm<T> {
         Ok(self.set.push(MRAM_HEAP, offset, &per_dpu)?)
     }
 
-    /// Reads every DPU's Y block into the reused buffers.
-    fn gather_y(&mut self, args: &CallArgs) -> Result<()> {
-        let max_rows = self.tiles.iter().map(|tile| tile.rows.len()).max().unwrap_or(0);
-        let length = max_rows * args.nr_features as usize;
-        self.y_buffers.resize_with(self.set.nr_dpus(), Vec::new);
-        for buffer in &mut self.y_buffers {
-            buffer.resize(length, T::Acc::default());
+    /// Reads every DPU's Y block, laid out as `y` says, into the reused buffers.
+    fn gather_y(&mut self, args: &CallArgs, y: YLayout<T::Acc>) -> Result<()> {
+        self.y_layout = y;
+        let padded = args.nr_features as usize;
+        let nr_dpus = self.set.nr_dpus();
+        match y {
+            YLayout::Full => {
+                let max_rows = self.tiles.iter().map(|tile| tile.rows.len()).max().unwrap_or(0);
+                gather_blocks(&mut self.set, args.y_offset, &mut self.y_buffers, nr_dpus, max_rows * padded)
+            }
+            YLayout::Narrow { wide_at, .. } => {
+                let max_wide = self.tiles.iter().map(|tile| tile.wide_rows.len()).max().unwrap_or(0);
+                let length = wide_at + max_wide * padded * size_of::<T::Acc>() / size_of::<i16>();
+                gather_blocks(&mut self.set, args.y_offset, &mut self.y16_buffers, nr_dpus, length)
+            }
         }
-        if length > 0 {
-            self.set.gather_into(MRAM_HEAP, args.y_offset, &mut self.y_buffers)?;
-        }
-        Ok(())
     }
 
     /// Ranges of Y's rows a streamed call hands on: whole row blocks (a row shared with the next block goes
@@ -448,19 +514,38 @@ impl<T: PimElement> PimSpmm<T> {
         let col_blocks = self.partition.col_blocks();
         for cb in 0..col_blocks {
             let tile = rb * col_blocks + cb;
+            let copy = overwrite && cb == 0;
             for group in 0..self.plan.feature_groups as usize {
                 let first = group * padded;
                 if first >= features {
                     break;
                 }
                 let width = padded.min(features - first);
-                let buffer = &self.y_buffers[group * self.tiles.len() + tile];
-                let part = &buffer[local * padded..local * padded + width];
+                let dpu = group * self.tiles.len() + tile;
                 let out = &mut out[first..first + width];
-                if overwrite && cb == 0 {
-                    out.copy_from_slice(part);
-                } else {
-                    out.iter_mut().zip(part).for_each(|(o, &p)| *o = T::acc_add(*o, p));
+                match self.y_layout {
+                    YLayout::Full => {
+                        let part = &self.y_buffers[dpu][local * padded..local * padded + width];
+                        if copy {
+                            out.copy_from_slice(part);
+                        } else {
+                            out.iter_mut().zip(part).for_each(|(o, &p)| *o = T::acc_add(*o, p));
+                        }
+                    }
+                    YLayout::Narrow { wide_at, widen } => {
+                        let buffer = &self.y16_buffers[dpu];
+                        match self.tiles[tile].wide_rows.binary_search(&(local as u32)) {
+                            Ok(k) => {
+                                let halves = &buffer[wide_at + k * padded * 2..][..width * 2];
+                                let sums = halves.chunks_exact(2).map(|pair| widen(join_halves(pair[0], pair[1])));
+                                merge_into::<T>(out, sums, copy);
+                            }
+                            Err(_) => {
+                                let sums = buffer[local * padded..][..width].iter().map(|&v| widen(i32::from(v)));
+                                merge_into::<T>(out, sums, copy);
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -484,7 +569,8 @@ impl<T: PimElement> PimSpmm<T> {
         }
         let padded = cost::padded_head_features::<T>(features, self.plan.feature_groups as usize, heads);
         let sets = self.value_sets(features, padded);
-        let args = self.call_args(padded, &sets)?;
+        let y_layout = self.y_layout(features, padded);
+        let args = self.call_args(padded, &sets, y_layout)?;
         self.send_head_values(features, padded, &sets, &args)?;
         let predicted = self.predict(features);
         let mut phases = Vec::with_capacity(5);
@@ -504,7 +590,7 @@ impl<T: PimElement> PimSpmm<T> {
         timed("kernel", kernel, started);
 
         let started = Instant::now();
-        self.gather_y(&args)?;
+        self.gather_y(&args, y_layout)?;
         timed("gather", predicted.gather, started);
 
         self.phases = phases;
@@ -551,6 +637,39 @@ impl<T: PimElement> PimSpmm<T> {
 /// On the simulator, a launch's slowest DPU's modelled cycles and DMA cycles (when the schedule predicts the
 /// hardware's) and what it executed over every DPU with work.
 type SimulatorFigures = (Option<(u64, u64)>, Option<SimulatedWork>);
+
+/// Reads `length` values of every DPU's `Y` block at heap offset `offset` into `buffers`, one per DPU, reused
+/// from call to call.
+fn gather_blocks<V: upmem::DpuCopy + Default>(
+    set: &mut LoadedSet,
+    offset: u32,
+    buffers: &mut Vec<Vec<V>>,
+    nr_dpus: usize,
+    length: usize,
+) -> Result<()> {
+    buffers.resize_with(nr_dpus, Vec::new);
+    for buffer in buffers.iter_mut() {
+        buffer.resize(length, V::default());
+    }
+    if length > 0 {
+        set.gather_into(MRAM_HEAP, offset, buffers)?;
+    }
+    Ok(())
+}
+
+/// A 32-bit sum from its halves as a DPU wrote it to MRAM (little-endian), read back as two `i16`s.
+fn join_halves(low: i16, high: i16) -> i32 {
+    (i32::from(high) << 16) | i32::from(low as u16)
+}
+
+/// `out = sums` (with `copy`) or `out += sums`.
+fn merge_into<T: PimElement>(out: &mut [T::Acc], sums: impl Iterator<Item = T::Acc>, copy: bool) {
+    if copy {
+        out.iter_mut().zip(sums).for_each(|(o, s)| *o = s);
+    } else {
+        out.iter_mut().zip(sums).for_each(|(o, s)| *o = T::acc_add(*o, s));
+    }
+}
 
 /// The tile DPU `dpu` holds when `used` DPUs hold `tiles` tiles (feature groups repeat them); `None` for a DPU
 /// without work.
@@ -685,6 +804,8 @@ impl<T: PimElement> SpmmEngine<T> for PimSpmm<T> {
         self.values_sent =
             Some(Phase { name: "send values".into(), wall: started.elapsed(), predicted: Some(predicted) });
         self.head_values = None;
+        // The DPUs' wide-row lists bound the loaded values' sums, not these: Y comes back in accumulators.
+        self.tiles.iter_mut().for_each(|tile| tile.stats.wide_rows = tile.stats.rows);
         Ok(())
     }
 

@@ -10,6 +10,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use crate::pim::abi::CooIndex;
+use crate::pim::element::{integer_magnitude, NarrowY};
 use crate::pim::plan::{Format, Plan, XDelivery};
 use crate::pim::PimElement;
 use crate::sparse::Csr;
@@ -86,6 +87,8 @@ pub(crate) struct TileStats {
     pub(crate) referenced: usize,
     /// Columns of its column block.
     pub(crate) width: usize,
+    /// Rows whose sums may not fit 16 bits ([`PimElement::NARROW_Y`]): every row of a type without a bound.
+    pub(crate) wide_rows: usize,
 }
 
 /// A tile ready for a DPU: its block of `A` with DPU-local columns, and which rows of `X` it needs.
@@ -100,6 +103,8 @@ pub(crate) struct Tile {
     pub(crate) x_rows: XRows,
     /// Which of `A`'s nonzeros these are, in the tile's order.
     pub(crate) nonzero_ids: NonzeroIds,
+    /// Local rows whose sums may not fit 16 bits, ascending (types with [`PimElement::NARROW_Y`]; else empty).
+    pub(crate) wide_rows: Vec<u32>,
 }
 
 /// Which of `A`'s nonzeros (indices in its row-by-row order) a tile holds, in the tile's order: what new values
@@ -137,6 +142,8 @@ pub(crate) struct Image {
     pub(crate) row_ptr_at: usize,
     /// Word offset of the indices (CSR columns, COO [`CooIndex`]es).
     pub(crate) indices_at: usize,
+    /// Word offset of the wide-row list.
+    pub(crate) wide_rows_at: usize,
 }
 
 /// The rows of `X` a DPU holds, in its local numbering.
@@ -243,11 +250,33 @@ impl Partition {
                             tile.referenced += 1;
                         }
                     }
+                    match T::NARROW_Y {
+                        Some(narrow) => self.count_wide_rows(a, rb, &narrow, &mut tiles),
+                        None => tiles.iter_mut().for_each(|tile| tile.wide_rows = tile.rows),
+                    }
                     tiles
                 },
             )
             .flatten()
             .collect()
+    }
+
+    /// Adds to each of row block `rb`'s tiles its rows whose sums in that tile may not fit 16 bits.
+    fn count_wide_rows<T: PimElement>(&self, a: &Csr<T>, rb: usize, narrow: &NarrowY<T::Acc>, tiles: &mut [TileStats]) {
+        let block = self.block(rb);
+        let mut l1 = vec![0u64; tiles.len()];
+        for r in block.rows.clone() {
+            let start = (a.row_ptr()[r] as usize).max(block.nonzeros.start);
+            let end = (a.row_ptr()[r + 1] as usize).min(block.nonzeros.end);
+            for k in start..end {
+                let cb = if tiles.len() == 1 { 0 } else { self.col_block_of(a.col_idx()[k] as usize) };
+                l1[cb] += integer_magnitude(a.values()[k].value_bits());
+            }
+            for (tile, l1) in tiles.iter_mut().zip(&mut l1) {
+                tile.wide_rows += usize::from(!narrow.fits(*l1));
+                *l1 = 0;
+            }
+        }
     }
 
     /// Every tile with its DPU-local columns.
@@ -295,7 +324,16 @@ impl Partition {
             }
         };
         let nonzero_ids = if whole_rows { NonzeroIds::Range(block.nonzeros.clone()) } else { NonzeroIds::List(ids) };
-        Tile { rows, row_ptr, columns, values, x_rows, nonzero_ids }
+        let wide_rows = match T::NARROW_Y {
+            Some(narrow) => (0..rows.len() as u32)
+                .filter(|&r| {
+                    let nonzeros = &values[row_ptr[r as usize] as usize..row_ptr[r as usize + 1] as usize];
+                    !narrow.fits(nonzeros.iter().map(|&bits| integer_magnitude(bits)).sum())
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        Tile { rows, row_ptr, columns, values, x_rows, nonzero_ids, wide_rows }
     }
 }
 
@@ -305,14 +343,15 @@ impl Tile {
     }
 
     /// The tile's MRAM image: its values in the first `values_words` words (the same region on every DPU, at
-    /// least the tile's nonzeros, even), then the row pointers (CSR) and the indices, each starting 8-aligned.
+    /// least the tile's nonzeros, even), then the row pointers (CSR), the indices and the wide-row list, each
+    /// starting 8-aligned.
     pub(crate) fn encode(&self, format: Format, values_words: usize) -> Image {
         debug_assert!(values_words >= self.nnz() && values_words.is_multiple_of(2));
         let structure = match format {
             Format::Csr => self.row_ptr.len().next_multiple_of(2) + self.nnz(),
             Format::Coo => 2 * self.nnz(),
         };
-        let mut words = Vec::with_capacity(values_words + structure + 1);
+        let mut words = Vec::with_capacity(values_words + structure + self.wide_rows.len() + 2);
         words.extend_from_slice(&self.values);
         words.resize(values_words, 0);
         let row_ptr_at = words.len();
@@ -337,7 +376,12 @@ impl Tile {
         if words.len() % 2 == 1 {
             words.push(0);
         }
-        Image { words, row_ptr_at, indices_at }
+        let wide_rows_at = words.len();
+        words.extend_from_slice(&self.wide_rows);
+        if words.len() % 2 == 1 {
+            words.push(0);
+        }
+        Image { words, row_ptr_at, indices_at, wide_rows_at }
     }
 }
 

@@ -3,11 +3,12 @@
 use super::abi::{TaskletWork, MAX_TASKLETS};
 use super::partition::{cut_at, piece, Cut};
 
-/// Work of `tasklets` tasklets over a block with these row pointers; entries past `tasklets` are empty.
+/// Work of `tasklets` tasklets over a block with these row pointers and wide rows (ascending, see
+/// [`TaskletWork::wide_begin`]); entries past `tasklets` are empty.
 ///
 /// Tasklet `t` gets the nonzeros between cuts `t` and `t + 1`; a row cut through is shared and listed in the
 /// `partial_rows` of every tasklet touching it, so the kernel adds its pieces after a barrier.
-pub(crate) fn split(row_ptr: &[u32], tasklets: usize) -> [TaskletWork; MAX_TASKLETS] {
+pub(crate) fn split(row_ptr: &[u32], wide_rows: &[u32], tasklets: usize) -> [TaskletWork; MAX_TASKLETS] {
     assert!((1..=MAX_TASKLETS).contains(&tasklets), "1..={MAX_TASKLETS} tasklets, not {tasklets}");
     let rows = row_ptr.len() - 1;
     let total = row_ptr[rows] as usize + rows;
@@ -31,7 +32,7 @@ pub(crate) fn split(row_ptr: &[u32], tasklets: usize) -> [TaskletWork; MAX_TASKL
             row_end: piece.rows.end as u32,
             nr_partials: shared.len() as u32,
             partial_rows,
-            reserved: 0,
+            wide_begin: wide_rows.partition_point(|&row| row < piece.rows.start as u32) as u32,
         };
     }
     work
@@ -43,7 +44,7 @@ mod tests {
 
     /// Every nonzero is covered once, every row is written by exactly one tasklet or shared, in order.
     fn check(row_ptr: &[u32], tasklets: usize) {
-        let work = split(row_ptr, tasklets);
+        let work = split(row_ptr, &[], tasklets);
         let rows = row_ptr.len() - 1;
         let mut next_nonzero = 0;
         let mut writers = vec![0u32; rows];
@@ -90,8 +91,17 @@ mod tests {
 
     #[test]
     fn a_hub_row_is_shared_by_all() {
-        let work = split(&[0, 2400], 24);
+        let work = split(&[0, 2400], &[], 24);
         assert!(work.iter().all(|w| w.nr_partials == 1 && w.partial_rows[0] == 0));
         assert!(work.iter().all(|w| (99..=101).contains(&(w.nz_end - w.nz_begin))));
+    }
+
+    #[test]
+    fn each_tasklet_starts_at_the_first_wide_row_of_its_range() {
+        let row_ptr = [0, 4, 8, 12, 16, 20, 24, 28, 32];
+        let wide_rows = [1, 2, 6];
+        let work = split(&row_ptr, &wide_rows, 4);
+        let begins: Vec<(u32, u32)> = work[..4].iter().map(|w| (w.row_begin, w.wide_begin)).collect();
+        assert_eq!(begins, [(0, 0), (2, 1), (4, 2), (6, 2)]);
     }
 }
