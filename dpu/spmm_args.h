@@ -154,7 +154,7 @@ struct spmm_call_args {
     uint32_t column_scores_stride;
     uint32_t row_scores_offset;
     uint32_t row_scores_stride;
-    /* SpMM over the block's own values, i8 and i16 kernels: when set, Y comes back in 16 bits. A row the block's
+    /* SpMM over the block's own values, i8 kernels: when set, Y comes back in 16 bits. A row the block's
      * wide-row list does not name goes to Y as int16_t, row * nr_features + f at y_offset; the list's k-th row,
      * whose sums may not fit 16 bits, goes as 32-bit accumulators to row k of y_wide_offset, and its int16_t row
      * is left unwritten. The host lists a row as wide unless its values' magnitudes times the value type's

@@ -19,7 +19,8 @@ SPMM_READ_BLOCK(value_block, sizeof(spmm_value));
 /* spmm_kernel.h's spmm_walk for a COO block. */
 static inline __attribute__((always_inline)) void spmm_walk(const struct spmm_tasklet_work *work, uint32_t tasklet,
                                                             uint32_t first, uint32_t width, uint32_t set,
-                                                            uint32_t values_at, enum spmm_row_addressing addressing) {
+                                                            uint32_t values_at, enum spmm_row_addressing addressing,
+                                                            enum spmm_y_width y_width) {
     const struct spmm_scores scores = spmm_scores_of(set);
     struct spmm_nonzeros nonzeros =
         spmm_nonzeros_from(index_block[tasklet], (spmm_value *)value_block[tasklet], values_at, work->nz_begin);
@@ -41,7 +42,7 @@ static inline __attribute__((always_inline)) void spmm_walk(const struct spmm_ta
             k++;
         }
         spmm_batch_finish(&batch, tasklet, sum);
-        spmm_store(work, tasklet, row, sum, y_at, first, width, &wide);
+        spmm_store(work, tasklet, row, sum, y_at, first, width, &wide, y_width);
         y_at += y_row_bytes;
     }
 }

@@ -22,7 +22,8 @@ static inline const uint32_t *csr_row_ptrs(const struct spmm_tasklet_work *work,
 /* spmm_kernel.h's spmm_walk for a CSR block. */
 static inline __attribute__((always_inline)) void spmm_walk(const struct spmm_tasklet_work *work, uint32_t tasklet,
                                                             uint32_t first, uint32_t width, uint32_t set,
-                                                            uint32_t values_at, enum spmm_row_addressing addressing) {
+                                                            uint32_t values_at, enum spmm_row_addressing addressing,
+                                                            enum spmm_y_width y_width) {
     const struct spmm_scores scores = spmm_scores_of(set);
     struct spmm_reader row_ptrs;
     const uint32_t *row_ptr = csr_row_ptrs(work, tasklet, &row_ptrs);
@@ -48,7 +49,7 @@ static inline __attribute__((always_inline)) void spmm_walk(const struct spmm_ta
             spmm_nonzeros_next(&nonzeros);
         }
         spmm_batch_finish(&batch, tasklet, sum);
-        spmm_store(work, tasklet, row, sum, y_at, first, width, &wide);
+        spmm_store(work, tasklet, row, sum, y_at, first, width, &wide, y_width);
         y_at += y_row_bytes;
         row_start = row_stop;
     }

@@ -45,6 +45,13 @@
  * floor above). After a barrier, each shared row is summed in tasklet order by the tasklet holding its first
  * partial, so the result never depends on interleaving.
  *
+ * Y in 16 bits (i8 kernels, spmm_args.h's y_narrow): a finished row whose sums the host's bound says fit
+ * goes through the tasklet's batch buffer as int16_t (a load and a 16-bit store per sum) and out with one
+ * mram_write of half the bytes; a wide row goes in 32 bits to its place after Y, found by a cursor over the DPU's
+ * wide-row list that moves with the rows (one 8-byte read per wide row). A row shared between tasklets is summed in
+ * 32 bits and goes out the same way. On a server the gather's bytes, which all DPUs share, cost far more than the
+ * pack's 3 instructions per sum; the host's model decides per call.
+ *
  * SDDMM: each tasklet walks its nonzeros once; per nonzero (i, j) it reads Q_j chunk by chunk into `incoming`
  * (and P_i into `row_sum`, once per row when the features fit one chunk) and sums the products in one accumulator,
  * features in order, so the result is what the host's sequential sum gives. Results collect in a WRAM buffer
@@ -53,8 +60,8 @@
  * Attention (SPMM_MODE_ATTENTION, f32 kernels): a pass over value set h reads each row's scores once and, per
  * nonzero, its column's, and makes the nonzero's weight (attention_exp2_of) in place of its stored value.
  *
- * WRAM per tasklet: 256 B of sums, 512 B of batch buffer, 136 B of SDDMM results, 24 B of attention scores (f32)
- * and the readers' blocks (CSR 3 x 128 B, COO 256 + 128 B); the f32 kernels' table of ATTENTION_EXP2_ENTRIES powers of two (2 KiB); stacks are
+ * WRAM per tasklet: 256 B of sums, 512 B of batch buffer, 136 B of SDDMM results, 24 B of attention scores (f32),
+ * 8 B of the wide-row list (i8) and the readers' blocks (CSR 3 x 128 B, COO 256 + 128 B); the f32 kernels' table of ATTENTION_EXP2_ENTRIES powers of two (2 KiB); stacks are
  * STACK_SIZE_DEFAULT.
  */
 #ifndef PIMGNN_SPMM_KERNEL_H
@@ -110,9 +117,9 @@ typedef int32_t spmm_factor;
 #error "define one of SPMM_TYPE_F32, SPMM_TYPE_I32, SPMM_TYPE_I16, SPMM_TYPE_I8"
 #endif
 
-/* Whether the kernel writes Y in 16 bits when a call asks (spmm_call_args.y_narrow): the types whose features are
- * narrower than their sums, whose rows' sums the host can bound from A's values alone. */
-#if defined(SPMM_TYPE_I8) || defined(SPMM_TYPE_I16)
+/* Whether the kernel writes Y in 16 bits when a call asks (spmm_call_args.y_narrow): i8, whose rows' sums mostly fit
+ * 16 bits, as the host bounds them from A's values (i16 features alone fill 16 bits). */
+#if defined(SPMM_TYPE_I8)
 #define SPMM_NARROW_Y 1
 #else
 #define SPMM_NARROW_Y 0
@@ -361,25 +368,37 @@ static inline enum spmm_row_addressing spmm_row_addressing(void) {
     return SPMM_ROWS_BY_MUL32;
 }
 
+/* How a pass writes Y: every row in accumulators, or in 16 bits (spmm_args.h's y_narrow, i8 kernels). spmm_pass
+ * builds the walk once per way, so that a walk writing accumulators is what it would be without the other. */
+enum spmm_y_width { SPMM_Y_ACC, SPMM_Y_16 };
+
 /* The family's walk over one tasklet's nonzeros for features [first, first + width) of value set `set`, whose
- * values are at heap offset `values_at`, finding X rows as `addressing` says. */
+ * values are at heap offset `values_at`, finding X rows as `addressing` says and writing Y as `y_width` says. */
 static inline __attribute__((always_inline)) void spmm_walk(const struct spmm_tasklet_work *work, uint32_t tasklet,
                                                             uint32_t first, uint32_t width, uint32_t set,
-                                                            uint32_t values_at, enum spmm_row_addressing addressing);
+                                                            uint32_t values_at, enum spmm_row_addressing addressing,
+                                                            enum spmm_y_width y_width);
 
-/* The family's walk, built once per way of finding X rows (enum spmm_row_addressing). */
+/* The family's walk, built once per way of finding X rows (enum spmm_row_addressing) and of writing Y. */
 static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
                       uint32_t set, uint32_t values_at) {
+    const int y_16 = SPMM_NARROW_Y && call.y_narrow;
+#define SPMM_WALK(addressing)                                                                                      \
+    if (y_16)                                                                                                      \
+        spmm_walk(work, tasklet, first, width, set, values_at, addressing, SPMM_Y_16);                             \
+    else                                                                                                           \
+        spmm_walk(work, tasklet, first, width, set, values_at, addressing, SPMM_Y_ACC);
     switch (spmm_row_addressing()) {
     case SPMM_ROWS_BY_SHIFT:
-        spmm_walk(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_SHIFT);
+        SPMM_WALK(SPMM_ROWS_BY_SHIFT)
         break;
     case SPMM_ROWS_BY_MUL16:
-        spmm_walk(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_MUL16);
+        SPMM_WALK(SPMM_ROWS_BY_MUL16)
         break;
     default:
-        spmm_walk(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_MUL32);
+        SPMM_WALK(SPMM_ROWS_BY_MUL32)
     }
+#undef SPMM_WALK
 }
 
 /* The family's walk over one tasklet's nonzeros for an SDDMM call. */
@@ -585,8 +604,8 @@ static uint32_t spmm_wide_index_of(uint32_t tasklet, uint32_t index, uint32_t ro
 
 /* Writes a finished row's chunk to Y in 16 bits at heap offset `y_at`, or, a wide row (`wide_index` its index in
  * the list), in 32 bits to its row of the wide rows. The row's sums fit 16 bits unless it is wide. */
-static inline void spmm_write_narrow(uint32_t tasklet, const spmm_acc *sum, uint32_t wide_index,
-                                                        uint32_t y_at, uint32_t first, uint32_t width) {
+static inline void spmm_write_narrow(uint32_t tasklet, const spmm_acc *sum, uint32_t wide_index, uint32_t y_at,
+                                     uint32_t first, uint32_t width) {
     if (wide_index != SPMM_NO_WIDE_ROW) {
         const uint32_t at = call.y_wide_offset + (wide_index * call.nr_features + first) * (uint32_t)sizeof(spmm_acc);
         mram_write(sum, (__mram_ptr void *)(spmm_heap() + at), width * (uint32_t)sizeof(spmm_acc));
@@ -599,6 +618,26 @@ static inline void spmm_write_narrow(uint32_t tasklet, const spmm_acc *sum, uint
 #undef SPMM_NARROW_STEP
     }
     mram_write(narrow, (__mram_ptr void *)(spmm_heap() + y_at), width * (uint32_t)sizeof(int16_t));
+}
+
+/* spmm_store of the tasklet's row sums in a call that takes Y in 16 bits: one copy for the three walks that take it
+ * so (spmm_pass), which keeps the kernel in IRAM. */
+static __attribute__((noinline)) void spmm_store_narrow(uint32_t tasklet, uint32_t row, uint32_t y_at, uint32_t first,
+                                                        uint32_t width, struct spmm_wide_cursor *wide) {
+    const struct spmm_tasklet_work *work = &matrix.tasklets[tasklet];
+    const spmm_acc *sum = row_sum[tasklet];
+    uint32_t wide_index = SPMM_NO_WIDE_ROW;
+    if (row == wide->row) {
+        wide_index = wide->index++;
+        wide->row = spmm_wide_row(tasklet, wide->index);
+    }
+    for (uint32_t slot = 0; slot < work->nr_partials; slot++)
+        if (work->partial_rows[slot] == row) {
+            mram_write(sum, (__mram_ptr void *)(spmm_heap() + spmm_partial_at(tasklet, slot, first)),
+                       width * (uint32_t)sizeof(spmm_acc));
+            return;
+        }
+    spmm_write_narrow(tasklet, sum, wide_index, y_at, first, width);
 }
 #endif
 
@@ -614,30 +653,25 @@ static inline struct spmm_wide_cursor spmm_wide_start(const struct spmm_tasklet_
     return wide;
 }
 
-/* Writes a finished row's chunk to Y at heap offset `y_at` (in 16 bits when the call says so), or to the tasklet's
+/* Writes a finished row's chunk to Y at heap offset `y_at` (in 16 bits as `y_width` says), or to the tasklet's
  * partial slot when the row is shared; `wide` moves past the row. */
-static inline void spmm_store(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t row,
-                              const spmm_acc *sum, uint32_t y_at, uint32_t first, uint32_t width,
-                              struct spmm_wide_cursor *wide) {
+static inline __attribute__((always_inline)) void spmm_store(const struct spmm_tasklet_work *work, uint32_t tasklet,
+                                                             uint32_t row, const spmm_acc *sum, uint32_t y_at,
+                                                             uint32_t first, uint32_t width,
+                                                             struct spmm_wide_cursor *wide, enum spmm_y_width y_width) {
+#if SPMM_NARROW_Y
+    if (y_width == SPMM_Y_16) {
+        spmm_store_narrow(tasklet, row, y_at, first, width, wide);
+        return;
+    }
+#else
+    (void)wide;
+    (void)y_width;
+#endif
     uint32_t at = y_at;
     for (uint32_t slot = 0; slot < work->nr_partials; slot++)
         if (work->partial_rows[slot] == row)
             at = spmm_partial_at(tasklet, slot, first);
-#if SPMM_NARROW_Y
-    if (call.y_narrow) {
-        uint32_t wide_index = SPMM_NO_WIDE_ROW;
-        if (row == wide->row) {
-            wide_index = wide->index++;
-            wide->row = spmm_wide_row(tasklet, wide->index);
-        }
-        if (at == y_at) {
-            spmm_write_narrow(tasklet, sum, wide_index, y_at, first, width);
-            return;
-        }
-    }
-#else
-    (void)wide;
-#endif
     mram_write(sum, (__mram_ptr void *)(spmm_heap() + at), width * (uint32_t)sizeof(spmm_acc));
 }
 

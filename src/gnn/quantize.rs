@@ -63,8 +63,9 @@ pub struct QuantizedMatrix<T: Element> {
 
 /// `matrix` quantized to `T` with the scales that keep every sum of products inside `i32` whatever the
 /// features: `max_row |M_q|_1 * max |X_q| <= i32::MAX`, the matrix getting `sqrt(i32::MAX / L)` levels (`L`
-/// the largest row's L1 norm in units of the largest entry) and the features what is left, each within the
-/// type's range. A NaN or an infinity is refused with [`Error::NotFinite`].
+/// the largest row's L1 norm in units of the largest entry; one level when every nonzero has the same magnitude,
+/// which is then exact) and the features what is left, each within the type's range. A NaN or an infinity is
+/// refused with [`Error::NotFinite`].
 pub fn quantize_matrix<T: Quantized>(matrix: &Csr<f32>) -> Result<QuantizedMatrix<T>> {
     let (values, scales) = quantize_values::<T>(matrix.row_ptr(), matrix.values())?;
     let matrix =
@@ -101,7 +102,14 @@ pub fn quantize_head_values<T: Quantized>(
             .reduce(|| 0.0, f64::max)
     };
     let relative_l1 = if largest > 0.0 { row_l1(&|at| f64::from(values[at].abs() / largest)) } else { 1.0 };
-    let matrix_range = T::MAX.min((f64::from(i32::MAX) / relative_l1.max(1.0)).sqrt().floor()).max(1.0);
+    // A matrix whose nonzeros all have one magnitude (an adjacency, sum aggregation) is exact at one level: more
+    // levels add no precision, only bits to every sum, which then come back from the DPUs in 32 bits, not 16.
+    let one_magnitude = values.iter().all(|v| v.abs() == largest);
+    let matrix_range = if one_magnitude {
+        1.0
+    } else {
+        T::MAX.min((f64::from(i32::MAX) / relative_l1.max(1.0)).sqrt().floor()).max(1.0)
+    };
     let matrix_scale = if largest > 0.0 { (matrix_range / f64::from(largest)) as f32 } else { 1.0 };
     let quantized: Vec<T> = values.par_iter().map(|&v| T::round_from(v * matrix_scale)).collect();
     let quantized_l1 = row_l1(&|at| f64::from(quantized[at].widen().unsigned_abs()));

@@ -119,7 +119,7 @@ pub struct CallArgs {
     pub row_scores_offset: u32,
     /// Attention: bytes from one value set's row scores to the next's.
     pub row_scores_stride: u32,
-    /// SpMM over the block's own values, i8 and i16 kernels: nonzero to take Y in 16 bits (`i16` at `y_offset`),
+    /// SpMM over the block's own values, i8 kernels: nonzero to take Y in 16 bits (`i16` at `y_offset`),
     /// except the block's wide rows, whose sums may not fit: the wide-row list's `k`-th row goes in accumulators to
     /// row `k` at `y_wide_offset`.
     pub y_narrow: u32,

@@ -176,11 +176,12 @@ const BATCH_BYTES: usize = 512;
 /// Bytes of a nonzero's value in MRAM (`spmm_value`).
 const VALUE_BYTES: f64 = 4.0;
 
-/// Instructions per sum of a row written to `Y` in 16 bits (spmm_kernel.h's `spmm_write_narrow`): its load, its
+/// Instructions per sum of a row written to `Y` in 16 bits (spmm_kernel.h's `spmm_store_narrow`): its load, its
 /// 16-bit store and the loop's share. The simulator's modelled cycles of a call taking `Y` so less those of the same
-/// call taking it in accumulators, per row and feature: 2.75 to 2.83 (CSR) and 2.7 to 3.0 (COO) for i8 over
-/// rows of 1 to 7 and 1 to 30 nonzeros at 16, 48, 64 and 256 features.
-const NARROW_FEATURE_INSTRUCTIONS: f64 = 2.85;
+/// call taking it in accumulators, per row and feature, i8 over rows of 1 to 7 nonzeros: 2.6 to 2.75 at 48 to 256
+/// features, 2.9 (COO) and 3.2 (CSR) at 16, where the call around the loop weighs more; less where the DMA
+/// engine sets the pace (rows of 1 to 30 nonzeros at 16 features: 1 to 1.3).
+const NARROW_FEATURE_INSTRUCTIONS: f64 = 2.75;
 /// Instructions per wide row and chunk of such a call: the list's next entry read (the test of its end, its
 /// address and the DMA's set-up) and the cursor's advance.
 const WIDE_ROW_INSTRUCTIONS: f64 = 25.0;

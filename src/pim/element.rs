@@ -6,8 +6,9 @@ use crate::sparse::Element;
 
 /// A value type the SpMM kernels are built for: copyable to DPU memory, with accumulators that are too.
 pub trait PimElement: Element<Acc: DpuCopy> + DpuCopy {
-    /// For the types whose kernels can write `Y` in 16 bits (`i8`, `i16`, `dpu/spmm_args.h`'s `y_narrow`): how
-    /// to bound a row's sums and read them back. `None`: `Y` always comes back in the accumulator type.
+    /// For the types whose kernels can write `Y` in 16 bits (`i8`, `dpu/spmm_args.h`'s `y_narrow`): how to bound
+    /// a row's sums and read them back. `None`: `Y` always comes back in the accumulator type (`i16` too: its
+    /// features use all 16 bits, so a row with any nonzero value may need more).
     const NARROW_Y: Option<NarrowY<Self::Acc>> = None;
 
     /// The value as stored in a nonzero record (`spmm_value`): f32 bits, or the integer sign-extended.
@@ -48,16 +49,17 @@ impl PimElement for i32 {
     }
 }
 
-macro_rules! narrow_pim_element {
-    ($($ty:ty),*) => { $(
-        impl PimElement for $ty {
-            const NARROW_Y: Option<NarrowY<i32>> =
-                Some(NarrowY { largest_feature: <$ty>::MIN.unsigned_abs() as u64, widen: std::convert::identity });
-
-            fn value_bits(self) -> u32 {
-                i32::from(self) as u32
-            }
-        }
-    )* };
+impl PimElement for i16 {
+    fn value_bits(self) -> u32 {
+        i32::from(self) as u32
+    }
 }
-narrow_pim_element!(i16, i8);
+
+impl PimElement for i8 {
+    const NARROW_Y: Option<NarrowY<i32>> =
+        Some(NarrowY { largest_feature: i8::MIN.unsigned_abs() as u64, widen: std::convert::identity });
+
+    fn value_bits(self) -> u32 {
+        i32::from(self) as u32
+    }
+}

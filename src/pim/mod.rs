@@ -1,6 +1,7 @@
 //! SpMM on UPMEM DPUs: `A` is cut by a [`Plan`], loaded once and kept on the DPUs; each call sends only `X`,
 //! launches the CSR or COO kernel (`dpu/spmm_csr.c`, `dpu/spmm_coo.c`), reads `Y` back and merges it on all
-//! host cores. New values for the same structure ([`SpmmEngine::set_values`], attention's) go to the DPUs as
+//! host cores. Quantized `i8` calls read `Y` in 16 bits, all but the rows whose sums may not fit
+//! ([`PimSpmm::y_in_16_bits`]). New values for the same structure ([`SpmmEngine::set_values`], attention's) go to the DPUs as
 //! one parallel write of their values region; the structure stays where it is. Attention heads go in one call
 //! ([`SpmmEngine::set_head_values`]: each head's values a value set, each DPU's feature group given only its
 //! heads' sets), or the kernels compute the heads' weights themselves from per-node scores
@@ -24,9 +25,10 @@
 //!
 //! Every budget is checked on the host before anything runs: the plan against the set's DPUs, the matrix and
 //! each call's X, partial rows and Y against the MRAM heap (a [`crate::Error::Capacity`] naming the limit).
-//! WRAM use is fixed at build time (`dpu/spmm_kernel.h`: two 256-byte row buffers, SDDMM's 136 bytes of results,
-//! 24 bytes of attention scores and the sequential readers' caches per tasklet, the f32 kernels' 2 KiB table of
-//! powers of two, 24 stacks of `STACK_SIZE_DEFAULT`), so a kernel that loads fits.
+//! WRAM use is fixed at build time (`dpu/spmm_kernel.h`: a 256-byte row of sums and a 512-byte batch buffer,
+//! SDDMM's 136 bytes of results, 24 bytes of attention scores, 8 bytes of the wide-row list and the sequential
+//! readers' caches per tasklet, the f32 kernels' 2 KiB table of powers of two, 24 stacks of
+//! `STACK_SIZE_DEFAULT`), so a kernel that loads fits.
 
 pub mod abi;
 pub mod auto;
@@ -287,7 +289,7 @@ impl<T: PimElement> PimSpmm<T> {
         &self.plan
     }
 
-    /// Whether a call of `features` columns over the loaded values takes `Y` back in 16 bits: `i8` and `i16`
+    /// Whether a call of `features` columns over the loaded values takes `Y` back in 16 bits: `i8`
     /// ([`PimElement::NARROW_Y`]) when the model predicts that faster, which it is on a server unless most of a
     /// tile's rows are wide (may not fit 16 bits); not after new values ([`SpmmEngine::set_values`],
     /// [`SpmmEngine::set_head_values`]).

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use pimgnn::gnn::{Dtype, DEFAULT_TASKLETS};
 use pimgnn::pim::abi::{FEATURE_CHUNK, MAX_TASKLETS};
+use pimgnn::pim::cost::HardwareModel;
 use pimgnn::pim::plan::{Format, Plan, XDelivery};
 use pimgnn::pim::PimSpmm;
 use pimgnn::{cpu, AttentionScores, Csr, Dense, Element, SpmmEngine};
@@ -41,11 +42,14 @@ pub enum Scenario {
     Tiles,
     /// Whole rows on one tasklet, X broadcast: values that round, summed in the order the CPU sums them.
     InOrder,
+    /// As [`Scenario::CutRows`], `i8` with small values in the matrix, so that the kernels write `Y` in 16 bits,
+    /// all but the hub row, whose sums need 32.
+    SixteenBitY,
 }
 
 impl Scenario {
     /// Every scenario, in the order the table lists them.
-    pub const ALL: [Scenario; 3] = [Scenario::CutRows, Scenario::Tiles, Scenario::InOrder];
+    pub const ALL: [Scenario; 4] = [Scenario::CutRows, Scenario::Tiles, Scenario::InOrder, Scenario::SixteenBitY];
 
     /// The scenario's name in the table.
     pub fn name(self) -> &'static str {
@@ -53,6 +57,7 @@ impl Scenario {
             Scenario::CutRows => "cut rows",
             Scenario::Tiles => "2D tiles",
             Scenario::InOrder => "in order",
+            Scenario::SixteenBitY => "16-bit Y",
         }
     }
 
@@ -73,6 +78,12 @@ impl Scenario {
                  arithmetic (software on hardware) must match the host's (Element::mul_add: each product rounded, \
                  then each sum) bit for bit in the rows' stored order"
             }
+            Scenario::SixteenBitY => {
+                "as cut rows, i8 only, the matrix's values of magnitude at most 2: the kernels write Y in 16 bits \
+                 (forced with a model whose gather is 1,000 times slower, as on a server whose thousands of DPUs \
+                 share it), the hub row, whose sums need 32 bits, after them; compared bit for bit with pimgnn's \
+                 CPU SpMM"
+            }
         }
     }
 
@@ -80,17 +91,36 @@ impl Scenario {
     fn shape(self, dpus: u32) -> MatrixShape {
         let shape = MatrixShape::for_dpus(dpus as usize);
         match self {
-            Scenario::CutRows | Scenario::Tiles => shape,
+            Scenario::CutRows | Scenario::Tiles | Scenario::SixteenBitY => shape,
             Scenario::InOrder => shape.with_hub_at_most(IN_ORDER_MAX_HUB),
         }
     }
 
-    /// The values the scenario draws.
+    /// The values the scenario draws for the matrix.
     fn values(self) -> Values {
         match self {
             Scenario::CutRows | Scenario::Tiles => Values::Exact,
             Scenario::InOrder => Values::Rounded,
+            Scenario::SixteenBitY => Values::Small,
         }
+    }
+
+    /// The values the scenario draws for X (and SDDMM's P).
+    fn feature_values(self) -> Values {
+        match self {
+            Scenario::SixteenBitY => Values::Exact,
+            other => other.values(),
+        }
+    }
+
+    /// The model the engine predicts with, which decides how it takes `Y`.
+    fn model(self) -> pimgnn::Result<HardwareModel> {
+        let mut model = HardwareModel::configured()?;
+        if self == Scenario::SixteenBitY {
+            let gather = &mut model.transfers.gather;
+            (gather.intercept, gather.per_rank) = (gather.intercept / 1e3, gather.per_rank / 1e3);
+        }
+        Ok(model)
     }
 
     /// The plan of `format` the scenario runs on `dpus` DPUs.
@@ -105,7 +135,7 @@ impl Scenario {
             tasklets,
         };
         match self {
-            Scenario::CutRows => one_dimensional(dpus, DEFAULT_TASKLETS),
+            Scenario::CutRows | Scenario::SixteenBitY => one_dimensional(dpus, DEFAULT_TASKLETS),
             Scenario::Tiles => {
                 let col_blocks = if dpus >= 2 { 2 } else { 1 };
                 let feature_groups = if dpus >= 4 { 2 } else { 1 };
@@ -126,7 +156,7 @@ impl Scenario {
     /// kernel fuses each multiply and add, which the DPU kernels do not).
     fn expected<T: CheckValue>(self, a: &Csr<T>, x: &Dense<T>) -> pimgnn::Result<Dense<T::Acc>> {
         match self {
-            Scenario::CutRows | Scenario::Tiles => cpu::spmm(a, x),
+            Scenario::CutRows | Scenario::Tiles | Scenario::SixteenBitY => cpu::spmm(a, x),
             Scenario::InOrder => Ok(in_stored_order(a, x)),
         }
     }
@@ -178,7 +208,10 @@ impl Operation {
 
     /// Whether a check runs this operation with `dtype` under `scenario`.
     fn runs(self, dtype: Dtype, scenario: Scenario) -> bool {
-        self != Operation::Attention || (dtype == Dtype::F32 && scenario == Scenario::InOrder)
+        match scenario {
+            Scenario::SixteenBitY => dtype == Dtype::I8 && self == Operation::Spmm,
+            _ => self != Operation::Attention || (dtype == Dtype::F32 && scenario == Scenario::InOrder),
+        }
     }
 
     /// How the table's case column names a scenario run with this operation.
@@ -240,7 +273,7 @@ impl SpmmCase {
         let mut rng = inputs::rng(seed);
         let values = self.scenario.values();
         let a = inputs::matrix::<T>(self.scenario.shape(dpus), values, &mut rng);
-        let x = inputs::dense::<T>(a.ncols(), FEATURES, values, &mut rng);
+        let x = inputs::dense::<T>(a.ncols(), FEATURES, self.scenario.feature_values(), &mut rng);
         let plan = self.scenario.plan(self.format, dpus);
         let used = plan.dpus_used() as u32;
         let label = Label {
@@ -263,13 +296,21 @@ impl SpmmCase {
                     Err(error) => return Outcome::failed(label, format!("the CPU reference: {error}"), Duration::ZERO),
                 };
                 let started = Instant::now();
+                let sixteen_bits = self.scenario == Scenario::SixteenBitY;
                 let result = sets.allocate().map_err(pimgnn::Error::from).and_then(|set| {
-                    let mut engine = PimSpmm::new(set, a, plan)?;
+                    let mut engine = PimSpmm::with_model(set, a, plan, self.scenario.model()?)?;
                     if let Some(revalued) = &revalued {
                         engine.set_values(revalued.values())?;
                     }
-                    engine.spmm(&x)
+                    Ok((engine.y_in_16_bits(FEATURES), engine.spmm(&x)?))
                 });
+                let result = match result {
+                    Ok((false, _)) if sixteen_bits => Err(pimgnn::Error::invalid(
+                        format!("plan {plan}"),
+                        "the engine takes Y in 32 bits where the scenario needs 16",
+                    )),
+                    other => other.map(|(_, y)| y),
+                };
                 let wall = started.elapsed();
                 match result {
                     Ok(y) => Outcome { label, verdict: compare_dense(&y, &expected).map_err(Failure::Differs), wall },
@@ -309,7 +350,7 @@ impl SpmmCase {
                 }
             }
             Operation::Sddmm => {
-                let p = inputs::dense::<T>(a.nrows(), FEATURES, values, &mut rng);
+                let p = inputs::dense::<T>(a.nrows(), FEATURES, self.scenario.feature_values(), &mut rng);
                 let expected = match cpu::sddmm(&a, &p, &x) {
                     Ok(expected) => expected,
                     Err(error) => return Outcome::failed(label, format!("the CPU reference: {error}"), Duration::ZERO),

@@ -25,7 +25,13 @@ pub enum Values {
     /// Values whose sums round (`f32` with full 24-bit mantissas), so that the result depends on the order of
     /// summation; integers, which wrap, are exact in any order all the same.
     Rounded,
+    /// Integers of magnitude at most [`SMALL_MAX`], so that an `i8` row of up to 127 of them times any `i8`
+    /// features sums within 16 bits; `f32` as [`Values::Exact`].
+    Small,
 }
+
+/// The largest magnitude of [`Values::Small`].
+pub const SMALL_MAX: i32 = 2;
 
 /// Most nonzeros a row may have for sums of [`Values::Exact`] `f32` products to stay exact: a product is a
 /// multiple of 1/16 of at most 16 in magnitude, so any partial sum of `n` of them is a multiple of 1/16 of at
@@ -41,7 +47,7 @@ pub trait CheckValue: PimElement<Acc: Exact> {
 impl CheckValue for f32 {
     fn draw(rng: &mut Rng, values: Values) -> Self {
         match values {
-            Values::Exact => rng.random_range(-16i32..=16) as f32 / 4.0,
+            Values::Exact | Values::Small => rng.random_range(-16i32..=16) as f32 / 4.0,
             Values::Rounded => rng.random_range(-1.0f32..1.0),
         }
     }
@@ -50,9 +56,12 @@ impl CheckValue for f32 {
 macro_rules! full_range_values {
     ($($ty:ty),*) => { $(
         impl CheckValue for $ty {
-            /// Any value of the type: products and sums wrap, exactly as on the CPU.
-            fn draw(rng: &mut Rng, _values: Values) -> Self {
-                rng.next_u32() as $ty
+            /// Any value of the type (products and sums wrap, exactly as on the CPU), or a small one.
+            fn draw(rng: &mut Rng, values: Values) -> Self {
+                match values {
+                    Values::Small => rng.random_range(-SMALL_MAX..=SMALL_MAX) as $ty,
+                    Values::Exact | Values::Rounded => rng.next_u32() as $ty,
+                }
             }
         }
     )* };

@@ -732,17 +732,27 @@ mod tests {
     }
 
     /// i32's range is shared by the matrix and the features: a matrix of one entry per row leaves the matrix
-    /// sqrt(i32::MAX) levels, more than i16 holds, while rows of three equal entries leave it
-    /// sqrt(i32::MAX / 3) = 26,754, within i16, and i32 then quantizes exactly as i16.
+    /// sqrt(i32::MAX) levels, more than i16 holds, while rows of entries summing to 2.5 times their largest leave
+    /// it sqrt(i32::MAX / 2.5) = 29,308, within i16, and i32 then quantizes exactly as i16. A matrix whose
+    /// nonzeros share one magnitude is exact at one level, and leaves the features the type's whole range.
     #[test]
     fn i32_is_finer_than_i16_only_where_rows_hold_under_two_largest_entries() {
         let scales = |matrix, dtype| Aggregator::new(matrix, dtype, &cpu()).unwrap().quantization().unwrap();
-        let (i32_scales, i16_scales) = (scales(diagonal(IDENTITY), Dtype::I32), scales(diagonal(IDENTITY), Dtype::I16));
+        let varied = diagonal([1.0, 0.5, 1.0]);
+        let (i32_scales, i16_scales) = (scales(varied.clone(), Dtype::I32), scales(varied, Dtype::I16));
         assert_eq!((i32_scales.matrix_scale, i16_scales.matrix_scale), (46_340.0, 32_767.0));
         assert_eq!((i32_scales.feature_range, i16_scales.feature_range), (46_341.0, 32_767.0));
-        let (i32_scales, i16_scales) = (scales(full(1.0 / 3.0), Dtype::I32), scales(full(1.0 / 3.0), Dtype::I16));
+        let (third, sixth) = (1.0 / 3.0, 1.0 / 6.0);
+        let thirds =
+            Csr::new(3, 3, vec![0, 3, 6, 9], vec![0, 1, 2, 0, 1, 2, 0, 1, 2], [third, third, sixth].repeat(3)).unwrap();
+        let (i32_scales, i16_scales) = (scales(thirds.clone(), Dtype::I32), scales(thirds, Dtype::I16));
         assert_eq!(i32_scales, i16_scales);
-        assert_eq!(i16_scales.matrix_scale * (1.0 / 3.0), 26_754.0);
+        assert_eq!(i16_scales.matrix_scale * third, 29_308.0);
+        let one_level = |dtype| scales(full(third), dtype);
+        assert_eq!(one_level(Dtype::I32).matrix_scale, 3.0);
+        assert_eq!(one_level(Dtype::I32).feature_range, (f64::from(i32::MAX) / 3.0).floor() as f32);
+        assert_eq!(one_level(Dtype::I16).feature_range, 32_767.0);
+        assert_eq!(one_level(Dtype::I8).feature_range, 127.0);
         assert_eq!(Aggregator::new(full(1.0), Dtype::F32, &cpu()).unwrap().quantization(), None);
     }
 }
