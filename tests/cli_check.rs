@@ -57,9 +57,9 @@ fn every_kernel_matches_the_cpu_on_a_simulated_machine_with_disabled_dpus() {
     for kernel in &kernels {
         let runs: Vec<&Vec<String>> = rows.iter().filter(|cells| cells[0] == *kernel).collect();
         // An SpMM kernel: 3 scenarios, each as SpMM, with new values, as SDDMM and with 3 heads of values; the f32
-        // kernels also make attention weights in order.
+        // kernels also make attention weights in order, the i8 kernels also take Y in 16 bits.
         let expected = match kernel.as_str() {
-            "spmm_csr_f32" | "spmm_coo_f32" => 13,
+            "spmm_csr_f32" | "spmm_coo_f32" | "spmm_csr_i8" | "spmm_coo_i8" => 13,
             spmm if spmm.starts_with("spmm_") => 12,
             _ => 1,
         };
@@ -70,6 +70,7 @@ fn every_kernel_matches_the_cpu_on_a_simulated_machine_with_disabled_dpus() {
             assert!(asked.iter().all(|case| cases.contains(case)), "{cases:?}");
             let attention = cases.contains(&"in order, attention weights");
             assert_eq!(attention, kernel.ends_with("_f32"), "{kernel}: {cases:?}");
+            assert_eq!(cases.contains(&"16-bit Y"), kernel.ends_with("_i8"), "{kernel}: {cases:?}");
         }
         assert!(runs.iter().all(|cells| cells[6] == "ok"), "{kernel}: {runs:?}");
     }

@@ -35,6 +35,10 @@
 //!   rather than adding to them (fitted). A row without nonzeros in a tasklet's range has its sums
 //!   cleared by the DPU libc's `memset`: 15 instructions and 3 per feature (memset.c.obj of the SDK 2025.1's
 //!   compiled runtime).
+//! - **`Y` in 16 bits** (`i8`): a row whose sums the host bounds within 16 bits costs 2.75 instructions more per
+//!   feature (its sums' load and 16-bit store; fitted to the simulator) and half the gather's bytes; a wide row
+//!   costs 25 and an 8-byte read of its list. The model takes `Y` so in a call when that predicts faster: on a
+//!   server, whose gather all DPUs share, it does unless most of a tile's rows are wide.
 //! - **Kernel time** is the slowest DPU's `max(compute cycles, DMA cycles)`: a tasklet waiting for its DMA
 //!   issues nothing, so with 11 or more tasklets the DMA latency hides behind other tasklets' compute, and
 //!   whichever engine is busier bounds the time.
