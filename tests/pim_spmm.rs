@@ -317,6 +317,7 @@ fn every_plan_i8_with_y_in_16_bits() {
             expect_product(&a, &x, &y, &format!("{plan}, Y in 16 bits"));
             assert_eq!(y.row(150)[0], -255 * 128);
             assert!(y.row(5)[0] < i32::from(i16::MIN), "the hub's sum needs 32 bits");
+            assert!(engine.report().to_string().contains("Y in 16 bits"), "{}", engine.report());
             drop(engine);
             check_calls(sim_set(1, 8, &[2]), &a, plan, &[5, 37], false);
         }

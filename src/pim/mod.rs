@@ -602,7 +602,8 @@ impl<T: PimElement> PimSpmm<T> {
     /// Records a finished call in the report.
     fn finish_call(&mut self, call: &Call) -> Result<()> {
         let (cycles, simulated) = self.simulator_figures()?;
-        self.report.record_call(call.features, &self.phases, call.predicted, cycles, simulated);
+        let y_in_16_bits = matches!(self.y_layout, YLayout::Narrow { .. });
+        self.report.record_call(call.features, &self.phases, call.predicted, cycles, simulated, y_in_16_bits);
         Ok(())
     }
 

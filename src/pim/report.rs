@@ -54,6 +54,8 @@ pub struct PimReport {
     pub modelled_cycles: Option<(u64, u64)>,
     /// What the simulator executed for the last call's launch, on the simulator under any schedule.
     pub simulated: Option<SimulatedWork>,
+    /// Whether the last call took `Y` back in 16 bits ([`super::PimSpmm::y_in_16_bits`]).
+    pub y_in_16_bits: bool,
 }
 
 /// What the simulator executed for one launch, over every DPU with work: what a call costs to simulate, whatever
@@ -96,6 +98,7 @@ impl PimReport {
             predicted: Prediction::default(),
             modelled_cycles: None,
             simulated: None,
+            y_in_16_bits: false,
         }
     }
 
@@ -106,7 +109,9 @@ impl PimReport {
         predicted: Prediction,
         cycles: Option<(u64, u64)>,
         simulated: Option<SimulatedWork>,
+        y_in_16_bits: bool,
     ) {
+        self.y_in_16_bits = y_in_16_bits;
         self.features = features;
         self.phases = phases.to_vec();
         self.predicted = predicted;
@@ -120,11 +125,12 @@ impl fmt::Display for PimReport {
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         writeln!(
             f,
-            "plan {} on {} DPUs ({} used), F = {}",
+            "plan {} on {} DPUs ({} used), F = {}{}",
             self.plan,
             self.nr_dpus,
             self.plan.dpus_used(),
-            self.features
+            self.features,
+            if self.y_in_16_bits { ", Y in 16 bits" } else { "" }
         )?;
         writeln!(f, "  {:<8} {:>12} {:>16}", "phase", "wall ms", "predicted hw ms")?;
         for phase in std::iter::once(&self.load).chain(&self.phases) {

@@ -80,7 +80,7 @@ impl<T: PimElement> PimSpmm<T> {
         timed("assemble", predicted.merge, started);
         self.phases = phases;
         let (cycles, simulated) = self.simulator_figures()?;
-        self.report.record_call(features, &self.phases, predicted, cycles, simulated);
+        self.report.record_call(features, &self.phases, predicted, cycles, simulated, false);
         Ok(out)
     }
 

@@ -365,7 +365,10 @@ pub fn table(rows: &[SpmmBenchRow]) -> Table {
         let report = &row.report;
         let mut phases = std::iter::once(&report.load)
             .chain(&report.phases)
-            .map(|phase| format!("{} {} ({})", phase.name, ms(phase.wall), phase.predicted.map_or("-".into(), ms)))
+            .map(|phase| {
+                let y_16 = if phase.name == "gather" && report.y_in_16_bits { ", Y in 16 bits" } else { "" };
+                format!("{}{y_16} {} ({})", phase.name, ms(phase.wall), phase.predicted.map_or("-".into(), ms))
+            })
             .collect::<Vec<_>>();
         phases.extend(row.conversions.map(|host| format!("quantize X, Y to f32 {} (host)", ms(host))));
         let phases = phases.join("\n");
