@@ -894,6 +894,28 @@ pub fn predict<T: PimElement>(
     model.predict::<T>(plan, &partition.stats(a), a.nrows(), CallShape::plain(features), nr_dpus)
 }
 
+/// The tile statistics of each partition `plans` cut `a` into, by (row blocks, column blocks, rows split): one
+/// pass over the nonzeros per row cut, for all its column-block counts.
+fn candidate_stats<T: PimElement>(a: &Csr<T>, plans: &[Plan]) -> HashMap<(u32, u32, bool), Vec<TileStats>> {
+    let mut row_cuts: HashMap<(u32, bool), (Plan, Vec<u32>)> = HashMap::new();
+    for plan in plans {
+        let (_, col_blocks) = row_cuts.entry((plan.row_blocks, plan.split_rows)).or_insert_with(|| (*plan, Vec::new()));
+        if !col_blocks.contains(&plan.col_blocks) {
+            col_blocks.push(plan.col_blocks);
+        }
+    }
+    let mut stats = HashMap::new();
+    for ((row_blocks, split_rows), (plan, col_blocks)) in row_cuts {
+        let rows = Partition::new(a, &plan);
+        let partitions: Vec<Partition> = col_blocks.iter().map(|&cb| rows.with_col_blocks(cb as usize)).collect();
+        let refs: Vec<&Partition> = partitions.iter().collect();
+        for (cb, tiles) in col_blocks.into_iter().zip(Partition::stats_sharing_rows(a, &refs)) {
+            stats.insert((row_blocks, cb, split_rows), tiles);
+        }
+    }
+    stats
+}
+
 /// Costs every [candidate](candidates) that fits the DPUs' MRAM and picks the plan to run on `target`
 /// ([`Choice::best`]): on hardware the fastest predicted. The simulator keeps every DPU's MRAM in host memory
 /// (a whole `X` slice once, see [`simulator_host_bytes`]), so runs on it pass the memory they may use and, among
@@ -925,7 +947,11 @@ pub fn choose_for_calls<T: PimElement>(
     let (Some(&narrowest), Some(&widest)) = (widths.iter().min(), widths.iter().max()) else {
         return Err(Error::invalid("plan choice", "no call width to plan for"));
     };
-    let mut stats: HashMap<(u32, u32, bool), Vec<TileStats>> = HashMap::new();
+    let plans = candidates(nr_dpus, narrowest, tasklets);
+    for plan in &plans {
+        plan.check(nr_dpus as usize)?;
+    }
+    let stats = candidate_stats(a, &plans);
     let mut fitting = Vec::new();
     // The candidates that may run on the target, with their simulation work over the calls.
     let mut allowed: Vec<(Costed, f64)> = Vec::new();
@@ -934,11 +960,8 @@ pub fn choose_for_calls<T: PimElement>(
     // Of the plans that fit the MRAM, the least host memory one holds on the simulator.
     let mut least_on_simulator = u64::MAX;
     // Feature groups up to the narrowest call, so that every call gives every group a column.
-    for plan in candidates(nr_dpus, narrowest, tasklets) {
-        plan.check(nr_dpus as usize)?;
-        let tiles = stats
-            .entry((plan.row_blocks, plan.col_blocks, plan.split_rows))
-            .or_insert_with(|| Partition::new(a, &plan).stats(a));
+    for plan in plans {
+        let tiles = &stats[&(plan.row_blocks, plan.col_blocks, plan.split_rows)];
         let needed = widths.iter().map(|&width| model.mram_needed::<T>(&plan, tiles, width)).max().unwrap_or(0);
         least_needed = least_needed.min(needed);
         if needed > model.mram_bytes {

@@ -229,35 +229,61 @@ impl Partition {
 
     /// Sizes of every tile, in tile order, without building them.
     pub(crate) fn stats<T: PimElement>(&self, a: &Csr<T>) -> Vec<TileStats> {
-        let col_blocks = self.col_blocks();
-        (0..self.row_blocks())
+        Self::stats_sharing_rows(a, &[self]).swap_remove(0)
+    }
+
+    /// This partition's row blocks cut into `col_blocks` column blocks of equal width.
+    pub(crate) fn with_col_blocks(&self, col_blocks: usize) -> Partition {
+        let ncols = self.col_bounds[self.col_blocks()];
+        let col_bounds = (0..=col_blocks).map(|b| ncols * b / col_blocks).collect();
+        Partition { row_blocks: self.row_blocks.clone(), col_bounds }
+    }
+
+    /// [`Partition::stats`] of several partitions of the same row blocks (their column blocks differ), in one pass
+    /// over the nonzeros: a plan search costs partitions of one row-block count with up to five column-block
+    /// counts, and a column first referenced in a row block is so in all of them.
+    pub(crate) fn stats_sharing_rows<T: PimElement>(a: &Csr<T>, partitions: &[&Partition]) -> Vec<Vec<TileStats>> {
+        let Some(first) = partitions.first() else { return Vec::new() };
+        debug_assert!(partitions.iter().all(|p| p.row_blocks == first.row_blocks), "partitions of one row cut");
+        let per_row_block: Vec<Vec<Vec<TileStats>>> = (0..first.row_blocks())
             .into_par_iter()
             .map_init(
                 || vec![u32::MAX; a.ncols()],
                 |seen, rb| {
-                    let mut tiles: Vec<TileStats> = (0..col_blocks)
-                        .map(|cb| TileStats {
-                            rows: self.block(rb).rows.len(),
-                            width: self.cols(cb).len(),
-                            ..TileStats::default()
+                    let mut tiles: Vec<Vec<TileStats>> = partitions
+                        .iter()
+                        .map(|partition| {
+                            (0..partition.col_blocks())
+                                .map(|cb| TileStats {
+                                    rows: partition.block(rb).rows.len(),
+                                    width: partition.cols(cb).len(),
+                                    ..TileStats::default()
+                                })
+                                .collect()
                         })
                         .collect();
-                    for &c in &a.col_idx()[self.block(rb).nonzeros.clone()] {
-                        let tile = &mut tiles[if col_blocks == 1 { 0 } else { self.col_block_of(c as usize) }];
-                        tile.nonzeros += 1;
-                        if seen[c as usize] != rb as u32 {
-                            seen[c as usize] = rb as u32;
-                            tile.referenced += 1;
+                    for &c in &a.col_idx()[first.block(rb).nonzeros.clone()] {
+                        let referenced = seen[c as usize] != rb as u32;
+                        seen[c as usize] = rb as u32;
+                        for (partition, tiles) in partitions.iter().zip(&mut tiles) {
+                            let cb = if tiles.len() == 1 { 0 } else { partition.col_block_of(c as usize) };
+                            let tile = &mut tiles[cb];
+                            tile.nonzeros += 1;
+                            tile.referenced += usize::from(referenced);
                         }
                     }
-                    match T::NARROW_Y {
-                        Some(narrow) => self.count_wide_rows(a, rb, &narrow, &mut tiles),
-                        None => tiles.iter_mut().for_each(|tile| tile.wide_rows = tile.rows),
+                    for (partition, tiles) in partitions.iter().zip(&mut tiles) {
+                        match T::NARROW_Y {
+                            Some(narrow) => partition.count_wide_rows(a, rb, &narrow, tiles),
+                            None => tiles.iter_mut().for_each(|tile| tile.wide_rows = tile.rows),
+                        }
                     }
                     tiles
                 },
             )
-            .flatten()
+            .collect();
+        (0..partitions.len())
+            .map(|p| per_row_block.iter().flat_map(|tiles| tiles[p].iter().copied()).collect())
             .collect()
     }
 
@@ -388,6 +414,54 @@ impl Tile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one-pass statistics of several column-block counts are each partition's own, wide rows included.
+    #[test]
+    fn stats_sharing_rows_are_each_partitions_stats() {
+        let (n, mut row_ptr, mut col_idx, mut values) = (300usize, vec![0u32], Vec::new(), Vec::new());
+        for r in 0..n {
+            let degree = if r % 50 == 7 { 400 } else { r % 9 };
+            for k in 0..degree {
+                col_idx.push(((r * 7_919 + k * 104_729) % n) as u32);
+                values.push(((r + k) % 5) as i8 - 2);
+            }
+            row_ptr.push(col_idx.len() as u32);
+        }
+        let a = Csr::new(n, n, row_ptr, col_idx, values).unwrap();
+        for (row_blocks, split_rows) in [(1, true), (7, true), (7, false), (64, true)] {
+            let plan = |col_blocks| Plan {
+                format: Format::Csr,
+                row_blocks,
+                split_rows,
+                col_blocks,
+                feature_groups: 1,
+                x: XDelivery::Referenced,
+                tasklets: 16,
+            };
+            let rows = Partition::new(&a, &plan(1));
+            let partitions: Vec<Partition> = [1, 2, 4, 16].iter().map(|&cb| rows.with_col_blocks(cb)).collect();
+            let shared = Partition::stats_sharing_rows(&a, &partitions.iter().collect::<Vec<_>>());
+            for (partition, shared) in partitions.iter().zip(shared) {
+                // The tiles themselves, built as the engine builds them, say what the statistics must.
+                let built: Vec<TileStats> = partition
+                    .tiles(&a, XDelivery::Referenced)
+                    .iter()
+                    .enumerate()
+                    .map(|(t, tile)| TileStats {
+                        rows: tile.rows.len(),
+                        nonzeros: tile.nnz(),
+                        referenced: tile.x_rows.len(),
+                        width: partition.cols(t % partition.col_blocks()).len(),
+                        wide_rows: tile.wide_rows.len(),
+                    })
+                    .collect();
+                let cb = partition.col_blocks();
+                assert_eq!(shared, built, "{row_blocks} row blocks, split {split_rows}, {cb} column blocks");
+            }
+        }
+        // The hub rows' sums need 32 bits.
+        assert!(Partition::new(&a, &Plan::pygim(1, 1, 16)).stats(&a)[0].wide_rows > 0);
+    }
 
     #[test]
     fn a_column_is_in_the_block_whose_bounds_hold_it() {
