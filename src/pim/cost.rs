@@ -690,7 +690,9 @@ impl HardwareModel {
             (Duration::from_secs_f64(cycles / self.clock_hz), gather)
         };
         let full = phases(false);
-        if T::NARROW_Y.is_none() || attention {
+        // 16-bit blocks must also fit where the accumulators would (the MRAM a call is checked for).
+        let fits = y_bytes::<T>(tiles, padded, true) <= y_bytes::<T>(tiles, padded, false);
+        if T::NARROW_Y.is_none() || attention || !fits {
             return (false, full);
         }
         let narrow = phases(true);

@@ -145,6 +145,8 @@ pub struct PimSpmm<T: PimElement> {
     head_values: Option<heads::HeadValues<T>>,
     /// Whether the kernels' table of powers of two for attention weights is in their WRAM.
     exp2_table_sent: bool,
+    /// Whether the DPUs hold the values `A` was loaded with, whose sums the wide-row lists bound.
+    loaded_values: bool,
     heap_bytes: usize,
     report: PimReport,
     phases: Vec<Phase>,
@@ -274,6 +276,7 @@ impl<T: PimElement> PimSpmm<T> {
             values_sent: None,
             head_values: None,
             exp2_table_sent: false,
+            loaded_values: true,
             heap_bytes,
             report,
             phases: Vec::new(),
@@ -294,7 +297,10 @@ impl<T: PimElement> PimSpmm<T> {
     /// tile's rows are wide (may not fit 16 bits); not after new values ([`SpmmEngine::set_values`],
     /// [`SpmmEngine::set_head_values`]).
     pub fn y_in_16_bits(&self, features: usize) -> bool {
-        matches!(self.y_layout(features, 0), YLayout::Narrow { .. })
+        let call = CallShape::plain(features);
+        T::NARROW_Y.is_some()
+            && self.own_values()
+            && self.model.y_in_16_bits::<T>(&self.plan, &self.call_stats(true), call, self.set.nr_dpus())
     }
 
     /// Timings, load balance, modelled cycles and predictions of the last call (and of loading `A`).
@@ -322,8 +328,13 @@ impl<T: PimElement> PimSpmm<T> {
 
     /// Predicted hardware time of a call of shape `call`, whatever values are set.
     fn predict_shape(&self, call: CallShape) -> Prediction {
-        let own_values = call.heads <= 1 && !call.attention && self.head_values.is_none();
+        let own_values = call.heads <= 1 && !call.attention && self.own_values();
         self.model.predict::<T>(&self.plan, &self.call_stats(own_values), self.nrows, call, self.set.nr_dpus())
+    }
+
+    /// Whether calls run over the values `A` was loaded with: no values per head, no values set since.
+    fn own_values(&self) -> bool {
+        self.loaded_values && self.head_values.is_none()
     }
 
     /// The tiles' statistics for a call over the loaded values (`own_values`) or others, whose sums the wide-row
@@ -336,16 +347,10 @@ impl<T: PimElement> PimSpmm<T> {
         self.tiles.iter().map(stats).collect()
     }
 
-    /// How a call of `features` columns, `padded` per DPU, takes `Y`: in 16 bits when it runs over the loaded
-    /// values and the model predicts that faster ([`HardwareModel::y_in_16_bits`]).
+    /// How a call of `features` columns, `padded` per DPU, takes `Y` ([`PimSpmm::y_in_16_bits`]).
     fn y_layout(&self, features: usize, padded: usize) -> YLayout<T::Acc> {
-        let own_values = self.head_values.is_none();
-        let call = CallShape::plain(features);
         match T::NARROW_Y {
-            Some(narrow)
-                if own_values
-                    && self.model.y_in_16_bits::<T>(&self.plan, &self.call_stats(true), call, self.set.nr_dpus()) =>
-            {
+            Some(narrow) if self.y_in_16_bits(features) => {
                 let max_rows = self.tiles.iter().map(|tile| tile.rows.len()).max().unwrap_or(0);
                 YLayout::Narrow { wide_at: max_rows * padded, widen: narrow.widen }
             }
@@ -517,6 +522,11 @@ impl<T: PimElement> PimSpmm<T> {
         for cb in 0..col_blocks {
             let tile = rb * col_blocks + cb;
             let copy = overwrite && cb == 0;
+            // In 16-bit blocks, the row's place among the tile's wide rows, the same in every feature group.
+            let wide_slot = match self.y_layout {
+                YLayout::Narrow { .. } => self.tiles[tile].wide_rows.binary_search(&(local as u32)).ok(),
+                YLayout::Full => None,
+            };
             for group in 0..self.plan.feature_groups as usize {
                 let first = group * padded;
                 if first >= features {
@@ -536,13 +546,13 @@ impl<T: PimElement> PimSpmm<T> {
                     }
                     YLayout::Narrow { wide_at, widen } => {
                         let buffer = &self.y16_buffers[dpu];
-                        match self.tiles[tile].wide_rows.binary_search(&(local as u32)) {
-                            Ok(k) => {
+                        match wide_slot {
+                            Some(k) => {
                                 let halves = &buffer[wide_at + k * padded * 2..][..width * 2];
                                 let sums = halves.chunks_exact(2).map(|pair| widen(join_halves(pair[0], pair[1])));
                                 merge_into::<T>(out, sums, copy);
                             }
-                            Err(_) => {
+                            None => {
                                 let sums = buffer[local * padded..][..width].iter().map(|&v| widen(i32::from(v)));
                                 merge_into::<T>(out, sums, copy);
                             }
@@ -808,7 +818,7 @@ impl<T: PimElement> SpmmEngine<T> for PimSpmm<T> {
             Some(Phase { name: "send values".into(), wall: started.elapsed(), predicted: Some(predicted) });
         self.head_values = None;
         // The DPUs' wide-row lists bound the loaded values' sums, not these: Y comes back in accumulators.
-        self.tiles.iter_mut().for_each(|tile| tile.stats.wide_rows = tile.stats.rows);
+        self.loaded_values = false;
         Ok(())
     }
 
