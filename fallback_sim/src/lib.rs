@@ -60,7 +60,10 @@
 //! - **Instructions** are counted, not timed. Kernel sources are compiled with
 //!   `-fsanitize-coverage=trace-pc`, which calls the harness at the start of every basic block; the block's
 //!   cost, the DPU instructions its host instructions stand for ("Operation costs" below), is computed when the kernel is built from the disassembled kernel
-//!   object and looked up by return address in one load. The SDK routines the simulator replaces (barriers,
+//!   object and looked up by return address in one load. On x86-64 the call preserves every register and
+//!   clang is told so, so that a kernel keeps its values in registers across blocks as a DPU with 24
+//!   registers does, rather than spilling them around every call (loads and stores a DPU would not execute).
+//!   The SDK routines the simulator replaces (barriers,
 //!   mutexes, semaphores, handshakes, `mem_alloc`, `seqread`, `perfcounter`, DMA issue, the boot in
 //!   `crt0`) charge the instructions the SDK's own sources execute. The same kernel and input give the same
 //!   counts on every run, host and worker count.

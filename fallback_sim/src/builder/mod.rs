@@ -4,7 +4,8 @@
 //!    (`NR_TASKLETS=1`, `STACK_SIZE_DEFAULT=1024`) unless the caller defines them, and the runtime's C files
 //!    with the same tasklet and stack settings.
 //!    The kernel sources (not the runtime) are instrumented with `-fsanitize-coverage=trace-pc`, which counts
-//!    the instructions each tasklet executes (see [`crate::block_costs`]). A kernel source compiled alone
+//!    the instructions each tasklet executes (see [`crate::block_costs`]), and include
+//!    `dpusim/coverage_hook.h` first, which tells clang that the hook preserves every register. A kernel source compiled alone
 //!    ([`SimulatedBuild::compile_object`], the compiler's `-c`) is a DPU object: the same object, marked
 //!    ([`dpu_object`]), which a later build links, as it links the members of static libraries of them that
 //!    the program needs.
@@ -57,6 +58,9 @@ const INSTRUMENTATION_FLAG: &str = "-fsanitize-coverage=trace-pc";
 /// hook of a function's last, empty block into a tail jump, whose "return address" is then the caller's, which
 /// is no block's (an unrelated table entry, or a memory fault).
 const HOOK_NEVER_TAIL_CALLED: &str = "-fno-optimize-sibling-calls";
+/// How the block hook is called: preserving every register, where the compiler can be told (see
+/// `runtime/include/dpusim/coverage_hook.h`).
+const HOOK_PRESERVES_REGISTERS: [&str; 2] = ["-include", "dpusim/coverage_hook.h"];
 /// Clang by default leaves out the blocks whose coverage others imply, a loop's body among them; counting needs
 /// every block. GCC instruments every block.
 const CLANG_INSTRUMENT_EVERY_BLOCK: &str = "-fsanitize-coverage=no-prune";
@@ -464,6 +468,7 @@ fn kernel_arguments(
     kernel.push(DPU_MEMCPY.into());
     kernel.push(INSTRUMENTATION_FLAG.into());
     kernel.push(HOOK_NEVER_TAIL_CALLED.into());
+    kernel.extend(HOOK_PRESERVES_REGISTERS.map(OsString::from));
     if compiler.is_clang() {
         kernel.push(CLANG_INSTRUMENT_EVERY_BLOCK.into());
     }

@@ -8,10 +8,11 @@
 //! graph tracks the registers that certainly hold an extended 8- or 16-bit value on every path (set by an
 //! extending load or move or an `and` with a mask of at most 16 bits, copied by register moves, cleared by any
 //! other write), and a multiply of two such
-//! registers is narrow. On x86-64 it also tracks the stack slots such a register is spilled to: the coverage
-//! call the simulator puts in every basic block clobbers the caller-saved registers, so a loop with more live
-//! values than the six callee-saved ones keeps some on the stack and reloads them, where a DPU, with 24
-//! registers, keeps them in registers. The analysis reads only the kernel object, so its answer is the same on every build of
+//! registers is narrow. The coverage call the simulator puts in every basic block changes no register: on
+//! x86-64 it preserves them all, and code compiled for an ordinary call reads none that a call may change. On
+//! x86-64 it also tracks the stack slots such a register is spilled to: code compiled by GCC, which calls the
+//! hook as an ordinary call, keeps the values live across blocks in the six callee-saved registers and the rest
+//! on the stack, where a DPU, with 24 registers, keeps them in registers. The analysis reads only the kernel object, so its answer is the same on every build of
 //! the same object; where it cannot tell (a memory or immediate operand, a computed jump), the multiply stays
 //! a 32-bit one.
 //!
@@ -23,6 +24,7 @@ mod x86;
 
 use std::collections::{BTreeSet, HashMap};
 
+use crate::block_costs;
 use crate::disassembly;
 use crate::op_costs::Isa;
 
@@ -119,6 +121,10 @@ struct Instruction<'a> {
     offset: u64,
     mnemonic: &'a str,
     operands: &'a str,
+    /// A call of the block hook, which changes no register the kernel's code goes on to read: on x86-64 it
+    /// preserves them all (the harness's `hook.S`), and code compiled for an ordinary call never reads the
+    /// registers a call may change before it writes them.
+    block_hook: bool,
 }
 
 /// The offsets (in the disassembled section) of the 32-bit multiplies whose operands are both extended 8- or
@@ -130,8 +136,13 @@ pub(crate) fn narrow_multiplies(isa: Isa, disassembly: &str) -> HashMap<u64, Ope
         if disassembly::is_function_label(line) {
             analyse_function(isa, &function, &mut narrow);
             function.clear();
+        } else if block_costs::is_call_to_trace_pc(line) {
+            if let Some(call) = function.last_mut() {
+                call.block_hook = true;
+            }
         } else if let Some((offset, mnemonic, operands)) = disassembly::instruction(line) {
-            function.push(Instruction { offset, mnemonic, operands: disassembly::bare_operands(operands) });
+            let operands = disassembly::bare_operands(operands);
+            function.push(Instruction { offset, mnemonic, operands, block_hook: false });
         }
     }
     analyse_function(isa, &function, &mut narrow);
@@ -238,6 +249,9 @@ fn flow(isa: Isa, instruction: &Instruction<'_>) -> Flow {
 
 /// Applies what `instruction` writes to the registers.
 fn step(isa: Isa, instruction: &Instruction<'_>, registers: &mut Registers) {
+    if instruction.block_hook {
+        return;
+    }
     match isa {
         Isa::X86_64 => x86::step(instruction.mnemonic, instruction.operands, registers),
         Isa::Aarch64 => aarch64::step(instruction.mnemonic, instruction.operands, registers),

@@ -51,6 +51,22 @@ fn a_write_on_any_path_to_the_multiply_makes_it_a_32_bit_one() {
 }
 
 #[test]
+fn a_call_of_the_block_hook_leaves_every_register_as_it_was() {
+    // Clang keeps the extended factor in a caller-saved register across the hook, which preserves them all.
+    let lines = [
+        "0:\tmovsbl (%rdi),%ecx",
+        "3:\tcall   8 <f+0x8>",
+        "\t\t\t4: R_X86_64_PLT32\t__sanitizer_cov_trace_pc-0x4",
+        "8:\tmovsbl 0x10(%rsi),%eax",
+        "c:\timul   %ecx,%eax",
+    ];
+    assert_eq!(x86(&lines), HashMap::from([(0xc, OperandWidth::Bits8)]));
+    let mut other_call = lines.to_vec();
+    other_call.remove(2);
+    assert!(x86(&other_call).is_empty(), "any other call leaves %ecx unknown");
+}
+
+#[test]
 fn a_mask_of_at_most_16_bits_makes_a_narrow_value_and_a_wider_one_does_not() {
     // The SpMM kernels' X row address, `(uint16_t)column * (uint16_t)(nr_features * 4)`, as gcc compiles it.
     let lines = [

@@ -176,16 +176,21 @@ __attribute__((noreturn)) void __dpusim_tasklet_exit(void);
 void __dpusim_charge(uint32_t instructions);
 
 /* Instrumentation: the kernel's code calls this at the start of every basic block (-fsanitize-coverage=trace-pc).
- * The block's cost is __dpusim_block_costs[return address - __dpusim_kernel_text], a table the kernel builder
- * computes from the kernel object's disassembly; the block's DPU instructions by class (the order of
- * upmem_sim::InstructionClass) are __dpusim_block_classes[its block index]. Block 0 is no block: all zero. */
+ * Tables the kernel builder computes from the kernel object's disassembly, indexed by the call's return address
+ * less __dpusim_kernel_text (its site): __dpusim_site_instructions, the block's DPU instructions, and
+ * __dpusim_site_runs, its runs in the current launch; and by block (block 0 is no block: all zero)
+ * __dpusim_block_sites, each block's site, and __dpusim_block_classes, its instructions by class (the order of
+ * upmem_sim::InstructionClass). */
 #define DPUSIM_INSTRUCTION_CLASSES 20
-struct dpusim_block_cost {
-    uint32_t instructions; /* DPU instructions of the block */
-    uint32_t block;        /* its index in __dpusim_block_classes */
-};
+#if defined(__x86_64__) && defined(__clang__)
+/* It preserves every register there (harness/hook.S, dpusim/coverage_hook.h). */
+void __sanitizer_cov_trace_pc(void) __attribute__((no_caller_saved_registers));
+#else
 void __sanitizer_cov_trace_pc(void);
-extern const struct dpusim_block_cost __dpusim_block_costs[];
+#endif
+extern const uint32_t __dpusim_site_instructions[];
+extern uint64_t __dpusim_site_runs[];
+extern const uint32_t __dpusim_block_sites[];
 extern const uint32_t __dpusim_block_classes[][DPUSIM_INSTRUCTION_CLASSES];
 extern const uint32_t __dpusim_nr_blocks;
 extern char __dpusim_kernel_text[];

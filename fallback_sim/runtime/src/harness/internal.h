@@ -57,6 +57,11 @@ struct tasklet {
 };
 
 struct run_state {
+    /* First, where hook.S reaches it (at `run`): the running tasklet's instructions left before its clock passes
+     * yield_at; charges only subtract from it, and the instructions charged since its time and count were last
+     * brought up to date are budget_armed - budget (see clock_settle). Negative: it may be due to give way, which
+     * the next block checks. */
+    int64_t budget;
     uint32_t dpu;
     uint32_t nr_tasklets;
     struct dpusim_dpu_record *record;
@@ -73,11 +78,6 @@ struct run_state {
     uint64_t dma_free_at;            /* when the DMA engine finishes its last queued transfer */
     uint64_t dma_cycles;             /* cycles the DMA engine was busy */
     uint64_t shuffle_state;          /* DPUSIM_SCHEDULE_SHUFFLE's generator */
-    uint64_t *block_runs;            /* runs of each of the kernel's blocks in this launch (__dpusim_nr_blocks) */
-    /* The running tasklet's instructions left before its clock passes yield_at; charges only subtract from it,
-     * and the instructions charged since its time and count were last brought up to date are
-     * budget_armed - budget (see clock_settle). Negative: it may be due to give way, which the next block checks. */
-    int64_t budget;
     int64_t budget_armed;
     uint64_t perfcounter_base;
     uint64_t perfcounter_instructions_base; /* v1B's instruction counter (perfcounter_get_both) */
@@ -174,7 +174,9 @@ void dma_copy(const struct dma_move *move);
 uint32_t clock_pick(uint32_t round_robin_start);
 /* The next pick when the running tasklet, still runnable, gives way (outside the fast schedule): itself or another. */
 uint32_t clock_pick_with_running(void);
-/* Allocates the per-block run counts, once per worker. */
+/* The running tasklet spent its budget at a block (the block hook's slow path). */
+void clock_budget_spent(void);
+/* Sets up the model, once per worker. */
 void clock_allocate(void);
 /* Starts the model for a launch of `dpu`. */
 void clock_reset(uint32_t dpu);
