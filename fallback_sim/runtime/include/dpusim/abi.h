@@ -182,12 +182,8 @@ void __dpusim_charge(uint32_t instructions);
  * __dpusim_block_sites, each block's site, and __dpusim_block_classes, its instructions by class (the order of
  * upmem_sim::InstructionClass). */
 #define DPUSIM_INSTRUCTION_CLASSES 20
-#if defined(__x86_64__) && defined(__clang__)
-/* It preserves every register there (harness/hook.S, dpusim/coverage_hook.h). */
-void __sanitizer_cov_trace_pc(void) __attribute__((no_caller_saved_registers));
-#else
+/* On x86-64 it preserves every register (harness/hook.S), which dpusim/coverage_hook.h tells clang-built kernels. */
 void __sanitizer_cov_trace_pc(void);
-#endif
 extern const uint32_t __dpusim_site_instructions[];
 extern uint64_t __dpusim_site_runs[];
 extern const uint32_t __dpusim_block_sites[];

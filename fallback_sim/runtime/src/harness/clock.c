@@ -92,7 +92,7 @@ void clock_arm(void) {
     run.budget = run.budget_armed = budget;
 }
 
-void clock_allocate(void) {
+void clock_init(void) {
     for (uint32_t interval = DPUSIM_PIPELINE_DEPTH; interval <= DPUSIM_MAX_TASKLETS; interval++)
         issue_reciprocals[interval] = UINT64_MAX / interval + 1;
 }

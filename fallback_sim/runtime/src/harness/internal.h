@@ -147,7 +147,7 @@ static inline void clock_wait_turn(void) {
         tasklet_give_way();
 }
 /* issue_reciprocals[c] = ceil(2^64 / c) for each issue interval c (DPUSIM_PIPELINE_DEPTH to DPUSIM_MAX_TASKLETS),
- * set once per worker (clock_allocate), so that divide_by_interval divides by a multiply: floor(n *
+ * set once per worker (clock_init), so that divide_by_interval divides by a multiply: floor(n *
  * issue_reciprocals[c] / 2^64) = floor(n / c) for n < 2^64 / c, since the product exceeds n / c by less than
  * n / 2^64 < 1 / c and the fraction of n / c is at most 1 - 1 / c. Larger n, which clocks never reach, divide. */
 extern uint64_t issue_reciprocals[DPUSIM_MAX_TASKLETS + 1];
@@ -177,7 +177,7 @@ uint32_t clock_pick_with_running(void);
 /* The running tasklet spent its budget at a block (the block hook's slow path). */
 void clock_budget_spent(void);
 /* Sets up the model, once per worker. */
-void clock_allocate(void);
+void clock_init(void);
 /* Starts the model for a launch of `dpu`. */
 void clock_reset(uint32_t dpu);
 /* The launch's DPU instructions by class (upmem_sim::InstructionClass), from the blocks' run counts; the SDK

@@ -272,7 +272,7 @@ int main(int argc, char **argv) {
     slot->current_dpu = DPUSIM_NO_DPU;
     reserve_windows();
     tasklets_allocate_stacks();
-    clock_allocate();
+    clock_init();
     install_signal_handlers();
     start_watchdog();
     reply(DPUSIM_REPLY_READY);
