@@ -188,7 +188,11 @@ dpu_kernel.o:     file format elf64-littleaarch64
             // push (prologue) + mov, test, je
             block(
                 0x6,
-                &[(InstructionClass::LoadStore, 1), (InstructionClass::Alu, 1), (InstructionClass::CompareBranch, 2)],
+                &[
+                    (InstructionClass::StackLoadStore, 1),
+                    (InstructionClass::Alu, 1),
+                    (InstructionClass::CompareBranch, 2),
+                ],
             ),
             // imul (a 32-bit multiply's sequence), mov, pop, ret; the padding is not counted
             block(
@@ -196,7 +200,7 @@ dpu_kernel.o:     file format elf64-littleaarch64
                 &[
                     (InstructionClass::Mul32, InstructionClass::Mul32.dpu_instructions()),
                     (InstructionClass::Alu, 1),
-                    (InstructionClass::LoadStore, 1),
+                    (InstructionClass::StackLoadStore, 1),
                     (InstructionClass::CompareBranch, 1),
                 ],
             ),
@@ -212,7 +216,7 @@ dpu_kernel.o:     file format elf64-littleaarch64
         let expected = block(
             0xc,
             &[
-                (InstructionClass::LoadStore, 2),
+                (InstructionClass::StackLoadStore, 2),
                 (InstructionClass::Alu, 1),
                 (InstructionClass::Mul32, InstructionClass::Mul32.dpu_instructions()),
                 (InstructionClass::CompareBranch, 1),

@@ -187,6 +187,7 @@ mod tests {
         check("offsetof(struct dpusim_dpu_record, fault)", offset_of!(DpuRecord, fault));
         check("offsetof(struct dpusim_dpu_record, class_instructions)", offset_of!(DpuRecord, class_instructions));
         check("DPUSIM_INSTRUCTION_CLASSES", InstructionClass::COUNT);
+        check("DPUSIM_CLASS_SDK_ROUTINE", InstructionClass::SdkRoutine.index());
         check("offsetof(struct dpusim_dpu_record, tasklets)", offset_of!(DpuRecord, tasklets));
         check("sizeof(struct dpusim_worker_slot)", size_of::<WorkerSlot>());
         check("offsetof(struct dpusim_worker_slot, dpus_run)", offset_of!(WorkerSlot, dpus_run));

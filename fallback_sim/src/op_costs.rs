@@ -57,11 +57,16 @@ pub enum InstructionClass {
     /// The SDK runtime's routines the simulator replaces (boot, barriers, mutexes, semaphores, handshakes,
     /// `mem_alloc`, `seqread`, DMA issue), charged as the SDK's sources execute them.
     SdkRoutine,
+    /// Loads and stores of the stack (pushes and pops, and accesses through the stack pointer): one each, as
+    /// [`InstructionClass::LoadStore`]. Counted apart because on x86-64 most of them are spills: values the host
+    /// compiler, with 16 general-purpose registers, keeps on the stack across a loop, which a DPU's compiler, with
+    /// 24, may keep in registers. They show how much of a kernel's count the host's register pressure may add.
+    StackLoadStore,
 }
 
 impl InstructionClass {
     /// Every class, in the order of [`InstructionClass::index`].
-    pub const ALL: [InstructionClass; 20] = [
+    pub const ALL: [InstructionClass; 21] = [
         InstructionClass::Alu,
         InstructionClass::CompareBranch,
         InstructionClass::LoadStore,
@@ -82,6 +87,7 @@ impl InstructionClass {
         InstructionClass::FloatConvert,
         InstructionClass::DoubleConvert,
         InstructionClass::SdkRoutine,
+        InstructionClass::StackLoadStore,
     ];
 
     /// The number of classes.
@@ -98,6 +104,7 @@ impl InstructionClass {
             InstructionClass::Alu => "alu",
             InstructionClass::CompareBranch => "compare/branch",
             InstructionClass::LoadStore => "load/store",
+            InstructionClass::StackLoadStore => "stack load/store",
             InstructionClass::Mul8 => "mul8",
             InstructionClass::Mul16 => "mul16",
             InstructionClass::Mul32 => "mul32",
@@ -124,6 +131,7 @@ impl InstructionClass {
             InstructionClass::Alu
             | InstructionClass::CompareBranch
             | InstructionClass::LoadStore
+            | InstructionClass::StackLoadStore
             | InstructionClass::SdkRoutine
             // One `mul_sl_sl`/`mul_sl_ul`/`mul_ul_ul` (the DPU backend's MUL8 selection).
             | InstructionClass::Mul8 => 1,
@@ -192,8 +200,23 @@ pub(crate) fn add_instruction(
     let class = operation_class(isa, mnemonic, operands, narrow);
     block[class.index()] += class.dpu_instructions();
     if isa == Isa::X86_64 {
-        block[InstructionClass::LoadStore.index()] += x86_memory_accesses(mnemonic, operands);
+        let accesses = if x86_memory_operand_on_stack(operands) {
+            InstructionClass::StackLoadStore
+        } else {
+            InstructionClass::LoadStore
+        };
+        block[accesses.index()] += x86_memory_accesses(mnemonic, operands);
     }
+}
+
+/// Whether an x86-64 instruction's memory operand is addressed through the stack pointer (`0x18(%rsp)`).
+fn x86_memory_operand_on_stack(operands: &str) -> bool {
+    x86_operands(operands).iter().any(|operand| operand.contains("(%rsp"))
+}
+
+/// Whether an aarch64 load or store addresses the stack (`[sp, #16]`).
+fn aarch64_on_stack(operands: &str) -> bool {
+    operands.contains("[sp")
 }
 
 /// The class of one disassembled host instruction's operation (not counting an x86-64 memory operand's loads
@@ -248,7 +271,7 @@ fn x86_operands(operands: &str) -> Vec<&str> {
 fn classify(isa: Isa, mnemonic: &str, operands: &str) -> InstructionClass {
     match isa {
         Isa::X86_64 => classify_x86(mnemonic, operands).unwrap_or_else(|| simple_x86(mnemonic, operands)),
-        Isa::Aarch64 => classify_aarch64(mnemonic, operands).unwrap_or_else(|| simple_aarch64(mnemonic)),
+        Isa::Aarch64 => classify_aarch64(mnemonic, operands).unwrap_or_else(|| simple_aarch64(mnemonic, operands)),
     }
 }
 
@@ -256,11 +279,13 @@ fn classify(isa: Isa, mnemonic: &str, operands: &str) -> InstructionClass {
 /// store; the memory operand of any other instruction is counted by [`x86_memory_accesses`].
 fn simple_x86(mnemonic: &str, operands: &str) -> InstructionClass {
     let is_control = ["j", "call", "ret", "cmp", "test", "loop"].iter().any(|prefix| mnemonic.starts_with(prefix));
-    let is_stack = mnemonic.starts_with("push") || mnemonic.starts_with("pop");
+    let is_push_or_pop = mnemonic.starts_with("push") || mnemonic.starts_with("pop");
     let is_memory_move = mnemonic.starts_with("mov") && operands.split('#').next().unwrap_or("").contains('(');
     if is_control {
         InstructionClass::CompareBranch
-    } else if is_stack || is_memory_move || mnemonic.starts_with("stos") || mnemonic.starts_with("lods") {
+    } else if is_push_or_pop || (is_memory_move && x86_memory_operand_on_stack(operands)) {
+        InstructionClass::StackLoadStore
+    } else if is_memory_move || mnemonic.starts_with("stos") || mnemonic.starts_with("lods") {
         InstructionClass::LoadStore
     } else {
         InstructionClass::Alu
@@ -268,13 +293,15 @@ fn simple_x86(mnemonic: &str, operands: &str) -> InstructionClass {
 }
 
 /// The class of an aarch64 instruction that costs one DPU instruction.
-fn simple_aarch64(mnemonic: &str) -> InstructionClass {
+fn simple_aarch64(mnemonic: &str, operands: &str) -> InstructionClass {
     let is_branch = mnemonic == "b"
         || mnemonic.starts_with("b.")
         || matches!(mnemonic, "bl" | "br" | "blr" | "ret" | "cbz" | "cbnz" | "tbz" | "tbnz")
         || matches!(mnemonic, "cmp" | "cmn" | "tst" | "ccmp" | "ccmn");
     if is_branch {
         InstructionClass::CompareBranch
+    } else if (mnemonic.starts_with("ld") || mnemonic.starts_with("st")) && aarch64_on_stack(operands) {
+        InstructionClass::StackLoadStore
     } else if mnemonic.starts_with("ld") || mnemonic.starts_with("st") {
         InstructionClass::LoadStore
     } else {
@@ -494,14 +521,15 @@ mod tests {
         let x86 = |mnemonic, operands| classify(Isa::X86_64, mnemonic, operands);
         assert_eq!(x86("mov", "0x4(%rax),%ecx"), InstructionClass::LoadStore);
         assert_eq!(x86("movss", "%xmm0,(%rdi)"), InstructionClass::LoadStore);
-        assert_eq!(x86("push", "%rbx"), InstructionClass::LoadStore);
+        assert_eq!(x86("push", "%rbx"), InstructionClass::StackLoadStore);
+        assert_eq!(x86("mov", "0x58(%rsp),%ecx"), InstructionClass::StackLoadStore);
         assert_eq!(x86("cmp", "%eax,%ecx"), InstructionClass::CompareBranch);
         assert_eq!(x86("jne", "1c <f+0x1c>"), InstructionClass::CompareBranch);
         assert_eq!(x86("ret", ""), InstructionClass::CompareBranch);
         assert_eq!(x86("lea", "0x1(%rax,%rcx,4),%rdx"), InstructionClass::Alu);
-        let aarch64 = |mnemonic| classify(Isa::Aarch64, mnemonic, "");
+        let aarch64 = |mnemonic| classify(Isa::Aarch64, mnemonic, "w0, [x1]");
         assert_eq!(aarch64("ldr"), InstructionClass::LoadStore);
-        assert_eq!(aarch64("stp"), InstructionClass::LoadStore);
+        assert_eq!(classify(Isa::Aarch64, "stp", "x29, x30, [sp, #-16]!"), InstructionClass::StackLoadStore);
         assert_eq!(aarch64("b.ne"), InstructionClass::CompareBranch);
         assert_eq!(aarch64("cbz"), InstructionClass::CompareBranch);
         assert_eq!(aarch64("orr"), InstructionClass::Alu);
@@ -515,6 +543,10 @@ mod tests {
         assert_eq!(block[InstructionClass::Alu.index()], 1);
         assert_eq!(block[InstructionClass::LoadStore.index()], 3);
         assert_eq!(block[InstructionClass::FloatAdd.index()], InstructionClass::FloatAdd.dpu_instructions());
+        // A spilled operand is the stack's: `addl $0x4,0x18(%rsp)` loads, adds and stores.
+        add_instruction(&mut block, Isa::X86_64, "addl", "$0x4,0x18(%rsp)", None);
+        assert_eq!(block[InstructionClass::StackLoadStore.index()], 2);
+        assert_eq!(block[InstructionClass::LoadStore.index()], 3);
     }
 
     #[test]

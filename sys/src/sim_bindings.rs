@@ -113,19 +113,20 @@ pub const DPU_SIM_CLASS_DOUBLE_COMPARE: dpu_sim_instruction_class = 16;
 pub const DPU_SIM_CLASS_FLOAT_CONVERT: dpu_sim_instruction_class = 17;
 pub const DPU_SIM_CLASS_DOUBLE_CONVERT: dpu_sim_instruction_class = 18;
 pub const DPU_SIM_CLASS_SDK_ROUTINE: dpu_sim_instruction_class = 19;
-pub const DPU_SIM_INSTRUCTION_CLASSES: dpu_sim_instruction_class = 20;
+pub const DPU_SIM_CLASS_STACK_LOAD_STORE: dpu_sim_instruction_class = 20;
+pub const DPU_SIM_INSTRUCTION_CLASSES: dpu_sim_instruction_class = 21;
 pub type dpu_sim_instruction_class = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
 pub struct dpu_sim_instructions {
     pub total: u64,
-    pub by_class: [u64; 20usize],
+    pub by_class: [u64; 21usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
         "Size of dpu_sim_instructions",
-    ][::std::mem::size_of::<dpu_sim_instructions>() - 168usize];
+    ][::std::mem::size_of::<dpu_sim_instructions>() - 176usize];
     [
         "Alignment of dpu_sim_instructions",
     ][::std::mem::align_of::<dpu_sim_instructions>() - 8usize];

@@ -68,6 +68,7 @@ fn is_routine_call(class: InstructionClass) -> bool {
         InstructionClass::Alu
             | InstructionClass::CompareBranch
             | InstructionClass::LoadStore
+            | InstructionClass::StackLoadStore
             | InstructionClass::Mul8
             | InstructionClass::Mul16
             | InstructionClass::SdkRoutine

@@ -195,3 +195,16 @@ fn a_spill_slot_overwritten_or_moved_holds_anything() {
     moved[5] = "16:\tsub    $0x8,%rsp";
     assert_eq!(x86(&moved), HashMap::new());
 }
+
+#[test]
+fn the_two_byte_nop_before_a_loop_keeps_every_register_and_an_exchange_swaps_two() {
+    // Clang pads a loop's head with `xchg %ax,%ax`; the factor extended into %eax before it stays narrow.
+    let padded = ["0:\tmovsbl (%rdi),%eax", "3:\txchg   %ax,%ax", "5:\tmovsbl 0x10(%rsi),%edx", "9:\timul   %eax,%edx"];
+    assert_eq!(x86(&padded), HashMap::from([(0x9, OperandWidth::Bits8)]));
+    let mut swapped = padded.to_vec();
+    swapped[1] = "3:\txchg   %eax,%ecx";
+    swapped[3] = "9:\timul   %ecx,%edx";
+    assert_eq!(x86(&swapped), HashMap::from([(0x9, OperandWidth::Bits8)]), "%ecx holds what %eax held");
+    swapped[3] = "9:\timul   %eax,%edx";
+    assert!(x86(&swapped).is_empty(), "%eax holds what %ecx held, unknown");
+}

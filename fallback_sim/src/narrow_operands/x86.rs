@@ -162,7 +162,8 @@ pub(super) fn step(mnemonic: &str, operands_text: &str, registers: &mut Register
         "cltd" | "cqto" | "cwtd" => registers[RDX] = None,
         "leave" | "leaveq" => registers[RBP] = None,
         _ if mnemonic.starts_with("call") => CALL_CLOBBERED.iter().for_each(|&index| registers[index] = None),
-        _ if ["xchg", "xadd", "cmpxchg"].iter().any(|prefix| mnemonic.starts_with(prefix)) => {
+        _ if mnemonic.starts_with("xchg") => exchange(&operands, registers),
+        _ if ["xadd", "cmpxchg"].iter().any(|prefix| mnemonic.starts_with(prefix)) => {
             registers[RAX] = None;
             for (index, _) in operands.iter().filter_map(|operand| register(operand)) {
                 registers[index] = None;
@@ -186,6 +187,21 @@ pub(super) fn step(mnemonic: &str, operands_text: &str, registers: &mut Register
                 *registers = super::NOTHING_KNOWN;
             }
         }
+    }
+}
+
+/// `xchg`: two registers swap what they hold, and `xchg %ax,%ax`, the two-byte nop compilers pad loop heads
+/// with, changes nothing; a register exchanged with memory (or with part of a register) holds anything.
+fn exchange(operands: &[&str], registers: &mut Registers) {
+    let [a, b] = operands else { return };
+    match (register(a), register(b)) {
+        (Some(a), Some(b)) if a == b => {}
+        (Some((a, Part::Bits32 | Part::Bits64)), Some((b, Part::Bits32 | Part::Bits64))) => {
+            let held = registers[a];
+            registers[a] = registers[b];
+            registers[b] = held;
+        }
+        (a, b) => a.into_iter().chain(b).for_each(|(index, _)| registers[index] = None),
     }
 }
 

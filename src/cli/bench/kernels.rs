@@ -118,7 +118,9 @@ pub fn run(args: &BenchKernelsArgs) -> anyhow::Result<()> {
          compiler makes it, add) plus a nonzero's {NONZERO_LOWER_BOUND} over the features (spmm_kernel.h); * over \
          {GOAL}x the bound. Modelled cycles: the simulator's for the whole launch (boot, merge and barrier \
          included) over the multiply-adds. DMA floor: the DMA engine's cycles for each nonzero's X row and each \
-         row's Y, which no kernel that reads X from MRAM goes below however few instructions it runs."
+         row's Y, which no kernel that reads X from MRAM goes below however few instructions it runs. Stack \
+         load/store: the simulated kernel's stack accesses, charged as any load or store; most are spills of the \
+         host compiler's 16 registers that a DPU's 24 may not need."
     );
     Ok(())
 }

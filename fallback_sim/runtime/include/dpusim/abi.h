@@ -181,13 +181,15 @@ void __dpusim_charge(uint32_t instructions);
  * __dpusim_site_runs, its runs in the current launch; and by block (block 0 is no block: all zero)
  * __dpusim_block_sites, each block's site, and __dpusim_block_classes, its instructions by class (the order of
  * upmem_sim::InstructionClass). */
-#define DPUSIM_INSTRUCTION_CLASSES 20
+#define DPUSIM_INSTRUCTION_CLASSES 21
 /* On x86-64 it preserves every register (harness/hook.S), which dpusim/coverage_hook.h tells clang-built kernels. */
 void __sanitizer_cov_trace_pc(void);
 extern const uint32_t __dpusim_site_instructions[];
 extern uint64_t __dpusim_site_runs[];
 extern const uint32_t __dpusim_block_sites[];
 extern const uint32_t __dpusim_block_classes[][DPUSIM_INSTRUCTION_CLASSES];
+/* The class of the SDK runtime's routines (upmem_sim::InstructionClass::SdkRoutine). */
+#define DPUSIM_CLASS_SDK_ROUTINE 19
 extern const uint32_t __dpusim_nr_blocks;
 extern char __dpusim_kernel_text[];
 

@@ -181,8 +181,7 @@ void clock_init(void);
 /* Starts the model for a launch of `dpu`. */
 void clock_reset(uint32_t dpu);
 /* The launch's DPU instructions by class (upmem_sim::InstructionClass), from the blocks' run counts; the SDK
- * routines' class gets what the tasklets executed outside the kernel's blocks. */
-#define DPUSIM_CLASS_SDK_ROUTINE (DPUSIM_INSTRUCTION_CLASSES - 1)
+ * routines' class (DPUSIM_CLASS_SDK_ROUTINE) gets what the tasklets executed outside the kernel's blocks. */
 void clock_classes(uint64_t class_instructions[DPUSIM_INSTRUCTION_CLASSES]);
 /* The running tasklet made `tasklet` runnable, to resume after `delay_instructions` of the running one's. */
 void clock_woken(struct tasklet *tasklet, uint32_t delay_instructions);

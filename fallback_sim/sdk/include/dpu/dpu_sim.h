@@ -98,7 +98,8 @@ enum dpu_sim_instruction_class {
     DPU_SIM_CLASS_FLOAT_CONVERT = 17, /* int <-> float, float <-> double */
     DPU_SIM_CLASS_DOUBLE_CONVERT = 18, /* int <-> double */
     DPU_SIM_CLASS_SDK_ROUTINE = 19,   /* the SDK runtime's routines: boot, synchronisation, DMA issue, ... */
-    DPU_SIM_INSTRUCTION_CLASSES = 20,
+    DPU_SIM_CLASS_STACK_LOAD_STORE = 20, /* stack loads and stores, most of them the host compiler's spills */
+    DPU_SIM_INSTRUCTION_CLASSES = 21,
 };
 
 /* One DPU's last launch: DPU instructions of all its tasklets by class (they add up to the total). */
