@@ -2,9 +2,9 @@
  * SpMM Y = A X over one COO block of A per DPU, nonzeros sorted by row (see spmm_kernel.h for the work split
  * and data movement).
  *
- * A tasklet walks its nonzeros' indices and values in step (spmm_kernel.h's readers): a row's nonzeros are the run of entries carrying
- * its index; rows of the tasklet's range that no entry names are written as zeros. No row pointers are
- * stored, which pays off when most rows of a block are empty (2D tiles, hypersparse graphs).
+ * A tasklet walks its nonzeros' indices and values in step (spmm_kernel.h's readers): a row's nonzeros are the
+ * run of entries carrying its index; rows of the tasklet's range that no entry names are written as zeros. No row
+ * pointers are stored, which pays off when most rows of a block are empty (2D tiles, hypersparse graphs).
  */
 /* A nonzero's index: struct spmm_coo_index. */
 #define SPMM_INDEX_BYTES 8
@@ -16,7 +16,34 @@ _Static_assert(sizeof(struct spmm_coo_index) == SPMM_INDEX_BYTES, "a COO index i
 SPMM_READ_BLOCK(index_block, SPMM_INDEX_BYTES);
 SPMM_READ_BLOCK(value_block, sizeof(spmm_value));
 
-/* spmm_kernel.h's spmm_walk for a COO block. */
+/* The row a walk's WRAM copy of entry nz_end gets (no row's), so that the loop over a row's entries stops there. */
+#define COO_END_ROW 0xffffffffu
+
+/* Marks the end of the tasklet's entries, at MRAM address `end_at`, in the block of entries just read from MRAM
+ * address `block_at` into `block`, if it lies there. */
+static inline void coo_mark_end(uint8_t *block, uint32_t block_at, uint32_t end_at) {
+    const uint32_t offset = end_at - block_at;
+    if (offset < SPMM_READ_ENTRIES * SPMM_INDEX_BYTES)
+        ((struct spmm_coo_index *)(block + offset))->row = COO_END_ROW;
+}
+
+/* The walk's next nonzero: spmm_nonzeros_next, marking the end in each block it reads. */
+static inline __attribute__((always_inline)) void coo_next(struct spmm_nonzeros *nonzeros, uint32_t end_at) {
+    nonzeros->index += SPMM_INDEX_BYTES;
+    nonzeros->value++;
+    if (spmm_read_ended(nonzeros->index, SPMM_INDEX_BYTES)) {
+        const uint32_t block_at = nonzeros->indices.next_at;
+        nonzeros->index = spmm_read_block(&nonzeros->indices, nonzeros->index, SPMM_INDEX_BYTES);
+        nonzeros->value = spmm_read_block(&nonzeros->values, nonzeros->value, sizeof(spmm_value));
+        coo_mark_end((uint8_t *)nonzeros->index, block_at, end_at);
+    }
+}
+
+/*
+ * spmm_kernel.h's spmm_walk for a COO block. Each row takes the entries that carry its index, one test per
+ * nonzero: the walk's copy of the entry after the tasklet's last nonzero (nz_end) carries COO_END_ROW, so no
+ * count of the nonzeros is kept.
+ */
 static inline __attribute__((always_inline)) void spmm_walk(const struct spmm_tasklet_work *work, uint32_t tasklet,
                                                             uint32_t first, uint32_t width, uint32_t set,
                                                             uint32_t values_at, enum spmm_row_addressing addressing,
@@ -24,22 +51,24 @@ static inline __attribute__((always_inline)) void spmm_walk(const struct spmm_ta
     const struct spmm_scores scores = spmm_scores_of(set);
     struct spmm_nonzeros nonzeros =
         spmm_nonzeros_from(index_block[tasklet], (spmm_value *)value_block[tasklet], values_at, work->nz_begin);
+    const uint32_t end_at = spmm_heap() + matrix.indices_offset + work->nz_end * SPMM_INDEX_BYTES;
+    coo_mark_end(index_block[tasklet], nonzeros.indices.next_at - SPMM_READ_ENTRIES * SPMM_INDEX_BYTES, end_at);
     spmm_acc *sum = row_sum[tasklet];
     struct spmm_batch batch = spmm_batch_start(first, width);
     const uint32_t y_row_bytes = spmm_y_row_bytes();
     uint32_t y_at = spmm_y_at(work->row_begin, first);
     struct spmm_wide_cursor wide = spmm_wide_start(work, tasklet);
-    uint32_t k = work->nz_begin;
+    const struct spmm_coo_index *index = (const struct spmm_coo_index *)nonzeros.index;
     for (uint32_t row = work->row_begin; row < work->row_end; row++) {
-        const struct spmm_coo_index *index = (const struct spmm_coo_index *)nonzeros.index;
-        if (k < work->nz_end && index->row == row)
+        if (index->row == row) {
             spmm_row_scores(scores, tasklet, row);
-        while (k < work->nz_end && index->row == row) {
-            spmm_batch_push(&batch, tasklet, sum, spmm_nonzero_value(scores, tasklet, *nonzeros.value, index->column),
-                            index->column, addressing);
-            spmm_nonzeros_next(&nonzeros);
-            index = (const struct spmm_coo_index *)nonzeros.index;
-            k++;
+            do {
+                spmm_batch_push(&batch, tasklet, sum,
+                                spmm_nonzero_value(scores, tasklet, *nonzeros.value, index->column), index->column,
+                                addressing);
+                coo_next(&nonzeros, end_at);
+                index = (const struct spmm_coo_index *)nonzeros.index;
+            } while (index->row == row);
         }
         spmm_batch_finish(&batch, tasklet, sum);
         spmm_store(work, tasklet, row, sum, y_at, first, width, &wide, y_width);

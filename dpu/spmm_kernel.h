@@ -25,16 +25,18 @@
  *
  *   type  multiply-add bound                      with a nonzero's 11   executed   modelled cycles  DMA floor
  *   i8    3   (load the byte, mul_sl_sl, add)     3.17                  3.79       3.85  (1.21x)    2.07
- *   i16   9   (load, 7 of the 16-bit byte-        9.17                  10.32      10.34 (1.13x)    2.57
+ *   i16   9   (load, 7 of the 16-bit byte-        9.17                  10.31      10.33 (1.13x)    2.57
  *              multiply sequence, add)
- *   i32   32  (load, 30 of mul_step, add)         32.17                 34.73      34.75 (1.08x)    3.57
- *   f32   246 (load, software multiply 179        246.17                248.85     248.87 (1.01x)   3.57
+ *   i32   32  (load, 30 of mul_step, add)         32.17                 34.73      34.74 (1.08x)    3.57
+ *   f32   246 (load, software multiply 179        246.17                248.86     248.88 (1.01x)   3.57
  *              and add 66)
  *
  * The DMA floor is the DMA engine's cycles for each nonzero's X chunk (77 + bytes / 2) and each row's Y chunk
  * (61 + bytes / 2) per multiply-add: a kernel that reads X from MRAM goes no faster however few instructions it
  * runs. At 16 features it is above the instruction bound of i8 and i16 (6.04 and 6.54). With 16 tasklets the
- * pipeline stays full while some wait for their DMA, so the cycles are the instructions and little more.
+ * pipeline stays full while some wait for their DMA, so the cycles are the instructions and little more. Of the
+ * executed, 0.17 (i8) to 0.22 (f32) per multiply-add are stack loads and stores, at narrow widths up to 0.8: most
+ * are spills of the host compiler's 16 registers, which a DPU's 24 may not need (upmem_sim::InstructionClass).
  *
  * A nonzero's bound: its column's and value's loads and the readers' advances (6), its X row's address as a
  * shift and an add (2), the DMA (1) and the loop's count and branch (2). The kernels spend about 35 (i8 at 64
@@ -352,17 +354,20 @@ static inline spmm_value spmm_nonzero_value(struct spmm_scores scores, uint32_t 
 
 /*
  * How a pass finds X row `column` at `column * row_bytes`: a shift when the row's bytes are a power of two (common
- * widths, and the narrow slices of feature groups), else a 16-bit multiply, the DPU compiler's 7-instruction
+ * widths, and the narrow slices of feature groups); an lsl_add (column * 3) and a shift when they are three times a
+ * power of two (48, 96 or 192 features of i8, 48 or 96 of f32); else a 16-bit multiply, the DPU compiler's 7-instruction
  * byte-multiply sequence, when both factors fit 16 bits (at most 2^16 rows of at most 2^16 - 1 bytes), else a
  * 32 x 32-bit product, the compiler runtime's 30-instruction mul_step sequence. spmm_pass builds the family's walk
  * once per way, each with the way constant, so the choice costs nothing per nonzero.
  */
-enum spmm_row_addressing { SPMM_ROWS_BY_SHIFT, SPMM_ROWS_BY_MUL16, SPMM_ROWS_BY_MUL32 };
+enum spmm_row_addressing { SPMM_ROWS_BY_SHIFT, SPMM_ROWS_BY_THREE_SHIFTED, SPMM_ROWS_BY_MUL16, SPMM_ROWS_BY_MUL32 };
 
 static inline enum spmm_row_addressing spmm_row_addressing(void) {
     const uint32_t row_bytes = call.nr_features * (uint32_t)sizeof(spmm_feature);
     if ((row_bytes & (row_bytes - 1)) == 0)
         return SPMM_ROWS_BY_SHIFT;
+    if ((row_bytes >> __builtin_ctz(row_bytes)) == 3)
+        return SPMM_ROWS_BY_THREE_SHIFTED;
     if (matrix.nr_x_rows <= 0x10000 && row_bytes <= 0xffff)
         return SPMM_ROWS_BY_MUL16;
     return SPMM_ROWS_BY_MUL32;
@@ -391,6 +396,9 @@ static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, ui
     switch (spmm_row_addressing()) {
     case SPMM_ROWS_BY_SHIFT:
         SPMM_WALK(SPMM_ROWS_BY_SHIFT)
+        break;
+    case SPMM_ROWS_BY_THREE_SHIFTED:
+        SPMM_WALK(SPMM_ROWS_BY_THREE_SHIFTED)
         break;
     case SPMM_ROWS_BY_MUL16:
         SPMM_WALK(SPMM_ROWS_BY_MUL16)
@@ -490,7 +498,7 @@ static __attribute__((noinline)) void spmm_accumulate_batch(uint32_t tasklet, sp
 struct spmm_batch {
     uint32_t x_at;      /* MRAM address of features [first, ..) of X row 0 */
     uint32_t row_bytes; /* of an X row */
-    uint32_t row_shift; /* log2(row_bytes) when that is a power of two */
+    uint32_t row_shift; /* the position of row_bytes' lowest bit: log2 of row_bytes or of row_bytes / 3 */
     uint32_t width;     /* features of the chunk */
     uint32_t count;
     uint32_t fresh;
@@ -498,8 +506,12 @@ struct spmm_batch {
 
 static inline struct spmm_batch spmm_batch_start(uint32_t first, uint32_t width) {
     const uint32_t row_bytes = call.nr_features * (uint32_t)sizeof(spmm_feature);
-    const struct spmm_batch batch = {spmm_heap() + call.x_offset + first * (uint32_t)sizeof(spmm_feature), row_bytes,
-                                     (uint32_t)__builtin_ctz(row_bytes), width, 0, 1};
+    const struct spmm_batch batch = {.x_at = spmm_heap() + call.x_offset + first * (uint32_t)sizeof(spmm_feature),
+                                     .row_bytes = row_bytes,
+                                     .row_shift = (uint32_t)__builtin_ctz(row_bytes),
+                                     .width = width,
+                                     .count = 0,
+                                     .fresh = 1};
     return batch;
 }
 
@@ -509,6 +521,8 @@ static inline __attribute__((always_inline)) uint32_t spmm_x_row_at(const struct
     switch (addressing) {
     case SPMM_ROWS_BY_SHIFT:
         return column << batch->row_shift;
+    case SPMM_ROWS_BY_THREE_SHIFTED:
+        return (column + (column << 1)) << batch->row_shift;
     case SPMM_ROWS_BY_MUL16:
         return (uint32_t)(uint16_t)column * (uint32_t)(uint16_t)batch->row_bytes;
     default:

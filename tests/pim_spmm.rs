@@ -327,16 +327,17 @@ fn every_plan_i8_with_y_in_16_bits() {
 #[test]
 fn feature_widths_from_1_to_512() {
     let a = random_graph::<f32>(97, 4, &[], 0, 2);
-    let widths = [1, 2, 7, 8, 63, 64, 65, 129, 255, 512];
+    let widths = [1, 2, 7, 8, 12, 48, 63, 64, 65, 129, 255, 512];
     check(sim_set(1, 4, &[]), &a, plan(Format::Csr, 4, 1, 1, XDelivery::Referenced, 16), &widths);
     check(sim_set(1, 4, &[]), &a, plan(Format::Coo, 2, 1, 2, XDelivery::Whole, 5), &widths);
     let a = random_graph::<i8>(97, 4, &[], 0, 3);
     check(sim_set(1, 4, &[]), &a, plan(Format::Csr, 2, 2, 1, XDelivery::Whole, 24), &widths);
 }
 
-/// The kernels find an X row by a shift when its bytes are a power of two, else by a 16-bit multiply when X has at
-/// most 2^16 rows, else by a 32-bit multiply (spmm_kernel.h's enum spmm_row_addressing): rows of 24 and 32 bytes in
-/// an X of 70,000 rows, columns spread to its end.
+/// The kernels find an X row by a shift when its bytes are a power of two, by `column * 3` and a shift when they
+/// are three times one, else by a 16-bit multiply when X has at most 2^16 rows, else by a 32-bit multiply
+/// (spmm_kernel.h's enum spmm_row_addressing): rows of 32, 24 and 40 bytes in an X of 70,000 rows, columns spread
+/// to its end (`feature_widths_from_1_to_512` has the 16-bit multiply's).
 #[test]
 fn x_rows_past_2_to_the_16_are_found_in_every_way() {
     let (rows, cols) = (40, 70_000);
@@ -353,7 +354,7 @@ fn x_rows_past_2_to_the_16_are_found_in_every_way() {
     let values = (0..col_idx.len()).map(|k| (k % 7) as i32 - 3).collect();
     let a = Csr::new(rows, cols, row_ptr, col_idx, values).unwrap();
     for format in [Format::Csr, Format::Coo] {
-        check_calls(sim_set(1, 1, &[]), &a, plan(format, 1, 1, 1, XDelivery::Whole, 11), &[6, 8], false);
+        check_calls(sim_set(1, 1, &[]), &a, plan(format, 1, 1, 1, XDelivery::Whole, 11), &[6, 8, 10], false);
     }
 }
 
