@@ -413,8 +413,10 @@ static void check_signatures(void)
     EXPECT_EQ(offsetof(struct dpu_sim_timing, tasklet_cycles), 32 + 24 * 8);
     EXPECT_FN(dpu_sim_instructions, dpu_error_t, struct dpu_set_t, struct dpu_sim_instructions *);
     EXPECT_FN(dpu_sim_instruction_class_name, const char *, enum dpu_sim_instruction_class);
-    EXPECT_EQ(DPU_SIM_INSTRUCTION_CLASSES, 20);
-    EXPECT_EQ(sizeof(struct dpu_sim_instructions), 8 + 20 * 8);
+    EXPECT_EQ(DPU_SIM_CLASS_SDK_ROUTINE, 19);
+    EXPECT_EQ(DPU_SIM_CLASS_STACK_LOAD_STORE, 20);
+    EXPECT_EQ(DPU_SIM_INSTRUCTION_CLASSES, 21);
+    EXPECT_EQ(sizeof(struct dpu_sim_instructions), 8 + 21 * 8);
     EXPECT_FN(dpu_sim_timeline, dpu_error_t, struct dpu_sim_event *, size_t, size_t *);
     EXPECT_FN(dpu_sim_timeline_clear, dpu_error_t, void);
     EXPECT_EQ(sizeof(struct dpu_sim_event), 32);
