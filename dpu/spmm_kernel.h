@@ -24,23 +24,23 @@
  * (`pimgnn bench kernels` prints this for every type, format and width):
  *
  *   type  multiply-add bound                      with a nonzero's 11   executed   modelled cycles  DMA floor
- *   i8    3   (load the byte, mul_sl_sl, add)     3.17                  3.79       3.85  (1.21x)    2.07
- *   i16   9   (load, 7 of the 16-bit byte-        9.17                  10.31      10.33 (1.13x)    2.57
+ *   i8    3   (load the byte, mul_sl_sl, add)     3.17                  3.74       3.81  (1.20x)    2.07
+ *   i16   9   (load, 7 of the 16-bit byte-        9.17                  10.21      10.23 (1.12x)    2.57
  *              multiply sequence, add)
- *   i32   32  (load, 30 of mul_step, add)         32.17                 34.73      34.74 (1.08x)    3.57
- *   f32   246 (load, software multiply 179        246.17                248.86     248.88 (1.01x)   3.57
+ *   i32   32  (load, 30 of mul_step, add)         32.17                 34.51      34.53 (1.07x)    3.57
+ *   f32   246 (load, software multiply 179        246.17                248.56     248.59 (1.01x)   3.57
  *              and add 66)
  *
  * The DMA floor is the DMA engine's cycles for each nonzero's X chunk (77 + bytes / 2) and each row's Y chunk
  * (61 + bytes / 2) per multiply-add: a kernel that reads X from MRAM goes no faster however few instructions it
  * runs. At 16 features it is above the instruction bound of i8 and i16 (6.04 and 6.54). With 16 tasklets the
  * pipeline stays full while some wait for their DMA, so the cycles are the instructions and little more. Of the
- * executed, 0.17 (i8) to 0.22 (f32) per multiply-add are stack loads and stores, at narrow widths up to 0.8: most
+ * executed, 0.17 (i8) to 0.22 (f32) per multiply-add are stack loads and stores, at narrow widths up to 0.9: most
  * are spills of the host compiler's 16 registers, which a DPU's 24 may not need (upmem_sim::InstructionClass).
  *
  * A nonzero's bound: its column's and value's loads and the readers' advances (6), its X row's address as a
- * shift and an add (2), the DMA (1) and the loop's count and branch (2). The kernels spend about 35 (i8 at 64
- * features) to 43 (16) per nonzero and chunk as the simulator counts them (the readers' advance and test, mram_read as the SDK's source executes
+ * shift and an add (2), the DMA (1) and the loop's count and branch (2). The kernels spend about 33 (i8 at 64
+ * features) to 41 (16) per nonzero and chunk as the simulator counts them (the readers' advance and test, mram_read as the SDK's source executes
  * it, the X row's address (enum spmm_row_addressing), the batch's bookkeeping and its call) and 2 per feature and
  * batch (the sum's load and store; a row's first batch sets its sums instead, so rows are never cleared first).
  * Narrow types at narrow widths stay furthest from the bound, and there the DMA engine sets the pace (the DMA

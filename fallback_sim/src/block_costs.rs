@@ -10,6 +10,12 @@
 //! alike on both machines, and a DPU instruction sequence or software routine's length for a multiply, a
 //! divide or floating-point arithmetic. A 32-bit multiply whose operands are both extended 8- or 16-bit values
 //! on every path to it ([`narrow_operands`](crate::narrow_operands)) costs the DPU's byte multiplies instead.
+//!
+//! A block that is only the hook's call and a jump costs nothing. Clang's edge coverage gives each critical edge
+//! (from a block with two successors to one with two predecessors, a loop's back edge among them) a block of its
+//! own for its call, which then jumps on; without the instrumentation the branch before it goes straight to the
+//! target, as a DPU's compiled code does, and compilers fold any other block holding nothing but a jump into the
+//! branches that reach it.
 
 use std::fmt::Write as _;
 
@@ -45,19 +51,26 @@ pub(crate) fn from_disassembly(disassembly: &str) -> Vec<BlockCost> {
     let mut prologue: ClassInstructions = [0; InstructionClass::COUNT];
     let mut in_block = false;
     let mut call_just_seen = false;
+    // The shape of the block being counted (the current site's, once in a block).
+    let mut block = BlockShape::default();
     for line in disassembly.lines() {
         if is_function_label(line) {
+            block.finish(sites.last_mut().filter(|_| in_block));
+            block = BlockShape::default();
             prologue = [0; InstructionClass::COUNT];
             in_block = false;
             call_just_seen = false;
         } else if is_call_to_trace_pc(line) {
-            // The instruction just counted is the instrumentation's call, not the kernel's.
+            // The instruction just counted is the instrumentation's call, not the kernel's: the next block's.
             let counted = match sites.last_mut().filter(|_| in_block) {
                 Some(site) => &mut site.by_class,
                 None => &mut prologue,
             };
             let call = &mut counted[InstructionClass::CompareBranch.index()];
             *call = call.saturating_sub(1);
+            block.instructions = block.instructions.saturating_sub(1);
+            block.finish(sites.last_mut().filter(|_| in_block));
+            block = BlockShape::default();
             call_just_seen = true;
         } else if let Some((offset, mnemonic, operands)) = instruction(line) {
             if call_just_seen {
@@ -69,6 +82,7 @@ pub(crate) fn from_disassembly(disassembly: &str) -> Vec<BlockCost> {
             if is_padding(mnemonic) {
                 continue;
             }
+            block.push(isa, mnemonic, operands);
             let counted = match sites.last_mut().filter(|_| in_block) {
                 Some(site) => &mut site.by_class,
                 None => &mut prologue,
@@ -76,7 +90,35 @@ pub(crate) fn from_disassembly(disassembly: &str) -> Vec<BlockCost> {
             op_costs::add_instruction(counted, isa, mnemonic, operands, narrow_multiplies.get(&offset).copied());
         }
     }
+    block.finish(sites.last_mut().filter(|_| in_block));
     sites
+}
+
+/// What a block holds, as far as telling a jump-only block goes: its instructions after the hook's call, padding
+/// aside, and whether the first of them is an unconditional jump to a fixed address.
+#[derive(Default)]
+struct BlockShape {
+    instructions: u32,
+    starts_with_jump: bool,
+}
+
+impl BlockShape {
+    fn push(&mut self, isa: Isa, mnemonic: &str, operands: &str) {
+        if self.instructions == 0 {
+            self.starts_with_jump = match isa {
+                Isa::X86_64 => matches!(mnemonic, "jmp" | "jmpq") && !operands.trim_start().starts_with('*'),
+                Isa::Aarch64 => mnemonic == "b",
+            };
+        }
+        self.instructions += 1;
+    }
+
+    /// At the block's end: a block that is only a jump costs nothing.
+    fn finish(&self, site: Option<&mut BlockCost>) {
+        if let Some(site) = site.filter(|_| self.instructions == 1 && self.starts_with_jump) {
+            site.by_class = [0; InstructionClass::COUNT];
+        }
+    }
 }
 
 /// The C source of the tables the harness indexes (see `dpusim/abi.h`): by return offset,
@@ -223,6 +265,32 @@ dpu_kernel.o:     file format elf64-littleaarch64
             ],
         );
         assert_eq!(from_disassembly(AARCH64), [expected]);
+    }
+
+    #[test]
+    fn a_block_of_only_a_jump_costs_nothing() {
+        // A loop whose back edge clang gave a block of its own for the hook's call (`c:`), and an `else` arm that
+        // does something before it jumps (`1b:`).
+        let disassembly = "\
+dpu_kernel.o:     file format elf64-x86-64
+
+0000000000000000 <f>:
+   0:\tcall   5 <f+0x5>
+\t\t\t1: R_X86_64_PLT32\t__sanitizer_cov_trace_pc-0x4
+   5:\tadd    $0x1,%eax
+   8:\tcmp    %edi,%eax
+   a:\tje     16 <f+0x16>
+   c:\tcall   11 <f+0x11>
+\t\t\td: R_X86_64_PLT32\t__sanitizer_cov_trace_pc-0x4
+  11:\tjmp    0 <f>
+  13:\tnop
+  16:\tcall   1b <f+0x1b>
+\t\t\t17: R_X86_64_PLT32\t__sanitizer_cov_trace_pc-0x4
+  1b:\tadd    $0x1,%ecx
+  1e:\tjmp    0 <f>
+";
+        let costs: Vec<u32> = from_disassembly(disassembly).iter().map(BlockCost::instructions).collect();
+        assert_eq!(costs, [3, 0, 2]);
     }
 
     #[test]

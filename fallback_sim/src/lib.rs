@@ -97,7 +97,9 @@
 //! operand also costs the DPU's load (and store, if it updates memory). Loads and stores through the stack
 //! pointer are counted in a class of their own ([`InstructionClass::StackLoadStore`]), at the same cost: most
 //! are spills of the host compiler's 16 registers, which a DPU, with 24, may not need, so they bound how much of
-//! a count the host's register pressure adds. Kernels are compiled without loop
+//! a count the host's register pressure adds. A block that only jumps on costs nothing: such blocks are the
+//! instrumentation's own (clang gives each critical edge one for its call), and a DPU's code branches straight to
+//! the target. Kernels are compiled without loop
 //! unrolling or vectorization, as the DPU's compiler shapes them. Multiplies, divides and floating point are
 //! sequences or software routines on a DPU, which has only an 8x8-bit multiply step, a divide step and no
 //! floating-point unit; they cost:

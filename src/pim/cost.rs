@@ -25,7 +25,7 @@
 //!   in their own width, 7 and 1: UPMEM's DPU compiler (its LLVM fork, `llvm/lib/Target/DPU`) emits one
 //!   8 x 8-bit multiply instruction (`mul_sl_sl`) for two extended bytes and a sequence of three byte
 //!   multiplies and three `lsl_add`s after a first byte product for two 16-bit values
-//!   (`EmitMul16WithCustomInserter`); PrIM did not measure them. Each nonzero costs 49 instructions besides
+//!   (`EmitMul16WithCustomInserter`); PrIM did not measure them. Each nonzero costs 47 instructions besides
 //!   its products (fitted to the simulator's count), in COO as in CSR (COO's test of the row takes the place of
 //!   CSR's count: the walk's copy of the entry after a tasklet's last carries a row no row has): its index's
 //!   walk, loop and DMA set-up, its X row's address `column * width` (a shift, 1, when a row's bytes are a
@@ -160,7 +160,7 @@ pub const NONZERO_LOWER_BOUND: f64 = 11.0;
 /// Instructions per nonzero and chunk of the SpMM kernels besides the products and the values' walk: the index
 /// walk with its block test and loop, the X row's address (here a 16-bit multiply, [`ROW_ADDRESS_MUL16`]), the
 /// DMA's set-up, the value's and count's place in the batch. Fitted with [`BATCH_INSTRUCTIONS`].
-const NONZERO_INSTRUCTIONS: f64 = 47.0;
+const NONZERO_INSTRUCTIONS: f64 = 45.0;
 /// Instructions per nonzero of the values' walk (values and indices are separate arrays, so that new values move
 /// without the structure): the value's pointer advance and the reload of that pointer, which the walk of the
 /// indices' block test serves as well (spmm_kernel.h's struct spmm_nonzeros).
