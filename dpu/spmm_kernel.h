@@ -354,19 +354,26 @@ static inline spmm_value spmm_nonzero_value(struct spmm_scores scores, uint32_t 
 
 /*
  * How a pass finds X row `column` at `column * row_bytes`: a shift when the row's bytes are a power of two (common
- * widths, and the narrow slices of feature groups); an lsl_add (column * 3) and a shift when they are three times a
- * power of two (48, 96 or 192 features of i8, 48 or 96 of f32); else a 16-bit multiply, the DPU compiler's 7-instruction
- * byte-multiply sequence, when both factors fit 16 bits (at most 2^16 rows of at most 2^16 - 1 bytes), else a
- * 32 x 32-bit product, the compiler runtime's 30-instruction mul_step sequence. spmm_pass builds the family's walk
- * once per way, each with the way constant, so the choice costs nothing per nonzero.
+ * widths, and the narrow slices of feature groups); in the i8 and i16 kernels, an lsl_add (column * 3) and a shift
+ * when they are three times a power of two (48, 96 or 192 features of i8, 24 or 48 of i16); else a 16-bit
+ * multiply, the DPU compiler's 7-instruction byte-multiply sequence, when both factors fit 16 bits (at most 2^16 rows
+ * of at most 2^16 - 1 bytes), else a 32 x 32-bit product, the compiler runtime's 30-instruction mul_step sequence.
+ * spmm_pass builds the family's walk once per way, each with the way constant, so the choice costs nothing per
+ * nonzero. The i32 and f32 kernels, whose products are 30 and 245 instructions, go without the lsl_add build: it
+ * would save them under 0.1% and cost them IRAM.
  */
+#if defined(SPMM_TYPE_I8) || defined(SPMM_TYPE_I16)
+#define SPMM_ROWS_THREE_SHIFTED 1
+#else
+#define SPMM_ROWS_THREE_SHIFTED 0
+#endif
 enum spmm_row_addressing { SPMM_ROWS_BY_SHIFT, SPMM_ROWS_BY_THREE_SHIFTED, SPMM_ROWS_BY_MUL16, SPMM_ROWS_BY_MUL32 };
 
 static inline enum spmm_row_addressing spmm_row_addressing(void) {
     const uint32_t row_bytes = call.nr_features * (uint32_t)sizeof(spmm_feature);
     if ((row_bytes & (row_bytes - 1)) == 0)
         return SPMM_ROWS_BY_SHIFT;
-    if ((row_bytes >> __builtin_ctz(row_bytes)) == 3)
+    if (SPMM_ROWS_THREE_SHIFTED && (row_bytes >> __builtin_ctz(row_bytes)) == 3)
         return SPMM_ROWS_BY_THREE_SHIFTED;
     if (matrix.nr_x_rows <= 0x10000 && row_bytes <= 0xffff)
         return SPMM_ROWS_BY_MUL16;
@@ -397,9 +404,11 @@ static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, ui
     case SPMM_ROWS_BY_SHIFT:
         SPMM_WALK(SPMM_ROWS_BY_SHIFT)
         break;
+#if SPMM_ROWS_THREE_SHIFTED
     case SPMM_ROWS_BY_THREE_SHIFTED:
         SPMM_WALK(SPMM_ROWS_BY_THREE_SHIFTED)
         break;
+#endif
     case SPMM_ROWS_BY_MUL16:
         SPMM_WALK(SPMM_ROWS_BY_MUL16)
         break;

@@ -334,10 +334,10 @@ fn feature_widths_from_1_to_512() {
     check(sim_set(1, 4, &[]), &a, plan(Format::Csr, 2, 2, 1, XDelivery::Whole, 24), &widths);
 }
 
-/// The kernels find an X row by a shift when its bytes are a power of two, by `column * 3` and a shift when they
-/// are three times one, else by a 16-bit multiply when X has at most 2^16 rows, else by a 32-bit multiply
-/// (spmm_kernel.h's enum spmm_row_addressing): rows of 32, 24 and 40 bytes in an X of 70,000 rows, columns spread
-/// to its end (`feature_widths_from_1_to_512` has the 16-bit multiply's).
+/// The kernels find an X row by a shift when its bytes are a power of two, in i8 and i16 by `column * 3` and a
+/// shift when they are three times one, else by a 16-bit multiply when X has at most 2^16 rows, else by a 32-bit
+/// multiply (spmm_kernel.h's enum spmm_row_addressing): rows of 24, 32 and 40 bytes of i32 and of i16 in an X of
+/// 70,000 rows, columns spread to its end (`feature_widths_from_1_to_512` has the 16-bit multiply's).
 #[test]
 fn x_rows_past_2_to_the_16_are_found_in_every_way() {
     let (rows, cols) = (40, 70_000);
@@ -351,10 +351,15 @@ fn x_rows_past_2_to_the_16_are_found_in_every_way() {
         col_idx.extend(row);
         row_ptr.push(col_idx.len() as u32);
     }
-    let values = (0..col_idx.len()).map(|k| (k % 7) as i32 - 3).collect();
-    let a = Csr::new(rows, cols, row_ptr, col_idx, values).unwrap();
+    let value = |k: usize| (k % 7) as i32 - 3;
+    let values = (0..col_idx.len()).map(value).collect();
+    let a = Csr::new(rows, cols, row_ptr.clone(), col_idx.clone(), values).unwrap();
+    let narrow_values = (0..col_idx.len()).map(|k| value(k) as i16).collect();
+    let narrow = Csr::new(rows, cols, row_ptr, col_idx, narrow_values).unwrap();
     for format in [Format::Csr, Format::Coo] {
-        check_calls(sim_set(1, 1, &[]), &a, plan(format, 1, 1, 1, XDelivery::Whole, 11), &[6, 8, 10], false);
+        let plan = plan(format, 1, 1, 1, XDelivery::Whole, 11);
+        check_calls(sim_set(1, 1, &[]), &a, plan, &[6, 8, 10], false);
+        check_calls(sim_set(1, 1, &[]), &narrow, plan, &[12, 16, 20], false);
     }
 }
 

@@ -29,9 +29,9 @@
 //!   its products (fitted to the simulator's count), in COO as in CSR (COO's test of the row takes the place of
 //!   CSR's count: the walk's copy of the entry after a tasklet's last carries a row no row has): its index's
 //!   walk, loop and DMA set-up, its X row's address `column * width` (a shift, 1, when a row's bytes are a
-//!   power of two; an `lsl_add` and a shift, 2, when they are three times one; a 16-bit multiply, 7, when the
-//!   block's X has at most 2^16 rows; a 32-bit multiply, 30, otherwise), its place in the batch, and the advance
-//!   of the values' walk (2). Each row costs 36 instructions besides its sums (its
+//!   power of two; in `i8` and `i16`, an `lsl_add` and a shift, 2, when they are three times one; a 16-bit
+//!   multiply, 7, when the block's X has at most 2^16 rows; a 32-bit multiply, 30, otherwise), its place in the
+//!   batch, and the advance of the values' walk (2). Each row costs 36 instructions besides its sums (its
 //!   walk, store set-up and last batch), less 2 per feature that its first batch saves by setting its sums
 //!   rather than adding to them (fitted). A row without nonzeros in a tasklet's range has its sums
 //!   cleared by the DPU libc's `memset`: 15 instructions and 3 per feature (memset.c.obj of the SDK 2025.1's
@@ -132,18 +132,19 @@ const SDDMM_TERM_INSTRUCTIONS: f64 = 1.0;
 const SDDMM_NONZERO_INSTRUCTIONS: f64 = 85.0;
 /// Instructions of a nonzero's X row address `column * row_bytes` (spmm_kernel.h's enum spmm_row_addressing): the
 /// DPU compiler's 16-bit byte-multiply sequence when both factors fit 16 bits, as [`NONZERO_INSTRUCTIONS`] counts
-/// it; a shift when a row's bytes are a power of two; `column * 3` (one `lsl_add`) and a shift when they are three
-/// times one; the compiler runtime's 32-bit multiply otherwise.
+/// it; a shift when a row's bytes are a power of two; in the `i8` and `i16` kernels, `column * 3` (one `lsl_add`)
+/// and a shift when they are three times one; the compiler runtime's 32-bit multiply otherwise.
 const ROW_ADDRESS_MUL16: f64 = 7.0;
 const ROW_ADDRESS_SHIFT: f64 = 1.0;
 const ROW_ADDRESS_THREE_SHIFTED: f64 = 2.0;
 const ROW_ADDRESS_MUL32: f64 = 30.0;
 
-/// The instructions of a nonzero's X row address in a DPU's X of `x_rows` rows of `row_bytes` each.
-fn row_address_instructions(row_bytes: usize, x_rows: usize) -> f64 {
+/// The instructions of a nonzero's X row address in a DPU's X of `x_rows` rows of `row_bytes` each, for values
+/// of `value_bytes`.
+fn row_address_instructions(row_bytes: usize, x_rows: usize, value_bytes: usize) -> f64 {
     if row_bytes.is_power_of_two() {
         ROW_ADDRESS_SHIFT
-    } else if row_bytes >> row_bytes.trailing_zeros() == 3 {
+    } else if value_bytes <= 2 && row_bytes >> row_bytes.trailing_zeros() == 3 {
         ROW_ADDRESS_THREE_SHIFTED
     } else if x_rows <= 1 << 16 && row_bytes < 1 << 16 {
         ROW_ADDRESS_MUL16
@@ -450,7 +451,7 @@ impl HardwareModel {
         let size = std::mem::size_of::<T>() as f64;
         let mac = self.mac_cycles::<T>();
         let nonzero = self.nonzero_instructions - ROW_ADDRESS_MUL16
-            + row_address_instructions(features * std::mem::size_of::<T>(), x_rows);
+            + row_address_instructions(features * std::mem::size_of::<T>(), x_rows, std::mem::size_of::<T>());
         let y_narrow = narrow_rows > 0;
         let (nz, rows, narrow_rows, tasklets) = (nonzeros as f64, rows as f64, narrow_rows as f64, f64::from(tasklets));
         let wide_rows = if y_narrow { rows - narrow_rows } else { 0.0 };
