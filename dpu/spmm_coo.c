@@ -19,23 +19,14 @@ SPMM_READ_BLOCK(value_block, sizeof(spmm_value));
 /* The row a walk's WRAM copy of entry nz_end gets (no row's), so that the loop over a row's entries stops there. */
 #define COO_END_ROW 0xffffffffu
 
-/* Marks the end of the tasklet's entries, at MRAM address `end_at`, in the block of entries just read from MRAM
- * address `block_at` into `block`, if it lies there. */
-static inline void coo_mark_end(uint8_t *block, uint32_t block_at, uint32_t end_at) {
-    const uint32_t offset = end_at - block_at;
-    if (offset < SPMM_READ_ENTRIES * SPMM_INDEX_BYTES)
+/* Marks the end of the tasklet's entries, at MRAM address `end_at`, in the block of entries the walk holds, if it
+ * lies there: the block's WRAM copy is aligned to its size, and its MRAM address is the one before next_at. */
+static inline void coo_mark_end(const struct spmm_nonzeros *nonzeros, uint32_t end_at) {
+    const uint32_t block_bytes = SPMM_READ_ENTRIES * SPMM_INDEX_BYTES;
+    const uint32_t offset = end_at - (nonzeros->indices.next_at - block_bytes);
+    if (offset < block_bytes) {
+        uint8_t *block = (uint8_t *)((uintptr_t)nonzeros->index & ~(uintptr_t)(block_bytes - 1));
         ((struct spmm_coo_index *)(block + offset))->row = COO_END_ROW;
-}
-
-/* The walk's next nonzero: spmm_nonzeros_next, marking the end in each block it reads. */
-static inline __attribute__((always_inline)) void coo_next(struct spmm_nonzeros *nonzeros, uint32_t end_at) {
-    nonzeros->index += SPMM_INDEX_BYTES;
-    nonzeros->value++;
-    if (spmm_read_ended(nonzeros->index, SPMM_INDEX_BYTES)) {
-        const uint32_t block_at = nonzeros->indices.next_at;
-        nonzeros->index = spmm_read_block(&nonzeros->indices, nonzeros->index, SPMM_INDEX_BYTES);
-        nonzeros->value = spmm_read_block(&nonzeros->values, nonzeros->value, sizeof(spmm_value));
-        coo_mark_end((uint8_t *)nonzeros->index, block_at, end_at);
     }
 }
 
@@ -52,7 +43,7 @@ static inline __attribute__((always_inline)) void spmm_walk(const struct spmm_ta
     struct spmm_nonzeros nonzeros =
         spmm_nonzeros_from(index_block[tasklet], (spmm_value *)value_block[tasklet], values_at, work->nz_begin);
     const uint32_t end_at = spmm_heap() + matrix.indices_offset + work->nz_end * SPMM_INDEX_BYTES;
-    coo_mark_end(index_block[tasklet], nonzeros.indices.next_at - SPMM_READ_ENTRIES * SPMM_INDEX_BYTES, end_at);
+    coo_mark_end(&nonzeros, end_at);
     spmm_acc *sum = row_sum[tasklet];
     struct spmm_batch batch = spmm_batch_start(first, width);
     const uint32_t y_row_bytes = spmm_y_row_bytes();
@@ -66,7 +57,8 @@ static inline __attribute__((always_inline)) void spmm_walk(const struct spmm_ta
                 spmm_batch_push(&batch, tasklet, sum,
                                 spmm_nonzero_value(scores, tasklet, *nonzeros.value, index->column), index->column,
                                 addressing);
-                coo_next(&nonzeros, end_at);
+                if (spmm_nonzeros_next(&nonzeros))
+                    coo_mark_end(&nonzeros, end_at);
                 index = (const struct spmm_coo_index *)nonzeros.index;
             } while (index->row == row);
         }

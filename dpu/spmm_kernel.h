@@ -254,13 +254,15 @@ static inline struct spmm_nonzeros spmm_nonzeros_from(uint8_t *index_block, spmm
     return nonzeros;
 }
 
-static inline __attribute__((always_inline)) void spmm_nonzeros_next(struct spmm_nonzeros *nonzeros) {
+/* Moves to the next nonzero; returns whether that read the next blocks. */
+static inline __attribute__((always_inline)) int spmm_nonzeros_next(struct spmm_nonzeros *nonzeros) {
     nonzeros->index += SPMM_INDEX_BYTES;
     nonzeros->value++;
-    if (spmm_read_ended(nonzeros->index, SPMM_INDEX_BYTES)) {
-        nonzeros->index = spmm_read_block(&nonzeros->indices, nonzeros->index, SPMM_INDEX_BYTES);
-        nonzeros->value = spmm_read_block(&nonzeros->values, nonzeros->value, sizeof(spmm_value));
-    }
+    if (!spmm_read_ended(nonzeros->index, SPMM_INDEX_BYTES))
+        return 0;
+    nonzeros->index = spmm_read_block(&nonzeros->indices, nonzeros->index, SPMM_INDEX_BYTES);
+    nonzeros->value = spmm_read_block(&nonzeros->values, nonzeros->value, sizeof(spmm_value));
+    return 1;
 }
 
 /* A WRAM block of a walk over `size`-byte entries, aligned to its size as spmm_read_ended needs. */

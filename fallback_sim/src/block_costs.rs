@@ -55,8 +55,7 @@ pub(crate) fn from_disassembly(disassembly: &str) -> Vec<BlockCost> {
     let mut block = BlockShape::default();
     for line in disassembly.lines() {
         if is_function_label(line) {
-            block.finish(sites.last_mut().filter(|_| in_block));
-            block = BlockShape::default();
+            std::mem::take(&mut block).finish(sites.last_mut().filter(|_| in_block));
             prologue = [0; InstructionClass::COUNT];
             in_block = false;
             call_just_seen = false;
@@ -69,8 +68,7 @@ pub(crate) fn from_disassembly(disassembly: &str) -> Vec<BlockCost> {
             let call = &mut counted[InstructionClass::CompareBranch.index()];
             *call = call.saturating_sub(1);
             block.instructions = block.instructions.saturating_sub(1);
-            block.finish(sites.last_mut().filter(|_| in_block));
-            block = BlockShape::default();
+            std::mem::take(&mut block).finish(sites.last_mut().filter(|_| in_block));
             call_just_seen = true;
         } else if let Some((offset, mnemonic, operands)) = instruction(line) {
             if call_just_seen {
@@ -114,7 +112,7 @@ impl BlockShape {
     }
 
     /// At the block's end: a block that is only a jump costs nothing.
-    fn finish(&self, site: Option<&mut BlockCost>) {
+    fn finish(self, site: Option<&mut BlockCost>) {
         if let Some(site) = site.filter(|_| self.instructions == 1 && self.starts_with_jump) {
             site.by_class = [0; InstructionClass::COUNT];
         }
