@@ -33,10 +33,18 @@
  *
  * The DMA floor is the DMA engine's cycles for each nonzero's X chunk (77 + bytes / 2) and each row's Y chunk
  * (61 + bytes / 2) per multiply-add: a kernel that reads X from MRAM goes no faster however few instructions it
- * runs. At 16 features it is above the instruction bound of i8 and i16 (6.04 and 6.54). With 16 tasklets the
- * pipeline stays full while some wait for their DMA, so the cycles are the instructions and little more. Of the
- * executed, 0.17 (i8) to 0.22 (f32) per multiply-add are stack loads and stores, at narrow widths up to 0.9: most
- * are spills of the host compiler's 16 registers, which a DPU's 24 may not need (upmem_sim::InstructionClass).
+ * runs. At 16 features it is above the instruction bound of i8 and i16 (6.04 and 6.54), and i8 is at both limits:
+ * 5.77 instructions and 6.04 DMA cycles per multiply-add. So the kernels keep no WRAM copy of X's most referenced
+ * rows, which would spare DMAs but not instructions: a build that did (the host numbering a DPU's columns by
+ * references, 6 KiB of rows beside 24 tasklets' buffers, a walk of its own that tests each column against them and
+ * copies a hot chunk by a call, to stay in IRAM) ran 0.43 more instructions per multiply-add with 9% of nonzeros hot
+ * (uniform columns), its modelled cycles 2% above the build without, and fewer DMAs cannot take 5.77 below 1.3x the
+ * bound (4.80).
+ *
+ * With 16 tasklets the pipeline stays full while some wait for their DMA, so the cycles are the instructions and
+ * little more. Of the executed, 0.17 (i8) to 0.22 (f32) per multiply-add are stack loads and stores, at narrow
+ * widths up to 0.9: most are spills of the host compiler's 16 registers, which a DPU's 24 may not need
+ * (upmem_sim::InstructionClass).
  *
  * A nonzero's bound: its column's and value's loads and the readers' advances (6), its X row's address as a
  * shift and an add (2), the DMA (1) and the loop's count and branch (2). The kernels spend about 33 (i8 at 64
