@@ -51,8 +51,8 @@
 //! here is checked (`tests/pim_cost.rs`): the model's DMA cycles match the simulator's exact DMA count for the
 //! same kernel run within 3%, and its kernel cycles (compute and DMA) match the simulator's modelled cycles,
 //! which count the kernel's instructions with the DPU's software arithmetic and the DPU compiler's narrow
-//! multiplies, within 10% for every element type (0.95x to 1.00x on the test graph at 16, 48 and 64 features for
-//! f32, i32, i16 and i8, CSR and COO). On the simulator the timing tables show the
+//! multiplies, within 10% for every element type (0.97x to 1.07x on the test graph at 4, 8, 16, 48 and 64 features
+//! for f32, i32, i16 and i8, CSR and COO). On the simulator the timing tables show the
 //! simulator's kernel time (`PimReport` also gives the model's). The model is deliberately simple and its
 //! parameters are public, so a measured server can replace them.
 
