@@ -89,9 +89,7 @@ fn kernel_cycles_over_simulated<T: pimgnn::pim::PimElement + From<i8>>(format: F
     let values = vec![T::from(1); a.nnz()];
     let a = Csr::new(a.nrows(), a.ncols(), a.row_ptr().to_vec(), a.col_idx().to_vec(), values).unwrap();
     let (simulated, _) = simulated_cycles(a.clone(), format, features);
-    // The kernels take rows of a multiple of 8 bytes (i8 at 4 features: 8).
-    let size = std::mem::size_of::<T>();
-    let padded = (features * size).next_multiple_of(8) / size;
+    let padded = cost::padded_features::<T>(features, 1);
     let modelled = HardwareModel::default().kernel_cycles::<T>(one_dpu(format, &a), padded).total();
     modelled / simulated as f64
 }

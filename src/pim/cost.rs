@@ -341,8 +341,15 @@ impl fmt::Display for Prediction {
 }
 
 /// Padded features per DPU of a call with `features` columns split over `groups`: even and a multiple of 8
-/// bytes of `T`, as the kernels need.
-pub(crate) fn padded_features<T>(features: usize, groups: usize) -> usize {
+/// bytes of `T`, as the kernels need. [`HardwareModel::kernel_cycles`] takes features so padded.
+///
+/// ```
+/// use pimgnn::pim::cost::padded_features;
+///
+/// assert_eq!(padded_features::<i8>(4, 1), 8);
+/// assert_eq!(padded_features::<f32>(256, 64), 4);
+/// ```
+pub fn padded_features<T>(features: usize, groups: usize) -> usize {
     let unit = 8 / std::mem::size_of::<T>();
     features.div_ceil(groups).div_ceil(unit).max(1) * unit
 }
@@ -434,7 +441,7 @@ impl HardwareModel {
         Duration::from_secs_f64(bytes as f64 / self.host_bytes_per_second)
     }
 
-    /// Cycles of one DPU's kernel for `tile` over `features` padded features.
+    /// Cycles of one DPU's kernel for `tile` over `features` padded features ([`padded_features`]).
     pub fn kernel_cycles<T: PimElement>(&self, tile: KernelTile, features: usize) -> KernelCycles {
         self.kernel_cycles_in_sets::<T>(tile, features, features)
     }
