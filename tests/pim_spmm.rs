@@ -286,6 +286,17 @@ fn slow_gather() -> HardwareModel {
     model
 }
 
+/// i8 calls of `features` columns on a model whose gather makes them take Y in 16 bits, exact.
+fn check_y_in_16_bits(set: DpuSet, a: &Csr<i8>, plan: Plan, features: &[usize]) {
+    let mut engine = PimSpmm::with_model(set, a.clone(), plan, slow_gather()).unwrap_or_else(|e| panic!("{plan}: {e}"));
+    for &f in features {
+        assert!(engine.y_in_16_bits(f), "{plan}, F = {f}");
+        let x = random_dense::<i8>(a.ncols(), f, f as u64);
+        let y = engine.spmm(&x).unwrap_or_else(|e| panic!("{plan}, F = {f}: {e}"));
+        expect_product(a, &x, &y, &format!("{plan}, F = {f}, Y in 16 bits"));
+    }
+}
+
 /// i8 values small enough that most rows' sums fit 16 bits, so calls take Y in 16 bits: a hub row whose sums do
 /// not (wide, in 32 bits), a long row that fits yet is cut between tasklets (merged after the barrier), and a row of
 /// 255 ones whose sum meets the bound when every feature is -128. Every plan and tasklet count, exact; new values
@@ -332,12 +343,17 @@ fn feature_widths_from_1_to_512() {
     check(sim_set(1, 4, &[]), &a, plan(Format::Coo, 2, 1, 2, XDelivery::Whole, 5), &widths);
     let a = random_graph::<i8>(97, 4, &[], 0, 3);
     check(sim_set(1, 4, &[]), &a, plan(Format::Csr, 2, 2, 1, XDelivery::Whole, 24), &widths);
+    // Rows of 40 bytes, found by a 16-bit multiply, with Y in 16 bits and in accumulators.
+    let plan = plan(Format::Coo, 2, 1, 1, XDelivery::Whole, 16);
+    check_y_in_16_bits(sim_set(1, 4, &[]), &a, plan, &[40]);
+    check_calls(sim_set(1, 4, &[]), &a, plan, &[40], false);
 }
 
 /// The kernels find an X row by a shift when its bytes are a power of two, in i8 and i16 by `column * 3` and a
 /// shift when they are three times one, else by a 16-bit multiply when X has at most 2^16 rows, else by a 32-bit
-/// multiply (spmm_kernel.h's enum spmm_row_addressing): rows of 24, 32 and 40 bytes of i32 and of i16 in an X of
-/// 70,000 rows, columns spread to its end (`feature_widths_from_1_to_512` has the 16-bit multiply's).
+/// multiply (spmm_kernel.h's enum spmm_row_addressing): rows of 24, 32 and 40 bytes of i32, i16 and i8 in an X of
+/// 70,000 rows, columns spread to its end (`feature_widths_from_1_to_512` has the 16-bit multiply's); i8 with Y in
+/// 16 bits, then in accumulators after new values.
 #[test]
 fn x_rows_past_2_to_the_16_are_found_in_every_way() {
     let (rows, cols) = (40, 70_000);
@@ -355,11 +371,15 @@ fn x_rows_past_2_to_the_16_are_found_in_every_way() {
     let values = (0..col_idx.len()).map(value).collect();
     let a = Csr::new(rows, cols, row_ptr.clone(), col_idx.clone(), values).unwrap();
     let narrow_values = (0..col_idx.len()).map(|k| value(k) as i16).collect();
-    let narrow = Csr::new(rows, cols, row_ptr, col_idx, narrow_values).unwrap();
+    let narrow = Csr::new(rows, cols, row_ptr.clone(), col_idx.clone(), narrow_values).unwrap();
+    let byte_values = (0..col_idx.len()).map(|k| value(k) as i8).collect();
+    let bytes = Csr::new(rows, cols, row_ptr, col_idx, byte_values).unwrap();
     for format in [Format::Csr, Format::Coo] {
         let plan = plan(format, 1, 1, 1, XDelivery::Whole, 11);
         check_calls(sim_set(1, 1, &[]), &a, plan, &[6, 8, 10], false);
         check_calls(sim_set(1, 1, &[]), &narrow, plan, &[12, 16, 20], false);
+        check_y_in_16_bits(sim_set(1, 1, &[]), &bytes, plan, &[40, 24, 32]);
+        check_calls(sim_set(1, 1, &[]), &bytes, plan, &[40, 24, 32], false);
     }
 }
 
