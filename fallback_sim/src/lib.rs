@@ -188,7 +188,7 @@ pub mod sdk_runtime {}
 mod worker;
 
 pub use build_checks::{BuildWarning, IramEstimate, LayoutDifference, MemberChange, MemberDifference, SourceLocation};
-pub use builder::{BuildError, BuiltKernel, ObjectProblem, SimulatedBuild};
+pub use builder::{BuildError, BuiltKernel, CompilerFamily, ObjectProblem, SimulatedBuild};
 pub use config::{ParseScheduleError, Schedule, SimConfig};
 pub use error::{Result, SimError};
 pub use fault::{Fault, FaultKind};

@@ -12,6 +12,7 @@ use object::{Object, ObjectSection, ObjectSymbol};
 use upmem_types::{ChipVersion, MemoryKind, Symbol, MAX_TASKLETS, MRAM_BASE, MRAM_HEAP};
 
 use crate::build_checks::{self, RecordedChecks};
+use crate::builder::CompilerFamily;
 use crate::error::{Result, SimError};
 use crate::layout::{KernelInfo, ABI_VERSION, FD_FIRST_UNPLACED, KERNEL_MAGIC, MRAM_WINDOW, WRAM_BASE};
 
@@ -212,6 +213,12 @@ impl Program {
     /// the estimate existed).
     pub fn iram_estimate(&self) -> Option<u32> {
         self.checks.iram_instructions
+    }
+
+    /// The family of the host C compiler that built the program, whose code the simulator counts (`None` for a
+    /// binary built before builds recorded it).
+    pub fn host_compiler(&self) -> Option<CompilerFamily> {
+        self.checks.host_compiler
     }
 
     /// The `__host` and MRAM variables whose layout differs on a DPU, as the build warned of them.

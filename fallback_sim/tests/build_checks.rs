@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use common::{kernel_source, machine_with, read_u32, write_u32};
 use upmem_sim::{
-    BuildWarning, BuiltKernel, ChipVersion, KernelBuilder, LayoutDifference, MemberChange, MemberDifference, Program,
-    SimError, SimulatedBuild as _, Topology,
+    BuildWarning, BuiltKernel, ChipVersion, CompilerFamily, KernelBuilder, LayoutDifference, MemberChange,
+    MemberDifference, Program, SimError, SimulatedBuild as _, Topology,
 };
 
 /// Builds `tests/kernels/<name>.c` as the tests' kernels are built, returning what the build checks found.
@@ -118,6 +118,25 @@ fn a_program_too_large_for_iram_is_warned_of_runs_by_default_and_is_refused_in_s
         }
         other => panic!("strict mode loaded a program too large for IRAM: {other:?}"),
     }
+}
+
+/// The build records the family of the host compiler whose code the simulator counts: each of gcc and clang
+/// that runs here builds a small kernel, and the binary says which built it.
+#[test]
+fn the_binary_records_which_compiler_family_built_it() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut built = 0;
+    for (compiler, family) in [("gcc", CompilerFamily::Gcc), ("clang", CompilerFamily::Clang)] {
+        if !std::process::Command::new(compiler).arg("--version").output().is_ok_and(|out| out.status.success()) {
+            continue;
+        }
+        let mut builder = KernelBuilder::new();
+        builder.source(kernel_source("build_check_small")).nr_tasklets(16).flag("-O2").compiler(compiler);
+        let binary = builder.build(dir.path().join(compiler)).expect("building");
+        assert_eq!(Program::from_file(&binary).expect("loading").host_compiler(), Some(family), "{compiler}");
+        built += 1;
+    }
+    assert!(built > 0, "neither gcc nor clang runs");
 }
 
 #[test]

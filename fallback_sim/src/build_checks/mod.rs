@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 
 use crate::block_costs::BlockCost;
-use crate::builder::BuildError;
+use crate::builder::{BuildError, CompilerFamily};
 use dpu_abi::{Abi, Layouts, Unmodelled};
 use upmem_types::ChipVersion;
 
@@ -249,7 +249,7 @@ pub(crate) struct Findings {
 
 impl Findings {
     /// What strict mode needs to know when the program is loaded.
-    pub fn recorded(&self) -> RecordedChecks {
+    pub fn recorded(&self, host_compiler: CompilerFamily) -> RecordedChecks {
         let layout_differences = self
             .warnings
             .iter()
@@ -258,7 +258,11 @@ impl Findings {
                 _ => None,
             })
             .collect();
-        RecordedChecks { iram_instructions: Some(self.iram.instructions()), layout_differences }
+        RecordedChecks {
+            iram_instructions: Some(self.iram.instructions()),
+            layout_differences,
+            host_compiler: Some(host_compiler),
+        }
     }
 }
 
@@ -409,17 +413,21 @@ pub(crate) struct RecordedChecks {
     pub iram_instructions: Option<u32>,
     /// Each layout difference, as the build warned of it.
     pub layout_differences: Vec<String>,
+    /// The family of the host compiler that built it.
+    pub host_compiler: Option<CompilerFamily>,
 }
 
 const IRAM_KEY: &str = "iram-instructions";
 const LAYOUT_KEY: &str = "layout-difference";
+const COMPILER_KEY: &str = "host-compiler";
 
 impl RecordedChecks {
     /// The section's contents: one `key value` line per fact.
     pub fn to_text(&self) -> String {
         let iram = self.iram_instructions.map(|instructions| format!("{IRAM_KEY} {instructions}\n"));
         let layouts = self.layout_differences.iter().map(|difference| format!("{LAYOUT_KEY} {difference}\n"));
-        iram.into_iter().chain(layouts).collect()
+        let compiler = self.host_compiler.map(|family| format!("{COMPILER_KEY} {}\n", family.name()));
+        iram.into_iter().chain(layouts).chain(compiler).collect()
     }
 
     /// Reads a section written by [`RecordedChecks::to_text`]; lines it does not know are skipped.
@@ -429,6 +437,7 @@ impl RecordedChecks {
             match line.split_once(' ') {
                 Some((IRAM_KEY, value)) => checks.iram_instructions = value.parse().ok(),
                 Some((LAYOUT_KEY, difference)) => checks.layout_differences.push(difference.to_owned()),
+                Some((COMPILER_KEY, name)) => checks.host_compiler = CompilerFamily::from_name(name),
                 _ => {}
             }
         }
@@ -445,6 +454,7 @@ mod tests {
         let checks = RecordedChecks {
             iram_instructions: Some(5000),
             layout_differences: vec!["k.c:3: __host variable `args` (struct dpu_args): 24 bytes".into()],
+            host_compiler: Some(CompilerFamily::Gcc),
         };
         assert_eq!(RecordedChecks::parse(&checks.to_text()), checks);
         assert_eq!(RecordedChecks::parse("future-key 1\n"), RecordedChecks::default());

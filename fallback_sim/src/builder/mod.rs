@@ -44,6 +44,7 @@ mod dpu_object;
 mod host_compiler;
 
 pub use dpu_object::ObjectProblem;
+pub use host_compiler::CompilerFamily;
 
 /// Where the executable's code starts: above the DPU windows and the tasklet stacks.
 const TEXT_SEGMENT: &str = "0x10000000";
@@ -353,7 +354,7 @@ impl SimulatedBuild for KernelBuilder {
             chip: self.target_chip(),
         };
         let findings = build_checks::check(&build)?;
-        record_checks(output, &findings.recorded().to_text(), dir)?;
+        record_checks(output, &findings.recorded(compiler.family()).to_text(), dir)?;
         let program = Program::from_file(output)?;
         program.check_fits(DEFAULT_WRAM_SIZE, DEFAULT_MRAM_SIZE)?;
         // What the SDK's linker script asserts: NR_TASKLETS within the chip's threads.

@@ -10,6 +10,6 @@ mod set_stats;
 pub(crate) use engine::SimEngine;
 pub use set_stats::SetStats;
 pub use upmem_sim::{
-    BuildError, DpuStats, InstructionClass, Machine, ParseScheduleError, Program, Schedule, SimConfig, SimError,
-    TaskletStats,
+    BuildError, CompilerFamily, DpuStats, InstructionClass, Machine, ParseScheduleError, Program, Schedule, SimConfig,
+    SimError, TaskletStats,
 };
