@@ -35,7 +35,8 @@ fn every_kernel_fits_a_dpus_iram_and_shares_dpu_layouts_with_the_host() {
 }
 
 /// The IRAM estimate counts the host compiler's instructions, so the same source estimates larger from one
-/// compiler than from another (gcc spills more of x86-64's 16 registers than clang does). The build script uses
+/// compiler than from another (gcc's kernels spill around the block hook's calls, which clang is told preserve
+/// every register: `dpusim/coverage_hook.h`). The build script uses
 /// whichever the machine has; each SpMM kernel fits a v1B DPU (the smaller IRAM) as gcc and as clang build it.
 /// A compiler that is missing skips its builds, unless `CI` is set (`.ci/run` installs both).
 #[test]

@@ -63,6 +63,8 @@
 //!   object and looked up by return address in one load. On x86-64 the call preserves every register and
 //!   clang is told so, so that a kernel keeps its values in registers across blocks as a DPU with 24
 //!   registers does, rather than spilling them around every call (loads and stores a DPU would not execute).
+//!   gcc's instrumentation cannot be told so, and its kernels keep those spills: the builder prefers clang, and
+//!   [`Program::host_compiler`] says which family built a program ([`CompilerFamily`]).
 //!   The SDK routines the simulator replaces (barriers,
 //!   mutexes, semaphores, handshakes, `mem_alloc`, `seqread`, `perfcounter`, DMA issue, the boot in
 //!   `crt0`) charge the instructions the SDK's own sources execute. The same kernel and input give the same

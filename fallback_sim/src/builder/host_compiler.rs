@@ -88,9 +88,11 @@ const EMITTED_INLINE_LINKAGE: &str = "define linkonce_odr ";
 
 /// Which family the host C compiler that built a simulated kernel is of ([`crate::Program::host_compiler`]). The
 /// simulator counts the DPU instructions of the host's code, so the family shapes a kernel's modelled cycles and
-/// IRAM estimate: the SDK's compiler is a clang, and gcc's x86-64 code for the same source runs more instructions
-/// (it spills more of x86-64's 16 registers and extends narrow values apart from their loads: 1% to 18% more per
-/// multiply-add in pimgnn's SpMM kernels, up to 34% in its SDDMM kernel).
+/// IRAM estimate: the SDK's compiler is a clang, and gcc's x86-64 code for the same source counts more
+/// instructions. Its instrumentation cannot be told that the block hook preserves every register
+/// (`dpusim/coverage_hook.h`), so a kernel spills values around every block, and its code extends narrow values
+/// apart from their loads: 1% to 18% more per multiply-add in pimgnn's SpMM kernels, up to 34% in its SDDMM
+/// kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CompilerFamily {
     /// A clang, as the SDK's compiler is.
