@@ -25,10 +25,10 @@
  *
  *   type  multiply-add bound                      with a nonzero's 11   executed   modelled cycles  DMA floor
  *   i8    3   (load the byte, mul_sl_sl, add)     3.17                  3.74       3.81  (1.20x)    2.07
- *   i16   9   (load, 7 of the 16-bit byte-        9.17                  10.21      10.23 (1.12x)    2.57
+ *   i16   9   (load, 7 of the 16-bit byte-        9.17                  10.19      10.21 (1.11x)    2.57
  *              multiply sequence, add)
- *   i32   32  (load, 30 of mul_step, add)         32.17                 34.51      34.53 (1.07x)    3.57
- *   f32   246 (load, software multiply 179        246.17                248.56     248.59 (1.01x)   3.57
+ *   i32   32  (load, 30 of mul_step, add)         32.17                 34.56      34.59 (1.08x)    3.57
+ *   f32   246 (load, software multiply 179        246.17                248.57     248.59 (1.01x)   3.57
  *              and add 66)
  *
  * The DMA floor is the DMA engine's cycles for each nonzero's X chunk (77 + bytes / 2) and each row's Y chunk
