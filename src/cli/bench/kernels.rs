@@ -12,8 +12,8 @@ use pimgnn::pim::cost::{HardwareModel, NONZERO_LOWER_BOUND};
 use pimgnn::pim::plan::{Format, Plan, XDelivery};
 use pimgnn::pim::{PimElement, PimSpmm};
 use pimgnn::{Csr, Dense, SpmmEngine};
-use upmem::sim::{CompilerFamily, Program, SetStats, SimConfig};
-use upmem::{BackendKind, ChipVersion, DpuSet, Topology};
+use upmem::sim::{CompilerFamily, SetStats, SimConfig};
+use upmem::{BackendKind, DpuSet, Topology};
 
 use crate::cli::{pim_args, table};
 
@@ -68,7 +68,7 @@ pub fn run(args: &BenchKernelsArgs) -> anyhow::Result<()> {
     if args.features.is_empty() || args.dtype.is_empty() || args.format.is_empty() {
         bail!("--features, --dtype and --format each need at least one value");
     }
-    let compiler = kernels_compiler()?;
+    let compiler = pim_args::kernels_compiler();
     println!(
         "one simulated DPU, {} tasklets, {} rows of {} nonzeros (columns spread over the rows), X whole in MRAM, \
          kernels built by {}; per multiply-add",
@@ -128,11 +128,7 @@ pub fn run(args: &BenchKernelsArgs) -> anyhow::Result<()> {
          host compiler's 16 registers that a DPU's 24 may not need."
     );
     if compiler == Some(CompilerFamily::Gcc) {
-        println!(
-            "The simulator counts the host compiler's code, and these kernels were built by gcc, whose x86-64 code \
-             runs 1% to 18% more instructions than clang's in these kernels (the SDK's compiler is a clang) and which the cost \
-             model is not fitted to: install clang and rebuild (or set CC) for the figures a DPU would show."
-        );
+        println!("Note: {}", pim_args::GCC_KERNELS);
     }
     Ok(())
 }
@@ -147,14 +143,6 @@ fn goal_mark(ratio: f64, dma_floor_ratio: f64) -> &'static str {
     } else {
         " *"
     }
-}
-
-/// The family of the host compiler that built the SpMM kernels (the build script builds them all with one).
-fn kernels_compiler() -> anyhow::Result<Option<CompilerFamily>> {
-    let kernel = pimgnn::kernel("spmm_csr_i8");
-    let binary =
-        kernel.simulator_binary(ChipVersion::V1A).context("the SpMM kernels were not built for the simulator")?;
-    Ok(Program::from_file(binary).with_context(|| format!("reading {}", binary.display()))?.host_compiler())
 }
 
 /// The matrix: `rows` rows of `row_nonzeros` nonzeros each, of value 1, columns spread by a multiplicative hash.
