@@ -104,6 +104,9 @@ fn a_program_too_large_for_iram_is_warned_of_runs_by_default_and_is_refused_in_s
         built.warnings
     );
     assert_eq!(program.iram_estimate(), Some(built.iram.instructions()));
+    let compiled = format!("of kernel code as {} compiles it", built.iram.compiler.name());
+    assert!(built.warnings[0].message().contains(&compiled), "{}", built.warnings[0].message());
+    assert_eq!(program.host_compiler(), Some(built.iram.compiler));
 
     let mut machine = common::machine(1, 1);
     machine.load(&[0], &program).expect("the default mode loads it");

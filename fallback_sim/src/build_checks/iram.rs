@@ -18,6 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::block_costs::{self, BlockCost};
+use crate::builder::CompilerFamily;
 use crate::disassembly::{instruction, is_function_label};
 use crate::narrow_operands::{self, OperandWidth};
 use crate::op_costs::{self, InstructionClass, Isa};
@@ -28,18 +29,19 @@ use upmem_types::ChipVersion;
 
 /// Estimates a program's IRAM: `sites` are its blocks, `disassembly` the kernel object's code (for the
 /// arithmetic routines its instructions need) and `functions` the names its sources call, define or inline
-/// (those the SDK's runtime has are linked), for DPUs of `chip`.
+/// (those the SDK's runtime has are linked), for DPUs of `chip`, from the code of a `compiler`.
 pub(crate) fn estimate<'a>(
     sites: &[BlockCost],
     disassembly: &str,
     functions: impl IntoIterator<Item = &'a str>,
     chip: ChipVersion,
+    compiler: CompilerFamily,
 ) -> IramEstimate {
     let mut needed = arithmetic_routines(disassembly);
     needed.insert(BOOTSTRAP);
     let named = functions.into_iter().filter_map(sdk_routines::find).map(|routine| routine.name);
     needed.extend(named);
-    IramEstimate { kernel_instructions: kernel_instructions(sites), runtime_routines: linked(needed), chip }
+    IramEstimate { kernel_instructions: kernel_instructions(sites), runtime_routines: linked(needed), chip, compiler }
 }
 
 /// The DPU instructions of the kernel's own code.
@@ -255,7 +257,8 @@ mod tests {
 
     #[test]
     fn routines_bring_what_they_call_once() {
-        let estimate = estimate(&[], "", ["printf", "mem_alloc", "__dpusim_mram_read", "main"], ChipVersion::V1A);
+        let functions = ["printf", "mem_alloc", "__dpusim_mram_read", "main"];
+        let estimate = estimate(&[], "", functions, ChipVersion::V1A, CompilerFamily::Clang);
         let names: Vec<&str> = estimate.runtime_routines.iter().map(|&(name, _)| name).collect();
         assert!(names.contains(&"__bootstrap") && names.contains(&"mem_alloc_nolock") && names.contains(&"memset"));
         assert!(!names.contains(&"main") && !names.contains(&"__dpusim_mram_read"));

@@ -56,6 +56,9 @@ pub struct IramEstimate {
     pub runtime_routines: Vec<(&'static str, u32)>,
     /// The chip the program is built for, whose IRAM bounds it.
     pub chip: ChipVersion,
+    /// The family of the host compiler whose code the kernel's part is estimated from (gcc's counts more than
+    /// clang's: [`CompilerFamily`]).
+    pub compiler: CompilerFamily,
 }
 
 impl IramEstimate {
@@ -213,11 +216,12 @@ impl BuildWarning {
                 format!("the DPU layouts of __host and MRAM variables were not checked: {reason}")
             }
             BuildWarning::IramOverflow { program, estimate } => format!(
-                "{} is estimated at {} DPU instructions ({} of kernel code, {} of the SDK's runtime), more than \
-                 the {} a {} DPU's IRAM holds: the SDK's compiler would not link it",
+                "{} is estimated at {} DPU instructions ({} of kernel code as {} compiles it, {} of the SDK's \
+                 runtime), more than the {} a {} DPU's IRAM holds: the SDK's compiler would not link it",
                 program.display(),
                 estimate.instructions(),
                 estimate.kernel_instructions,
+                estimate.compiler.name(),
                 estimate.runtime_instructions(),
                 estimate.chip.iram_instructions(),
                 estimate.chip
@@ -249,7 +253,7 @@ pub(crate) struct Findings {
 
 impl Findings {
     /// What strict mode needs to know when the program is loaded.
-    pub fn recorded(&self, host_compiler: CompilerFamily) -> RecordedChecks {
+    pub fn recorded(&self) -> RecordedChecks {
         let layout_differences = self
             .warnings
             .iter()
@@ -261,7 +265,7 @@ impl Findings {
         RecordedChecks {
             iram_instructions: Some(self.iram.instructions()),
             layout_differences,
-            host_compiler: Some(host_compiler),
+            host_compiler: Some(self.iram.compiler),
         }
     }
 }
@@ -286,6 +290,8 @@ pub(crate) struct KernelBuild<'a> {
     pub disassembly: &'a str,
     /// The chip the kernel is built for.
     pub chip: ChipVersion,
+    /// The family of the host compiler that built it.
+    pub compiler: CompilerFamily,
 }
 
 /// Runs the checks on a built kernel.
@@ -311,7 +317,8 @@ pub(crate) fn check(build: &KernelBuild<'_>) -> Result<Findings, BuildError> {
         }
         Err(error) => warnings.push(BuildWarning::DebugInfoUnreadable(error.to_string())),
     }
-    let iram = iram::estimate(build.sites, build.disassembly, functions.iter().map(String::as_str), build.chip);
+    let functions = functions.iter().map(String::as_str);
+    let iram = iram::estimate(build.sites, build.disassembly, functions, build.chip, build.compiler);
     if !iram.fits() {
         warnings.push(BuildWarning::IramOverflow { program: build.binary.to_path_buf(), estimate: iram.clone() });
     }

@@ -352,9 +352,10 @@ impl SimulatedBuild for KernelBuilder {
             sites: &sites,
             disassembly: &disassembly,
             chip: self.target_chip(),
+            compiler: compiler.family(),
         };
         let findings = build_checks::check(&build)?;
-        record_checks(output, &findings.recorded(compiler.family()).to_text(), dir)?;
+        record_checks(output, &findings.recorded().to_text(), dir)?;
         let program = Program::from_file(output)?;
         program.check_fits(DEFAULT_WRAM_SIZE, DEFAULT_MRAM_SIZE)?;
         // What the SDK's linker script asserts: NR_TASKLETS within the chip's threads.
