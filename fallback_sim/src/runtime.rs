@@ -23,6 +23,11 @@ pub(crate) fn extract(dir: &Path) -> Result<(), BuildError> {
     Ok(())
 }
 
+/// Every runtime file: (path relative to `runtime/`, contents).
+pub(crate) fn files() -> &'static [(&'static str, &'static [u8])] {
+    FILES
+}
+
 /// Sources under `prefix` (e.g. `src/harness/`) with one of the given extensions, in a stable order.
 pub(crate) fn sources(prefix: &str, extensions: &[&str]) -> Vec<&'static str> {
     let mut found: Vec<&str> = FILES

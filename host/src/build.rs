@@ -19,7 +19,8 @@ use crate::error::{Error, Result};
 use crate::Kernel;
 
 /// Builds `builder`'s kernel as `name` into `$OUT_DIR/upmem-kernels` (only valid in a build script) and points
-/// `UPMEM_KERNEL_DIR` there for [`crate::kernel!`].
+/// `UPMEM_KERNEL_DIR` there for [`crate::kernel!`]. The script's simulated kernels share one compiled runtime in
+/// `$OUT_DIR` unless the builder or `$UPMEM_SIM_RUNTIME_CACHE` names a cache ([`KernelBuilder::runtime_cache`]).
 pub fn kernel(name: &str, builder: &KernelBuilder) -> Result<Kernel> {
     let out = env::var_os("OUT_DIR").map(PathBuf::from).ok_or_else(|| Error::Io {
         what: "upmem::build::kernel runs in a build script".into(),
@@ -59,6 +60,11 @@ fn build_for_simulator(builder: &KernelBuilder, in_build_script: bool, output: &
 
     let mut simulator = builder.clone();
     simulator.cargo_metadata(in_build_script);
+    // A build script's kernels share one compiled runtime, kept beside them, unless a cache is given.
+    let cache_given = builder.given_runtime_cache().is_some() || env::var_os("UPMEM_SIM_RUNTIME_CACHE").is_some();
+    if let Some(out) = env::var_os("OUT_DIR").filter(|_| in_build_script && !cache_given) {
+        simulator.runtime_cache(Path::new(&out).join("upmem-sim-runtime"));
+    }
     Ok(Some(simulator.build(output)?))
 }
 

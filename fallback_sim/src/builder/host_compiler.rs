@@ -120,6 +120,8 @@ impl CompilerFamily {
 #[derive(Clone, Debug)]
 pub(super) struct HostCompiler {
     command: PathBuf,
+    /// What `--version` printed, if it ran.
+    version: Option<String>,
     family: CompilerFamily,
     /// The names of [`CLANG_WARNINGS_AFTER_THE_SDK`] and [`CLANG_ERRORS_AFTER_THE_SDK`] this clang knows.
     known_clang_warnings: Vec<&'static str>,
@@ -145,9 +147,9 @@ impl HostCompiler {
                 None => (PathBuf::from("cc"), version(Path::new("cc"))),
             },
         };
-        let is_clang = version.is_some_and(|version| version.contains("clang"));
+        let is_clang = version.as_ref().is_some_and(|version| version.contains("clang"));
         let family = if is_clang { CompilerFamily::Clang } else { CompilerFamily::Gcc };
-        let mut compiler = HostCompiler { command, family, known_clang_warnings: Vec::new() };
+        let mut compiler = HostCompiler { command, version, family, known_clang_warnings: Vec::new() };
         if is_clang {
             let names = CLANG_WARNINGS_AFTER_THE_SDK.iter().chain(&CLANG_ERRORS_AFTER_THE_SDK).copied();
             compiler.known_clang_warnings = compiler.known_warnings(names.collect());
@@ -158,6 +160,11 @@ impl HostCompiler {
     /// A command running this compiler.
     pub(super) fn command(&self) -> Command {
         Command::new(&self.command)
+    }
+
+    /// The command and what its `--version` printed: which compiler this is, as far as its objects go.
+    pub(super) fn identity(&self) -> (&Path, Option<&str>) {
+        (&self.command, self.version.as_deref())
     }
 
     /// Its family.

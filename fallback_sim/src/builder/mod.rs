@@ -2,7 +2,7 @@
 //!
 //! 1. The kernel sources are compiled against the SDK-named runtime headers, with the DPU compiler's defaults
 //!    (`NR_TASKLETS=1`, `STACK_SIZE_DEFAULT=1024`) unless the caller defines them, and the runtime's C files
-//!    with the same tasklet and stack settings.
+//!    with the same tasklet and stack settings (or taken from the runtime cache, see [`runtime_objects`]).
 //!    The kernel sources (not the runtime) are instrumented with `-fsanitize-coverage=trace-pc`, which counts
 //!    the instructions each tasklet executes (see [`crate::block_costs`]), and include
 //!    `dpusim/coverage_hook.h` first, which tells clang that the hook preserves every register. A kernel source compiled alone
@@ -39,9 +39,11 @@ use crate::runtime;
 use crate::SimError;
 use dpu_object::{LinkedObject, ObjectInfo};
 use host_compiler::HostCompiler;
+use runtime_objects::{GroupObjects, ObjectGroup};
 
 mod dpu_object;
 mod host_compiler;
+mod runtime_objects;
 
 pub use dpu_object::ObjectProblem;
 pub use host_compiler::CompilerFamily;
@@ -98,6 +100,8 @@ const DPU_MEMCPY: &str = "-fno-builtin-memcpy";
 /// `mram_write_unaligned`, 20 to 35 more). Calls the runtime makes on purpose, as the SDK's routines do
 /// (buddy_realloc's memcpy), are unaffected.
 const RUNTIME_LOOPS_STAY_LOOPS: [&str; 3] = ["-fno-builtin-memcpy", "-fno-builtin-memmove", "-fno-builtin-memset"];
+/// How the worker harness and the block-cost table are compiled (with the runtime's include directory).
+const HARNESS_FLAGS: [&str; 4] = ["-O2", "-std=gnu11", "-fno-pie", "-Wall"];
 
 /// Why a kernel could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -273,38 +277,33 @@ impl SimulatedBuild for KernelBuilder {
                 kernel_source: true,
             })
             .collect();
+        let cache = runtime_cache_dir(self);
         let mut runtime_args = tasklet_defines;
         runtime_args.extend(["-O2", "-std=gnu11", "-Wall"].map(OsString::from));
         runtime_args.extend(RUNTIME_LOOPS_STAY_LOOPS.map(OsString::from));
-        runtime_args.push("-I".into());
-        runtime_args.push(include.clone().into());
-        let runtime_jobs: Vec<CompileJob> = runtime::sources("src/dpurt/", &[".c"])
-            .into_iter()
-            .map(|relative| runtime_dir.join(relative))
-            .map(|source| CompileJob {
-                object: dir.join(format!("dpurt-{}.o", stem(&source))),
-                source,
-                args: runtime_args.clone(),
-                kernel_source: false,
-            })
-            .collect();
-        let harness_args: Vec<OsString> = ["-O2", "-std=gnu11", "-fno-pie", "-Wall", "-I"]
-            .map(OsString::from)
-            .into_iter()
-            .chain([include.into()])
-            .collect();
-        let harness_jobs: Vec<CompileJob> = runtime::sources("src/harness/", &[".c", ".S"])
-            .into_iter()
-            .map(|relative| runtime_dir.join(relative))
-            .map(|source| CompileJob {
-                object: dir.join(format!("harness-{}.o", stem(&source))),
-                source,
+        let runtime = GroupObjects::plan(
+            ObjectGroup { name: "dpurt", sources: runtime::sources("src/dpurt/", &[".c"]), args: runtime_args },
+            &compiler,
+            &runtime_dir,
+            dir,
+            cache.as_deref(),
+        )?;
+        let harness_args: Vec<OsString> = HARNESS_FLAGS.map(OsString::from).to_vec();
+        let harness = GroupObjects::plan(
+            ObjectGroup {
+                name: "harness",
+                sources: runtime::sources("src/harness/", &[".c", ".S"]),
                 args: harness_args.clone(),
-                kernel_source: false,
-            })
-            .collect();
-        let jobs: Vec<&CompileJob> = kernel_jobs.iter().chain(&runtime_jobs).chain(&harness_jobs).collect();
+            },
+            &compiler,
+            &runtime_dir,
+            dir,
+            cache.as_deref(),
+        )?;
+        let jobs: Vec<&CompileJob> = kernel_jobs.iter().chain(runtime.jobs()).chain(harness.jobs()).collect();
         compile_all(&compiler, &jobs, dir)?;
+        let runtime_objects = runtime.publish()?;
+        let harness_objects = harness.publish()?;
 
         let (units, warnings) = kernel_units(self, &kernel_jobs, dir)?;
         let kernel_object = dir.join("dpu_kernel.o");
@@ -317,7 +316,7 @@ impl SimulatedBuild for KernelBuilder {
             .arg("-o")
             .arg(&kernel_object)
             .args(units.iter().map(|unit| &unit.object))
-            .args(runtime_jobs.iter().map(|job| &job.object));
+            .args(&runtime_objects);
         run("combining the kernel objects", &mut combine, "a C compiler (set CC)")?;
         check_main(&kernel_object, &units)?;
         let objcopy = env::var_os("OBJCOPY").unwrap_or_else(|| "objcopy".into());
@@ -331,7 +330,9 @@ impl SimulatedBuild for KernelBuilder {
         run("hiding the kernel's symbols", &mut hide, "objcopy from GNU binutils (set OBJCOPY)")?;
         let disassembly = disassemble(&kernel_object)?;
         let sites = block_costs::from_disassembly(&disassembly);
-        let costs_object = compile_block_costs(&compiler, &sites, dir, &harness_args)?;
+        let mut costs_args = harness_args;
+        costs_args.extend([OsString::from("-I"), include.into()]);
+        let costs_object = compile_block_costs(&compiler, &sites, dir, &costs_args)?;
 
         create_parent_dir(output)?;
         let mut link = compiler.command();
@@ -340,7 +341,7 @@ impl SimulatedBuild for KernelBuilder {
         // measurement would blame on the kernel.
         link.args(["-no-pie", "-Wl,-z,now", &format!("-Wl,-Ttext-segment={TEXT_SEGMENT}"), "-T"])
             .arg(runtime_dir.join("dpusim.ld"))
-            .args(harness_jobs.iter().map(|job| &job.object))
+            .args(&harness_objects)
             .arg(&costs_object)
             .arg(&kernel_object)
             .args(["-pthread", "-lm", "-o"])
@@ -363,6 +364,14 @@ impl SimulatedBuild for KernelBuilder {
         let warnings = warnings.into_iter().chain(findings.warnings).collect();
         Ok(BuiltKernel { path: output.to_path_buf(), iram: findings.iram, warnings })
     }
+}
+
+/// The runtime cache the builder was given, else `$UPMEM_SIM_RUNTIME_CACHE` when set and not empty.
+fn runtime_cache_dir(builder: &KernelBuilder) -> Option<PathBuf> {
+    builder
+        .given_runtime_cache()
+        .map(Path::to_path_buf)
+        .or_else(|| env::var_os("UPMEM_SIM_RUNTIME_CACHE").filter(|dir| !dir.is_empty()).map(PathBuf::from))
 }
 
 /// The compiler the builder was given, else `$CC`.

@@ -28,6 +28,7 @@ pub struct KernelBuilder {
     flags: Vec<String>,
     compiler: Option<PathBuf>,
     work_dir: Option<PathBuf>,
+    runtime_cache: Option<PathBuf>,
     cargo_metadata: bool,
     chip: ChipVersion,
 }
@@ -95,6 +96,15 @@ impl KernelBuilder {
         self
     }
 
+    /// Keeps the simulator's compiled runtime in `dir`, for later builds with the same compiler and tasklet
+    /// settings to link instead of compiling it again, which is most of a small kernel's build. Default:
+    /// `$UPMEM_SIM_RUNTIME_CACHE` when set and not empty; else, in a build script (`upmem::build::kernel`), a
+    /// directory in `$OUT_DIR`; else none, and every build compiles the runtime.
+    pub fn runtime_cache(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        self.runtime_cache = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
     /// The chip the kernel is built for (default v1A), as the SDK compiler's `-mcpu=`: it bounds `NR_TASKLETS`
     /// (24 on v1A, 16 on v1B) and the program's size, and the sources see its macro (`__dpu_v1A__` or
     /// `__dpu_v1B__`).
@@ -148,6 +158,11 @@ impl KernelBuilder {
     /// The directory given with [`KernelBuilder::work_dir`], if any.
     pub fn given_work_dir(&self) -> Option<&Path> {
         self.work_dir.as_deref()
+    }
+
+    /// The directory given with [`KernelBuilder::runtime_cache`], if any.
+    pub fn given_runtime_cache(&self) -> Option<&Path> {
+        self.runtime_cache.as_deref()
     }
 
     /// Whether the build prints `cargo:` lines ([`KernelBuilder::cargo_metadata`]).
