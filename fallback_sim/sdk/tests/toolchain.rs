@@ -278,3 +278,40 @@ fn without_a_host_clang_after_it_clang_says_so() {
     let output = clang(dir, &alone, &["--version"]);
     assert_refused(&output, "no other clang on PATH to pass this command line to");
 }
+
+#[test]
+fn the_runtime_is_cached_in_the_users_cache_directory_unless_told_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let build = |cache_variable: Option<&str>, cache_home: &Path, output: &str| {
+        let mut command = dpu_compiler(&["-DNR_TASKLETS=2", "-o", output]);
+        command.arg(kernel("empty")).env("XDG_CACHE_HOME", cache_home);
+        match cache_variable {
+            Some(value) => command.env("UPMEM_SIM_RUNTIME_CACHE", value),
+            None => command.env_remove("UPMEM_SIM_RUNTIME_CACHE"),
+        };
+        assert_success(&run_in(dir.path(), &mut command), "building the empty kernel");
+    };
+    let entries = |cache: &Path| -> Vec<String> {
+        let mut names: Vec<String> = match fs::read_dir(cache) {
+            Ok(entries) => entries.map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned()).collect(),
+            Err(_) => Vec::new(),
+        };
+        names.sort();
+        names
+    };
+
+    let user_cache = dir.path().join("user-cache");
+    build(None, &user_cache, "default.dpusim");
+    let cached = entries(&user_cache.join("upmem-sim/runtime"));
+    assert!(cached.len() == 2 && cached[0].starts_with("dpurt-") && cached[1].starts_with("harness-"), "{cached:?}");
+
+    let other_cache = dir.path().join("other-cache");
+    let other_home = dir.path().join("other-home");
+    build(Some(other_cache.to_str().unwrap()), &other_home, "given.dpusim");
+    assert_eq!(entries(&other_cache), cached);
+    build(Some(""), &other_home, "uncached.dpusim");
+    assert!(!other_home.exists(), "a build with UPMEM_SIM_RUNTIME_CACHE empty made a cache");
+    for output in ["default.dpusim", "given.dpusim", "uncached.dpusim"] {
+        Program::from_file(dir.path().join(output)).expect("a built kernel");
+    }
+}

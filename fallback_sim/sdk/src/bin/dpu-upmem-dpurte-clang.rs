@@ -20,6 +20,11 @@
 //! hidden, which link-time optimisation would undo), and the dependency-file options `-M`, `-MM`, `-MD`, `-MMD`,
 //! `-MP`, `-MF FILE`, `-MT TARGET`, `-MQ TARGET`. `--help` and `--version` print what they say.
 //!
+//! The simulator's runtime, which every link compiles with the program's tasklet settings, is compiled once per
+//! compiler and settings and kept, as a compiler's cache is: in `$UPMEM_SIM_RUNTIME_CACHE`, else in
+//! `$XDG_CACHE_HOME/upmem-sim/runtime` (`~/.cache/upmem-sim/runtime`); `UPMEM_SIM_RUNTIME_CACHE=` (empty) turns
+//! it off.
+//!
 //! What the build checks find (a `__host` or MRAM variable laid out differently on a DPU, a program too large for
 //! a DPU's IRAM) is printed to standard error as a compiler prints a warning, `file:line: warning: ...`; the
 //! build still succeeds, as the program runs on the simulator.
@@ -66,11 +71,25 @@ fn run(arguments: Vec<String>) -> Result<(), String> {
         None => ChipVersion::compiler_target().map_err(|error| format!("${}: {error}", ChipVersion::ARCH_ENV_VAR))?,
     };
     invocation.builder.chip(chip);
+    if let Some(cache) = user_runtime_cache() {
+        invocation.builder.runtime_cache(cache);
+    }
     if invocation.compile_only {
         compile_objects(&invocation)
     } else {
         link(invocation)
     }
+}
+
+/// The runtime cache in the user's cache directory, unless `$UPMEM_SIM_RUNTIME_CACHE` says where it is (or, empty,
+/// that there is none), which the build reads itself.
+fn user_runtime_cache() -> Option<PathBuf> {
+    if std::env::var_os("UPMEM_SIM_RUNTIME_CACHE").is_some() {
+        return None;
+    }
+    let absolute = |variable: &str| std::env::var_os(variable).map(PathBuf::from).filter(|dir| dir.is_absolute());
+    let cache_home = absolute("XDG_CACHE_HOME").or_else(|| Some(absolute("HOME")?.join(".cache")))?;
+    Some(cache_home.join("upmem-sim").join("runtime"))
 }
 
 /// Reads the command line; `None` when it only asked for `--help` or `--version`, which are printed.
