@@ -25,6 +25,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::{env, fs, thread};
 
 use object::{Object, ObjectSymbol};
@@ -512,16 +513,30 @@ impl CompileJob {
     }
 }
 
-/// Runs the jobs, as many at a time as the host has cores.
+/// Runs the jobs, as many at a time as the host has cores, each core taking the next job as soon as it is free.
+/// After a failure no job starts; the error returned is that of the first failed job in `jobs`' order.
 fn compile_all(compiler: &HostCompiler, jobs: &[&CompileJob], scratch: &Path) -> Result<(), BuildError> {
-    let parallelism = thread::available_parallelism().map_or(1, usize::from);
-    for chunk in jobs.chunks(parallelism) {
-        thread::scope(|scope| {
-            let handles: Vec<_> = chunk.iter().map(|job| scope.spawn(move || job.run(compiler, scratch))).collect();
-            handles.into_iter().try_for_each(|handle| handle.join().expect("compiler thread panicked"))
-        })?;
-    }
-    Ok(())
+    let workers = thread::available_parallelism().map_or(1, usize::from).min(jobs.len());
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let mut errors: Vec<(usize, BuildError)> = thread::scope(|scope| {
+        let worker = || {
+            let mut errors = Vec::new();
+            while !failed.load(Ordering::Relaxed) {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                let Some(job) = jobs.get(index) else { break };
+                if let Err(error) = job.run(compiler, scratch) {
+                    failed.store(true, Ordering::Relaxed);
+                    errors.push((index, error));
+                }
+            }
+            errors
+        };
+        let handles: Vec<_> = (0..workers).map(|_| scope.spawn(worker)).collect();
+        handles.into_iter().flat_map(|handle| handle.join().expect("compiler thread panicked")).collect()
+    });
+    errors.sort_by_key(|(index, _)| *index);
+    errors.into_iter().next().map_or(Ok(()), |(_, error)| Err(error))
 }
 
 /// Writes the block-cost table of `sites` as C and compiles it with the harness's flags. Returns the table's
