@@ -16,7 +16,7 @@ use std::fs;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
-use super::{BuildError, CompileJob, HostCompiler};
+use super::{stem, BuildError, CompileJob, HostCompiler};
 use crate::runtime;
 
 /// Runtime files compiled alike.
@@ -54,53 +54,27 @@ impl GroupObjects {
         cache: Option<&Path>,
     ) -> Result<GroupObjects, BuildError> {
         let file_names: Vec<String> = group.sources.iter().map(|source| object_name(group.name, source)).collect();
-        let Some(cache) = cache else {
-            return Ok(Self::compiled_in(work_dir, None, &group, &file_names, runtime_dir));
+        let uncached = || {
+            let jobs = compile_jobs(&group, &file_names, runtime_dir, work_dir);
+            GroupObjects { objects: jobs.iter().map(|job| job.object.clone()).collect(), jobs, staging: None }
         };
+        let Some(cache) = cache else { return Ok(uncached()) };
         let entry = cache.join(entry_name(&group, compiler));
         let objects: Vec<PathBuf> = file_names.iter().map(|name| entry.join(name)).collect();
-        if objects.iter().all(|object| object.is_file()) {
+        if all_present(&objects) {
             return Ok(GroupObjects { objects, jobs: Vec::new(), staging: None });
         }
         if entry.exists() {
             log::warn!("{}: an incomplete runtime cache entry; this build compiles its own", entry.display());
-            return Ok(Self::compiled_in(work_dir, None, &group, &file_names, runtime_dir));
+            return Ok(uncached());
         }
         fs::create_dir_all(cache).map_err(|error| BuildError::io(cache, error))?;
         let dir = tempfile::Builder::new()
             .prefix(&format!(".{}.", group.name))
             .tempdir_in(cache)
             .map_err(|error| BuildError::io(cache, error))?;
-        let staging_path = dir.path().to_path_buf();
-        let mut planned = Self::compiled_in(&staging_path, Some(objects), &group, &file_names, runtime_dir);
-        planned.staging = Some(Staging { dir, entry });
-        Ok(planned)
-    }
-
-    /// The group compiled into `dir`; its objects are read from `objects` when given (the entry a staging
-    /// directory becomes), else from `dir`.
-    fn compiled_in(
-        dir: &Path,
-        objects: Option<Vec<PathBuf>>,
-        group: &ObjectGroup,
-        file_names: &[String],
-        runtime_dir: &Path,
-    ) -> GroupObjects {
-        let mut args = group.args.clone();
-        args.extend([OsString::from("-I"), runtime_dir.join("include").into()]);
-        let jobs: Vec<CompileJob> = group
-            .sources
-            .iter()
-            .zip(file_names)
-            .map(|(source, name)| CompileJob {
-                source: runtime_dir.join(source),
-                object: dir.join(name),
-                args: args.clone(),
-                kernel_source: false,
-            })
-            .collect();
-        let objects = objects.unwrap_or_else(|| jobs.iter().map(|job| job.object.clone()).collect());
-        GroupObjects { objects, jobs, staging: None }
+        let jobs = compile_jobs(&group, &file_names, runtime_dir, dir.path());
+        Ok(GroupObjects { objects, jobs, staging: Some(Staging { dir, entry }) })
     }
 
     /// The compiles to run before [`GroupObjects::publish`].
@@ -113,7 +87,7 @@ impl GroupObjects {
     pub(super) fn publish(self) -> Result<Vec<PathBuf>, BuildError> {
         if let Some(Staging { dir, entry }) = self.staging {
             if let Err(error) = fs::rename(dir.path(), &entry) {
-                if !self.objects.iter().all(|object| object.is_file()) {
+                if !all_present(&self.objects) {
                     return Err(BuildError::io(&entry, error));
                 }
             }
@@ -122,10 +96,31 @@ impl GroupObjects {
     }
 }
 
+/// `group`'s compiles, of the sources into `dir` under `file_names`.
+fn compile_jobs(group: &ObjectGroup, file_names: &[String], runtime_dir: &Path, dir: &Path) -> Vec<CompileJob> {
+    let mut args = group.args.clone();
+    args.extend([OsString::from("-I"), runtime_dir.join("include").into()]);
+    group
+        .sources
+        .iter()
+        .zip(file_names)
+        .map(|(source, name)| CompileJob {
+            source: runtime_dir.join(source),
+            object: dir.join(name),
+            args: args.clone(),
+            kernel_source: false,
+        })
+        .collect()
+}
+
+/// Whether every one of `objects` is there.
+fn all_present(objects: &[PathBuf]) -> bool {
+    objects.iter().all(|object| object.is_file())
+}
+
 /// The object file of `source` (relative to the runtime's directory) in `group`.
 fn object_name(group: &str, source: &str) -> String {
-    let stem = Path::new(source).file_stem().map_or_else(|| source.into(), |stem| stem.to_string_lossy());
-    format!("{group}-{stem}.o")
+    format!("{group}-{}.o", stem(Path::new(source)))
 }
 
 /// The cache entry of `group` compiled by `compiler`: the group's name and a hash of all its objects depend on.
