@@ -1,6 +1,7 @@
 //! The runtime cache ([`upmem_types::KernelBuilder::runtime_cache`]): builds with the same compiler and tasklet
-//! settings link one compiled runtime, builds running at once fill the cache without a partial entry, and an
-//! entry found incomplete is left alone while the build compiles its own runtime.
+//! settings link one compiled runtime, builds running at once fill the cache without a partial entry, an entry
+//! found incomplete is left alone while the build compiles its own runtime, and a temporary entry a killed
+//! build left is removed once it is an hour old.
 
 mod common;
 
@@ -86,4 +87,23 @@ fn an_incomplete_entry_is_left_alone_and_the_build_compiles_its_own_runtime() {
     assert_eq!(entries(&cache).len(), 2, "{:?}", entries(&cache));
     assert!(!removed.exists(), "the incomplete entry was changed");
     assert_eq!(objects_of(&runtime).len(), objects.len());
+}
+
+#[test]
+fn a_temporary_entry_a_killed_build_left_is_removed_once_an_hour_old() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let cache = dir.path().join("cache");
+    let (abandoned, compiling) = (cache.join(".dpurt.killed"), cache.join(".dpurt.compiling"));
+    for staging in [&abandoned, &compiling] {
+        std::fs::create_dir_all(staging).expect("a temporary entry");
+        std::fs::write(staging.join("dpurt-barrier.o"), b"half an object").expect("an object");
+    }
+    let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+    std::fs::File::open(&abandoned).expect("opening").set_modified(two_hours_ago).expect("ageing the entry");
+
+    check_runs(&build_isolation(dir.path(), &cache, 8), 8);
+    assert!(!abandoned.exists(), "the abandoned entry is still there: {:?}", entries(&cache));
+    assert!(compiling.join("dpurt-barrier.o").exists(), "a recent temporary entry was touched");
+    let names = entries(&cache);
+    assert_eq!(names.len(), 3, "the new entries and the recent temporary one: {names:?}");
 }

@@ -8,16 +8,22 @@
 //! compiler's command and what its `--version` printed, the group's arguments and every runtime file (headers
 //! included). It is compiled under a temporary name in the cache directory and renamed into place whole, so a
 //! build never sees a partial entry; two builds that miss the same entry at once both compile it, and the first
-//! rename publishes it.
+//! rename publishes it. A build killed while compiling leaves its temporary directory behind: the next build that
+//! compiles an entry of the group removes those an hour old, which no build still compiling can be.
 
 use std::collections::hash_map::DefaultHasher;
 use std::ffi::OsString;
 use std::fs;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use super::{stem, BuildError, CompileJob, HostCompiler};
 use crate::runtime;
+
+/// Age from which a group's temporary entry is taken to be left by a build that was killed: compiling a group takes
+/// seconds, and a directory's modification time moves with every object written into it.
+const ABANDONED_AFTER: Duration = Duration::from_secs(3600);
 
 /// Runtime files compiled alike.
 pub(super) struct ObjectGroup {
@@ -69,10 +75,10 @@ impl GroupObjects {
             return Ok(uncached());
         }
         fs::create_dir_all(cache).map_err(|error| BuildError::io(cache, error))?;
-        let dir = tempfile::Builder::new()
-            .prefix(&format!(".{}.", group.name))
-            .tempdir_in(cache)
-            .map_err(|error| BuildError::io(cache, error))?;
+        let prefix = format!(".{}.", group.name);
+        remove_abandoned(cache, &prefix);
+        let dir =
+            tempfile::Builder::new().prefix(&prefix).tempdir_in(cache).map_err(|error| BuildError::io(cache, error))?;
         let jobs = compile_jobs(&group, &file_names, runtime_dir, dir.path());
         Ok(GroupObjects { objects, jobs, staging: Some(Staging { dir, entry }) })
     }
@@ -93,6 +99,26 @@ impl GroupObjects {
             }
         }
         Ok(self.objects)
+    }
+}
+
+/// Removes the temporary entries in `cache` named with `prefix` that are [`ABANDONED_AFTER`] old. What cannot be
+/// read or removed is left for a later build: a build's own cache entry does not depend on it.
+fn remove_abandoned(cache: &Path, prefix: &str) {
+    let Ok(listing) = fs::read_dir(cache) else { return };
+    let now = SystemTime::now();
+    for entry in listing.flatten() {
+        let abandoned = entry.file_name().to_string_lossy().starts_with(prefix)
+            && entry
+                .metadata()
+                .and_then(|metadata| metadata.modified())
+                .is_ok_and(|modified| now.duration_since(modified).is_ok_and(|age| age >= ABANDONED_AFTER));
+        if abandoned {
+            match fs::remove_dir_all(entry.path()) {
+                Ok(()) => log::info!("{}: removed a runtime cache entry a killed build left", entry.path().display()),
+                Err(error) => log::debug!("{}: not removed: {error}", entry.path().display()),
+            }
+        }
     }
 }
 
