@@ -39,7 +39,11 @@
  * references, 6 KiB of rows beside 24 tasklets' buffers, a walk of its own that tests each column against them and
  * copies a hot chunk by a call, to stay in IRAM) ran 0.43 more instructions per multiply-add with 9% of nonzeros hot
  * (uniform columns), its modelled cycles 2% above the build without, and fewer DMAs cannot take 5.77 below 1.3x the
- * bound (4.80).
+ * bound (4.80). Nor does a DPU's whole X in WRAM: a build that copied it there at launch (2 KiB DMAs by all tasklets,
+ * then a barrier) and batched row pointers in place of row copies took the DMA engine from 99% to 22% busy at 16
+ * features (1,024 rows, X 16 KiB, a v1B build's 20 KiB array), but ran 7.08 instructions per multiply-add with
+ * batches of 8 (the host compiler spills eight row pointers and eight factors) and 6.31 with batches of 4 (a sum's
+ * load and store per 4 products), 1.76x the bound against 1.82x, and grew i8 CSR to 4,341 instructions of IRAM.
  *
  * With 16 tasklets the pipeline stays full while some wait for their DMA, so the cycles are the instructions and
  * little more. Of the executed, 0.17 (i8) to 0.22 (f32) per multiply-add are stack loads and stores, at narrow
