@@ -161,7 +161,13 @@ struct spmm_call_args {
      * largest magnitude sum to at most INT16_MAX. */
     uint32_t y_narrow;
     uint32_t y_wide_offset;
-    uint32_t reserved; /* keeps the size a multiple of 8 */
+    /* SpMM over the block's values (no attention): when set, X comes as one row per nonzero, in the block's nonzero
+     * order and cut into units of 8 bytes (SPMM_UNIT features): unit u of nonzero k at x_offset + (u *
+     * x_unit_stride + k) * 8. A pass then reads its unit of every nonzero in order, 32 per DMA, and needs no
+     * column; the host sends nr_nonzeros rows instead of nr_x_rows. */
+    uint32_t x_per_nonzero;
+    /* Entries (of 8 bytes) from one unit's nonzeros to the next's: at least nr_nonzeros, even. */
+    uint32_t x_unit_stride;
 };
 
 #endif /* PIMGNN_SPMM_ARGS_H */

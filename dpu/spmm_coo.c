@@ -19,13 +19,14 @@ SPMM_READ_BLOCK(value_block, sizeof(spmm_value));
 /* The row a walk's WRAM copy of entry nz_end gets (no row's), so that the loop over a row's entries stops there. */
 #define COO_END_ROW 0xffffffffu
 
-/* Marks the end of the tasklet's entries, at MRAM address `end_at`, in the block of entries the walk holds, if it
- * lies there: the block's WRAM copy is aligned to its size, and its MRAM address is the one before next_at. */
-static inline void coo_mark_end(const struct spmm_nonzeros *nonzeros, uint32_t end_at) {
+/* Marks the end of the tasklet's entries, at MRAM address `end_at`, in the block of entries the walk `indices`
+ * holds (`index` one of them), if it lies there: the block's WRAM copy is aligned to its size, and its MRAM address
+ * is the one before next_at. */
+static inline void coo_mark_end(const struct spmm_reader *indices, const void *index, uint32_t end_at) {
     const uint32_t block_bytes = SPMM_READ_ENTRIES * SPMM_INDEX_BYTES;
-    const uint32_t offset = end_at - (nonzeros->indices.next_at - block_bytes);
+    const uint32_t offset = end_at - (indices->next_at - block_bytes);
     if (offset < block_bytes) {
-        uint8_t *block = (uint8_t *)((uintptr_t)nonzeros->index & ~(uintptr_t)(block_bytes - 1));
+        uint8_t *block = (uint8_t *)((uintptr_t)index & ~(uintptr_t)(block_bytes - 1));
         ((struct spmm_coo_index *)(block + offset))->row = COO_END_ROW;
     }
 }
@@ -43,12 +44,12 @@ static inline __attribute__((always_inline)) void spmm_walk(const struct spmm_ta
     struct spmm_nonzeros nonzeros =
         spmm_nonzeros_from(index_block[tasklet], (spmm_value *)value_block[tasklet], values_at, work->nz_begin);
     const uint32_t end_at = spmm_heap() + matrix.indices_offset + work->nz_end * SPMM_INDEX_BYTES;
-    coo_mark_end(&nonzeros, end_at);
+    coo_mark_end(&nonzeros.indices, nonzeros.index, end_at);
     spmm_acc *sum = row_sum[tasklet];
     struct spmm_batch batch = spmm_batch_start(first, width);
     const uint32_t y_row_bytes = spmm_y_row_bytes();
     uint32_t y_at = spmm_y_at(work->row_begin, first);
-    struct spmm_wide_cursor wide = spmm_wide_start(work, tasklet);
+    struct spmm_rows_out out = spmm_rows_out_start(work, tasklet, first);
     const struct spmm_coo_index *index = (const struct spmm_coo_index *)nonzeros.index;
     for (uint32_t row = work->row_begin; row < work->row_end; row++) {
         if (index->row == row) {
@@ -58,15 +59,49 @@ static inline __attribute__((always_inline)) void spmm_walk(const struct spmm_ta
                                 spmm_nonzero_value(scores, tasklet, *nonzeros.value, index->column), index->column,
                                 addressing);
                 if (spmm_nonzeros_next(&nonzeros))
-                    coo_mark_end(&nonzeros, end_at);
+                    coo_mark_end(&nonzeros.indices, nonzeros.index, end_at);
                 index = (const struct spmm_coo_index *)nonzeros.index;
             } while (index->row == row);
         }
         spmm_batch_finish(&batch, tasklet, sum);
-        spmm_store(work, tasklet, row, sum, y_at, first, width, &wide, y_width);
+        spmm_store(&out, tasklet, row, sum, y_at, first, width, y_width);
         y_at += y_row_bytes;
     }
 }
+
+#if SPMM_X_PER_NONZERO
+/* spmm_kernel.h's spmm_walk_units for a COO block: a row's nonzeros are the run of entries carrying its index,
+ * counted on a walk of the indices whose copy of entry nz_end carries COO_END_ROW, as spmm_walk's. */
+static void spmm_walk_units(const struct spmm_tasklet_work *work, uint32_t tasklet, const struct spmm_unit_pass *pass,
+                            uint32_t values_at) {
+    struct spmm_reader indices;
+    const struct spmm_coo_index *index =
+        spmm_read_from(&indices, index_block[tasklet], matrix.indices_offset, work->nz_begin, SPMM_INDEX_BYTES);
+    const uint32_t end_at = spmm_heap() + matrix.indices_offset + work->nz_end * SPMM_INDEX_BYTES;
+    coo_mark_end(&indices, index, end_at);
+    struct spmm_units units =
+        spmm_units_from(tasklet, pass->x_at, (spmm_value *)value_block[tasklet], values_at, work->nz_begin);
+    spmm_acc *sum = row_sum[tasklet];
+    const uint32_t y_row_bytes = spmm_y_row_bytes();
+    uint32_t y_at = pass->y_at;
+    struct spmm_rows_out out = pass->out;
+    for (uint32_t row = work->row_begin; row < work->row_end; row++) {
+        uint32_t count = 0;
+        while (index->row == row) {
+            count++;
+            const struct spmm_coo_index *next = index + 1;
+            if (spmm_read_ended(next, SPMM_INDEX_BYTES)) {
+                next = spmm_read_block(&indices, next, SPMM_INDEX_BYTES);
+                coo_mark_end(&indices, next, end_at);
+            }
+            index = next;
+        }
+        spmm_unit_row(&units, count, sum);
+        spmm_store(&out, tasklet, row, sum, y_at, pass->first, SPMM_UNIT, SPMM_Y_AS_CALLED);
+        y_at += y_row_bytes;
+    }
+}
+#endif
 
 static void sddmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet) {
     struct spmm_reader indices;

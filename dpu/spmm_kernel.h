@@ -2,8 +2,9 @@
  * What the CSR and COO SpMM kernels share: the value types, the WRAM buffers, the X reads and Y writes, the
  * merge of rows shared between tasklets, SDDMM's dot products and result writes, and main(). A family's .c file
  * includes this header and defines spmm_walk(), which walks one tasklet's nonzeros for one chunk of features
- * (spmm_pass() builds it once per way of finding X rows), and sddmm_pass(), which walks them once for an SDDMM
- * call (spmm_args.h, SPMM_MODE_SDDMM).
+ * (spmm_pass() builds it once per way of finding X rows), spmm_walk_units() (i8 and i16), which walks them for one
+ * unit of features with X per nonzero, and sddmm_pass(), which walks them once for an SDDMM call (spmm_args.h,
+ * SPMM_MODE_SDDMM).
  *
  * Value type: built once per type with -DSPMM_TYPE_F32, _I32, _I16 or _I8. A's values are 32 bits in MRAM
  * (spmm_value); X has the value type; Y and partial sums are float for f32 and 32-bit integers otherwise.
@@ -33,9 +34,11 @@
  *
  * The DMA floor is the DMA engine's cycles for each nonzero's X chunk (77 + bytes / 2) and each row's Y chunk
  * (61 + bytes / 2) per multiply-add: a kernel that reads X from MRAM goes no faster however few instructions it
- * runs. At 16 features it is above the instruction bound of i8 and i16 (6.04 and 6.54), and i8 is at both limits:
- * 5.77 instructions and 6.04 DMA cycles per multiply-add. So the kernels keep no WRAM copy of X's most referenced
- * rows, which would spare DMAs but not instructions: a build that did (the host numbering a DPU's columns by
+ runs. At 16 features it is above the instruction bound of i8 and i16 (6.04 and 6.54), and i8 is at both limits:
+ * 5.8 instructions and 6.04 DMA cycles per multiply-add; at 8 features, the width a feature group gives a DPU in
+ * the plans hardware would use for 16, 11.33 DMA cycles. There the host sends X per nonzero (spmm_args.h's
+ * x_per_nonzero, below), and the kernel needs no DMA per nonzero at all. A WRAM copy of X's most referenced
+ * rows would spare DMAs but not instructions: a build that did (the host numbering a DPU's columns by
  * references, 6 KiB of rows beside 24 tasklets' buffers, a walk of its own that tests each column against them and
  * copies a hot chunk by a call, to stay in IRAM) ran 0.43 more instructions per multiply-add with 9% of nonzeros hot
  * (uniform columns), its modelled cycles 2% above the build without, and fewer DMAs cannot take 5.77 below 1.3x the
@@ -44,6 +47,24 @@
  * features (1,024 rows, X 16 KiB, a v1B build's 20 KiB array), but ran 7.08 instructions per multiply-add with
  * batches of 8 (the host compiler spills eight row pointers and eight factors) and 6.31 with batches of 4 (a sum's
  * load and store per 4 products), 1.76x the bound against 1.82x, and grew i8 CSR to 4,341 instructions of IRAM.
+ *
+ * X per nonzero (i8 and i16, spmm_args.h's x_per_nonzero): the host sends one row of X per nonzero, in the block's
+ * nonzero order, cut into units of 8 bytes (8 i8 or 4 i16 features), unit by unit. A pass per unit walks the
+ * tasklet's units and values in step, 32 per DMA, keeps each row's sums in registers and takes its nonzeros in pairs
+ * (spmm_unit_row): a multiply-add is its feature's load, the product and the add, and a nonzero adds half its pair's
+ * value loads, pointer advances and loop test; no column is read, no row address computed. Measured as above (8
+ * nonzeros per row), against X by column:
+ *
+ *   type, F   by column (cycles, x bound)   per nonzero   DMA busy
+ *   i8, 8     12.49 (2.86x)                 5.05 (1.15x)  99% -> 53%
+ *   i8, 16    6.72  (1.82x)                 5.01 (1.36x)  99% -> 53%
+ *   i16, 8    16.38 (1.58x)                 12.33 (1.19x)
+ *   i16, 16   12.77 (1.32x)                 12.28 (1.27x)
+ *
+ * A row costs about 100 instructions per unit (its walk, its run to the blocks' end, its sums cleared and stored,
+ * the Y write), so by column wins from 32 features on, where one DMA brings a row's whole chunk; the host's model
+ * picks per call, and also counts the X it sends: one row per nonzero instead of one per column a block addresses
+ * (on the default graph over 2,560 DPUs at 16 features, 1.09 times as many).
  *
  * With 16 tasklets the pipeline stays full while some wait for their DMA, so the cycles are the instructions and
  * little more. Of the executed, 0.17 (i8) to 0.22 (f32) per multiply-add are stack loads and stores, at narrow
@@ -280,6 +301,85 @@ static inline __attribute__((always_inline)) int spmm_nonzeros_next(struct spmm_
 /* A WRAM block of a walk over `size`-byte entries, aligned to its size as spmm_read_ended needs. */
 #define SPMM_READ_BLOCK(name, size) static __aligned(SPMM_READ_ENTRIES * (size)) uint8_t name[NR_TASKLETS][SPMM_READ_ENTRIES * (size)]
 
+/*
+ * X per nonzero (spmm_args.h's x_per_nonzero): a pass over one unit of features walks its nonzeros' units of X (8
+ * bytes each, in nonzero order) and their values in step, as spmm_nonzeros walks indices and values: 32 of each
+ * per DMA, both from the same even nonzero, so one test serves both. A row's sums over the unit stay in
+ * registers (spmm_unit_row): a multiply-add is the feature's load, the product and the add, and a nonzero adds
+ * its value's load and the walk's advance. No column is read and no X row is addressed.
+ */
+#if defined(SPMM_TYPE_I8) || defined(SPMM_TYPE_I16)
+#define SPMM_X_PER_NONZERO 1
+#else
+#define SPMM_X_PER_NONZERO 0
+#endif
+#if SPMM_X_PER_NONZERO
+#define SPMM_UNIT_BYTES 8
+SPMM_READ_BLOCK(unit_block, SPMM_UNIT_BYTES);
+
+struct spmm_units {
+    const spmm_feature *x;
+    const spmm_value *value;
+    struct spmm_reader xs;
+    struct spmm_reader values;
+};
+
+/* Starts the walk of a unit whose X is at heap offset `x_at` at nonzero `nonzero`, the values of the pass's set at
+ * heap offset `values_at` read into `value_block`. */
+static inline struct spmm_units spmm_units_from(uint32_t tasklet, uint32_t x_at, spmm_value *value_block,
+                                                uint32_t values_at, uint32_t nonzero) {
+    struct spmm_units units;
+    units.x = spmm_read_from(&units.xs, unit_block[tasklet], x_at, nonzero, SPMM_UNIT_BYTES);
+    units.value = spmm_read_from(&units.values, value_block, values_at, nonzero, sizeof(spmm_value));
+    return units;
+}
+
+/* sum[0..SPMM_UNIT) = 0 + a_0 x_0 + a_1 x_1 + ... over the walk's next `count` nonzeros, in order (as the host adds
+ * them), the sums in registers. The nonzeros go in runs to the end of the blocks held, so that the loop over a run
+ * has no test of the blocks and no call: the next blocks are read between runs, once a run ends the blocks. */
+static inline __attribute__((always_inline)) void spmm_unit_row(struct spmm_units *units, uint32_t count,
+                                                                spmm_acc *sum) {
+#define SPMM_UNIT_ZERO(i) spmm_acc s##i = 0;
+#define SPMM_UNIT_TERM(i) s##i = SPMM_MUL_ADD(s##i, a, x[i]);
+#define SPMM_UNIT_TERM2(i) s##i = SPMM_MUL_ADD(SPMM_MUL_ADD(s##i, a, x[i]), b, x[SPMM_UNIT + (i)]);
+#define SPMM_UNIT_STORE(i) sum[i] = s##i;
+    const uint32_t block_bytes = SPMM_READ_ENTRIES * (uint32_t)sizeof(spmm_value);
+    const spmm_value *value = units->value;
+    const spmm_feature *x = units->x;
+    SPMM_FOR_UNIT(SPMM_UNIT_ZERO)
+    while (count > 0) {
+        const uint32_t held = (block_bytes - ((uintptr_t)value & (block_bytes - 1))) / (uint32_t)sizeof(spmm_value);
+        const uint32_t run = count < held ? count : held;
+        const spmm_value *stop = value + run;
+        count -= run;
+        if (run & 1) {
+            const spmm_factor a = SPMM_FACTOR(*value);
+            SPMM_FOR_UNIT(SPMM_UNIT_TERM)
+            x += SPMM_UNIT;
+            value++;
+        }
+        while (value != stop) {
+            const spmm_factor a = SPMM_FACTOR(value[0]);
+            const spmm_factor b = SPMM_FACTOR(value[1]);
+            SPMM_FOR_UNIT(SPMM_UNIT_TERM2)
+            x += 2 * SPMM_UNIT;
+            value += 2;
+        }
+        if (spmm_read_ended(value, sizeof(spmm_value))) {
+            x = spmm_read_block(&units->xs, x, SPMM_UNIT_BYTES);
+            value = spmm_read_block(&units->values, value, sizeof(spmm_value));
+        }
+    }
+    units->value = value;
+    units->x = x;
+    SPMM_FOR_UNIT(SPMM_UNIT_STORE)
+#undef SPMM_UNIT_ZERO
+#undef SPMM_UNIT_TERM
+#undef SPMM_UNIT_TERM2
+#undef SPMM_UNIT_STORE
+}
+#endif
+
 /* Where one pass's attention scores lie: its value set's column and row records (spmm_args.h). */
 struct spmm_scores {
     uint32_t columns;
@@ -372,16 +472,24 @@ static inline spmm_value spmm_nonzero_value(struct spmm_scores scores, uint32_t 
  * when they are three times a power of two (48, 96 or 192 features of i8, 24 or 48 of i16); else a 16-bit
  * multiply, the DPU compiler's 7-instruction byte-multiply sequence, when both factors fit 16 bits (at most 2^16 rows
  * of at most 2^16 - 1 bytes), else a 32 x 32-bit product, the compiler runtime's 30-instruction mul_step sequence.
- * spmm_pass builds the family's walk once per way, each with the way constant, so the choice costs nothing per
- * nonzero. The i32 and f32 kernels, whose products are 30 and 245 instructions, go without the lsl_add build: it
- * would save them under 0.1% and cost them IRAM.
+ * spmm_pass builds the family's walk once per way that shifts, each with the way constant, so the choice costs
+ * nothing per nonzero; the two that multiply share one build (SPMM_ROWS_BY_MULTIPLYING), whose nonzeros test the
+ * batch's choice: 2 instructions beside a 7- or 30-instruction product, for a walk's worth of IRAM. The i32 and f32
+ * kernels, whose products are 30 and 245 instructions, go without the lsl_add build: it would save them under 0.1%
+ * and cost them IRAM.
  */
 #if defined(SPMM_TYPE_I8) || defined(SPMM_TYPE_I16)
 #define SPMM_ROWS_THREE_SHIFTED 1
 #else
 #define SPMM_ROWS_THREE_SHIFTED 0
 #endif
-enum spmm_row_addressing { SPMM_ROWS_BY_SHIFT, SPMM_ROWS_BY_THREE_SHIFTED, SPMM_ROWS_BY_MUL16, SPMM_ROWS_BY_MUL32 };
+enum spmm_row_addressing {
+    SPMM_ROWS_BY_SHIFT,
+    SPMM_ROWS_BY_THREE_SHIFTED,
+    SPMM_ROWS_BY_MUL16,
+    SPMM_ROWS_BY_MUL32,
+    SPMM_ROWS_BY_MULTIPLYING /* by MUL16 or MUL32, as the batch says */
+};
 
 static inline enum spmm_row_addressing spmm_row_addressing(void) {
     const uint32_t row_bytes = call.nr_features * (uint32_t)sizeof(spmm_feature);
@@ -399,7 +507,7 @@ static inline enum spmm_row_addressing spmm_row_addressing(void) {
  * writing accumulators is what it would be without the other. The walks that multiply, whose every nonzero costs a
  * 7- or 30-instruction product, ask per row and are built once, out of line: that keeps the i8 kernels in IRAM
  * (i8 CSR, 16 tasklets: 3,639 instructions estimated from clang's code and 4,245 from gcc's with a build of each
- * walk per width, against a v1B's 3,968; 3,506 and 3,861 so) and leaves the shifting walks' code as it was. */
+ * walk per width, against a v1B's 3,968; 3,506 and 3,861 so, before the walk with X per nonzero; 3,786 with it). */
 enum spmm_y_width { SPMM_Y_ACC, SPMM_Y_16, SPMM_Y_AS_CALLED };
 
 /* The family's walk over one tasklet's nonzeros for features [first, first + width) of value set `set`, whose
@@ -409,20 +517,30 @@ static inline __attribute__((always_inline)) void spmm_walk(const struct spmm_ta
                                                             uint32_t values_at, enum spmm_row_addressing addressing,
                                                             enum spmm_y_width y_width);
 
-/* The family's walks that find X rows by multiplying, each built once and writing Y as the call says. */
+#if SPMM_X_PER_NONZERO
+/* The walks over one tasklet's nonzeros for features [first, first + width) of the value set whose values are at
+ * heap offset `values_at`, with X per nonzero: one per unit (spmm_walk_units). */
+static void spmm_pass_units(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
+                            uint32_t values_at);
+#endif
+
+/* The family's walk that finds X rows by multiplying, built once and writing Y as the call says. */
 static __attribute__((noinline)) void spmm_pass_multiplying(const struct spmm_tasklet_work *work, uint32_t tasklet,
                                                             uint32_t first, uint32_t width, uint32_t set,
-                                                            uint32_t values_at, enum spmm_row_addressing addressing) {
-    if (addressing == SPMM_ROWS_BY_MUL16)
-        spmm_walk(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_MUL16, SPMM_Y_AS_CALLED);
-    else
-        spmm_walk(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_MUL32, SPMM_Y_AS_CALLED);
+                                                            uint32_t values_at) {
+    spmm_walk(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_MULTIPLYING, SPMM_Y_AS_CALLED);
 }
 
 /* The family's walk, built once per way of finding X rows (enum spmm_row_addressing) and, for those that shift, of
  * writing Y. */
 static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
                       uint32_t set, uint32_t values_at) {
+#if SPMM_X_PER_NONZERO
+    if (call.x_per_nonzero) {
+        spmm_pass_units(work, tasklet, first, width, values_at);
+        return;
+    }
+#endif
     const int y_16 = SPMM_NARROW_Y && call.y_narrow;
 #define SPMM_WALK(addressing)                                                                                      \
     if (y_16)                                                                                                      \
@@ -440,7 +558,7 @@ static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, ui
         break;
 #endif
     default:
-        spmm_pass_multiplying(work, tasklet, first, width, set, values_at, addressing);
+        spmm_pass_multiplying(work, tasklet, first, width, set, values_at);
     }
 #undef SPMM_WALK
 }
@@ -538,6 +656,7 @@ struct spmm_batch {
     uint32_t width;     /* features of the chunk */
     uint32_t count;
     uint32_t fresh;
+    uint32_t multiply16; /* whether SPMM_ROWS_BY_MULTIPLYING finds rows as SPMM_ROWS_BY_MUL16 (else MUL32) */
 };
 
 static inline struct spmm_batch spmm_batch_start(uint32_t first, uint32_t width) {
@@ -547,7 +666,8 @@ static inline struct spmm_batch spmm_batch_start(uint32_t first, uint32_t width)
                                      .row_shift = (uint32_t)__builtin_ctz(row_bytes),
                                      .width = width,
                                      .count = 0,
-                                     .fresh = 1};
+                                     .fresh = 1,
+                                     .multiply16 = spmm_row_addressing() == SPMM_ROWS_BY_MUL16};
     return batch;
 }
 
@@ -561,8 +681,11 @@ static inline __attribute__((always_inline)) uint32_t spmm_x_row_at(const struct
         return (column + (column << 1)) << batch->row_shift;
     case SPMM_ROWS_BY_MUL16:
         return (uint32_t)(uint16_t)column * (uint32_t)(uint16_t)batch->row_bytes;
-    default:
+    case SPMM_ROWS_BY_MUL32:
         return column * batch->row_bytes;
+    default:
+        return batch->multiply16 ? (uint32_t)(uint16_t)column * (uint32_t)(uint16_t)batch->row_bytes
+                                 : column * batch->row_bytes;
     }
 }
 
@@ -627,6 +750,30 @@ struct spmm_wide_cursor {
     uint32_t index;
 };
 
+/* No row's number. */
+#define SPMM_NO_ROW UINT32_MAX
+
+/* Where a pass writes its finished rows: the tasklet's shared rows (SPMM_NO_ROW past nr_partials) with their partial slots' heap offsets, computed once per pass so that a row's test is two compares
+ * rather than an offset's 32-bit multiply, and its place in the wide-row list. */
+struct spmm_rows_out {
+    uint32_t partial_row[SPMM_MAX_PARTIALS];
+    uint32_t partial_at[SPMM_MAX_PARTIALS];
+    struct spmm_wide_cursor wide;
+};
+_Static_assert(SPMM_MAX_PARTIALS == 2, "spmm_partial_slot tests two partial rows");
+
+/* Not a partial slot's offset: what spmm_partial_slot gives for a row the tasklet does not share. */
+#define SPMM_NOT_SHARED UINT32_MAX
+
+/* The heap offset of `row`'s partial slot, SPMM_NOT_SHARED unless the tasklet shares the row. */
+static inline uint32_t spmm_partial_slot(const struct spmm_rows_out *out, uint32_t row) {
+    if (row == out->partial_row[0])
+        return out->partial_at[0];
+    if (row == out->partial_row[1])
+        return out->partial_at[1];
+    return SPMM_NOT_SHARED;
+}
+
 #if SPMM_NARROW_Y
 /* Per tasklet: the 8-byte word of the wide-row list last read. */
 static __dma_aligned uint32_t wide_word[NR_TASKLETS][2];
@@ -673,57 +820,90 @@ static inline void spmm_write_narrow(uint32_t tasklet, const spmm_acc *sum, uint
 /* spmm_store of the tasklet's row sums in a call that takes Y in 16 bits: one copy for the walks that may take it
  * so (spmm_pass), which keeps the kernel in IRAM. */
 static __attribute__((noinline)) void spmm_store_narrow(uint32_t tasklet, uint32_t row, uint32_t y_at, uint32_t first,
-                                                        uint32_t width, struct spmm_wide_cursor *wide) {
-    const struct spmm_tasklet_work *work = &matrix.tasklets[tasklet];
+                                                        uint32_t width, struct spmm_rows_out *out) {
     const spmm_acc *sum = row_sum[tasklet];
     uint32_t wide_index = SPMM_NO_WIDE_ROW;
-    if (row == wide->row) {
-        wide_index = wide->index++;
-        wide->row = spmm_wide_row(tasklet, wide->index);
+    if (row == out->wide.row) {
+        wide_index = out->wide.index++;
+        out->wide.row = spmm_wide_row(tasklet, out->wide.index);
     }
-    for (uint32_t slot = 0; slot < work->nr_partials; slot++)
-        if (work->partial_rows[slot] == row) {
-            mram_write(sum, (__mram_ptr void *)(spmm_heap() + spmm_partial_at(tasklet, slot, first)),
-                       width * (uint32_t)sizeof(spmm_acc));
-            return;
-        }
+    const uint32_t partial_at = spmm_partial_slot(out, row);
+    if (partial_at != SPMM_NOT_SHARED) {
+        mram_write(sum, (__mram_ptr void *)(spmm_heap() + partial_at), width * (uint32_t)sizeof(spmm_acc));
+        return;
+    }
     spmm_write_narrow(tasklet, sum, wide_index, y_at, first, width);
 }
 #endif
 
-/* A pass's cursor at the first wide row of `work`'s range (no wide rows unless the call takes Y in 16 bits). */
-static inline struct spmm_wide_cursor spmm_wide_start(const struct spmm_tasklet_work *work, uint32_t tasklet) {
-    struct spmm_wide_cursor wide = {SPMM_NO_WIDE_ROW, work->wide_begin};
+/* Where a pass over features [first, ..) writes `work`'s rows: its partial slots, and its cursor at the first wide
+ * row of its range (no wide rows unless the call takes Y in 16 bits). Once per pass, and out of line: every walk
+ * calls it. */
+static __attribute__((noinline)) struct spmm_rows_out spmm_rows_out_start(const struct spmm_tasklet_work *work,
+                                                                          uint32_t tasklet, uint32_t first) {
+    struct spmm_rows_out out = {{SPMM_NO_ROW, SPMM_NO_ROW}, {0, 0}, {SPMM_NO_WIDE_ROW, work->wide_begin}};
+    for (uint32_t slot = 0; slot < work->nr_partials; slot++) {
+        out.partial_row[slot] = work->partial_rows[slot];
+        out.partial_at[slot] = spmm_partial_at(tasklet, slot, first);
+    }
 #if SPMM_NARROW_Y
     if (call.y_narrow)
-        wide.row = spmm_wide_row(tasklet, wide.index);
-#else
-    (void)tasklet;
+        out.wide.row = spmm_wide_row(tasklet, out.wide.index);
 #endif
-    return wide;
+    return out;
 }
 
 /* Writes a finished row's chunk to Y at heap offset `y_at` (in 16 bits as `y_width` says), or to the tasklet's
- * partial slot when the row is shared; `wide` moves past the row. */
-static inline __attribute__((always_inline)) void spmm_store(const struct spmm_tasklet_work *work, uint32_t tasklet,
-                                                             uint32_t row, const spmm_acc *sum, uint32_t y_at,
-                                                             uint32_t first, uint32_t width,
-                                                             struct spmm_wide_cursor *wide, enum spmm_y_width y_width) {
+ * partial slot when the row is shared; `out`'s wide-row cursor moves past the row. */
+static inline __attribute__((always_inline)) void spmm_store(struct spmm_rows_out *out, uint32_t tasklet, uint32_t row,
+                                                             const spmm_acc *sum, uint32_t y_at, uint32_t first,
+                                                             uint32_t width, enum spmm_y_width y_width) {
 #if SPMM_NARROW_Y
     if (y_width == SPMM_Y_16 || (y_width == SPMM_Y_AS_CALLED && call.y_narrow)) {
-        spmm_store_narrow(tasklet, row, y_at, first, width, wide);
+        spmm_store_narrow(tasklet, row, y_at, first, width, out);
         return;
     }
 #else
-    (void)wide;
+    (void)tasklet;
+    (void)first;
     (void)y_width;
 #endif
-    uint32_t at = y_at;
-    for (uint32_t slot = 0; slot < work->nr_partials; slot++)
-        if (work->partial_rows[slot] == row)
-            at = spmm_partial_at(tasklet, slot, first);
+    const uint32_t partial_at = spmm_partial_slot(out, row);
+    const uint32_t at = partial_at != SPMM_NOT_SHARED ? partial_at : y_at;
     mram_write(sum, (__mram_ptr void *)(spmm_heap() + at), width * (uint32_t)sizeof(spmm_acc));
 }
+
+#if SPMM_X_PER_NONZERO
+/* Where a pass over one unit reads X and writes Y: found for a chunk's first unit and moved a unit along for each
+ * next, with no multiply per pass. */
+struct spmm_unit_pass {
+    uint32_t first; /* the unit's first feature */
+    uint32_t x_at;  /* heap offset of the unit's X */
+    uint32_t y_at;  /* heap offset of the unit's features in the tasklet's first row of Y */
+    struct spmm_rows_out out;
+};
+
+/* The family's walk over one tasklet's nonzeros for one unit of features, at `pass`, of the value set whose values
+ * are at heap offset `values_at`, with X per nonzero (spmm_units). */
+static void spmm_walk_units(const struct spmm_tasklet_work *work, uint32_t tasklet, const struct spmm_unit_pass *pass,
+                            uint32_t values_at);
+
+static void spmm_pass_units(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
+                            uint32_t values_at) {
+    const uint32_t unit_bytes = call.x_unit_stride * SPMM_UNIT_BYTES;
+    struct spmm_unit_pass pass = {first, call.x_offset + (first / SPMM_UNIT) * unit_bytes,
+                                  spmm_y_at(work->row_begin, first), spmm_rows_out_start(work, tasklet, first)};
+    const uint32_t y_unit_bytes = SPMM_UNIT * spmm_y_value_bytes();
+    for (uint32_t unit = 0; unit < width / SPMM_UNIT; unit++) {
+        spmm_walk_units(work, tasklet, &pass, values_at);
+        pass.first += SPMM_UNIT;
+        pass.x_at += unit_bytes;
+        pass.y_at += y_unit_bytes;
+        pass.out.partial_at[0] += SPMM_UNIT * (uint32_t)sizeof(spmm_acc);
+        pass.out.partial_at[1] += SPMM_UNIT * (uint32_t)sizeof(spmm_acc);
+    }
+}
+#endif
 
 /* Whether `tasklet`'s partial `slot` is the first of its row's chain (the previous tasklet's last partial is
  * another row). */

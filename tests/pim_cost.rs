@@ -42,10 +42,17 @@ fn graph(n: usize) -> Csr<f32> {
     Csr::new(n, n, row_ptr, cols, values).unwrap()
 }
 
-/// The simulator's modelled (total, DMA) cycles of one DPU running the whole of `a` at `features` columns.
-fn simulated_cycles<T: pimgnn::pim::PimElement>(a: Csr<T>, format: Format, features: usize) -> (u64, u64) {
+/// The simulator's modelled (total, DMA) cycles of one DPU running the whole of `a` at `features` columns, X
+/// by column or per nonzero as `x_per_nonzero` says.
+fn simulated_cycles<T: pimgnn::pim::PimElement>(
+    a: Csr<T>,
+    format: Format,
+    features: usize,
+    x_per_nonzero: bool,
+) -> (u64, u64) {
     let rows = a.nrows();
     let mut engine = one_dpu_engine(a, format);
+    engine.set_x_per_nonzero(Some(x_per_nonzero)).unwrap();
     engine.spmm(&Dense::zeros(rows, features)).unwrap();
     engine.report().modelled_cycles.expect("simulator statistics")
 }
@@ -61,7 +68,15 @@ fn simulated_sddmm_cycles<T: pimgnn::pim::PimElement>(a: Csr<T>, format: Format,
 
 /// What the model sees of `a` whole on one DPU with 16 tasklets, X whole.
 fn one_dpu<T: pimgnn::Element>(format: Format, a: &Csr<T>) -> KernelTile {
-    KernelTile { format, rows: a.nrows(), nonzeros: a.nnz(), x_rows: a.ncols(), tasklets: 16, narrow_rows: 0 }
+    KernelTile {
+        format,
+        rows: a.nrows(),
+        nonzeros: a.nnz(),
+        x_rows: a.ncols(),
+        tasklets: 16,
+        narrow_rows: 0,
+        x_per_nonzero: false,
+    }
 }
 
 /// `a` whole on one simulated DPU with 16 tasklets.
@@ -94,7 +109,7 @@ fn modelled_dma_cycles_match_the_simulator() {
     let a = graph(3000);
     for format in [Format::Csr, Format::Coo] {
         for features in [16, 100] {
-            let (_, simulated) = simulated_cycles(a.clone(), format, features);
+            let (_, simulated) = simulated_cycles(a.clone(), format, features, false);
             let modelled = model.kernel_cycles::<f32>(one_dpu(format, &a), features).dma;
             let error = (modelled - simulated as f64).abs() / simulated as f64;
             assert!(error < 0.03, "{format}, F = {features}: model {modelled:.0} DMA cycles, simulator {simulated}");
@@ -103,14 +118,19 @@ fn modelled_dma_cycles_match_the_simulator() {
 }
 
 /// The model's kernel cycles (compute and DMA overlapped) over the simulator's modelled cycles for one DPU
-/// running the whole of `graph(3000)` at `features` columns.
-fn kernel_cycles_over_simulated<T: pimgnn::pim::PimElement + From<i8>>(format: Format, features: usize) -> f64 {
+/// running the whole of `graph(3000)` at `features` columns, X by column or per nonzero.
+fn kernel_cycles_over_simulated<T: pimgnn::pim::PimElement + From<i8>>(
+    format: Format,
+    features: usize,
+    x_per_nonzero: bool,
+) -> f64 {
     let a = graph(3000);
     let values = vec![T::from(1); a.nnz()];
     let a = Csr::new(a.nrows(), a.ncols(), a.row_ptr().to_vec(), a.col_idx().to_vec(), values).unwrap();
-    let (simulated, _) = simulated_cycles(a.clone(), format, features);
+    let (simulated, _) = simulated_cycles(a.clone(), format, features, x_per_nonzero);
     let padded = cost::padded_features::<T>(features, 1);
-    let modelled = HardwareModel::default().kernel_cycles::<T>(one_dpu(format, &a), padded).total();
+    let tile = KernelTile { x_per_nonzero, ..one_dpu(format, &a) };
+    let modelled = HardwareModel::default().kernel_cycles::<T>(tile, padded).total();
     modelled / simulated as f64
 }
 
@@ -125,10 +145,12 @@ fn modelled_kernel_cycles_match_the_simulator() {
         // bytes, where a nonzero's own instructions and its DMA weigh the most).
         for features in [4, 8, 16, 48, 64] {
             ratios.extend([
-                (format, features, "f32", kernel_cycles_over_simulated::<f32>(format, features)),
-                (format, features, "i32", kernel_cycles_over_simulated::<i32>(format, features)),
-                (format, features, "i16", kernel_cycles_over_simulated::<i16>(format, features)),
-                (format, features, "i8", kernel_cycles_over_simulated::<i8>(format, features)),
+                (format, features, "f32", kernel_cycles_over_simulated::<f32>(format, features, false)),
+                (format, features, "i32", kernel_cycles_over_simulated::<i32>(format, features, false)),
+                (format, features, "i16", kernel_cycles_over_simulated::<i16>(format, features, false)),
+                (format, features, "i8", kernel_cycles_over_simulated::<i8>(format, features, false)),
+                (format, features, "i16, X per nonzero", kernel_cycles_over_simulated::<i16>(format, features, true)),
+                (format, features, "i8, X per nonzero", kernel_cycles_over_simulated::<i8>(format, features, true)),
             ]);
         }
     }
@@ -161,9 +183,11 @@ fn modelled_kernel_cycles_with_y_in_16_bits_match_the_simulator() {
             assert!(engine.y_in_16_bits(features), "{format}, F = {features}");
             engine.spmm(&Dense::zeros(a.ncols(), features)).unwrap();
             let (simulated, _) = engine.report().modelled_cycles.expect("simulator statistics");
-            let tile = KernelTile { narrow_rows: a.nrows(), ..one_dpu(format, &a) };
+            let x_per_nonzero = engine.x_per_nonzero(features);
+            let tile = KernelTile { narrow_rows: a.nrows(), x_per_nonzero, ..one_dpu(format, &a) };
             let ratio = model.kernel_cycles::<i8>(tile, features).total() / simulated as f64;
-            table.push((format!("{format}, F = {features}: {ratio:.3}"), ratio));
+            let layout = if x_per_nonzero { ", X per nonzero" } else { "" };
+            table.push((format!("{format}, F = {features}{layout}: {ratio:.3}"), ratio));
         }
     }
     let lines: Vec<&str> = table.iter().map(|(line, _)| line.as_str()).collect();

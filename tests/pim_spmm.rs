@@ -277,6 +277,63 @@ fn every_plan_i8() {
     every_plan_on::<i8>();
 }
 
+/// X per nonzero (i8 and i16) on every plan and tasklet count, exact: one unit of 8 bytes (5 features, padded),
+/// several (37), two chunks of features (72), values per head (heads of 8 and of 72), and an SDDMM between, which
+/// takes X by column again.
+fn every_plan_with_x_per_nonzero_on<T: TestValue>() {
+    let a = random_graph::<T>(301, 3, &[5], 400, 1);
+    for plan in every_plan(7, 16) {
+        for tasklets in TASKLET_COUNTS {
+            let plan = Plan { tasklets, ..plan };
+            let mut engine = PimSpmm::new(sim_set(1, 8, &[2]), a.clone(), plan).unwrap();
+            engine.set_x_per_nonzero(Some(true)).unwrap();
+            for (call, f) in [5, 37, 72].into_iter().enumerate() {
+                assert!(engine.x_per_nonzero(f), "{plan}, F = {f}");
+                let x = random_dense::<T>(a.ncols(), f, 3 + call as u64);
+                let y = engine.spmm(&x).unwrap_or_else(|e| panic!("{plan}, F = {f}: {e}"));
+                expect_product(&a, &x, &y, &format!("{plan}, F = {f}, X per nonzero"));
+                assert!(engine.report().to_string().contains("X per nonzero"), "{}", engine.report());
+            }
+            let (p, q) = (random_dense::<T>(a.nrows(), 16, 5), random_dense::<T>(a.ncols(), 16, 6));
+            assert_eq!(engine.sddmm(&p, &q).unwrap(), cpu::sddmm(&a, &p, &q).unwrap(), "{plan}, SDDMM");
+            check_heads(&mut engine, &a, 3, 8, 23, true);
+            check_heads(&mut engine, &a, 2, 72, 41, true);
+        }
+    }
+}
+
+#[test]
+fn every_plan_i16_with_x_per_nonzero() {
+    every_plan_with_x_per_nonzero_on::<i16>();
+}
+
+#[test]
+fn every_plan_i8_with_x_per_nonzero() {
+    every_plan_with_x_per_nonzero_on::<i8>();
+}
+
+/// The model sends X per nonzero where a nonzero's DMA outlasts its multiply-adds (i8 at 8 features on a plan of
+/// many DPUs, whose blocks reference nearly as many rows of X as they have nonzeros) and by column at 256; f32
+/// never, and refuses to be made to.
+#[test]
+fn x_goes_per_nonzero_where_the_model_predicts_it_faster() {
+    let a = random_graph::<i8>(20_000, 8, &[], 0, 3);
+    let plan = plan(Format::Csr, 64, 1, 1, XDelivery::Referenced, 16);
+    let engine = PimSpmm::new(sim_set(1, 64, &[]), a.clone(), plan).unwrap();
+    assert!(engine.x_per_nonzero(8) && !engine.x_per_nonzero(256));
+    let faster = |x_per_nonzero| {
+        let mut engine = PimSpmm::new(sim_set(1, 64, &[]), a.clone(), plan).unwrap();
+        engine.set_x_per_nonzero(Some(x_per_nonzero)).unwrap();
+        engine.predict(8).total()
+    };
+    assert!(faster(true) < faster(false));
+    let mut f32_engine =
+        PimSpmm::new(sim_set(1, 8, &[]), random_graph::<f32>(301, 3, &[], 0, 1), Plan::pygim(8, 1, 16)).unwrap();
+    assert!(!f32_engine.x_per_nonzero(8));
+    let refused = f32_engine.set_x_per_nonzero(Some(true)).unwrap_err().to_string();
+    assert!(refused.contains("X per nonzero") && refused.contains("i8 and i16"), "{refused}");
+}
+
 /// The default model with a gather 100 times slower: on these few DPUs the engine takes Y in 16 bits, as it does
 /// on a full server, where the gather's bytes are shared by thousands of DPUs.
 fn slow_gather() -> HardwareModel {
@@ -323,12 +380,17 @@ fn every_plan_i8_with_y_in_16_bits() {
         for tasklets in TASKLET_COUNTS {
             let plan = Plan { tasklets, ..plan };
             let mut engine = PimSpmm::with_model(sim_set(1, 8, &[2]), a.clone(), plan, slow_gather()).unwrap();
-            assert!(engine.y_in_16_bits(16), "{plan}");
-            let y = engine.spmm(&x).unwrap_or_else(|e| panic!("{plan}: {e}"));
-            expect_product(&a, &x, &y, &format!("{plan}, Y in 16 bits"));
-            assert_eq!(y.row(150)[0], -255 * 128);
-            assert!(y.row(5)[0] < i32::from(i16::MIN), "the hub's sum needs 32 bits");
-            assert!(engine.report().to_string().contains("Y in 16 bits"), "{}", engine.report());
+            // X by column and per nonzero, each written through the kernel's own walk.
+            for x_per_nonzero in [false, true] {
+                engine.set_x_per_nonzero(Some(x_per_nonzero)).unwrap();
+                let call = format!("{plan}, Y in 16 bits, X per nonzero: {x_per_nonzero}");
+                assert!(engine.y_in_16_bits(16) && engine.x_per_nonzero(16) == x_per_nonzero, "{call}");
+                let y = engine.spmm(&x).unwrap_or_else(|e| panic!("{call}: {e}"));
+                expect_product(&a, &x, &y, &call);
+                assert_eq!(y.row(150)[0], -255 * 128);
+                assert!(y.row(5)[0] < i32::from(i16::MIN), "the hub's sum needs 32 bits");
+                assert!(engine.report().to_string().contains("Y in 16 bits"), "{}", engine.report());
+            }
             drop(engine);
             check_calls(sim_set(1, 8, &[2]), &a, plan, &[5, 37], false);
         }

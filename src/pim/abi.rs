@@ -125,8 +125,11 @@ pub struct CallArgs {
     pub y_narrow: u32,
     /// MRAM heap offset of the wide rows' accumulators when `y_narrow` is set.
     pub y_wide_offset: u32,
-    /// Padding to a multiple of 8 bytes.
-    pub reserved: u32,
+    /// Nonzero when `X` comes as one row per nonzero, in the block's nonzero order, cut into units of 8 bytes:
+    /// unit `u` of nonzero `k` at `x_offset + (u * x_unit_stride + k) * 8`.
+    pub x_per_nonzero: u32,
+    /// With `x_per_nonzero`, 8-byte entries from one unit's nonzeros to the next's.
+    pub x_unit_stride: u32,
 }
 
 /// `struct attention_column`: a column's scores for one head, times `log2(e)` in fixed point.

@@ -31,11 +31,21 @@
 //!   walk, loop and DMA set-up, its X row's address `column * width` (a shift, 1, when a row's bytes are a
 //!   power of two; in `i8` and `i16`, an `lsl_add` and a shift, 2, when they are three times one; a 16-bit
 //!   multiply, 7, when the block's X has at most 2^16 rows; a 32-bit multiply, 30, otherwise), its place in the
-//!   batch, and the advance of the values' walk (2). Each row costs 36 instructions besides its sums (its
-//!   walk, store set-up and last batch), less 2 per feature that its first batch saves by setting its sums
+//!   batch, and the advance of the values' walk (2). Each row costs 16 instructions besides its sums (its
+//!   walk, store set-up and last batch; a pass finds its shared rows' partial slots once, so a row's test is two
+//!   compares), less 2 per feature that its first batch saves by setting its sums
 //!   rather than adding to them (fitted). A row without nonzeros in a tasklet's range has its sums
 //!   cleared by the DPU libc's `memset`: 15 instructions and 3 per feature (memset.c.obj of the SDK 2025.1's
 //!   compiled runtime).
+//! - **X per nonzero** (`i8` and `i16`, [`CallLayout::x_per_nonzero`]): the host sends each DPU a row of X per
+//!   nonzero in its block's order, cut into units of 8 bytes; a pass per unit walks the units and values 32 per
+//!   DMA and keeps a row's sums in registers. A nonzero costs its unit's multiply-adds and 4 instructions (its
+//!   value's load, the walks' advance and the loop's test, shared in pairs; COO 12.5 more for counting a row's
+//!   nonzeros on its index walk), a row 58 per unit and 5 per feature of it (its walk and run, its sums cleared
+//!   and stored, the write's call), 40 more when written in 16 bits: fitted to the simulator's counts
+//!   (tests/pim_cost.rs: 0.94 to 1.02 of them at 4 to 64 features). The model takes X so in a call when that
+//!   predicts faster, the larger X it sends included: at narrow widths, where a nonzero's DMA of its X row
+//!   outlasts its multiply-adds.
 //! - **`Y` in 16 bits** (`i8`): a row whose sums the host bounds within 16 bits costs 2.75 instructions more per
 //!   feature (its sums' load and 16-bit store; fitted to the simulator) and half the gather's bytes; a wide row
 //!   costs 25 and an 8-byte read of its list. The model takes `Y` so in a call when that predicts faster: on a
@@ -177,6 +187,12 @@ fn batches<T>(nonzeros: f64, rows: f64) -> f64 {
     estimate.max(rows)
 }
 
+/// Rows of X each DPU holds in a call that sends X per nonzero: the most nonzeros of a tile, rounded up to even
+/// (the engine's stride between units, `dpu/spmm_args.h`'s `x_unit_stride`).
+fn per_nonzero_x_rows(tiles: &[TileStats]) -> usize {
+    tiles.iter().map(|tile| tile.nonzeros).max().unwrap_or(0).next_multiple_of(2)
+}
+
 /// Bytes of X chunks a tasklet's batch buffer holds (spmm_kernel.h).
 const BATCH_BYTES: usize = 512;
 /// Bytes of a nonzero's value in MRAM (`spmm_value`).
@@ -191,9 +207,10 @@ const NARROW_FEATURE_INSTRUCTIONS: f64 = 2.75;
 /// Instructions per wide row and chunk of such a call: the list's next entry read (the test of its end, its
 /// address and the DMA's set-up) and the cursor's advance.
 const WIDE_ROW_INSTRUCTIONS: f64 = 25.0;
-/// Instructions per row with nonzeros and chunk besides its sums: the row's walk, the store's set-up and the end
-/// of its last batch (the digits' tests). Fitted with [`BATCH_INSTRUCTIONS`].
-const ROW_INSTRUCTIONS: f64 = 36.0;
+/// Instructions per row with nonzeros and chunk besides its sums: the row's walk, the store's set-up (two compares
+/// for the tasklet's shared rows) and the end of its last batch (the digits' tests). Fitted with
+/// [`BATCH_INSTRUCTIONS`].
+const ROW_INSTRUCTIONS: f64 = 16.0;
 /// Instructions per feature that a row's first batch saves by setting its sums rather than loading them and
 /// adding its first product to them. Fitted with [`BATCH_INSTRUCTIONS`].
 const FIRST_BATCH_SAVED_PER_FEATURE: f64 = 2.0;
@@ -212,6 +229,20 @@ const MEMSET_FIXED_INSTRUCTIONS: f64 = 15.0;
 const ATTENTION_WEIGHT_INSTRUCTIONS: f64 = 114.0;
 /// Instructions per row and chunk of an attention call: the mode test and the read of the row's scores.
 const ATTENTION_ROW_INSTRUCTIONS: f64 = 8.0;
+/// With X per nonzero, instructions per nonzero and unit besides the unit's multiply-adds: the value's load,
+/// the pointers' advances and the loop's test, which the nonzeros share in pairs. Fitted with the two below.
+const UNIT_NONZERO_INSTRUCTIONS: f64 = 4.0;
+/// COO's count of a row's nonzeros per nonzero and unit: the entry's row load and test, the count and the index
+/// walk's advance and block test. Fitted with the two below.
+const COO_UNIT_COUNT_INSTRUCTIONS: f64 = 12.5;
+/// With X per nonzero, instructions per row and unit: the row's walk, its run to the end of the blocks held,
+/// the store's set-up and the write's call; and per feature of the unit, the sum's clearing and store.
+const UNIT_ROW_INSTRUCTIONS: f64 = 58.0;
+const UNIT_ROW_FEATURE_INSTRUCTIONS: f64 = 5.0;
+/// With X per nonzero, instructions per row and unit written in 16 bits besides its sums' (the walk calls
+/// spmm_store_narrow for each: the call, its tests of the wide and shared rows, and the pack's loop around 8 sums).
+/// Fitted to the simulator.
+const UNIT_NARROW_ROW_INSTRUCTIONS: f64 = 40.0;
 
 /// A UPMEM server: the DPU clock and DMA costs of PrIM's, transfers as upmem models a full server on SDK 2025.1
 /// ([`upmem::CLOCK_HZ`], [`upmem::DMA_READ_ALPHA_CYCLES`], [`upmem::TransferModel::default`]), and the kernels'
@@ -264,6 +295,21 @@ pub struct KernelTile {
     /// In a call that takes `Y` in 16 bits (`dpu/spmm_args.h`'s `y_narrow`), the rows written so; the others
     /// are the block's wide rows. 0 in a call that takes every row in accumulators.
     pub narrow_rows: usize,
+    /// Whether the call sends X as one row per nonzero (`dpu/spmm_args.h`'s `x_per_nonzero`, types with
+    /// [`PimElement::X_PER_NONZERO`]): the kernel then walks each unit of 8 bytes of features over the nonzeros in
+    /// order, with no DMA per nonzero.
+    pub x_per_nonzero: bool,
+}
+
+/// How a call lays out X and Y on the DPUs: what [`HardwareModel`] predicts fastest for a call (the engine
+/// follows it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CallLayout {
+    /// X as one row per nonzero, in each block's nonzero order ([`KernelTile::x_per_nonzero`]); else the rows
+    /// of X the block's columns address.
+    pub x_per_nonzero: bool,
+    /// `Y` in 16 bits (`dpu/spmm_args.h`'s `y_narrow`) but for each block's wide rows.
+    pub y_16: bool,
 }
 
 /// Cycles of one DPU's kernel: the pipeline's and the DMA engine's, which overlap.
@@ -454,7 +500,10 @@ impl HardwareModel {
         features: usize,
         set_features: usize,
     ) -> KernelCycles {
-        let KernelTile { format, rows, nonzeros, x_rows, tasklets, narrow_rows } = tile;
+        if tile.x_per_nonzero {
+            return self.unit_kernel_cycles::<T>(tile, features);
+        }
+        let KernelTile { format, rows, nonzeros, x_rows, tasklets, narrow_rows, .. } = tile;
         let size = std::mem::size_of::<T>() as f64;
         let mac = self.mac_cycles::<T>();
         let nonzero = self.nonzero_instructions - ROW_ADDRESS_MUL16
@@ -485,6 +534,39 @@ impl HardwareModel {
         }
         cycles.compute /= (tasklets / self.pipeline_tasklets).min(1.0);
         cycles
+    }
+
+    /// Cycles of one DPU's kernel for `tile` over `features` padded features with X per nonzero: a pass per unit
+    /// of 8 bytes of features over the tile's nonzeros in order, their units of X and values read
+    /// [`READ_ENTRIES`] at a time, each row's sums kept in registers and written to `Y` (spmm_kernel.h's
+    /// spmm_unit_row). Value sets need no chunks of their own: a unit never straddles two.
+    fn unit_kernel_cycles<T: PimElement>(&self, tile: KernelTile, features: usize) -> KernelCycles {
+        let KernelTile { format, rows, nonzeros, tasklets, narrow_rows, .. } = tile;
+        let unit = (8 / std::mem::size_of::<T>()) as f64;
+        let units = (features * std::mem::size_of::<T>()).div_ceil(8) as f64;
+        let (nz, rows, narrow_rows, tasklets) = (nonzeros as f64, rows as f64, narrow_rows as f64, f64::from(tasklets));
+        let wide_rows = if narrow_rows > 0.0 { rows - narrow_rows } else { 0.0 };
+        let walks = tasklets.min(nz + rows);
+        let nonzero = match format {
+            Format::Csr => UNIT_NONZERO_INSTRUCTIONS,
+            Format::Coo => UNIT_NONZERO_INSTRUCTIONS + COO_UNIT_COUNT_INSTRUCTIONS,
+        };
+        let pass = KernelCycles {
+            dma: self.index_reads(format, rows, nz, walks)
+                + self.reads(nz, VALUE_BYTES, walks)
+                + self.reads(nz, 8.0, walks)
+                + (rows - narrow_rows) * (self.dma_write_alpha + self.dma_cycles_per_byte * unit * 4.0)
+                + narrow_rows * (self.dma_write_alpha + self.dma_cycles_per_byte * unit * 2.0)
+                + wide_rows * (self.dma_read_alpha + self.dma_cycles_per_byte * 8.0),
+            compute: nz * (unit * self.mac_cycles::<T>() + nonzero)
+                + rows * (UNIT_ROW_INSTRUCTIONS + UNIT_ROW_FEATURE_INSTRUCTIONS * unit)
+                + narrow_rows * (UNIT_NARROW_ROW_INSTRUCTIONS + NARROW_FEATURE_INSTRUCTIONS * unit)
+                + wide_rows * WIDE_ROW_INSTRUCTIONS,
+        };
+        KernelCycles {
+            dma: units * pass.dma,
+            compute: units * pass.compute / (tasklets / self.pipeline_tasklets).min(1.0),
+        }
     }
 
     /// Cycles an attention call adds to a kernel's (`SPMM_MODE_ATTENTION`) for a tile of `rows` rows and
@@ -579,7 +661,8 @@ impl HardwareModel {
         features: usize,
         nr_dpus: usize,
     ) -> Prediction {
-        let spmm = self.predict::<T>(plan, tiles, 0, CallShape::plain(features), nr_dpus);
+        // Q goes as SpMM's X by column: the SDDMM kernels address it by column.
+        let spmm = self.predict_laid_out::<T>(plan, tiles, 0, CallShape::plain(features), nr_dpus, Some(false));
         let padded = padded_features::<T>(features, plan.feature_groups as usize);
         let max = |f: &dyn Fn(&TileStats) -> usize| tiles.iter().map(f).max().unwrap_or(0);
         let p_bytes = max(&|tile| tile.rows) * padded * std::mem::size_of::<T>();
@@ -604,7 +687,8 @@ impl HardwareModel {
     }
 
     /// Predicted time of one call of `plan` over tiles of these sizes (in tile order, as [`Partition`] makes
-    /// them) of shape `call`, on a set of `nr_dpus` DPUs for a matrix of `nrows` rows.
+    /// them) of shape `call`, on a set of `nr_dpus` DPUs for a matrix of `nrows` rows, laid out as
+    /// [`HardwareModel::call_layout`] picks.
     pub(crate) fn predict<T: PimElement>(
         &self,
         plan: &Plan,
@@ -613,98 +697,162 @@ impl HardwareModel {
         call: CallShape,
         nr_dpus: usize,
     ) -> Prediction {
-        let CallShape { features, heads, .. } = call;
-        let groups = plan.feature_groups as usize;
-        let padded = padded_head_features::<T>(features, groups, heads);
-        let size = std::mem::size_of::<T>();
-        let acc = std::mem::size_of::<T::Acc>();
-        let x_rows = |tile: &TileStats| match plan.x {
-            XDelivery::Whole => tile.width,
-            XDelivery::Referenced => tile.referenced,
-        };
-        let max_x_rows = tiles.iter().map(x_rows).max().unwrap_or(0);
-        let broadcast = plan.broadcasts_x();
-        let x_bytes = max_x_rows * padded * size;
-        let send_x = if broadcast {
-            self.parallel_transfer(Operation::Broadcast, nr_dpus, x_bytes)
-        } else {
-            let built = match plan.x {
-                XDelivery::Whole => plan.col_blocks as usize * groups * x_bytes,
-                XDelivery::Referenced => tiles.len() * groups * x_bytes,
-            };
-            self.host(built) + self.parallel_transfer(Operation::Push, nr_dpus, x_bytes)
-        };
-        let (kernel, gather) = self.kernel_and_gather::<T>(plan, tiles, call, nr_dpus).1;
-        let merge = self.host(nrows * features * acc * plan.col_blocks as usize);
-        Prediction { send_x, kernel, gather, merge }
+        self.predict_laid_out::<T>(plan, tiles, nrows, call, nr_dpus, None)
     }
 
-    /// Whether a call of `plan` over the values the tiles' wide rows were counted for ([`TileStats::wide_rows`])
-    /// takes `Y` in 16 bits: when the type's kernels can, and that is predicted faster. Writing a row in 16 bits
-    /// costs its DPU about 3 instructions per sum and saves 2 bytes of the gather, which all DPUs share: on a
-    /// server, 16 bits win unless a tile's rows are mostly wide.
-    pub(crate) fn y_in_16_bits<T: PimElement>(
+    /// As [`HardwareModel::predict`], X per nonzero or not as `x_per_nonzero` says (`None`: as the model picks).
+    pub(crate) fn predict_laid_out<T: PimElement>(
+        &self,
+        plan: &Plan,
+        tiles: &[TileStats],
+        nrows: usize,
+        call: CallShape,
+        nr_dpus: usize,
+        x_per_nonzero: Option<bool>,
+    ) -> Prediction {
+        let (_, prediction) = self.fastest_layout::<T>(plan, tiles, call, nr_dpus, x_per_nonzero);
+        let merge = self.host(nrows * call.features * std::mem::size_of::<T::Acc>() * plan.col_blocks as usize);
+        Prediction { merge, ..prediction }
+    }
+
+    /// How a call of `plan` over tiles of these sizes, of shape `call`, lays out X and Y: of the layouts its type
+    /// and shape allow (X per nonzero for [`PimElement::X_PER_NONZERO`] types, `Y` in 16 bits for
+    /// [`PimElement::NARROW_Y`] ones, neither with attention, and only what fits the MRAM), the one predicted
+    /// fastest. Writing a row in 16 bits costs its DPU about 3 instructions per sum and saves 2 bytes of the
+    /// gather, which all DPUs share: on a server, 16 bits win unless a tile's rows are mostly wide. X per nonzero
+    /// sends a row of X per nonzero rather than per column a block addresses, and spares the kernel a DMA per
+    /// nonzero: it wins at narrow widths, where that DMA outlasts the nonzero's multiply-adds. `x_per_nonzero`
+    /// fixes that choice (when allowed), `None` leaves it to the model.
+    pub(crate) fn call_layout<T: PimElement>(
         &self,
         plan: &Plan,
         tiles: &[TileStats],
         call: CallShape,
         nr_dpus: usize,
-    ) -> bool {
-        self.kernel_and_gather::<T>(plan, tiles, call, nr_dpus).0
+        x_per_nonzero: Option<bool>,
+    ) -> CallLayout {
+        self.fastest_layout::<T>(plan, tiles, call, nr_dpus, x_per_nonzero).0
     }
 
-    /// The slowest DPU's kernel and the gather of `Y` of a call, `Y` taken in 16 bits (the first of the result)
-    /// when the type's kernels can and that is faster.
+    /// The layout [`HardwareModel::call_layout`] picks and its prediction (without the merge).
+    fn fastest_layout<T: PimElement>(
+        &self,
+        plan: &Plan,
+        tiles: &[TileStats],
+        call: CallShape,
+        nr_dpus: usize,
+        x_per_nonzero: Option<bool>,
+    ) -> (CallLayout, Prediction) {
+        let padded = padded_head_features::<T>(call.features, plan.feature_groups as usize, call.heads);
+        let max = |f: &dyn Fn(&TileStats) -> usize| tiles.iter().map(f).max().unwrap_or(0);
+        // 16-bit blocks must also fit where the accumulators would (the MRAM a call is checked for).
+        let y_16_allowed = T::NARROW_Y.is_some()
+            && !call.attention
+            && y_bytes::<T>(tiles, padded, true) <= y_bytes::<T>(tiles, padded, false);
+        let x_per_nonzero_allowed = T::X_PER_NONZERO && !call.attention && {
+            let matrix = max(&|tile| matrix_bytes::<T>(plan.format, tile));
+            let x_rows = per_nonzero_x_rows(tiles);
+            call_bytes::<T>(matrix, x_rows, max(&|tile| tile.rows), padded) as u64 <= self.mram_bytes
+        };
+        let mut best: Option<(CallLayout, Prediction)> = None;
+        let x_choices: &[bool] = match x_per_nonzero {
+            Some(true) if x_per_nonzero_allowed => &[true],
+            Some(_) => &[false],
+            None if x_per_nonzero_allowed => &[false, true],
+            None => &[false],
+        };
+        for &x_per_nonzero in x_choices {
+            for y_16 in [false, true] {
+                if y_16 && !y_16_allowed {
+                    continue;
+                }
+                let layout = CallLayout { x_per_nonzero, y_16 };
+                let (kernel, gather) = self.kernel_and_gather::<T>(plan, tiles, call, layout, nr_dpus);
+                let prediction = Prediction {
+                    send_x: self.send_x_time::<T>(plan, tiles, padded, x_per_nonzero, nr_dpus),
+                    kernel,
+                    gather,
+                    merge: Duration::ZERO,
+                };
+                if best.as_ref().is_none_or(|(_, fastest)| prediction.total() < fastest.total()) {
+                    best = Some((layout, prediction));
+                }
+            }
+        }
+        best.expect("the layout of X by column and Y in accumulators is always allowed")
+    }
+
+    /// Time to build and send each DPU its X of `padded` features: by column as `plan` delivers it (a broadcast
+    /// when every DPU gets the same), or one row per nonzero, each DPU its own.
+    fn send_x_time<T: PimElement>(
+        &self,
+        plan: &Plan,
+        tiles: &[TileStats],
+        padded: usize,
+        x_per_nonzero: bool,
+        nr_dpus: usize,
+    ) -> Duration {
+        let groups = plan.feature_groups as usize;
+        let row_bytes = padded * std::mem::size_of::<T>();
+        if x_per_nonzero {
+            let x_bytes = per_nonzero_x_rows(tiles) * row_bytes;
+            return self.host(tiles.len() * groups * x_bytes)
+                + self.parallel_transfer(Operation::Push, nr_dpus, x_bytes);
+        }
+        let x_rows = |tile: &TileStats| match plan.x {
+            XDelivery::Whole => tile.width,
+            XDelivery::Referenced => tile.referenced,
+        };
+        let x_bytes = tiles.iter().map(x_rows).max().unwrap_or(0) * row_bytes;
+        if plan.broadcasts_x() {
+            return self.parallel_transfer(Operation::Broadcast, nr_dpus, x_bytes);
+        }
+        let built = match plan.x {
+            XDelivery::Whole => plan.col_blocks as usize * groups * x_bytes,
+            XDelivery::Referenced => tiles.len() * groups * x_bytes,
+        };
+        self.host(built) + self.parallel_transfer(Operation::Push, nr_dpus, x_bytes)
+    }
+
+    /// The slowest DPU's kernel and the gather of `Y` of a call laid out as `layout`.
     fn kernel_and_gather<T: PimElement>(
         &self,
         plan: &Plan,
         tiles: &[TileStats],
         call: CallShape,
+        layout: CallLayout,
         nr_dpus: usize,
-    ) -> (bool, (Duration, Duration)) {
+    ) -> (Duration, Duration) {
         let CallShape { features, heads, attention } = call;
         let padded = padded_head_features::<T>(features, plan.feature_groups as usize, heads);
         let set_features = set_features(features, padded, heads);
-        let phases = |narrow: bool| {
-            let cycles = tiles
-                .iter()
-                .map(|tile| {
-                    let (rows, nonzeros) = (tile.rows, tile.nonzeros);
-                    let shape = KernelTile {
-                        format: plan.format,
-                        rows,
-                        nonzeros,
-                        x_rows: match plan.x {
-                            XDelivery::Whole => tile.width,
-                            XDelivery::Referenced => tile.referenced,
-                        },
-                        tasklets: plan.tasklets,
-                        narrow_rows: if narrow { rows - tile.wide_rows } else { 0 },
-                    };
-                    let mut cycles = self.kernel_cycles_in_sets::<T>(shape, padded, set_features);
-                    if attention {
-                        let weights = self.attention_cycles(rows, nonzeros, padded, set_features, plan.tasklets);
-                        cycles.compute += weights.compute;
-                        cycles.dma += weights.dma;
-                    }
-                    cycles.total()
-                })
-                .fold(0.0, f64::max);
-            let gather = self.parallel_transfer(Operation::Gather, nr_dpus, y_bytes::<T>(tiles, padded, narrow));
-            (Duration::from_secs_f64(cycles / self.clock_hz), gather)
-        };
-        let full = phases(false);
-        // 16-bit blocks must also fit where the accumulators would (the MRAM a call is checked for).
-        let fits = y_bytes::<T>(tiles, padded, true) <= y_bytes::<T>(tiles, padded, false);
-        if T::NARROW_Y.is_none() || attention || !fits {
-            return (false, full);
-        }
-        let narrow = phases(true);
-        if narrow.0 + narrow.1 < full.0 + full.1 {
-            (true, narrow)
-        } else {
-            (false, full)
-        }
+        let cycles = tiles
+            .iter()
+            .map(|tile| {
+                let (rows, nonzeros) = (tile.rows, tile.nonzeros);
+                let shape = KernelTile {
+                    format: plan.format,
+                    rows,
+                    nonzeros,
+                    x_rows: match plan.x {
+                        XDelivery::Whole => tile.width,
+                        XDelivery::Referenced => tile.referenced,
+                    },
+                    tasklets: plan.tasklets,
+                    narrow_rows: if layout.y_16 { rows - tile.wide_rows } else { 0 },
+                    x_per_nonzero: layout.x_per_nonzero,
+                };
+                let mut cycles = self.kernel_cycles_in_sets::<T>(shape, padded, set_features);
+                if attention {
+                    let weights = self.attention_cycles(rows, nonzeros, padded, set_features, plan.tasklets);
+                    cycles.compute += weights.compute;
+                    cycles.dma += weights.dma;
+                }
+                cycles.total()
+            })
+            .fold(0.0, f64::max);
+        let gather = self.parallel_transfer(Operation::Gather, nr_dpus, y_bytes::<T>(tiles, padded, layout.y_16));
+        (Duration::from_secs_f64(cycles / self.clock_hz), gather)
     }
 
     /// MRAM bytes the fullest DPU of `plan` needs during a call. Transfers are the same size on every DPU, so

@@ -11,6 +11,10 @@ pub trait PimElement: Element<Acc: DpuCopy> + DpuCopy {
     /// features use all 16 bits, so a row with any nonzero value may need more).
     const NARROW_Y: Option<NarrowY<Self::Acc>> = None;
 
+    /// Whether the type's kernels can take `X` as one row per nonzero (`dpu/spmm_args.h`'s `x_per_nonzero`):
+    /// `i8` and `i16`, whose multiply-adds at narrow widths are shorter than a nonzero's DMA of its `X` row.
+    const X_PER_NONZERO: bool = false;
+
     /// The value as stored in a nonzero record (`spmm_value`): f32 bits, or the integer sign-extended.
     fn value_bits(self) -> u32;
 }
@@ -50,6 +54,8 @@ impl PimElement for i32 {
 }
 
 impl PimElement for i16 {
+    const X_PER_NONZERO: bool = true;
+
     fn value_bits(self) -> u32 {
         i32::from(self) as u32
     }
@@ -58,6 +64,7 @@ impl PimElement for i16 {
 impl PimElement for i8 {
     const NARROW_Y: Option<NarrowY<i32>> =
         Some(NarrowY { largest_feature: i8::MIN.unsigned_abs() as u64, widen: std::convert::identity });
+    const X_PER_NONZERO: bool = true;
 
     fn value_bits(self) -> u32 {
         i32::from(self) as u32

@@ -99,6 +99,7 @@ struct Call {
     features: usize,
     padded: usize,
     predicted: Prediction,
+    x_per_nonzero: bool,
 }
 
 /// What stays on the host of a tile once its block of `A` is on the DPUs.
@@ -113,6 +114,9 @@ struct ResidentTile {
     /// Local rows whose sums may not fit 16 bits, ascending: in a call that takes `Y` in 16 bits, the `k`-th
     /// comes back in accumulators after every row's 16 bits.
     wide_rows: Vec<u32>,
+    /// Each nonzero's global row of `X`, in the tile's order, for calls that send `X` per nonzero (types with
+    /// [`PimElement::X_PER_NONZERO`]; else empty).
+    nonzero_x_rows: Vec<u32>,
 }
 
 /// How the last call's `Y` blocks came back.
@@ -148,6 +152,8 @@ pub struct PimSpmm<T: PimElement> {
     /// Whether the DPUs hold the values `A` was loaded with, whose sums the wide-row lists bound.
     loaded_values: bool,
     heap_bytes: usize,
+    /// Whether calls send X per nonzero, when fixed ([`PimSpmm::set_x_per_nonzero`]).
+    x_per_nonzero_set: Option<bool>,
     report: PimReport,
     phases: Vec<Phase>,
     y_layout: YLayout<T::Acc>,
@@ -246,6 +252,12 @@ impl<T: PimElement> PimSpmm<T> {
             .zip(partition.stats(&a))
             .zip(&splits)
             .map(|((tile, stats), split)| ResidentTile {
+                // Before `x_rows` moves.
+                nonzero_x_rows: if T::X_PER_NONZERO {
+                    tile.columns.iter().map(|&column| tile.x_rows.global(column as usize) as u32).collect()
+                } else {
+                    Vec::new()
+                },
                 rows: tile.rows,
                 x_rows: tile.x_rows,
                 stats,
@@ -278,6 +290,7 @@ impl<T: PimElement> PimSpmm<T> {
             exp2_table_sent: false,
             loaded_values: true,
             heap_bytes,
+            x_per_nonzero_set: None,
             report,
             phases: Vec::new(),
             y_layout: YLayout::Full,
@@ -297,10 +310,37 @@ impl<T: PimElement> PimSpmm<T> {
     /// tile's rows are wide (may not fit 16 bits); not after new values ([`SpmmEngine::set_values`],
     /// [`SpmmEngine::set_head_values`]).
     pub fn y_in_16_bits(&self, features: usize) -> bool {
-        let call = CallShape::plain(features);
-        T::NARROW_Y.is_some()
-            && self.own_values()
-            && self.model.y_in_16_bits::<T>(&self.plan, &self.call_stats(true), call, self.set.nr_dpus())
+        T::NARROW_Y.is_some() && self.own_values() && self.call_layout(features).y_16
+    }
+
+    /// Whether a call of `features` columns sends X as one row per nonzero, in each block's nonzero order
+    /// (`dpu/spmm_args.h`'s `x_per_nonzero`): `i8` and `i16` ([`PimElement::X_PER_NONZERO`]) when the model
+    /// predicts that faster, as it does at narrow widths, where a nonzero's DMA of its row outlasts its
+    /// multiply-adds; never with attention weights; as [`PimSpmm::set_x_per_nonzero`] says when set.
+    pub fn x_per_nonzero(&self, features: usize) -> bool {
+        self.call_layout(features).x_per_nonzero
+    }
+
+    /// Fixes whether calls send X per nonzero ([`PimSpmm::x_per_nonzero`]); `None` leaves it to the model (the
+    /// default). Predictions follow. `Some(true)` is refused for a type whose kernels cannot take X so.
+    pub fn set_x_per_nonzero(&mut self, x_per_nonzero: Option<bool>) -> Result<()> {
+        if x_per_nonzero == Some(true) && !T::X_PER_NONZERO {
+            return Err(Error::invalid(
+                "X per nonzero",
+                format!("the {} kernels take X by column only (X per nonzero: i8 and i16)", T::NAME),
+            ));
+        }
+        self.x_per_nonzero_set = x_per_nonzero;
+        Ok(())
+    }
+
+    /// How a call of `features` columns lays out X and Y ([`HardwareModel::call_layout`] for the call's values
+    /// and heads).
+    fn call_layout(&self, features: usize) -> cost::CallLayout {
+        let call = self.call_shape(features);
+        let own_values = call.heads <= 1 && !call.attention && self.own_values();
+        let stats = self.call_stats(own_values);
+        self.model.call_layout::<T>(&self.plan, &stats, call, self.set.nr_dpus(), self.x_per_nonzero_set)
     }
 
     /// Timings, load balance, modelled cycles and predictions of the last call (and of loading `A`).
@@ -318,18 +358,24 @@ impl<T: PimElement> PimSpmm<T> {
     /// Predicted hardware time of a call with `features` columns (in the heads of the values per head, when
     /// set).
     pub fn predict(&self, features: usize) -> Prediction {
-        let call = self.head_values.as_ref().map_or(CallShape::plain(features), |head_values| CallShape {
+        self.predict_shape(self.call_shape(features))
+    }
+
+    /// The shape of a call of `features` columns over the values set.
+    fn call_shape(&self, features: usize) -> CallShape {
+        self.head_values.as_ref().map_or(CallShape::plain(features), |head_values| CallShape {
             features,
             heads: head_values.heads,
             attention: head_values.attention(),
-        });
-        self.predict_shape(call)
+        })
     }
 
     /// Predicted hardware time of a call of shape `call`, whatever values are set.
     fn predict_shape(&self, call: CallShape) -> Prediction {
         let own_values = call.heads <= 1 && !call.attention && self.own_values();
-        self.model.predict::<T>(&self.plan, &self.call_stats(own_values), self.nrows, call, self.set.nr_dpus())
+        let stats = self.call_stats(own_values);
+        let nr_dpus = self.set.nr_dpus();
+        self.model.predict_laid_out::<T>(&self.plan, &stats, self.nrows, call, nr_dpus, self.x_per_nonzero_set)
     }
 
     /// Whether calls run over the values `A` was loaded with: no values per head, no values set since.
@@ -360,13 +406,21 @@ impl<T: PimElement> PimSpmm<T> {
 
     /// The call's MRAM layout after the matrix and the value sets (with attention scores after Y, whose space is
     /// that of accumulators even when `y` takes it in 16 bits), checked against the heap.
-    fn call_args(&self, features: usize, sets: &ValueSets, y: YLayout<T::Acc>) -> Result<CallArgs> {
+    fn call_args(
+        &self,
+        features: usize,
+        sets: &ValueSets,
+        y: YLayout<T::Acc>,
+        x_per_nonzero: bool,
+    ) -> Result<CallArgs> {
         let size = std::mem::size_of::<T>();
         let acc = std::mem::size_of::<T::Acc>();
         let max_x_rows = self.tiles.iter().map(|tile| tile.x_rows.len()).max().unwrap_or(0);
         let max_rows = self.tiles.iter().map(|tile| tile.rows.len()).max().unwrap_or(0);
         let x_offset = self.matrix_bytes + sets.bytes;
-        let partials_offset = x_offset + max_x_rows * features * size;
+        // Per nonzero, X's units are each `values_words` entries apart: every DPU's nonzeros, rounded up to even.
+        let x_rows = if x_per_nonzero { self.values_words } else { max_x_rows };
+        let partials_offset = x_offset + x_rows * features * size;
         let y_offset = partials_offset + abi::MAX_TASKLETS * abi::MAX_PARTIALS * features * acc;
         let column_scores_offset = y_offset + max_rows * features * acc;
         let (column_scores_stride, row_scores_stride) = if sets.attention {
@@ -410,13 +464,33 @@ impl<T: PimElement> PimSpmm<T> {
                 YLayout::Narrow { wide_at, .. } => (y_offset + wide_at * size_of::<i16>()) as u32,
                 YLayout::Full => 0,
             },
+            x_per_nonzero: u32::from(x_per_nonzero),
+            x_unit_stride: if x_per_nonzero { self.values_words as u32 } else { 0 },
             ..CallArgs::default()
         })
     }
 
-    /// Sends each DPU its rows of X, `padded` features of its group, to heap offset `offset`.
-    fn send_x(&mut self, x: &Dense<T>, padded: usize, offset: u32) -> Result<()> {
+    /// Sends each DPU its rows of X, `padded` features of its group, as `args` lay them out.
+    fn send_x(&mut self, x: &Dense<T>, padded: usize, args: &CallArgs) -> Result<()> {
+        let offset = args.x_offset;
         let groups = self.plan.feature_groups as usize;
+        if args.x_per_nonzero != 0 {
+            let stride = args.x_unit_stride as usize;
+            let buffers: Vec<Vec<Vec<T>>> = self
+                .tiles
+                .par_iter()
+                .map(|tile| fill_x_per_nonzero(x, &tile.nonzero_x_rows, groups, padded, stride))
+                .collect();
+            let nr_tiles = self.tiles.len();
+            let used = self.plan.dpus_used() as usize;
+            let per_dpu: Vec<&[T]> = (0..self.set.nr_dpus())
+                .map(|dpu| {
+                    let dpu = if dpu < used { dpu } else { 0 };
+                    buffers[dpu % nr_tiles][dpu / nr_tiles].as_slice()
+                })
+                .collect();
+            return Ok(self.set.push(MRAM_HEAP, offset, &per_dpu)?);
+        }
         let max_x_rows = self.tiles.iter().map(|tile| tile.x_rows.len()).max().unwrap_or(0);
         if max_x_rows == 0 {
             return Ok(());
@@ -582,7 +656,8 @@ impl<T: PimElement> PimSpmm<T> {
         let padded = cost::padded_head_features::<T>(features, self.plan.feature_groups as usize, heads);
         let sets = self.value_sets(features, padded);
         let y_layout = self.y_layout(features, padded);
-        let args = self.call_args(padded, &sets, y_layout)?;
+        let x_per_nonzero = self.x_per_nonzero(features);
+        let args = self.call_args(padded, &sets, y_layout, x_per_nonzero)?;
         self.send_head_values(features, padded, &sets, &args)?;
         let predicted = self.predict(features);
         let mut phases = Vec::with_capacity(5);
@@ -592,7 +667,7 @@ impl<T: PimElement> PimSpmm<T> {
         };
 
         let started = Instant::now();
-        self.send_x(x, padded, args.x_offset)?;
+        self.send_x(x, padded, &args)?;
         self.set.broadcast("call", 0, &[args])?;
         timed("send X", predicted.send_x, started);
 
@@ -606,14 +681,17 @@ impl<T: PimElement> PimSpmm<T> {
         timed("gather", predicted.gather, started);
 
         self.phases = phases;
-        Ok(Some(Call { features, padded, predicted }))
+        Ok(Some(Call { features, padded, predicted, x_per_nonzero }))
     }
 
     /// Records a finished call in the report.
     fn finish_call(&mut self, call: &Call) -> Result<()> {
         let (cycles, simulated) = self.simulator_figures()?;
-        let y_in_16_bits = matches!(self.y_layout, YLayout::Narrow { .. });
-        self.report.record_call(call.features, &self.phases, call.predicted, cycles, simulated, y_in_16_bits);
+        let layout = cost::CallLayout {
+            x_per_nonzero: call.x_per_nonzero,
+            y_16: matches!(self.y_layout, YLayout::Narrow { .. }),
+        };
+        self.report.record_call(call.features, &self.phases, call.predicted, cycles, simulated, layout);
         Ok(())
     }
 
@@ -694,6 +772,33 @@ fn tile_of_dpu(dpu: usize, used: usize, tiles: usize) -> Option<usize> {
 /// `padded` values (the rest stays zero), each row of `x` read once for all its groups. Callers run it in
 /// parallel, so the buffers' zeroed pages are also allocated in parallel: cloning one zeroed buffer per DPU on one
 /// thread was half of `infer`'s send X.
+/// One DPU's X per nonzero ([`CallArgs::x_per_nonzero`]), one buffer per feature group of `padded` features:
+/// unit `u` (8 bytes of features) of nonzero `k`, whose row of X is `x_rows[k]`, at `(u * stride + k)` units.
+fn fill_x_per_nonzero<T: Copy + Default>(
+    x: &Dense<T>,
+    x_rows: &[u32],
+    groups: usize,
+    padded: usize,
+    stride: usize,
+) -> Vec<Vec<T>> {
+    let unit = 8 / size_of::<T>();
+    (0..groups)
+        .map(|group| {
+            let mut buffer = vec![T::default(); padded * stride];
+            let first = (group * padded).min(x.cols());
+            let features = first..((group + 1) * padded).min(x.cols());
+            for (k, &row) in x_rows.iter().enumerate() {
+                let row = &x.row(row as usize)[features.clone()];
+                for (u, part) in row.chunks(unit).enumerate() {
+                    let at = (u * stride + k) * unit;
+                    buffer[at..at + part.len()].copy_from_slice(part);
+                }
+            }
+            buffer
+        })
+        .collect()
+}
+
 fn fill_x<T: Copy + Default>(x: &Dense<T>, rows: &XRows, groups: usize, padded: usize, length: usize) -> Vec<Vec<T>> {
     let mut buffers: Vec<Vec<T>> = (0..groups).map(|_| vec![T::default(); length * padded]).collect();
     let mut copy = |local: usize, global: usize| {

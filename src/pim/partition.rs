@@ -162,6 +162,14 @@ impl XRows {
             XRows::List(rows) => rows.len(),
         }
     }
+
+    /// The global row of local row `local`.
+    pub(crate) fn global(&self, local: usize) -> usize {
+        match self {
+            XRows::Range(range) => range.start + local,
+            XRows::List(rows) => rows[local] as usize,
+        }
+    }
 }
 
 /// The first `i` in `0..len` for which `reached(i)` holds (`len` if none), for `reached` false then true.

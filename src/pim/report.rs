@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::pim::cost::Prediction;
+use crate::pim::cost::{CallLayout, Prediction};
 use crate::pim::plan::Plan;
 use crate::spmm::Phase;
 
@@ -56,6 +56,8 @@ pub struct PimReport {
     pub simulated: Option<SimulatedWork>,
     /// Whether the last call took `Y` back in 16 bits ([`super::PimSpmm::y_in_16_bits`]).
     pub y_in_16_bits: bool,
+    /// Whether the last call sent X as one row per nonzero ([`super::PimSpmm::x_per_nonzero`]).
+    pub x_per_nonzero: bool,
 }
 
 /// What the simulator executed for one launch, over every DPU with work: what a call costs to simulate, whatever
@@ -99,6 +101,7 @@ impl PimReport {
             modelled_cycles: None,
             simulated: None,
             y_in_16_bits: false,
+            x_per_nonzero: false,
         }
     }
 
@@ -109,9 +112,10 @@ impl PimReport {
         predicted: Prediction,
         cycles: Option<(u64, u64)>,
         simulated: Option<SimulatedWork>,
-        y_in_16_bits: bool,
+        layout: CallLayout,
     ) {
-        self.y_in_16_bits = y_in_16_bits;
+        self.y_in_16_bits = layout.y_16;
+        self.x_per_nonzero = layout.x_per_nonzero;
         self.features = features;
         self.phases = phases.to_vec();
         self.predicted = predicted;
@@ -125,11 +129,12 @@ impl fmt::Display for PimReport {
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         writeln!(
             f,
-            "plan {} on {} DPUs ({} used), F = {}{}",
+            "plan {} on {} DPUs ({} used), F = {}{}{}",
             self.plan,
             self.nr_dpus,
             self.plan.dpus_used(),
             self.features,
+            if self.x_per_nonzero { ", X per nonzero" } else { "" },
             if self.y_in_16_bits { ", Y in 16 bits" } else { "" }
         )?;
         writeln!(f, "  {:<8} {:>12} {:>16}", "phase", "wall ms", "predicted hw ms")?;

@@ -54,7 +54,7 @@ impl<T: PimElement> PimSpmm<T> {
         };
 
         let started = Instant::now();
-        self.send_x(q, padded, args.x_offset)?;
+        self.send_x(q, padded, &args)?;
         self.send_p(p, padded, args.p_offset)?;
         self.set.broadcast("call", 0, &[args])?;
         timed("send P and Q", predicted.send_x, started);
@@ -80,7 +80,7 @@ impl<T: PimElement> PimSpmm<T> {
         timed("assemble", predicted.merge, started);
         self.phases = phases;
         let (cycles, simulated) = self.simulator_figures()?;
-        self.report.record_call(features, &self.phases, predicted, cycles, simulated, false);
+        self.report.record_call(features, &self.phases, predicted, cycles, simulated, cost::CallLayout::default());
         Ok(out)
     }
 

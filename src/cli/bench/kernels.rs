@@ -1,17 +1,18 @@
 //! `pimgnn bench kernels`: each SpMM kernel on one simulated DPU against the DPU's lower bound (spmm_kernel.h):
 //! the instructions the kernel executes and the cycles the simulator models per multiply-add, next to the fewest
-//! instructions a multiply-add and a nonzero need on a DPU, by value type, format and feature width.
+//! instructions a multiply-add and a nonzero need on a DPU, by value type, format, feature width and layout of X
+//! (by column, and for `i8` and `i16` also per nonzero).
 
 use std::time::Instant;
 
 use anyhow::{bail, Context as _};
 use comfy_table::{Cell, CellAlignment};
 
-use pimgnn::pim::abi::FEATURE_CHUNK;
+use pimgnn::pim::abi::{FEATURE_CHUNK, READ_ENTRIES};
 use pimgnn::pim::cost::{HardwareModel, NONZERO_LOWER_BOUND};
 use pimgnn::pim::plan::{Format, Plan, XDelivery};
 use pimgnn::pim::{PimElement, PimSpmm};
-use pimgnn::{Csr, Dense, SpmmEngine};
+use pimgnn::{Csr, Dense, Element as _, SpmmEngine};
 use upmem::sim::{CompilerFamily, SetStats, SimConfig};
 use upmem::{BackendKind, DpuSet, Topology};
 
@@ -24,7 +25,7 @@ const GOAL: f64 = 1.3;
 #[derive(clap::Args)]
 pub struct BenchKernelsArgs {
     /// Feature widths, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "16,48,64,256",
+    #[arg(long, value_delimiter = ',', default_value = "8,16,48,64,256",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=4096))]
     features: Vec<usize>,
     /// Value types, comma-separated: f32, i32, i16, i8.
@@ -53,6 +54,27 @@ enum KernelType {
     I8,
 }
 
+impl KernelType {
+    fn name(self) -> &'static str {
+        match self {
+            KernelType::F32 => f32::NAME,
+            KernelType::I32 => i32::NAME,
+            KernelType::I16 => i16::NAME,
+            KernelType::I8 => i8::NAME,
+        }
+    }
+
+    /// Whether the type's kernels can take X per nonzero.
+    fn x_per_nonzero(self) -> bool {
+        match self {
+            KernelType::F32 => f32::X_PER_NONZERO,
+            KernelType::I32 => i32::X_PER_NONZERO,
+            KernelType::I16 => i16::X_PER_NONZERO,
+            KernelType::I8 => i8::X_PER_NONZERO,
+        }
+    }
+}
+
 /// One kernel run's figures, per multiply-add.
 struct KernelRow {
     bound: f64,
@@ -70,8 +92,8 @@ pub fn run(args: &BenchKernelsArgs) -> anyhow::Result<()> {
     }
     let compiler = pim_args::kernels_compiler();
     println!(
-        "one simulated DPU, {} tasklets, {} rows of {} nonzeros (columns spread over the rows), X whole in MRAM, \
-         kernels built by {}; per multiply-add",
+        "one simulated DPU, {} tasklets, {} rows of {} nonzeros (columns spread over the rows), kernels built by {}; \
+         per multiply-add",
         args.tasklets,
         args.rows,
         args.row_nonzeros,
@@ -79,6 +101,7 @@ pub fn run(args: &BenchKernelsArgs) -> anyhow::Result<()> {
     );
     let mut table = table::with_header([
         "kernel",
+        "X",
         "F",
         "lower bound (MAC + nonzero's)",
         "instructions",
@@ -91,28 +114,25 @@ pub fn run(args: &BenchKernelsArgs) -> anyhow::Result<()> {
     for &dtype in &args.dtype {
         for &format in &args.format {
             for &features in &args.features {
-                let started = Instant::now();
-                let row = match dtype {
-                    KernelType::F32 => measure::<f32>(args, format, features),
-                    KernelType::I32 => measure::<i32>(args, format, features),
-                    KernelType::I16 => measure::<i16>(args, format, features),
-                    KernelType::I8 => measure::<i8>(args, format, features),
+                for x_per_nonzero in [false, true] {
+                    if x_per_nonzero && !dtype.x_per_nonzero() {
+                        continue;
+                    }
+                    let layout = if x_per_nonzero { "per nonzero" } else { "by column" };
+                    let started = Instant::now();
+                    let row = match dtype {
+                        KernelType::F32 => measure::<f32>(args, format, features, x_per_nonzero),
+                        KernelType::I32 => measure::<i32>(args, format, features, x_per_nonzero),
+                        KernelType::I16 => measure::<i16>(args, format, features, x_per_nonzero),
+                        KernelType::I8 => measure::<i8>(args, format, features, x_per_nonzero),
+                    }
+                    .with_context(|| format!("{dtype:?} {format} kernel at {features} features, X {layout}"))?;
+                    log::info!(
+                        "{dtype:?} {format} at F = {features}, X {layout}: simulated in {:.1?}",
+                        started.elapsed()
+                    );
+                    table.add_row(table_row(&row, &format!("{} {format}", dtype.name()), layout, features));
                 }
-                .with_context(|| format!("{dtype:?} {format} kernel at {features} features"))?;
-                log::info!("{dtype:?} {format} at F = {features}: simulated in {:.1?}", started.elapsed());
-                let ratio = row.cycles / row.bound;
-                table.add_row([
-                    Cell::new(format!("{} {format}", format!("{dtype:?}").to_lowercase())),
-                    Cell::new(features).set_alignment(CellAlignment::Right),
-                    Cell::new(format!("{:.2}", row.bound)).set_alignment(CellAlignment::Right),
-                    Cell::new(format!("{:.2}", row.instructions)).set_alignment(CellAlignment::Right),
-                    Cell::new(format!("{:.2}", row.cycles)).set_alignment(CellAlignment::Right),
-                    Cell::new(format!("{ratio:.2}{}", goal_mark(ratio, row.dma_floor / row.bound)))
-                        .set_alignment(CellAlignment::Right),
-                    Cell::new(format!("{:.2}", row.dma_floor)).set_alignment(CellAlignment::Right),
-                    Cell::new(format!("{:.0}%", row.dma_share * 100.0)).set_alignment(CellAlignment::Right),
-                    Cell::new(&row.classes),
-                ]);
             }
         }
     }
@@ -121,16 +141,36 @@ pub fn run(args: &BenchKernelsArgs) -> anyhow::Result<()> {
         "lower bound: the fewest DPU instructions of a multiply-add (load the feature, the product as the SDK's \
          compiler makes it, add) plus a nonzero's {NONZERO_LOWER_BOUND} over the features (spmm_kernel.h); * over \
          {GOAL}x the bound, ** where the DMA floor alone is (only fewer DMAs could reach {GOAL}x there, not fewer \
-         instructions). Modelled cycles: the simulator's for the whole launch (boot, merge and barrier \
-         included) over the multiply-adds. DMA floor: the DMA engine's cycles for each nonzero's X row and each \
-         row's Y, which no kernel that reads X from MRAM goes below however few instructions it runs. Stack \
-         load/store: the simulated kernel's stack accesses, charged as any load or store; most are spills of the \
-         host compiler's 16 registers that a DPU's 24 may not need."
+         instructions). X by column: each nonzero reads its X row (a DMA per nonzero and chunk of features); per \
+         nonzero: the host sends a row of X per nonzero in nonzero order, and the kernel reads them 32 at a time. \
+         Modelled cycles: the simulator's for the whole launch (boot, merge and barrier included) over the \
+         multiply-adds. DMA floor: the DMA engine's cycles for the kernel's reads of X and writes of Y, which no \
+         kernel with that layout goes below however few instructions it runs. Stack load/store: the simulated \
+         kernel's stack accesses, charged as any load or store; most are spills of the host compiler's 16 \
+         registers that a DPU's 24 may not need."
     );
     if compiler == Some(CompilerFamily::Gcc) {
         println!("Note: {}", pim_args::GCC_KERNELS);
     }
     Ok(())
+}
+
+/// A table row of one kernel run.
+fn table_row(row: &KernelRow, kernel: &str, layout: &str, features: usize) -> [Cell; 10] {
+    let ratio = row.cycles / row.bound;
+    [
+        Cell::new(kernel),
+        Cell::new(layout),
+        Cell::new(features).set_alignment(CellAlignment::Right),
+        Cell::new(format!("{:.2}", row.bound)).set_alignment(CellAlignment::Right),
+        Cell::new(format!("{:.2}", row.instructions)).set_alignment(CellAlignment::Right),
+        Cell::new(format!("{:.2}", row.cycles)).set_alignment(CellAlignment::Right),
+        Cell::new(format!("{ratio:.2}{}", goal_mark(ratio, row.dma_floor / row.bound)))
+            .set_alignment(CellAlignment::Right),
+        Cell::new(format!("{:.2}", row.dma_floor)).set_alignment(CellAlignment::Right),
+        Cell::new(format!("{:.0}%", row.dma_share * 100.0)).set_alignment(CellAlignment::Right),
+        Cell::new(&row.classes),
+    ]
 }
 
 /// The mark of a row whose modelled cycles are `ratio` times the bound and whose DMA floor is `dma_floor_ratio`
@@ -157,6 +197,7 @@ fn measure<T: PimElement + From<i8>>(
     args: &BenchKernelsArgs,
     format: Format,
     features: usize,
+    x_per_nonzero: bool,
 ) -> anyhow::Result<KernelRow> {
     let a = matrix::<T>(args.rows, args.row_nonzeros)?;
     let macs = (a.nnz() * features) as f64;
@@ -173,16 +214,28 @@ fn measure<T: PimElement + From<i8>>(
         DpuSet::builder().backend(BackendKind::Simulator).simulator(SimConfig::new(Topology::new(1, 1))).allocate()?;
     let rows = a.nrows();
     let mut engine = PimSpmm::new(set, a, plan)?;
+    engine.set_x_per_nonzero(Some(x_per_nonzero))?;
     let values = (0..rows * features).map(|i| T::from((i % 5) as i8 - 2)).collect();
     let x = Dense::from_vec(rows, features, values)?;
     engine.spmm(&x)?;
     let stats = engine.launch_stats()?.context("the simulator gave no statistics")?;
     let model = HardwareModel::default();
     let (x_bytes, y_bytes) = ((features * size_of::<T>()) as f64, (features * size_of::<T::Acc>()) as f64);
-    // One DMA per chunk of features (spmm_kernel.h), each with its fixed cycles.
-    let chunks = features.div_ceil(FEATURE_CHUNK) as f64;
-    let x_reads = chunks * model.dma_read_alpha + model.dma_cycles_per_byte * x_bytes;
-    let y_writes = chunks * model.dma_write_alpha + model.dma_cycles_per_byte * y_bytes;
+    // By column, a DMA per nonzero and chunk of features (spmm_kernel.h), each with its fixed cycles, and one per
+    // row and chunk of Y; per nonzero, X and the values READ_ENTRIES at a time per unit of 8 bytes of features,
+    // and one per row and unit of Y.
+    let (x_reads, y_writes) = if x_per_nonzero {
+        let units = (features * size_of::<T>()).div_ceil(8) as f64;
+        let entries = READ_ENTRIES as f64;
+        let x_and_value = 2.0 * model.dma_read_alpha / entries + model.dma_cycles_per_byte * (8.0 + 4.0);
+        (units * x_and_value, units * model.dma_write_alpha + model.dma_cycles_per_byte * y_bytes)
+    } else {
+        let chunks = features.div_ceil(FEATURE_CHUNK) as f64;
+        (
+            chunks * model.dma_read_alpha + model.dma_cycles_per_byte * x_bytes,
+            chunks * model.dma_write_alpha + model.dma_cycles_per_byte * y_bytes,
+        )
+    };
     Ok(KernelRow {
         bound: model.mac_cycles::<T>() + NONZERO_LOWER_BOUND / features as f64,
         dma_floor: (x_reads + y_writes / f64::from(args.row_nonzeros)) / features as f64,

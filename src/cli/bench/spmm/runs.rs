@@ -366,8 +366,12 @@ pub fn table(rows: &[SpmmBenchRow]) -> Table {
         let mut phases = std::iter::once(&report.load)
             .chain(&report.phases)
             .map(|phase| {
-                let y_16 = if phase.name == "gather" && report.y_in_16_bits { ", Y in 16 bits" } else { "" };
-                format!("{}{y_16} {} ({})", phase.name, ms(phase.wall), phase.predicted.map_or("-".into(), ms))
+                let layout = match phase.name.as_ref() {
+                    "gather" if report.y_in_16_bits => ", Y in 16 bits",
+                    "send X" if report.x_per_nonzero => " per nonzero",
+                    _ => "",
+                };
+                format!("{}{layout} {} ({})", phase.name, ms(phase.wall), phase.predicted.map_or("-".into(), ms))
             })
             .collect::<Vec<_>>();
         phases.extend(row.conversions.map(|host| format!("quantize X, Y to f32 {} (host)", ms(host))));
