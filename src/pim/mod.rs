@@ -481,15 +481,7 @@ impl<T: PimElement> PimSpmm<T> {
                 .par_iter()
                 .map(|tile| fill_x_per_nonzero(x, &tile.nonzero_x_rows, groups, padded, stride))
                 .collect();
-            let nr_tiles = self.tiles.len();
-            let used = self.plan.dpus_used() as usize;
-            let per_dpu: Vec<&[T]> = (0..self.set.nr_dpus())
-                .map(|dpu| {
-                    let dpu = if dpu < used { dpu } else { 0 };
-                    buffers[dpu % nr_tiles][dpu / nr_tiles].as_slice()
-                })
-                .collect();
-            return Ok(self.set.push(MRAM_HEAP, offset, &per_dpu)?);
+            return self.push_tile_buffers(&buffers, offset);
         }
         let max_x_rows = self.tiles.iter().map(|tile| tile.x_rows.len()).max().unwrap_or(0);
         if max_x_rows == 0 {
@@ -522,6 +514,20 @@ impl<T: PimElement> PimSpmm<T> {
                     XDelivery::Referenced => tile,
                 };
                 buffers[source][group].as_slice()
+            })
+            .collect();
+        Ok(self.set.push(MRAM_HEAP, offset, &per_dpu)?)
+    }
+
+    /// Pushes each DPU the buffer of its tile and feature group, `buffers[tile][group]`, to heap offset `offset`
+    /// (the DPUs the plan leaves unused get tile 0's).
+    fn push_tile_buffers(&mut self, buffers: &[Vec<Vec<T>>], offset: u32) -> Result<()> {
+        let nr_tiles = self.tiles.len();
+        let used = self.plan.dpus_used() as usize;
+        let per_dpu: Vec<&[T]> = (0..self.set.nr_dpus())
+            .map(|dpu| {
+                let dpu = if dpu < used { dpu } else { 0 };
+                buffers[dpu % nr_tiles][dpu / nr_tiles].as_slice()
             })
             .collect();
         Ok(self.set.push(MRAM_HEAP, offset, &per_dpu)?)

@@ -126,20 +126,12 @@ impl<T: PimElement> PimSpmm<T> {
         if max_rows == 0 {
             return Ok(());
         }
-        let nr_tiles = self.tiles.len();
         let buffers: Vec<Vec<Vec<T>>> = self
             .tiles
             .par_iter()
             .map(|tile| fill_x(p, &XRows::Range(tile.rows.clone()), groups, padded, max_rows))
             .collect();
-        let used = self.plan.dpus_used() as usize;
-        let per_dpu: Vec<&[T]> = (0..self.set.nr_dpus())
-            .map(|dpu| {
-                let dpu = if dpu < used { dpu } else { 0 };
-                buffers[dpu % nr_tiles][dpu / nr_tiles].as_slice()
-            })
-            .collect();
-        Ok(self.set.push(MRAM_HEAP, offset, &per_dpu)?)
+        self.push_tile_buffers(&buffers, offset)
     }
 
     /// Each tile's results in its nonzero order: every DPU's results with its edge slots put back at their
