@@ -52,7 +52,13 @@
 //!   server, whose gather all DPUs share, it does unless most of a tile's rows are wide.
 //! - **Kernel time** is the slowest DPU's `max(compute cycles, DMA cycles)`: a tasklet waiting for its DMA
 //!   issues nothing, so with 11 or more tasklets the DMA latency hides behind other tasklets' compute, and
-//!   whichever engine is busier bounds the time.
+//!   whichever engine is busier bounds the time. Two of its DMA phases nothing hides, and they add: at each
+//!   pass's start every tasklet waits for its walks' first blocks (CSR 3, COO 2, X per nonzero 3 per unit), which
+//!   the engine serves one after another, and after the barrier the merge reads two partial sums and writes one
+//!   per row shared between tasklets. On one DPU with 16 tasklets, CSR rows of 10 nonzeros, i8 at 8 to 64
+//!   features, they take the model from 0.49 to 0.87 of the simulator's cycles to 0.66 to 1.28 on 16 to 100 rows
+//!   (X per nonzero at 64 features the highest), and leave it at 0.93 to 1.15 on 400 to 3,000. Still missing:
+//!   the imbalance between a small block's tasklets (R-MAT's blocks on 2,048 or 2,560 DPUs: 0.59 to 0.68).
 //! - **Host work** (building per-DPU X buffers, merging partial Y tiles) is memory-bound at
 //!   [`HardwareModel::host_bytes_per_second`], 5 GB/s by default: a conservative figure for copying scattered
 //!   rows on a few cores, not a measurement of a UPMEM server's host.
@@ -312,19 +318,24 @@ pub struct CallLayout {
     pub y_16: bool,
 }
 
-/// Cycles of one DPU's kernel: the pipeline's and the DMA engine's, which overlap.
+/// Cycles of one DPU's kernel: the pipeline's and the DMA engine's, which overlap, and those in which the
+/// tasklets wait for the DMA engine together.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct KernelCycles {
     /// Instructions issued, scaled by the pipeline's issue rate.
     pub compute: f64,
-    /// DMA engine cycles (the simulator counts these exactly).
+    /// DMA engine cycles (the simulator counts these exactly), `serial`'s included.
     pub dma: f64,
+    /// DMA cycles nothing overlaps: at each pass's start every tasklet waits for its walks' first blocks, which
+    /// the engine serves one after another, and after the barrier the rows shared between tasklets are merged
+    /// by reads and writes of their partial sums ([`HardwareModel::serial_cycles`]).
+    pub serial: f64,
 }
 
 impl KernelCycles {
-    /// The kernel's cycles: the busier of the two engines.
+    /// The kernel's cycles: the busier of the two engines, and the DMAs nothing overlaps.
     pub fn total(&self) -> f64 {
-        self.compute.max(self.dma)
+        self.compute.max(self.dma - self.serial) + self.serial
     }
 }
 
@@ -533,7 +544,33 @@ impl HardwareModel {
                 + empty_rows * (MEMSET_FIXED_INSTRUCTIONS + MEMSET_WORD_INSTRUCTIONS * width);
         }
         cycles.compute /= (tasklets / self.pipeline_tasklets).min(1.0);
+        let first_blocks: &[f64] = match format {
+            Format::Csr => &[4.0, 4.0, VALUE_BYTES],
+            Format::Coo => &[8.0, VALUE_BYTES],
+        };
+        for width in chunk_widths(features, set_features) {
+            let merge = self.merge_cycles(walks, width as f64);
+            cycles.dma += merge;
+            cycles.serial += self.pass_start_cycles(first_blocks, walks) + merge;
+        }
         cycles
+    }
+
+    /// The DMA cycles of a pass's start, which nothing overlaps: each of `walks` tasklets starting its walks reads
+    /// one block of each of `first_blocks` (entry bytes, [`READ_ENTRIES`] entries a block), all at once. (The
+    /// walks' DMA cycles count these blocks already.)
+    fn pass_start_cycles(&self, first_blocks: &[f64], walks: f64) -> f64 {
+        let block =
+            |entry_bytes: f64| self.dma_read_alpha + self.dma_cycles_per_byte * READ_ENTRIES as f64 * entry_bytes;
+        walks * first_blocks.iter().map(|&bytes| block(bytes)).sum::<f64>()
+    }
+
+    /// The DMA cycles of the merge after the barrier for a chunk of `width` features: for each of the `walks - 1`
+    /// rows a tasklet shares with the next, two partial sums read and their sum written (spmm_kernel.h's
+    /// spmm_merge), while the other tasklets wait.
+    fn merge_cycles(&self, walks: f64, width: f64) -> f64 {
+        let partial = width * 4.0 * self.dma_cycles_per_byte;
+        (walks - 1.0).max(0.0) * (2.0 * (self.dma_read_alpha + partial) + self.dma_write_alpha + partial)
     }
 
     /// Cycles of one DPU's kernel for `tile` over `features` padded features with X per nonzero: a pass per unit
@@ -551,8 +588,13 @@ impl HardwareModel {
             Format::Csr => UNIT_NONZERO_INSTRUCTIONS,
             Format::Coo => UNIT_NONZERO_INSTRUCTIONS + COO_UNIT_COUNT_INSTRUCTIONS,
         };
+        // CSR walks its row pointers and no columns; COO its indices, for their rows.
+        let (index_dma, first_blocks): (f64, &[f64]) = match format {
+            Format::Csr => (self.reads(rows, 4.0, walks), &[4.0, VALUE_BYTES, 8.0]),
+            Format::Coo => (self.reads(nz, 8.0, walks), &[8.0, VALUE_BYTES, 8.0]),
+        };
         let pass = KernelCycles {
-            dma: self.index_reads(format, rows, nz, walks)
+            dma: index_dma
                 + self.reads(nz, VALUE_BYTES, walks)
                 + self.reads(nz, 8.0, walks)
                 + (rows - narrow_rows) * (self.dma_write_alpha + self.dma_cycles_per_byte * unit * 4.0)
@@ -562,10 +604,13 @@ impl HardwareModel {
                 + rows * (UNIT_ROW_INSTRUCTIONS + UNIT_ROW_FEATURE_INSTRUCTIONS * unit)
                 + narrow_rows * (UNIT_NARROW_ROW_INSTRUCTIONS + NARROW_FEATURE_INSTRUCTIONS * unit)
                 + wide_rows * WIDE_ROW_INSTRUCTIONS,
+            serial: 0.0,
         };
+        let merges: f64 = chunk_widths(features, features).map(|width| self.merge_cycles(walks, width as f64)).sum();
         KernelCycles {
-            dma: units * pass.dma,
+            dma: units * pass.dma + merges,
             compute: units * pass.compute / (tasklets / self.pipeline_tasklets).min(1.0),
+            serial: units * self.pass_start_cycles(first_blocks, walks) + merges,
         }
     }
 
@@ -587,6 +632,7 @@ impl HardwareModel {
         let mut cycles = KernelCycles {
             dma: chunks * (nz * read(8.0) + rows * read(16.0)),
             compute: chunks * (nz * ATTENTION_WEIGHT_INSTRUCTIONS + rows * ATTENTION_ROW_INSTRUCTIONS),
+            serial: 0.0,
         };
         cycles.compute /= (f64::from(tasklets) / self.pipeline_tasklets).min(1.0);
         cycles
