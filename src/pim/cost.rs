@@ -328,7 +328,7 @@ pub struct KernelCycles {
     pub dma: f64,
     /// DMA cycles nothing overlaps: at each pass's start every tasklet waits for its walks' first blocks, which
     /// the engine serves one after another, and after the barrier the rows shared between tasklets are merged
-    /// by reads and writes of their partial sums ([`HardwareModel::serial_cycles`]).
+    /// by reads and writes of their partial sums.
     pub serial: f64,
 }
 
