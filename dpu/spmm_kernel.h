@@ -34,7 +34,7 @@
  *
  * The DMA floor is the DMA engine's cycles for each nonzero's X chunk (77 + bytes / 2) and each row's Y chunk
  * (61 + bytes / 2) per multiply-add: a kernel that reads X from MRAM goes no faster however few instructions it
- runs. At 16 features it is above the instruction bound of i8 and i16 (6.04 and 6.54), and i8 is at both limits:
+ * runs. At 16 features it is above the instruction bound of i8 and i16 (6.04 and 6.54), and i8 is at both limits:
  * 5.8 instructions and 6.04 DMA cycles per multiply-add; at 8 features, the width a feature group gives a DPU in
  * the plans hardware would use for 16, 11.33 DMA cycles. There the host sends X per nonzero (spmm_args.h's
  * x_per_nonzero, below), and the kernel needs no DMA per nonzero at all. A WRAM copy of X's most referenced
@@ -56,10 +56,10 @@
  * nonzeros per row), against X by column:
  *
  *   type, F   by column (cycles, x bound)   per nonzero   DMA busy
- *   i8, 8     12.49 (2.86x)                 5.05 (1.15x)  99% -> 53%
- *   i8, 16    6.72  (1.82x)                 5.01 (1.36x)  99% -> 53%
- *   i16, 8    16.38 (1.58x)                 12.33 (1.19x)
- *   i16, 16   12.77 (1.32x)                 12.28 (1.27x)
+ *   i8, 8     12.47 (2.85x)                 5.12 (1.17x)  99% -> 52%
+ *   i8, 16    6.69  (1.81x)                 5.07 (1.37x)  99% -> 52%
+ *   i16, 8    15.73 (1.52x)                 12.32 (1.19x) 83% -> 41%
+ *   i16, 16   12.52 (1.29x)                 12.27 (1.27x) 57% -> 41%
  *
  * A row costs about 100 instructions per unit (its walk, its run to the blocks' end, its sums cleared and stored,
  * the Y write), so by column wins from 32 features on, where one DMA brings a row's whole chunk; the host's model
@@ -507,7 +507,8 @@ static inline enum spmm_row_addressing spmm_row_addressing(void) {
  * writing accumulators is what it would be without the other. The walks that multiply, whose every nonzero costs a
  * 7- or 30-instruction product, ask per row and are built once, out of line: that keeps the i8 kernels in IRAM
  * (i8 CSR, 16 tasklets: 3,639 instructions estimated from clang's code and 4,245 from gcc's with a build of each
- * walk per width, against a v1B's 3,968; 3,506 and 3,861 so, before the walk with X per nonzero; 3,786 with it). */
+ * walk per width, against a v1B's 3,968; 3,506 and 3,861 so, before the walk with X per nonzero; 3,630 and 3,927
+ * with it, the multiplying walks sharing one build). */
 enum spmm_y_width { SPMM_Y_ACC, SPMM_Y_16, SPMM_Y_AS_CALLED };
 
 /* The family's walk over one tasklet's nonzeros for features [first, first + width) of value set `set`, whose
@@ -753,8 +754,9 @@ struct spmm_wide_cursor {
 /* No row's number. */
 #define SPMM_NO_ROW UINT32_MAX
 
-/* Where a pass writes its finished rows: the tasklet's shared rows (SPMM_NO_ROW past nr_partials) with their partial slots' heap offsets, computed once per pass so that a row's test is two compares
- * rather than an offset's 32-bit multiply, and its place in the wide-row list. */
+/* Where a pass writes its finished rows: the tasklet's shared rows (SPMM_NO_ROW past nr_partials) with their
+ * partial slots' heap offsets, computed once per pass so that a row's test is two compares rather than an offset's
+ * 32-bit multiply, and its place in the wide-row list. */
 struct spmm_rows_out {
     uint32_t partial_row[SPMM_MAX_PARTIALS];
     uint32_t partial_at[SPMM_MAX_PARTIALS];

@@ -193,6 +193,15 @@ fn batches<T>(nonzeros: f64, rows: f64) -> f64 {
     estimate.max(rows)
 }
 
+/// Rows of X a tile's DPU holds in a call that sends X by column: its column block's, or the columns its nonzeros
+/// reference, as `plan` delivers X.
+fn x_rows(plan: &Plan, tile: &TileStats) -> usize {
+    match plan.x {
+        XDelivery::Whole => tile.width,
+        XDelivery::Referenced => tile.referenced,
+    }
+}
+
 /// Rows of X each DPU holds in a call that sends X per nonzero: the most nonzeros of a tile, rounded up to even
 /// (the engine's stride between units, `dpu/spmm_args.h`'s `x_unit_stride`).
 fn per_nonzero_x_rows(tiles: &[TileStats]) -> usize {
@@ -808,18 +817,14 @@ impl HardwareModel {
             None => &[false],
         };
         for &x_per_nonzero in x_choices {
+            let send_x = self.send_x_time::<T>(plan, tiles, padded, x_per_nonzero, nr_dpus);
             for y_16 in [false, true] {
                 if y_16 && !y_16_allowed {
                     continue;
                 }
                 let layout = CallLayout { x_per_nonzero, y_16 };
                 let (kernel, gather) = self.kernel_and_gather::<T>(plan, tiles, call, layout, nr_dpus);
-                let prediction = Prediction {
-                    send_x: self.send_x_time::<T>(plan, tiles, padded, x_per_nonzero, nr_dpus),
-                    kernel,
-                    gather,
-                    merge: Duration::ZERO,
-                };
+                let prediction = Prediction { send_x, kernel, gather, merge: Duration::ZERO };
                 if best.as_ref().is_none_or(|(_, fastest)| prediction.total() < fastest.total()) {
                     best = Some((layout, prediction));
                 }
@@ -845,11 +850,7 @@ impl HardwareModel {
             return self.host(tiles.len() * groups * x_bytes)
                 + self.parallel_transfer(Operation::Push, nr_dpus, x_bytes);
         }
-        let x_rows = |tile: &TileStats| match plan.x {
-            XDelivery::Whole => tile.width,
-            XDelivery::Referenced => tile.referenced,
-        };
-        let x_bytes = tiles.iter().map(x_rows).max().unwrap_or(0) * row_bytes;
+        let x_bytes = tiles.iter().map(|tile| x_rows(plan, tile)).max().unwrap_or(0) * row_bytes;
         if plan.broadcasts_x() {
             return self.parallel_transfer(Operation::Broadcast, nr_dpus, x_bytes);
         }
@@ -880,10 +881,7 @@ impl HardwareModel {
                     format: plan.format,
                     rows,
                     nonzeros,
-                    x_rows: match plan.x {
-                        XDelivery::Whole => tile.width,
-                        XDelivery::Referenced => tile.referenced,
-                    },
+                    x_rows: x_rows(plan, tile),
                     tasklets: plan.tasklets,
                     narrow_rows: if layout.y_16 { rows - tile.wide_rows } else { 0 },
                     x_per_nonzero: layout.x_per_nonzero,
@@ -907,7 +905,7 @@ impl HardwareModel {
         let padded = padded_features::<T>(features, plan.feature_groups as usize);
         let max = |f: &dyn Fn(&TileStats) -> usize| tiles.iter().map(f).max().unwrap_or(0);
         let matrix = max(&|tile| matrix_bytes::<T>(plan.format, tile));
-        let x_rows = max(&|tile| if plan.x == XDelivery::Whole { tile.width } else { tile.referenced });
+        let x_rows = max(&|tile| x_rows(plan, tile));
         call_bytes::<T>(matrix, x_rows, max(&|tile| tile.rows), padded) as u64
     }
 
@@ -922,7 +920,7 @@ impl HardwareModel {
         let padded = padded_features::<T>(features, plan.feature_groups as usize);
         let max = |f: &dyn Fn(&TileStats) -> usize| tiles.iter().map(f).max().unwrap_or(0) as u64;
         let matrix = max(&|tile| matrix_bytes::<T>(plan.format, tile));
-        let x_rows = max(&|tile| if plan.x == XDelivery::Whole { tile.width } else { tile.referenced });
+        let x_rows = max(&|tile| x_rows(plan, tile));
         let x_bytes = x_rows * (padded * std::mem::size_of::<T>()) as u64;
         let own = call_bytes::<T>(0, 0, max(&|tile| tile.rows) as usize, padded) as u64;
         let distinct_blocks = u64::from(plan.row_blocks) * u64::from(plan.col_blocks) + 1;

@@ -310,7 +310,7 @@ impl<T: PimElement> PimSpmm<T> {
     /// tile's rows are wide (may not fit 16 bits); not after new values ([`SpmmEngine::set_values`],
     /// [`SpmmEngine::set_head_values`]).
     pub fn y_in_16_bits(&self, features: usize) -> bool {
-        T::NARROW_Y.is_some() && self.own_values() && self.call_layout(features).y_16
+        self.call_layout(features).y_16
     }
 
     /// Whether a call of `features` columns sends X as one row per nonzero, in each block's nonzero order
@@ -335,12 +335,13 @@ impl<T: PimElement> PimSpmm<T> {
     }
 
     /// How a call of `features` columns lays out X and Y ([`HardwareModel::call_layout`] for the call's values
-    /// and heads).
+    /// and heads; `Y` in 16 bits only over the values the wide-row lists bound).
     fn call_layout(&self, features: usize) -> cost::CallLayout {
         let call = self.call_shape(features);
         let own_values = call.heads <= 1 && !call.attention && self.own_values();
         let stats = self.call_stats(own_values);
-        self.model.call_layout::<T>(&self.plan, &stats, call, self.set.nr_dpus(), self.x_per_nonzero_set)
+        let layout = self.model.call_layout::<T>(&self.plan, &stats, call, self.set.nr_dpus(), self.x_per_nonzero_set);
+        cost::CallLayout { y_16: layout.y_16 && self.own_values(), ..layout }
     }
 
     /// Timings, load balance, modelled cycles and predictions of the last call (and of loading `A`).
@@ -393,10 +394,11 @@ impl<T: PimElement> PimSpmm<T> {
         self.tiles.iter().map(stats).collect()
     }
 
-    /// How a call of `features` columns, `padded` per DPU, takes `Y` ([`PimSpmm::y_in_16_bits`]).
-    fn y_layout(&self, features: usize, padded: usize) -> YLayout<T::Acc> {
+    /// How a call of `padded` features per DPU takes `Y`, in 16 bits or not as `y_16` says
+    /// ([`PimSpmm::y_in_16_bits`]).
+    fn y_layout(&self, y_16: bool, padded: usize) -> YLayout<T::Acc> {
         match T::NARROW_Y {
-            Some(narrow) if self.y_in_16_bits(features) => {
+            Some(narrow) if y_16 => {
                 let max_rows = self.tiles.iter().map(|tile| tile.rows.len()).max().unwrap_or(0);
                 YLayout::Narrow { wide_at: max_rows * padded, widen: narrow.widen }
             }
@@ -661,8 +663,8 @@ impl<T: PimElement> PimSpmm<T> {
         }
         let padded = cost::padded_head_features::<T>(features, self.plan.feature_groups as usize, heads);
         let sets = self.value_sets(features, padded);
-        let y_layout = self.y_layout(features, padded);
-        let x_per_nonzero = self.x_per_nonzero(features);
+        let layout = self.call_layout(features);
+        let (y_layout, x_per_nonzero) = (self.y_layout(layout.y_16, padded), layout.x_per_nonzero);
         let args = self.call_args(padded, &sets, y_layout, x_per_nonzero)?;
         self.send_head_values(features, padded, &sets, &args)?;
         let predicted = self.predict(features);
@@ -778,6 +780,22 @@ fn tile_of_dpu(dpu: usize, used: usize, tiles: usize) -> Option<usize> {
 /// `padded` values (the rest stays zero), each row of `x` read once for all its groups. Callers run it in
 /// parallel, so the buffers' zeroed pages are also allocated in parallel: cloning one zeroed buffer per DPU on one
 /// thread was half of `infer`'s send X.
+fn fill_x<T: Copy + Default>(x: &Dense<T>, rows: &XRows, groups: usize, padded: usize, length: usize) -> Vec<Vec<T>> {
+    let mut buffers: Vec<Vec<T>> = (0..groups).map(|_| vec![T::default(); length * padded]).collect();
+    let mut copy = |local: usize, global: usize| {
+        let row = x.row(global);
+        for (group, buffer) in buffers.iter_mut().enumerate() {
+            let features = (group * padded).min(row.len())..((group + 1) * padded).min(row.len());
+            buffer[local * padded..local * padded + features.len()].copy_from_slice(&row[features]);
+        }
+    };
+    match rows {
+        XRows::Range(range) => range.clone().enumerate().for_each(|(local, global)| copy(local, global)),
+        XRows::List(list) => list.iter().enumerate().for_each(|(local, &global)| copy(local, global as usize)),
+    }
+    buffers
+}
+
 /// One DPU's X per nonzero ([`CallArgs::x_per_nonzero`]), one buffer per feature group of `padded` features:
 /// unit `u` (8 bytes of features) of nonzero `k`, whose row of X is `x_rows[k]`, at `(u * stride + k)` units.
 fn fill_x_per_nonzero<T: Copy + Default>(
@@ -803,22 +821,6 @@ fn fill_x_per_nonzero<T: Copy + Default>(
             buffer
         })
         .collect()
-}
-
-fn fill_x<T: Copy + Default>(x: &Dense<T>, rows: &XRows, groups: usize, padded: usize, length: usize) -> Vec<Vec<T>> {
-    let mut buffers: Vec<Vec<T>> = (0..groups).map(|_| vec![T::default(); length * padded]).collect();
-    let mut copy = |local: usize, global: usize| {
-        let row = x.row(global);
-        for (group, buffer) in buffers.iter_mut().enumerate() {
-            let features = (group * padded).min(row.len())..((group + 1) * padded).min(row.len());
-            buffer[local * padded..local * padded + features.len()].copy_from_slice(&row[features]);
-        }
-    };
-    match rows {
-        XRows::Range(range) => range.clone().enumerate().for_each(|(local, global)| copy(local, global)),
-        XRows::List(list) => list.iter().enumerate().for_each(|(local, &global)| copy(local, global as usize)),
-    }
-    buffers
 }
 
 impl<T: PimElement> SpmmEngine<T> for PimSpmm<T> {
