@@ -70,15 +70,63 @@ static inline __attribute__((always_inline)) void spmm_walk(const struct spmm_ta
 }
 
 #if SPMM_X_PER_NONZERO
-/* spmm_kernel.h's spmm_walk_units for a COO block: a row's nonzeros are the run of entries carrying its index,
- * counted on a walk of the indices whose copy of entry nz_end carries COO_END_ROW, as spmm_walk's. */
+/*
+ * The walk of a tasklet's indices that counts each row's entries for spmm_walk_units. The block's last entry
+ * keeps its row aside (last_row) and carries COO_END_ROW in WRAM, as the entry after the tasklet's last does, so
+ * the loop over a row's entries has one test per entry (its row) and none of the block's end; a stop at the
+ * block's last entry is then told apart once per row.
+ */
+struct coo_row_counter {
+    struct spmm_reader indices;
+    const struct spmm_coo_index *index;
+    const struct spmm_coo_index *last; /* the held block's last entry */
+    uint32_t last_row;                 /* its row */
+    uint32_t end_at;                   /* MRAM address of the tasklet's entry nz_end */
+};
+
+/* Marks the ends in the block just read, whose entry `entry` is next. */
+static inline void coo_counter_hold(struct coo_row_counter *counter, const struct spmm_coo_index *entry) {
+    const uintptr_t block_bytes = SPMM_READ_ENTRIES * SPMM_INDEX_BYTES;
+    coo_mark_end(&counter->indices, entry, counter->end_at);
+    struct spmm_coo_index *block = (struct spmm_coo_index *)((uintptr_t)entry & ~(block_bytes - 1));
+    counter->last = block + SPMM_READ_ENTRIES - 1;
+    counter->last_row = block[SPMM_READ_ENTRIES - 1].row;
+    block[SPMM_READ_ENTRIES - 1].row = COO_END_ROW;
+    counter->index = entry;
+}
+
+static inline void coo_counter_start(struct coo_row_counter *counter, const struct spmm_tasklet_work *work,
+                                     uint32_t tasklet) {
+    counter->end_at = spmm_heap() + matrix.indices_offset + work->nz_end * SPMM_INDEX_BYTES;
+    coo_counter_hold(counter, spmm_read_from(&counter->indices, index_block[tasklet], matrix.indices_offset,
+                                             work->nz_begin, SPMM_INDEX_BYTES));
+}
+
+/* How many of the next entries carry `row`; the walk moves past them. */
+static inline __attribute__((always_inline)) uint32_t coo_count_row(struct coo_row_counter *counter, uint32_t row) {
+    const struct spmm_coo_index *index = counter->index;
+    uint32_t count = 0;
+    for (;;) {
+        const struct spmm_coo_index *start = index;
+        while (index->row == row)
+            index++;
+        count += (uint32_t)(index - start);
+        if (index != counter->last || counter->last_row != row)
+            break;
+        /* The block's last entry is the row's too: count it and go on in the next block. */
+        count++;
+        coo_counter_hold(counter, spmm_read_block(&counter->indices, index + 1, SPMM_INDEX_BYTES));
+        index = counter->index;
+    }
+    counter->index = index;
+    return count;
+}
+
+/* spmm_kernel.h's spmm_walk_units for a COO block: a row's nonzeros are the run of entries carrying its index. */
 static void spmm_walk_units(const struct spmm_tasklet_work *work, uint32_t tasklet, const struct spmm_unit_pass *pass,
                             uint32_t values_at) {
-    struct spmm_reader indices;
-    const struct spmm_coo_index *index =
-        spmm_read_from(&indices, index_block[tasklet], matrix.indices_offset, work->nz_begin, SPMM_INDEX_BYTES);
-    const uint32_t end_at = spmm_heap() + matrix.indices_offset + work->nz_end * SPMM_INDEX_BYTES;
-    coo_mark_end(&indices, index, end_at);
+    struct coo_row_counter counter;
+    coo_counter_start(&counter, work, tasklet);
     struct spmm_units units =
         spmm_units_from(tasklet, pass->x_at, (spmm_value *)value_block[tasklet], values_at, work->nz_begin);
     spmm_acc *sum = row_sum[tasklet];
@@ -86,17 +134,7 @@ static void spmm_walk_units(const struct spmm_tasklet_work *work, uint32_t taskl
     uint32_t y_at = pass->y_at;
     struct spmm_rows_out out = pass->out;
     for (uint32_t row = work->row_begin; row < work->row_end; row++) {
-        uint32_t count = 0;
-        while (index->row == row) {
-            count++;
-            const struct spmm_coo_index *next = index + 1;
-            if (spmm_read_ended(next, SPMM_INDEX_BYTES)) {
-                next = spmm_read_block(&indices, next, SPMM_INDEX_BYTES);
-                coo_mark_end(&indices, next, end_at);
-            }
-            index = next;
-        }
-        spmm_unit_row(&units, count, sum);
+        spmm_unit_row(&units, coo_count_row(&counter, row), sum);
         spmm_store(&out, tasklet, row, sum, y_at, pass->first, SPMM_UNIT, SPMM_Y_AS_CALLED);
         y_at += y_row_bytes;
     }

@@ -247,9 +247,9 @@ const ATTENTION_ROW_INSTRUCTIONS: f64 = 8.0;
 /// With X per nonzero, instructions per nonzero and unit besides the unit's multiply-adds: the value's load,
 /// the pointers' advances and the loop's test, which the nonzeros share in pairs. Fitted with the two below.
 const UNIT_NONZERO_INSTRUCTIONS: f64 = 4.0;
-/// COO's count of a row's nonzeros per nonzero and unit: the entry's row load and test, the count and the index
-/// walk's advance and block test. Fitted with the two below.
-const COO_UNIT_COUNT_INSTRUCTIONS: f64 = 12.5;
+/// COO's count of a row's nonzeros per nonzero and unit: the entry's row load and test and the index walk's
+/// advance (the end of a block is told apart once per row, spmm_coo.c's coo_count_row). Fitted with the two below.
+const COO_UNIT_COUNT_INSTRUCTIONS: f64 = 6.0;
 /// With X per nonzero, instructions per row and unit: the row's walk, its run to the end of the blocks held,
 /// the store's set-up and the write's call; and per feature of the unit, the sum's clearing and store.
 const UNIT_ROW_INSTRUCTIONS: f64 = 58.0;
