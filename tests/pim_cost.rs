@@ -86,6 +86,16 @@ fn one_dpu_engine<T: pimgnn::pim::PimElement>(a: Csr<T>, format: Format) -> PimS
 
 /// As [`one_dpu_engine`], predicting with `model`.
 fn one_dpu_engine_with<T: pimgnn::pim::PimElement>(a: Csr<T>, format: Format, model: HardwareModel) -> PimSpmm<T> {
+    one_dpu_engine_by(a, format, 16, model)
+}
+
+/// `a` whole on one simulated DPU with `tasklets` tasklets, predicting with `model`.
+fn one_dpu_engine_by<T: pimgnn::pim::PimElement>(
+    a: Csr<T>,
+    format: Format,
+    tasklets: u32,
+    model: HardwareModel,
+) -> PimSpmm<T> {
     let plan = Plan {
         format,
         row_blocks: 1,
@@ -93,7 +103,7 @@ fn one_dpu_engine_with<T: pimgnn::pim::PimElement>(a: Csr<T>, format: Format, mo
         col_blocks: 1,
         feature_groups: 1,
         x: XDelivery::Whole,
-        tasklets: 16,
+        tasklets,
     };
     let set = DpuSet::builder()
         .backend(BackendKind::Simulator)
@@ -165,6 +175,44 @@ fn modelled_kernel_cycles_match_the_simulator() {
         "model / simulator kernel cycles:\n{}",
         table.join("\n")
     );
+}
+
+/// Small blocks, where a launch's own cycles (the DPU's boot) and each tasklet's set-up weigh as much as the
+/// nonzeros: from 1 row of 1 nonzero to 10 rows a tasklet, by 1 and 16 tasklets, i8 at 16 and 64 features, X by
+/// column and per nonzero. The model's kernel cycles stay within 0.8 to 1.25 of the simulator's.
+#[test]
+fn modelled_cycles_of_small_blocks_match_the_simulator() {
+    let block = |rows: usize, row_nonzeros: usize| {
+        let row_ptr: Vec<u32> = (0..=rows).map(|r| (r * row_nonzeros) as u32).collect();
+        let columns: Vec<u32> = (0..rows * row_nonzeros).map(|k| (k * 37 % 1000) as u32).collect();
+        Csr::new(rows, 1000, row_ptr, columns, vec![1i8; rows * row_nonzeros]).unwrap()
+    };
+    let mut lines = Vec::new();
+    let mut ratios = Vec::new();
+    for (rows, row_nonzeros) in [(1, 1), (16, 1), (16, 8), (64, 1), (160, 1)] {
+        for tasklets in [1, 16] {
+            for (features, x_per_nonzero) in [(16, false), (16, true), (64, false)] {
+                for format in [Format::Csr, Format::Coo] {
+                    let a = block(rows, row_nonzeros);
+                    let mut engine = one_dpu_engine_by(a.clone(), format, tasklets, HardwareModel::default());
+                    engine.set_x_per_nonzero(Some(x_per_nonzero)).unwrap();
+                    engine.spmm(&Dense::zeros(a.ncols(), features)).unwrap();
+                    let (simulated, _) = engine.report().modelled_cycles.expect("simulator statistics");
+                    let tile = KernelTile { tasklets, x_per_nonzero, ..one_dpu(format, &a) };
+                    let ratio = HardwareModel::default().kernel_cycles::<i8>(tile, features).total() / simulated as f64;
+                    let layout = if x_per_nonzero { "per nonzero" } else { "by column" };
+                    lines.push(format!(
+                        "{format}, {rows} rows of {row_nonzeros}, {tasklets} tasklets, F = {features}, X {layout}: \
+                         {ratio:.3} of {simulated}"
+                    ));
+                    ratios.push(ratio);
+                }
+            }
+        }
+    }
+    println!("model / simulator kernel cycles of small blocks:\n{}", lines.join("\n"));
+    let band = band_for_the_kernels_compiler(0.8..=1.25);
+    assert!(ratios.iter().all(|ratio| band.contains(ratio)), "{}", lines.join("\n"));
 }
 
 /// With `Y` taken in 16 bits (i8 values of 1, whose rows' sums all fit), the model's kernel cycles against the

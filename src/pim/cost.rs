@@ -244,6 +244,18 @@ const MEMSET_FIXED_INSTRUCTIONS: f64 = 15.0;
 const ATTENTION_WEIGHT_INSTRUCTIONS: f64 = 114.0;
 /// Instructions per row and chunk of an attention call: the mode test and the read of the row's scores.
 const ATTENTION_ROW_INSTRUCTIONS: f64 = 8.0;
+/// Cycles of a launch that its tasklets' work adds to: the DPU's boot into `main` (the SDK 2025.1's crt0: tasklet 0
+/// enters `main` after 520 instructions, each tasklet boots the next, and fewer than 11 run meanwhile, so an
+/// instruction takes 11 cycles), every built tasklet's way through `main` to the barrier and the stop. The
+/// simulator's modelled cycles of a launch with no work (the SpMM kernels as built for the default chip, 24
+/// tasklets): 8,155 (CSR) and 8,110 (COO).
+const LAUNCH_CYCLES: f64 = 8130.0;
+/// Instructions of each tasklet with work besides its nonzeros' and rows': per launch, its work's read and its
+/// way to the barrier and the merge; and per pass (a chunk of features, or a unit with X per nonzero), the pass's
+/// set-up (its Y and value addresses, its partial slots, its walks' starts). Fitted to the simulator: tiles of 1 to
+/// 10 rows of 1 to 8 nonzeros per tasklet, i8 at 16 and 64 features, both formats and X layouts.
+const TASKLET_INSTRUCTIONS: f64 = 180.0;
+const PASS_TASKLET_INSTRUCTIONS: f64 = 185.0;
 /// With X per nonzero, instructions per nonzero and unit besides the unit's multiply-adds: the value's load,
 /// the pointers' advances and the loop's test, which the nonzeros share in pairs. Fitted with the two below.
 const UNIT_NONZERO_INSTRUCTIONS: f64 = 4.0;
@@ -339,12 +351,20 @@ pub struct KernelCycles {
     /// the engine serves one after another, and after the barrier the rows shared between tasklets are merged
     /// by reads and writes of their partial sums.
     pub serial: f64,
+    /// The tasklets' set-up at the launch and at each pass (their work's read, their partial slots, their walks'
+    /// addresses), scaled by the pipeline's issue rate as `compute` is: a tasklet sets up while others wait for
+    /// their first blocks, so it overlaps `serial`.
+    pub setup: f64,
+    /// The launch's cycles before and around the tasklets' work: the DPU's boot and the tasklets' way through
+    /// `main` with no work.
+    pub launch: f64,
 }
 
 impl KernelCycles {
-    /// The kernel's cycles: the busier of the two engines, and the DMAs nothing overlaps.
+    /// The kernel's cycles: the busier of the two engines, then the DMAs nothing overlaps or the tasklets' set-up
+    /// beside them, and the launch's own.
     pub fn total(&self) -> f64 {
-        self.compute.max(self.dma - self.serial) + self.serial
+        self.compute.max(self.dma - self.serial) + self.serial.max(self.setup) + self.launch
     }
 }
 
@@ -538,7 +558,12 @@ impl HardwareModel {
         // Rows that certainly have no nonzeros, whose sums are cleared rather than set by a first batch.
         let empty_rows = (rows - nz).max(0.0);
         let batch_feature = BATCH_FEATURE_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS * size / 8.0;
-        let mut cycles = KernelCycles::default();
+        let chunks = chunk_widths(features, set_features).count() as f64;
+        let mut cycles = KernelCycles {
+            setup: walks * (TASKLET_INSTRUCTIONS + chunks * PASS_TASKLET_INSTRUCTIONS) / self.issue_share(walks),
+            launch: LAUNCH_CYCLES,
+            ..KernelCycles::default()
+        };
         for width in chunk_widths(features, set_features) {
             let width = width as f64;
             cycles.dma += nz * (self.dma_read_alpha + self.dma_cycles_per_byte * width * size);
@@ -552,7 +577,7 @@ impl HardwareModel {
                 + (rows - empty_rows) * (self.row_instructions - FIRST_BATCH_SAVED_PER_FEATURE * width)
                 + empty_rows * (MEMSET_FIXED_INSTRUCTIONS + MEMSET_WORD_INSTRUCTIONS * width);
         }
-        cycles.compute /= (tasklets / self.pipeline_tasklets).min(1.0);
+        cycles.compute /= self.issue_share(walks);
         let first_blocks: &[f64] = match format {
             Format::Csr => &[4.0, 4.0, VALUE_BYTES],
             Format::Coo => &[8.0, VALUE_BYTES],
@@ -563,6 +588,12 @@ impl HardwareModel {
             cycles.serial += self.pass_start_cycles(first_blocks, walks) + merge;
         }
         cycles
+    }
+
+    /// The share of the pipeline's issue slots that `working` tasklets use: all of them from
+    /// [`HardwareModel::pipeline_tasklets`] on, else one slot in that many each.
+    fn issue_share(&self, working: f64) -> f64 {
+        (working / self.pipeline_tasklets).min(1.0)
     }
 
     /// The DMA cycles of a pass's start, which nothing overlaps: each of `walks` tasklets starting its walks reads
@@ -613,13 +644,15 @@ impl HardwareModel {
                 + rows * (UNIT_ROW_INSTRUCTIONS + UNIT_ROW_FEATURE_INSTRUCTIONS * unit)
                 + narrow_rows * (UNIT_NARROW_ROW_INSTRUCTIONS + NARROW_FEATURE_INSTRUCTIONS * unit)
                 + wide_rows * WIDE_ROW_INSTRUCTIONS,
-            serial: 0.0,
+            ..KernelCycles::default()
         };
         let merges: f64 = chunk_widths(features, features).map(|width| self.merge_cycles(walks, width as f64)).sum();
         KernelCycles {
             dma: units * pass.dma + merges,
-            compute: units * pass.compute / (tasklets / self.pipeline_tasklets).min(1.0),
+            compute: units * pass.compute / self.issue_share(walks),
             serial: units * self.pass_start_cycles(first_blocks, walks) + merges,
+            setup: walks * (TASKLET_INSTRUCTIONS + units * PASS_TASKLET_INSTRUCTIONS) / self.issue_share(walks),
+            launch: LAUNCH_CYCLES,
         }
     }
 
@@ -641,9 +674,9 @@ impl HardwareModel {
         let mut cycles = KernelCycles {
             dma: chunks * (nz * read(8.0) + rows * read(16.0)),
             compute: chunks * (nz * ATTENTION_WEIGHT_INSTRUCTIONS + rows * ATTENTION_ROW_INSTRUCTIONS),
-            serial: 0.0,
+            ..KernelCycles::default()
         };
-        cycles.compute /= (f64::from(tasklets) / self.pipeline_tasklets).min(1.0);
+        cycles.compute /= self.issue_share(f64::from(tasklets));
         cycles
     }
 
@@ -689,8 +722,14 @@ impl HardwareModel {
         let size = std::mem::size_of::<T>() as f64;
         let mac = self.mac_cycles::<T>();
         let (nz, rows, tasklets) = (nonzeros as f64, rows as f64, f64::from(tasklets));
-        let mut cycles = KernelCycles::default();
-        cycles.dma += self.index_reads(format, rows, nz, tasklets.min(nz));
+        // An SDDMM call walks each tasklet's nonzeros once.
+        let walks = tasklets.min(nz);
+        let mut cycles = KernelCycles {
+            setup: walks * (TASKLET_INSTRUCTIONS + PASS_TASKLET_INSTRUCTIONS) / self.issue_share(walks),
+            launch: LAUNCH_CYCLES,
+            ..KernelCycles::default()
+        };
+        cycles.dma += self.index_reads(format, rows, nz, walks);
         let p_reads = if features <= FEATURE_CHUNK { rows.min(nz) } else { nz };
         for first in (0..features).step_by(FEATURE_CHUNK) {
             let width = (features - first).min(FEATURE_CHUNK) as f64;
@@ -699,9 +738,9 @@ impl HardwareModel {
             let term = mac + SDDMM_TERM_INSTRUCTIONS + FEATURE_LOOP_INSTRUCTIONS * size / 8.0;
             cycles.compute += nz * (width * term + SDDMM_NONZERO_INSTRUCTIONS);
         }
-        let writes = (nz / RESULT_BUFFER as f64).ceil() + 2.0 * tasklets.min(nz);
+        let writes = (nz / RESULT_BUFFER as f64).ceil() + 2.0 * walks;
         cycles.dma += writes * self.dma_write_alpha + self.dma_cycles_per_byte * nz * 4.0;
-        cycles.compute /= (tasklets / self.pipeline_tasklets).min(1.0);
+        cycles.compute /= self.issue_share(walks);
         cycles
     }
 
