@@ -62,7 +62,7 @@
  *   i16, 16   12.52 (1.29x)                 12.27 (1.27x) 57% -> 41%
  *
  * COO counts a row's entries on a walk of its indices, about 6 instructions per nonzero and unit (spmm_coo.c's
- * coo_count_row): i8 at 8 features 5.87 (1.34x), at 16 5.83 (1.58x); i16 at 8 14.03 (1.35x).
+ * coo_count_row): i8 at 8 features 5.90 (1.35x), at 16 5.86 (1.59x); i16 at 8 14.01 (1.35x).
  *
  * A row costs about 100 instructions per unit (its walk, its run to the blocks' end, its sums cleared and stored,
  * the Y write), so by column wins from 32 features on, where one DMA brings a row's whole chunk; the host's model
