@@ -40,7 +40,7 @@
 //! - **X per nonzero** (`i8` and `i16`, [`CallLayout::x_per_nonzero`]): the host sends each DPU a row of X per
 //!   nonzero in its block's order, cut into units of 8 bytes; a pass per unit walks the units and values 32 per
 //!   DMA and keeps a row's sums in registers. A nonzero costs its unit's multiply-adds and 4 instructions (its
-//!   value's load, the walks' advance and the loop's test, shared in pairs; COO 12.5 more for counting a row's
+//!   value's load, the walks' advance and the loop's test, shared in pairs; COO 6 more for counting a row's
 //!   nonzeros on its index walk), a row 58 per unit and 5 per feature of it (its walk and run, its sums cleared
 //!   and stored, the write's call), 40 more when written in 16 bits: fitted to the simulator's counts
 //!   (tests/pim_cost.rs: 0.94 to 1.02 of them at 4 to 64 features). The model takes X so in a call when that
@@ -57,8 +57,13 @@
 //!   the engine serves one after another, and after the barrier the merge reads two partial sums and writes one
 //!   per row shared between tasklets. On one DPU with 16 tasklets, CSR rows of 10 nonzeros, i8 at 8 to 64
 //!   features, they take the model from 0.49 to 0.87 of the simulator's cycles to 0.66 to 1.28 on 16 to 100 rows
-//!   (X per nonzero at 64 features the highest), and leave it at 0.93 to 1.15 on 400 to 3,000. Still missing:
-//!   the imbalance between a small block's tasklets (R-MAT's blocks on 2,048 or 2,560 DPUs: 0.59 to 0.68).
+//!   (X per nonzero at 64 features the highest), and leave it at 0.93 to 1.15 on 400 to 3,000. Every launch also
+//!   costs its own 8,130 cycles (the DPU's boot into `main` and the tasklets' way to the barrier: the simulator's
+//!   launch with no work), and each tasklet with work sets up for 180 instructions and 185 more per pass (its
+//!   work's read, its partial slots, its walks' starts), beside the pass starts' DMAs, which it overlaps. With them
+//!   blocks of 1 to 10 rows a tasklet, by 1 and 16 tasklets, are predicted at 0.86 to 1.21 of the simulator's
+//!   cycles (before: 0.1 to 0.7), and R-MAT's blocks of 2,048-DPU plans at 0.68 to 0.90 (before: 0.59 to 0.80).
+//!   Still missing: the imbalance between a small block's tasklets on power-law rows.
 //! - **Host work** (building per-DPU X buffers, merging partial Y tiles) is memory-bound at
 //!   [`HardwareModel::host_bytes_per_second`], 5 GB/s by default: a conservative figure for copying scattered
 //!   rows on a few cores, not a measurement of a UPMEM server's host.
