@@ -62,8 +62,8 @@
 //!   launch with no work), and each tasklet with work sets up for 180 instructions and 185 more per pass (its
 //!   work's read, its partial slots, its walks' starts), beside the pass starts' DMAs, which it overlaps. With them
 //!   blocks of 1 to 10 rows a tasklet, by 1 and 16 tasklets, are predicted at 0.86 to 1.21 of the simulator's
-//!   cycles (before: 0.1 to 0.7), and R-MAT's blocks of 2,048-DPU plans at 0.68 to 0.90 (before: 0.59 to 0.80).
-//!   Still missing: the imbalance between a small block's tasklets on power-law rows.
+//!   cycles, and R-MAT's blocks of 2,048-DPU plans at 0.68 to 0.90. Still missing: the imbalance between a small
+//!   block's tasklets on power-law rows.
 //! - **Host work** (building per-DPU X buffers, merging partial Y tiles) is memory-bound at
 //!   [`HardwareModel::host_bytes_per_second`], 5 GB/s by default: a conservative figure for copying scattered
 //!   rows on a few cores, not a measurement of a UPMEM server's host.
@@ -596,9 +596,10 @@ impl HardwareModel {
     }
 
     /// The share of the pipeline's issue slots that `working` tasklets use: all of them from
-    /// [`HardwareModel::pipeline_tasklets`] on, else one slot in that many each.
+    /// [`HardwareModel::pipeline_tasklets`] on, else one slot in that many each (a tile without work counts one,
+    /// having nothing to issue).
     fn issue_share(&self, working: f64) -> f64 {
-        (working / self.pipeline_tasklets).min(1.0)
+        (working.max(1.0) / self.pipeline_tasklets).min(1.0)
     }
 
     /// The DMA cycles of a pass's start, which nothing overlaps: each of `walks` tasklets starting its walks reads
