@@ -104,7 +104,9 @@ struct spmm_tasklet_work {
 struct spmm_matrix_args {
     uint32_t nr_rows;
     uint32_t nr_nonzeros;
-    /* CSR: nr_rows + 1 row pointers (uint32_t, local nonzero indices); unused by COO. */
+    /* nr_rows + 1 row pointers (uint32_t, local nonzero indices): CSR, and COO in the i8 and i16 kernels, whose walk
+     * with X per nonzero counts a row's nonzeros by them (spmm_kernel.h's spmm_walk_units); unused by the other COO
+     * kernels. */
     uint32_t row_ptr_offset;
     /* CSR: uint32_t columns[nr_nonzeros]; COO: struct spmm_coo_index[nr_nonzeros]. */
     uint32_t indices_offset;

@@ -3,8 +3,10 @@
  * and data movement).
  *
  * A tasklet walks its nonzeros' indices and values in step (spmm_kernel.h's readers): a row's nonzeros are the
- * run of entries carrying its index; rows of the tasklet's range that no entry names are written as zeros. No row
- * pointers are stored, which pays off when most rows of a block are empty (2D tiles, hypersparse graphs).
+ * run of entries carrying its index; rows of the tasklet's range that no entry names are written as zeros. The
+ * walk needs no row pointers, which pays off when most rows of a block are empty (2D tiles, hypersparse graphs);
+ * the i8 and i16 kernels' walk with X per nonzero reads no indices and counts rows by row pointers, which their
+ * blocks have too (spmm_args.h).
  */
 /* A nonzero's index: struct spmm_coo_index. */
 #define SPMM_INDEX_BYTES 8
@@ -12,9 +14,8 @@
 
 _Static_assert(sizeof(struct spmm_coo_index) == SPMM_INDEX_BYTES, "a COO index is 8 bytes");
 
-/* The readers' blocks (spmm_kernel.h): indices and values. */
+/* The readers' block of indices (spmm_kernel.h); the values' block is the header's. */
 SPMM_READ_BLOCK(index_block, SPMM_INDEX_BYTES);
-SPMM_READ_BLOCK(value_block, sizeof(spmm_value));
 
 /* The row a walk's WRAM copy of entry nz_end gets (no row's), so that the loop over a row's entries stops there. */
 #define COO_END_ROW 0xffffffffu
@@ -70,74 +71,9 @@ static inline __attribute__((always_inline)) void spmm_walk(const struct spmm_ta
 }
 
 #if SPMM_X_PER_NONZERO
-/*
- * The walk of a tasklet's indices that counts each row's entries for spmm_walk_units. The block's last entry
- * keeps its row aside (last_row) and carries COO_END_ROW in WRAM, as the entry after the tasklet's last does, so
- * the loop over a row's entries has one test per entry (its row) and none of the block's end; a stop at the
- * block's last entry is then told apart once per row.
- */
-struct coo_row_counter {
-    struct spmm_reader indices;
-    const struct spmm_coo_index *index;
-    const struct spmm_coo_index *last; /* the held block's last entry */
-    uint32_t last_row;                 /* its row */
-    uint32_t end_at;                   /* MRAM address of the tasklet's entry nz_end */
-};
-
-/* Marks the ends in the block just read, whose entry `entry` is next. */
-static inline void coo_counter_hold(struct coo_row_counter *counter, const struct spmm_coo_index *entry) {
-    const uintptr_t block_bytes = SPMM_READ_ENTRIES * SPMM_INDEX_BYTES;
-    coo_mark_end(&counter->indices, entry, counter->end_at);
-    struct spmm_coo_index *block = (struct spmm_coo_index *)((uintptr_t)entry & ~(block_bytes - 1));
-    counter->last = block + SPMM_READ_ENTRIES - 1;
-    counter->last_row = block[SPMM_READ_ENTRIES - 1].row;
-    block[SPMM_READ_ENTRIES - 1].row = COO_END_ROW;
-    counter->index = entry;
-}
-
-static inline void coo_counter_start(struct coo_row_counter *counter, const struct spmm_tasklet_work *work,
-                                     uint32_t tasklet) {
-    counter->end_at = spmm_heap() + matrix.indices_offset + work->nz_end * SPMM_INDEX_BYTES;
-    coo_counter_hold(counter, spmm_read_from(&counter->indices, index_block[tasklet], matrix.indices_offset,
-                                             work->nz_begin, SPMM_INDEX_BYTES));
-}
-
-/* How many of the next entries carry `row`; the walk moves past them. */
-static inline __attribute__((always_inline)) uint32_t coo_count_row(struct coo_row_counter *counter, uint32_t row) {
-    const struct spmm_coo_index *index = counter->index;
-    uint32_t count = 0;
-    for (;;) {
-        const struct spmm_coo_index *start = index;
-        while (index->row == row)
-            index++;
-        count += (uint32_t)(index - start);
-        if (index != counter->last || counter->last_row != row)
-            break;
-        /* The block's last entry is the row's too: count it and go on in the next block. */
-        count++;
-        coo_counter_hold(counter, spmm_read_block(&counter->indices, index + 1, SPMM_INDEX_BYTES));
-        index = counter->index;
-    }
-    counter->index = index;
-    return count;
-}
-
-/* spmm_kernel.h's spmm_walk_units for a COO block: a row's nonzeros are the run of entries carrying its index. */
-static void spmm_walk_units(const struct spmm_tasklet_work *work, uint32_t tasklet, const struct spmm_unit_pass *pass,
-                            uint32_t values_at) {
-    struct coo_row_counter counter;
-    coo_counter_start(&counter, work, tasklet);
-    struct spmm_units units =
-        spmm_units_from(tasklet, pass->x_at, (spmm_value *)value_block[tasklet], values_at, work->nz_begin);
-    spmm_acc *sum = row_sum[tasklet];
-    const uint32_t y_row_bytes = spmm_y_row_bytes();
-    uint32_t y_at = pass->y_at;
-    struct spmm_rows_out out = pass->out;
-    for (uint32_t row = work->row_begin; row < work->row_end; row++) {
-        spmm_unit_row(&units, coo_count_row(&counter, row), sum);
-        spmm_store(&out, tasklet, row, sum, y_at, pass->first, SPMM_UNIT, SPMM_Y_AS_CALLED);
-        y_at += y_row_bytes;
-    }
+/* With X per nonzero the walk reads no indices, so the row pointers (spmm_args.h) take the indices' block. */
+static void *spmm_row_ptr_block(uint32_t tasklet) {
+    return index_block[tasklet];
 }
 #endif
 

@@ -8,10 +8,9 @@
 #define SPMM_INDEX_BYTES 4
 #include "spmm_kernel.h"
 
-/* The readers' blocks (spmm_kernel.h): row pointers, columns and values. */
+/* The readers' blocks (spmm_kernel.h): row pointers and columns; the values' block is the header's. */
 SPMM_READ_BLOCK(row_ptr_block, sizeof(uint32_t));
 SPMM_READ_BLOCK(column_block, SPMM_INDEX_BYTES);
-SPMM_READ_BLOCK(value_block, sizeof(spmm_value));
 
 /* The tasklet's reader of its rows' pointers, at its first row's. */
 static inline const uint32_t *csr_row_ptrs(const struct spmm_tasklet_work *work, uint32_t tasklet,
@@ -56,28 +55,8 @@ static inline __attribute__((always_inline)) void spmm_walk(const struct spmm_ta
 }
 
 #if SPMM_X_PER_NONZERO
-/* spmm_kernel.h's spmm_walk_units for a CSR block: a row's nonzeros are the next (its count) of the walk. */
-static void spmm_walk_units(const struct spmm_tasklet_work *work, uint32_t tasklet, const struct spmm_unit_pass *pass,
-                            uint32_t values_at) {
-    struct spmm_reader row_ptrs;
-    const uint32_t *row_ptr = csr_row_ptrs(work, tasklet, &row_ptrs);
-    struct spmm_units units =
-        spmm_units_from(tasklet, pass->x_at, (spmm_value *)value_block[tasklet], values_at, work->nz_begin);
-    spmm_acc *sum = row_sum[tasklet];
-    const uint32_t y_row_bytes = spmm_y_row_bytes();
-    uint32_t y_at = pass->y_at;
-    struct spmm_rows_out out = pass->out;
-    uint32_t row_start = *row_ptr;
-    for (uint32_t row = work->row_begin; row < work->row_end; row++) {
-        row_ptr = spmm_read_next(&row_ptrs, row_ptr, sizeof(uint32_t));
-        const uint32_t row_stop = *row_ptr;
-        const uint32_t begin = row_start > work->nz_begin ? row_start : work->nz_begin;
-        const uint32_t end = row_stop < work->nz_end ? row_stop : work->nz_end;
-        spmm_unit_row(&units, begin < end ? end - begin : 0, sum);
-        spmm_store(&out, tasklet, row, sum, y_at, pass->first, SPMM_UNIT, SPMM_Y_AS_CALLED);
-        y_at += y_row_bytes;
-        row_start = row_stop;
-    }
+static void *spmm_row_ptr_block(uint32_t tasklet) {
+    return row_ptr_block[tasklet];
 }
 #endif
 

@@ -61,8 +61,9 @@
  *   i16, 8    15.73 (1.52x)                 12.32 (1.19x) 83% -> 41%
  *   i16, 16   12.52 (1.29x)                 12.27 (1.27x) 57% -> 41%
  *
- * COO counts a row's entries on a walk of its indices, about 6 instructions per nonzero and unit (spmm_coo.c's
- * coo_count_row): i8 at 8 features 5.90 (1.35x), at 16 5.86 (1.59x); i16 at 8 14.01 (1.35x).
+ * A COO block of these types has row pointers too (spmm_args.h), and both families count a row's nonzeros by them
+ * (spmm_walk_units), so COO runs as CSR does: a walk over its indices that counted each row's entries cost 6 to 12.5
+ * instructions per nonzero and unit more (i8 COO at 8 features 6.71 cycles, 1.53x the bound, now 5.14, 1.18x).
  *
  * A row costs about 100 instructions per unit (its walk, its run to the blocks' end, its sums cleared and stored,
  * the Y write), so by column wins from 32 features on, where one DMA brings a row's whole chunk; the host's model
@@ -303,6 +304,9 @@ static inline __attribute__((always_inline)) int spmm_nonzeros_next(struct spmm_
 
 /* A WRAM block of a walk over `size`-byte entries, aligned to its size as spmm_read_ended needs. */
 #define SPMM_READ_BLOCK(name, size) static __aligned(SPMM_READ_ENTRIES * (size)) uint8_t name[NR_TASKLETS][SPMM_READ_ENTRIES * (size)]
+
+/* The values' block of every walk (both families' nonzeros, X per nonzero's units). */
+SPMM_READ_BLOCK(value_block, sizeof(spmm_value));
 
 /*
  * X per nonzero (spmm_args.h's x_per_nonzero): a pass over one unit of features walks its nonzeros' units of X (8
@@ -888,10 +892,36 @@ struct spmm_unit_pass {
     struct spmm_rows_out out;
 };
 
-/* The family's walk over one tasklet's nonzeros for one unit of features, at `pass`, of the value set whose values
- * are at heap offset `values_at`, with X per nonzero (spmm_units). */
+/* The family's WRAM block for a walk over `tasklet`'s row pointers (SPMM_READ_BLOCK of 4-byte entries). */
+static void *spmm_row_ptr_block(uint32_t tasklet);
+
+/* The walk over one tasklet's nonzeros for one unit of features, at `pass`, of the value set whose values are at
+ * heap offset `values_at`, with X per nonzero (spmm_units). Both families walk the block's row pointers
+ * (spmm_args.h: a COO block has them too in these kernels), so a row's nonzeros are the next (its count) of the
+ * walk: its range clamped to the tasklet's, [max(row_ptr[r], nz_begin), min(row_ptr[r + 1], nz_end)). */
 static void spmm_walk_units(const struct spmm_tasklet_work *work, uint32_t tasklet, const struct spmm_unit_pass *pass,
-                            uint32_t values_at);
+                            uint32_t values_at) {
+    struct spmm_reader row_ptrs;
+    const uint32_t *row_ptr = spmm_read_from(&row_ptrs, spmm_row_ptr_block(tasklet), matrix.row_ptr_offset,
+                                             work->row_begin, sizeof(uint32_t));
+    struct spmm_units units =
+        spmm_units_from(tasklet, pass->x_at, (spmm_value *)value_block[tasklet], values_at, work->nz_begin);
+    spmm_acc *sum = row_sum[tasklet];
+    const uint32_t y_row_bytes = spmm_y_row_bytes();
+    uint32_t y_at = pass->y_at;
+    struct spmm_rows_out out = pass->out;
+    uint32_t row_start = *row_ptr;
+    for (uint32_t row = work->row_begin; row < work->row_end; row++) {
+        row_ptr = spmm_read_next(&row_ptrs, row_ptr, sizeof(uint32_t));
+        const uint32_t row_stop = *row_ptr;
+        const uint32_t begin = row_start > work->nz_begin ? row_start : work->nz_begin;
+        const uint32_t end = row_stop < work->nz_end ? row_stop : work->nz_end;
+        spmm_unit_row(&units, begin < end ? end - begin : 0, sum);
+        spmm_store(&out, tasklet, row, sum, y_at, pass->first, SPMM_UNIT, SPMM_Y_AS_CALLED);
+        y_at += y_row_bytes;
+        row_start = row_stop;
+    }
+}
 
 static void spmm_pass_units(const struct spmm_tasklet_work *work, uint32_t tasklet, uint32_t first, uint32_t width,
                             uint32_t values_at) {

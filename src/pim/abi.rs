@@ -65,7 +65,9 @@ pub struct MatrixArgs {
     pub nr_rows: u32,
     /// Nonzeros of the block.
     pub nr_nonzeros: u32,
-    /// MRAM heap offset of the CSR row pointers (unused by COO).
+    /// MRAM heap offset of the row pointers: CSR's, and COO's for types that take X per nonzero
+    /// ([`PimElement::X_PER_NONZERO`](super::PimElement), whose walk counts a row's nonzeros by them); unused by
+    /// other COO blocks.
     pub row_ptr_offset: u32,
     /// MRAM heap offset of the nonzeros' indices: CSR columns (`u32`), or COO [`CooIndex`]es.
     pub indices_offset: u32,

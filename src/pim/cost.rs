@@ -40,8 +40,8 @@
 //! - **X per nonzero** (`i8` and `i16`, [`CallLayout::x_per_nonzero`]): the host sends each DPU a row of X per
 //!   nonzero in its block's order, cut into units of 8 bytes; a pass per unit walks the units and values 32 per
 //!   DMA and keeps a row's sums in registers. A nonzero costs its unit's multiply-adds and 4 instructions (its
-//!   value's load, the walks' advance and the loop's test, shared in pairs; COO 6 more for counting a row's
-//!   nonzeros on its index walk), a row 58 per unit and 5 per feature of it (its walk and run, its sums cleared
+//!   value's load, the walks' advance and the loop's test, shared in pairs; both formats count a row's
+//!   nonzeros by the block's row pointers, which a COO block of these types has too), a row 58 per unit and 5 per feature of it (its walk and run, its sums cleared
 //!   and stored, the write's call), 40 more when written in 16 bits: fitted to the simulator's counts
 //!   (tests/pim_cost.rs: 0.94 to 1.02 of them at 4 to 64 features). The model takes X so in a call when that
 //!   predicts faster, the larger X it sends included: at narrow widths, where a nonzero's DMA of its X row
@@ -264,9 +264,6 @@ const PASS_TASKLET_INSTRUCTIONS: f64 = 185.0;
 /// With X per nonzero, instructions per nonzero and unit besides the unit's multiply-adds: the value's load,
 /// the pointers' advances and the loop's test, which the nonzeros share in pairs. Fitted with the two below.
 const UNIT_NONZERO_INSTRUCTIONS: f64 = 4.0;
-/// COO's count of a row's nonzeros per nonzero and unit: the entry's row load and test and the index walk's
-/// advance (the end of a block is told apart once per row, spmm_coo.c's coo_count_row). Fitted with the two below.
-const COO_UNIT_COUNT_INSTRUCTIONS: f64 = 6.0;
 /// With X per nonzero, instructions per row and unit: the row's walk, its run to the end of the blocks held,
 /// the store's set-up and the write's call; and per feature of the unit, the sum's clearing and store.
 const UNIT_ROW_INSTRUCTIONS: f64 = 58.0;
@@ -482,12 +479,15 @@ pub(crate) fn chunk_widths(padded: usize, set_features: usize) -> impl Iterator<
 }
 
 /// Bytes of one DPU's MRAM image of a tile: its structure and values, and the wide-row list of a type whose `Y`
-/// may come back in 16 bits.
+/// may come back in 16 bits. A COO block of a type that takes X per nonzero has row pointers too, which that walk
+/// counts a row's nonzeros by.
 pub(crate) fn matrix_bytes<T: PimElement>(format: Format, tile: &TileStats) -> usize {
     let wide_rows = if T::NARROW_Y.is_some() { tile.wide_rows.next_multiple_of(2) * 4 } else { 0 };
+    let row_ptrs = (tile.rows + 1).next_multiple_of(2) * 4;
     wide_rows
         + match format {
-            Format::Csr => (tile.rows + 1).next_multiple_of(2) * 4 + tile.nonzeros * 8,
+            Format::Csr => row_ptrs + tile.nonzeros * 8,
+            Format::Coo if T::X_PER_NONZERO => row_ptrs + (tile.nonzeros * 3).next_multiple_of(2) * 4,
             Format::Coo => (tile.nonzeros * 3).next_multiple_of(2) * 4,
         }
 }
@@ -624,21 +624,14 @@ impl HardwareModel {
     /// [`READ_ENTRIES`] at a time, each row's sums kept in registers and written to `Y` (spmm_kernel.h's
     /// spmm_unit_row). Value sets need no chunks of their own: a unit never straddles two.
     fn unit_kernel_cycles<T: PimElement>(&self, tile: KernelTile, features: usize) -> KernelCycles {
-        let KernelTile { format, rows, nonzeros, tasklets, narrow_rows, .. } = tile;
+        let KernelTile { rows, nonzeros, tasklets, narrow_rows, .. } = tile;
         let unit = (8 / std::mem::size_of::<T>()) as f64;
         let units = (features * std::mem::size_of::<T>()).div_ceil(8) as f64;
         let (nz, rows, narrow_rows, tasklets) = (nonzeros as f64, rows as f64, narrow_rows as f64, f64::from(tasklets));
         let wide_rows = if narrow_rows > 0.0 { rows - narrow_rows } else { 0.0 };
         let walks = tasklets.min(nz + rows);
-        let nonzero = match format {
-            Format::Csr => UNIT_NONZERO_INSTRUCTIONS,
-            Format::Coo => UNIT_NONZERO_INSTRUCTIONS + COO_UNIT_COUNT_INSTRUCTIONS,
-        };
-        // CSR walks its row pointers and no columns; COO its indices, for their rows.
-        let (index_dma, first_blocks): (f64, &[f64]) = match format {
-            Format::Csr => (self.reads(rows, 4.0, walks), &[4.0, VALUE_BYTES, 8.0]),
-            Format::Coo => (self.reads(nz, 8.0, walks), &[8.0, VALUE_BYTES, 8.0]),
-        };
+        // Both formats walk the block's row pointers and no indices (spmm_kernel.h's spmm_walk_units).
+        let (index_dma, first_blocks) = (self.reads(rows, 4.0, walks), [4.0, VALUE_BYTES, 8.0]);
         let pass = KernelCycles {
             dma: index_dma
                 + self.reads(nz, VALUE_BYTES, walks)
@@ -646,7 +639,7 @@ impl HardwareModel {
                 + (rows - narrow_rows) * (self.dma_write_alpha + self.dma_cycles_per_byte * unit * 4.0)
                 + narrow_rows * (self.dma_write_alpha + self.dma_cycles_per_byte * unit * 2.0)
                 + wide_rows * (self.dma_read_alpha + self.dma_cycles_per_byte * 8.0),
-            compute: nz * (unit * self.mac_cycles::<T>() + nonzero)
+            compute: nz * (unit * self.mac_cycles::<T>() + UNIT_NONZERO_INSTRUCTIONS)
                 + rows * (UNIT_ROW_INSTRUCTIONS + UNIT_ROW_FEATURE_INSTRUCTIONS * unit)
                 + narrow_rows * (UNIT_NARROW_ROW_INSTRUCTIONS + NARROW_FEATURE_INSTRUCTIONS * unit)
                 + wide_rows * WIDE_ROW_INSTRUCTIONS,
@@ -656,7 +649,7 @@ impl HardwareModel {
         KernelCycles {
             dma: units * pass.dma + merges,
             compute: units * pass.compute / self.issue_share(walks),
-            serial: units * self.pass_start_cycles(first_blocks, walks) + merges,
+            serial: units * self.pass_start_cycles(&first_blocks, walks) + merges,
             setup: walks * (TASKLET_INSTRUCTIONS + units * PASS_TASKLET_INSTRUCTIONS) / self.issue_share(walks),
             launch: LAUNCH_CYCLES,
         }

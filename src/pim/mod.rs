@@ -196,7 +196,8 @@ impl<T: PimElement> PimSpmm<T> {
         let partition = Partition::new(&a, &plan);
         let tiles = partition.tiles(&a, plan.x);
         let values_words = tiles.iter().map(Tile::nnz).max().unwrap_or(0).next_multiple_of(2);
-        let images: Vec<Image> = tiles.par_iter().map(|tile| tile.encode(plan.format, values_words)).collect();
+        let images: Vec<Image> =
+            tiles.par_iter().map(|tile| tile.encode(plan.format, values_words, T::X_PER_NONZERO)).collect();
         let image_words = images.iter().map(|image| image.words.len()).max().unwrap_or(0);
         let matrix_bytes = image_words * 4;
         if matrix_bytes > heap_bytes {

@@ -138,7 +138,7 @@ impl NonzeroIds {
 /// A tile's MRAM image in 32-bit words: its values from word 0, then the structure.
 pub(crate) struct Image {
     pub(crate) words: Vec<u32>,
-    /// Word offset of the CSR row pointers.
+    /// Word offset of the row pointers (when written).
     pub(crate) row_ptr_at: usize,
     /// Word offset of the indices (CSR columns, COO [`CooIndex`]es).
     pub(crate) indices_at: usize,
@@ -377,19 +377,20 @@ impl Tile {
     }
 
     /// The tile's MRAM image: its values in the first `values_words` words (the same region on every DPU, at
-    /// least the tile's nonzeros, even), then the row pointers (CSR), the indices and the wide-row list, each
-    /// starting 8-aligned.
-    pub(crate) fn encode(&self, format: Format, values_words: usize) -> Image {
+    /// least the tile's nonzeros, even), then the row pointers (CSR, and COO `with_row_ptrs`), the indices and
+    /// the wide-row list, each starting 8-aligned.
+    pub(crate) fn encode(&self, format: Format, values_words: usize, with_row_ptrs: bool) -> Image {
         debug_assert!(values_words >= self.nnz() && values_words.is_multiple_of(2));
+        let row_ptrs = format == Format::Csr || with_row_ptrs;
         let structure = match format {
-            Format::Csr => self.row_ptr.len().next_multiple_of(2) + self.nnz(),
+            Format::Csr => self.nnz(),
             Format::Coo => 2 * self.nnz(),
-        };
+        } + if row_ptrs { self.row_ptr.len().next_multiple_of(2) } else { 0 };
         let mut words = Vec::with_capacity(values_words + structure + self.wide_rows.len() + 2);
         words.extend_from_slice(&self.values);
         words.resize(values_words, 0);
         let row_ptr_at = words.len();
-        if format == Format::Csr {
+        if row_ptrs {
             words.extend_from_slice(&self.row_ptr);
             if words.len() % 2 == 1 {
                 words.push(0);
