@@ -25,8 +25,8 @@
  * (`pimgnn bench kernels` prints this for every type, format and width):
  *
  *   type  multiply-add bound                      with a nonzero's 11   executed   modelled cycles  DMA floor
- *   i8    3   (load the byte, mul_sl_sl, add)     3.17                  3.74       3.81  (1.20x)    2.07
- *   i16   9   (load, 7 of the 16-bit byte-        9.17                  10.19      10.21 (1.11x)    2.57
+ *   i8    3   (load the byte, mul_sl_sl, add)     3.17                  3.76       3.83  (1.21x)    2.07
+ *   i16   9   (load, 7 of the 16-bit byte-        9.17                  10.17      10.19 (1.11x)    2.57
  *              multiply sequence, add)
  *   i32   32  (load, 30 of mul_step, add)         32.17                 34.56      34.59 (1.08x)    3.57
  *   f32   246 (load, software multiply 179        246.17                248.57     248.59 (1.01x)   3.57
@@ -56,17 +56,18 @@
  * nonzeros per row), against X by column:
  *
  *   type, F   by column (cycles, x bound)   per nonzero   DMA busy
- *   i8, 8     12.47 (2.85x)                 5.12 (1.17x)  99% -> 52%
- *   i8, 16    6.69  (1.81x)                 5.07 (1.37x)  99% -> 52%
- *   i16, 8    15.73 (1.52x)                 12.32 (1.19x) 83% -> 41%
- *   i16, 16   12.52 (1.29x)                 12.27 (1.27x) 57% -> 41%
+ *   i8, 8     12.47 (2.85x)                 4.77 (1.09x)  99% -> 56%
+ *   i8, 16    6.70  (1.82x)                 4.72 (1.28x)  99% -> 56%
+ *   i16, 8    15.63 (1.51x)                 12.19 (1.17x) 83% -> 41%
+ *   i16, 16   12.47 (1.29x)                 12.13 (1.25x) 57% -> 42%
  *
  * A COO block of these types has row pointers too (spmm_args.h), and both families count a row's nonzeros by them
  * (spmm_walk_units), so COO runs as CSR does: a walk over its indices that counted each row's entries cost 6 to 12.5
- * instructions per nonzero and unit more (i8 COO at 8 features 6.71 cycles, 1.53x the bound, now 5.14, 1.18x).
+ * instructions per nonzero and unit more (i8 COO at 8 features 6.71 cycles, 1.53x the bound, now 4.76, 1.09x).
  *
- * A row costs about 100 instructions per unit (its walk, its run to the blocks' end, its sums cleared and stored,
- * the Y write), so by column wins from 32 features on, where one DMA brings a row's whole chunk; the host's model
+ * A row costs about 75 instructions per unit (its count, its run to the blocks' end, its sums cleared and stored,
+ * the Y write); a row the walk does not write straight to Y, shared or in 16 bits, about 55 more (spmm_walk_units).
+ * So by column wins from 32 features on, where one DMA brings a row's whole chunk; the host's model
  * picks per call, and also counts the X it sends: one row per nonzero instead of one per column a block addresses
  * (on the default graph over 2,560 DPUs at 16 features, 1.09 times as many).
  *
@@ -350,16 +351,15 @@ static inline __attribute__((always_inline)) void spmm_unit_row(struct spmm_unit
 #define SPMM_UNIT_TERM(i) s##i = SPMM_MUL_ADD(s##i, a, x[i]);
 #define SPMM_UNIT_TERM2(i) s##i = SPMM_MUL_ADD(SPMM_MUL_ADD(s##i, a, x[i]), b, x[SPMM_UNIT + (i)]);
 #define SPMM_UNIT_STORE(i) sum[i] = s##i;
-    const uint32_t block_bytes = SPMM_READ_ENTRIES * (uint32_t)sizeof(spmm_value);
+    const uintptr_t block_mask = SPMM_READ_ENTRIES * sizeof(spmm_value) - 1;
     const spmm_value *value = units->value;
+    const spmm_value *row_end = value + count; /* past the held block when the row goes on in the next */
     const spmm_feature *x = units->x;
     SPMM_FOR_UNIT(SPMM_UNIT_ZERO)
-    while (count > 0) {
-        const uint32_t held = (block_bytes - ((uintptr_t)value & (block_bytes - 1))) / (uint32_t)sizeof(spmm_value);
-        const uint32_t run = count < held ? count : held;
-        const spmm_value *stop = value + run;
-        count -= run;
-        if (run & 1) {
+    while (value != row_end) {
+        const spmm_value *const block_end = (const spmm_value *)(((uintptr_t)value | block_mask) + 1);
+        const spmm_value *const stop = row_end < block_end ? row_end : block_end;
+        if ((stop - value) & 1) {
             const spmm_factor a = SPMM_FACTOR(*value);
             SPMM_FOR_UNIT(SPMM_UNIT_TERM)
             x += SPMM_UNIT;
@@ -375,6 +375,7 @@ static inline __attribute__((always_inline)) void spmm_unit_row(struct spmm_unit
         if (spmm_read_ended(value, sizeof(spmm_value))) {
             x = spmm_read_block(&units->xs, x, SPMM_UNIT_BYTES);
             value = spmm_read_block(&units->values, value, sizeof(spmm_value));
+            row_end -= SPMM_READ_ENTRIES; /* the next block is read where the held one was */
         }
     }
     units->value = value;
@@ -510,12 +511,14 @@ static inline enum spmm_row_addressing spmm_row_addressing(void) {
 }
 
 /* How a pass writes Y: every row in accumulators, or in 16 bits (spmm_args.h's y_narrow, i8 kernels), or as the
- * call says, asked per row. spmm_pass builds the walks that find X rows by shifts once per width, so that a walk
- * writing accumulators is what it would be without the other. The walks that multiply, whose every nonzero costs a
- * 7- or 30-instruction product, ask per row and are built once, out of line: that keeps the i8 kernels in IRAM
- * (i8 CSR, 16 tasklets: 3,639 instructions estimated from clang's code and 4,245 from gcc's with a build of each
- * walk per width, against a v1B's 3,968; 3,506 and 3,861 so, before the walk with X per nonzero; 3,630 and 3,927
- * with it, the multiplying walks sharing one build). */
+ * call says, asked per row. spmm_pass builds the walk that finds X rows by a shift (the common widths) once per
+ * width, so that a walk writing accumulators is what it would be without the other. The other walks ask per row
+ * and are built once: the one by three times a shift (48, 96 or 192 features of i8) inline, whose rows of 48 or more
+ * multiply-adds per nonzero hide the 2 instructions of a row's question, and the ones that multiply, whose every
+ * nonzero costs a 7- or 30-instruction product, out of line. That keeps the i8 kernels in IRAM (i8 CSR, 16
+ * tasklets: 3,491 instructions estimated from clang's code and 3,800 from gcc's, against a v1B's 3,968; 3,645 and
+ * 4,017 with a build of the walk by three times a shift per width; 3,630 and 3,927 before the walk with X per nonzero
+ * had a fast path of its own, spmm_walk_units). */
 enum spmm_y_width { SPMM_Y_ACC, SPMM_Y_16, SPMM_Y_AS_CALLED };
 
 /* The family's walk over one tasklet's nonzeros for features [first, first + width) of value set `set`, whose
@@ -562,7 +565,7 @@ static void spmm_pass(const struct spmm_tasklet_work *work, uint32_t tasklet, ui
         break;
 #if SPMM_ROWS_THREE_SHIFTED
     case SPMM_ROWS_BY_THREE_SHIFTED:
-        SPMM_WALK(SPMM_ROWS_BY_THREE_SHIFTED)
+        spmm_walk(work, tasklet, first, width, set, values_at, SPMM_ROWS_BY_THREE_SHIFTED, SPMM_Y_AS_CALLED);
         break;
 #endif
     default:
@@ -892,15 +895,38 @@ struct spmm_unit_pass {
     struct spmm_rows_out out;
 };
 
+/* The rows [first, first + count) of a walk that go straight to Y in accumulators: all of the tasklet's but those it
+ * shares (at most its first and its last), none when the call takes Y in 16 bits. The walk tests a row against them
+ * with one compare; the others go through spmm_store. */
+struct spmm_plain_rows {
+    uint32_t first;
+    uint32_t count;
+};
+
+static struct spmm_plain_rows spmm_plain_rows(const struct spmm_tasklet_work *work) {
+    uint32_t first = work->row_begin, end = work->row_end;
+    for (uint32_t slot = 0; slot < work->nr_partials; slot++) {
+        if (work->partial_rows[slot] == first)
+            first++;
+        else if (work->partial_rows[slot] + 1 == end)
+            end--;
+    }
+    const struct spmm_plain_rows plain = {first, (SPMM_NARROW_Y && call.y_narrow) || end < first ? 0 : end - first};
+    return plain;
+}
+
 /* The family's WRAM block for a walk over `tasklet`'s row pointers (SPMM_READ_BLOCK of 4-byte entries). */
 static void *spmm_row_ptr_block(uint32_t tasklet);
 
 /* The walk over one tasklet's nonzeros for one unit of features, at `pass`, of the value set whose values are at
  * heap offset `values_at`, with X per nonzero (spmm_units). Both families walk the block's row pointers
- * (spmm_args.h: a COO block has them too in these kernels), so a row's nonzeros are the next (its count) of the
- * walk: its range clamped to the tasklet's, [max(row_ptr[r], nz_begin), min(row_ptr[r + 1], nz_end)). */
-static void spmm_walk_units(const struct spmm_tasklet_work *work, uint32_t tasklet, const struct spmm_unit_pass *pass,
-                            uint32_t values_at) {
+ * (spmm_args.h: a COO block has them too in these kernels): row r's nonzeros are the walk's next up to
+ * min(row_ptr[r + 1], nz_end), as the tasklet's rows end in order at or after nz_begin (spmm_args.h), so no row's
+ * start is read or clamped. A plain row (spmm_plain_rows) goes to Y with one DMA; the others through spmm_store.
+ * Out of line: the host compiler then allocates its registers apart from the other walks', which an edit to either
+ * used to move (and with half the stack spills: 0.28 per multiply-add at i8, from 0.55). */
+static __attribute__((noinline)) void spmm_walk_units(const struct spmm_tasklet_work *work, uint32_t tasklet,
+                                                      const struct spmm_unit_pass *pass, uint32_t values_at) {
     struct spmm_reader row_ptrs;
     const uint32_t *row_ptr = spmm_read_from(&row_ptrs, spmm_row_ptr_block(tasklet), matrix.row_ptr_offset,
                                              work->row_begin, sizeof(uint32_t));
@@ -910,16 +936,19 @@ static void spmm_walk_units(const struct spmm_tasklet_work *work, uint32_t taskl
     const uint32_t y_row_bytes = spmm_y_row_bytes();
     uint32_t y_at = pass->y_at;
     struct spmm_rows_out out = pass->out;
-    uint32_t row_start = *row_ptr;
+    const struct spmm_plain_rows plain = spmm_plain_rows(work);
+    const uint32_t nz_end = work->nz_end;
+    uint32_t walked = work->nz_begin;
     for (uint32_t row = work->row_begin; row < work->row_end; row++) {
         row_ptr = spmm_read_next(&row_ptrs, row_ptr, sizeof(uint32_t));
-        const uint32_t row_stop = *row_ptr;
-        const uint32_t begin = row_start > work->nz_begin ? row_start : work->nz_begin;
-        const uint32_t end = row_stop < work->nz_end ? row_stop : work->nz_end;
-        spmm_unit_row(&units, begin < end ? end - begin : 0, sum);
-        spmm_store(&out, tasklet, row, sum, y_at, pass->first, SPMM_UNIT, SPMM_Y_AS_CALLED);
+        const uint32_t stop = *row_ptr < nz_end ? *row_ptr : nz_end;
+        spmm_unit_row(&units, stop - walked, sum);
+        walked = stop;
+        if (row - plain.first < plain.count)
+            mram_write(sum, (__mram_ptr void *)(spmm_heap() + y_at), SPMM_UNIT * (uint32_t)sizeof(spmm_acc));
+        else
+            spmm_store(&out, tasklet, row, sum, y_at, pass->first, SPMM_UNIT, SPMM_Y_AS_CALLED);
         y_at += y_row_bytes;
-        row_start = row_stop;
     }
 }
 

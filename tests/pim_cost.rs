@@ -216,8 +216,8 @@ fn modelled_cycles_of_small_blocks_match_the_simulator() {
 }
 
 /// With `Y` taken in 16 bits (i8 values of 1, whose rows' sums all fit), the model's kernel cycles against the
-/// simulator's. One DPU's gather is too small for 16 bits to pay, so the model here has one 1,000 times slower, as
-/// if thousands of DPUs shared it.
+/// simulator's, X as the model sends it and, at narrow widths, per nonzero. One DPU's gather is too small for 16
+/// bits to pay, so the model here has one 1,000 times slower, as if thousands of DPUs shared it.
 #[test]
 fn modelled_kernel_cycles_with_y_in_16_bits_match_the_simulator() {
     let mut model = HardwareModel::default();
@@ -225,9 +225,11 @@ fn modelled_kernel_cycles_with_y_in_16_bits_match_the_simulator() {
     (gather.intercept, gather.per_rank) = (gather.intercept / 1000.0, gather.per_rank / 1000.0);
     let a = graph(3000).map_values(|_| 1i8);
     let mut table = Vec::new();
+    let calls = [16, 48, 64, 256].map(|features| (features, None)).into_iter();
     for format in [Format::Csr, Format::Coo] {
-        for features in [16, 48, 64, 256] {
+        for (features, x_per_nonzero) in calls.clone().chain([(8, Some(true)), (16, Some(true))]) {
             let mut engine = one_dpu_engine_with(a.clone(), format, model.clone());
+            engine.set_x_per_nonzero(x_per_nonzero).unwrap();
             assert!(engine.y_in_16_bits(features), "{format}, F = {features}");
             engine.spmm(&Dense::zeros(a.ncols(), features)).unwrap();
             let (simulated, _) = engine.report().modelled_cycles.expect("simulator statistics");

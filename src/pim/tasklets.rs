@@ -52,6 +52,8 @@ mod tests {
             assert_eq!(w.nz_begin, next_nonzero);
             next_nonzero = w.nz_end;
             for row in w.row_begin..w.row_end {
+                // The kernels count a row's nonzeros from the walk's position, up to its end (spmm_args.h).
+                assert!(row_ptr[row as usize + 1] >= w.nz_begin, "row {row} ends before the tasklet's nonzeros");
                 let shared = w.partial_rows[..w.nr_partials as usize].contains(&row);
                 if !shared {
                     writers[row as usize] += 1;
