@@ -66,7 +66,8 @@
  * instructions per nonzero and unit more (i8 COO at 8 features 6.71 cycles, 1.53x the bound, now 4.76, 1.09x).
  *
  * A row costs about 75 instructions per unit (its count, its run to the blocks' end, its sums cleared and stored,
- * the Y write); a row the walk does not write straight to Y, shared or in 16 bits, about 55 more (spmm_walk_units).
+ * the Y write), about 20 more in 16 bits (its sums packed: i8 at 8 and 16 features 5.05 and 5.01 cycles, 1.15x and
+ * 1.36x the bound, from 5.95 and 5.90 through spmm_store), and a shared or wide row about 55 more (spmm_walk_units).
  * So by column wins from 32 features on, where one DMA brings a row's whole chunk; the host's model
  * picks per call, and also counts the X it sends: one row per nonzero instead of one per column a block addresses
  * (on the default graph over 2,560 DPUs at 16 features, 1.09 times as many).
@@ -895,12 +896,15 @@ struct spmm_unit_pass {
     struct spmm_rows_out out;
 };
 
-/* The rows [first, first + count) of a walk that go straight to Y in accumulators: all of the tasklet's but those it
- * shares (at most its first and its last), none when the call takes Y in 16 bits. The walk tests a row against them
- * with one compare; the others go through spmm_store. */
+/* The plain rows of a unit walk, which go straight to Y: all of the tasklet's but those it shares (at most its first
+ * and its last), [first, first + count) when the call takes Y in accumulators, [narrow_first, narrow_first +
+ * narrow_count) when in 16 bits (but for the wide rows). The walk tests a row with one compare (two in 16 bits); the
+ * others go through spmm_store. */
 struct spmm_plain_rows {
     uint32_t first;
     uint32_t count;
+    uint32_t narrow_first;
+    uint32_t narrow_count;
 };
 
 static struct spmm_plain_rows spmm_plain_rows(const struct spmm_tasklet_work *work) {
@@ -911,8 +915,20 @@ static struct spmm_plain_rows spmm_plain_rows(const struct spmm_tasklet_work *wo
         else if (work->partial_rows[slot] + 1 == end)
             end--;
     }
-    const struct spmm_plain_rows plain = {first, (SPMM_NARROW_Y && call.y_narrow) || end < first ? 0 : end - first};
+    const uint32_t count = end < first ? 0 : end - first;
+    const int narrow = SPMM_NARROW_Y && call.y_narrow;
+    const struct spmm_plain_rows plain = {first, narrow ? 0 : count, first, narrow ? count : 0};
     return plain;
+}
+
+/* Writes a unit's sums in 16 bits to Y at heap offset `y_at`. */
+static inline __attribute__((always_inline)) void spmm_write_unit_narrow(uint32_t tasklet, const spmm_acc *sum,
+                                                                         uint32_t y_at) {
+    int16_t *narrow = incoming[tasklet].narrow;
+#define SPMM_NARROW_STEP(i) narrow[i] = (int16_t)sum[i];
+    SPMM_FOR_UNIT(SPMM_NARROW_STEP)
+#undef SPMM_NARROW_STEP
+    mram_write(narrow, (__mram_ptr void *)(spmm_heap() + y_at), SPMM_UNIT * (uint32_t)sizeof(int16_t));
 }
 
 /* The family's WRAM block for a walk over `tasklet`'s row pointers (SPMM_READ_BLOCK of 4-byte entries). */
@@ -922,7 +938,8 @@ static void *spmm_row_ptr_block(uint32_t tasklet);
  * heap offset `values_at`, with X per nonzero (spmm_units). Both families walk the block's row pointers
  * (spmm_args.h: a COO block has them too in these kernels): row r's nonzeros are the walk's next up to
  * min(row_ptr[r + 1], nz_end), as the tasklet's rows end in order at or after nz_begin (spmm_args.h), so no row's
- * start is read or clamped. A plain row (spmm_plain_rows) goes to Y with one DMA; the others through spmm_store.
+ * start is read or clamped. A plain row (spmm_plain_rows) goes to Y with one DMA, packed to 16 bits first when the
+ * call takes Y so; the others through spmm_store.
  * Out of line: the host compiler then allocates its registers apart from the other walks', which an edit to either
  * used to move (and with half the stack spills: 0.28 per multiply-add at i8, from 0.55). */
 static __attribute__((noinline)) void spmm_walk_units(const struct spmm_tasklet_work *work, uint32_t tasklet,
@@ -946,6 +963,8 @@ static __attribute__((noinline)) void spmm_walk_units(const struct spmm_tasklet_
         walked = stop;
         if (row - plain.first < plain.count)
             mram_write(sum, (__mram_ptr void *)(spmm_heap() + y_at), SPMM_UNIT * (uint32_t)sizeof(spmm_acc));
+        else if (row - plain.narrow_first < plain.narrow_count && row != out.wide.row)
+            spmm_write_unit_narrow(tasklet, sum, y_at);
         else
             spmm_store(&out, tasklet, row, sum, y_at, pass->first, SPMM_UNIT, SPMM_Y_AS_CALLED);
         y_at += y_row_bytes;

@@ -42,8 +42,8 @@
 //!   DMA and keeps a row's sums in registers. A nonzero costs its unit's multiply-adds and 4 instructions (its
 //!   value's load, the walks' advance and the loop's test, shared in pairs; both formats count a row's
 //!   nonzeros by the block's row pointers, which a COO block of these types has too), a row 70 per unit and 1 per feature of it (its count and run, its sums cleared
-//!   and stored, the write's call), 55 more when shared or written in 16 bits: fitted to the simulator's counts
-//!   (tests/pim_cost.rs: 0.97 to 1.02 of them at 4 to 64 features, 1.01 in 16 bits). The model takes X so in a call when that
+//!   and stored, the write's call), in 16 bits as a row by column (below): fitted to the simulator's counts
+//!   (tests/pim_cost.rs: 0.98 to 1.02 of them at 4 to 64 features, 0.99 to 1.01 in 16 bits). The model takes X so in a call when that
 //!   predicts faster, the larger X it sends included: at narrow widths, where a nonzero's DMA of its X row
 //!   outlasts its multiply-adds.
 //! - **`Y` in 16 bits** (`i8`): a row whose sums the host bounds within 16 bits costs 2.75 instructions more per
@@ -268,10 +268,6 @@ const UNIT_NONZERO_INSTRUCTIONS: f64 = 4.0;
 /// test for a plain row and the write's call; and per feature of the unit, the sum's clearing and store.
 const UNIT_ROW_INSTRUCTIONS: f64 = 70.0;
 const UNIT_ROW_FEATURE_INSTRUCTIONS: f64 = 1.0;
-/// With X per nonzero, instructions per row and unit written in 16 bits besides its sums' (such a row is not
-/// plain: the walk calls spmm_store_narrow for it, with the call, its tests of the wide and shared rows, and the
-/// pack's loop around 8 sums). Fitted to the simulator.
-const UNIT_NARROW_ROW_INSTRUCTIONS: f64 = 55.0;
 
 /// A UPMEM server: the DPU clock and DMA costs of PrIM's, transfers as upmem models a full server on SDK 2025.1
 /// ([`upmem::CLOCK_HZ`], [`upmem::DMA_READ_ALPHA_CYCLES`], [`upmem::TransferModel::default`]), and the kernels'
@@ -641,7 +637,7 @@ impl HardwareModel {
                 + wide_rows * (self.dma_read_alpha + self.dma_cycles_per_byte * 8.0),
             compute: nz * (unit * self.mac_cycles::<T>() + UNIT_NONZERO_INSTRUCTIONS)
                 + rows * (UNIT_ROW_INSTRUCTIONS + UNIT_ROW_FEATURE_INSTRUCTIONS * unit)
-                + narrow_rows * (UNIT_NARROW_ROW_INSTRUCTIONS + NARROW_FEATURE_INSTRUCTIONS * unit)
+                + narrow_rows * NARROW_FEATURE_INSTRUCTIONS * unit
                 + wide_rows * WIDE_ROW_INSTRUCTIONS,
             ..KernelCycles::default()
         };
