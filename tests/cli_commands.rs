@@ -371,12 +371,17 @@ fn bench_kernels_measures_each_kernel_against_the_dpus_lower_bound() {
     for (kernel, mac, size) in bounds {
         for format in ["csr", "coo"] {
             let rows = table_rows(&stdout, &format!("{kernel} {format}"));
-            // X by column for every type, and per nonzero for i8 and i16, at each width.
-            let layouts: &[&str] = if size <= 2.0 { &["by column", "per nonzero"] } else { &["by column"] };
+            // X by column for every type, and per nonzero for i8 and i16, at each width; Y in accumulators, and
+            // for i8 also in 16 bits.
+            let x_layouts: &[&str] = if size <= 2.0 { &["by column", "per nonzero"] } else { &["by column"] };
+            let y_bits: &[f64] = if kernel == "i8" { &[32.0, 16.0] } else { &[32.0] };
+            let layouts: Vec<(&str, f64)> =
+                y_bits.iter().flat_map(|&y| x_layouts.iter().map(move |&x| (x, y))).collect();
             assert_eq!(rows.len(), 2 * layouts.len(), "{kernel} {format} in\n{stdout}");
-            let expected = [16.0, 64.0].into_iter().flat_map(|features| layouts.iter().map(move |&x| (features, x)));
-            for (row, (features, layout)) in rows.iter().zip(expected) {
-                assert_eq!((row[1], finite(row[2])), (layout, features), "{row:?}");
+            let expected = [16.0, 64.0].into_iter().flat_map(|features| layouts.iter().map(move |&xy| (features, xy)));
+            for (row, (features, (layout, y_bits))) in rows.iter().zip(expected) {
+                assert_eq!((row[1], finite(row[2]), finite(row[3])), (layout, y_bits, features), "{row:?}");
+                let row = &row[1..];
                 let bound = finite(row[3]);
                 assert!((bound - (mac + 11.0 / features)).abs() < 0.01, "{row:?}");
                 let (instructions, cycles) = (finite(row[4]), finite(row[5]));
@@ -388,11 +393,12 @@ fn bench_kernels_measures_each_kernel_against_the_dpus_lower_bound() {
                 // The DMA floor, a quarter of a row's Y (61 + bytes / 2) per nonzero besides X: by column a nonzero's
                 // X row (77 + bytes / 2); per nonzero, for each unit of 8 bytes, a 32nd of the reads of 32 units and
                 // 32 values (77 each) and their 12 bytes.
+                let y_size = y_bits / 8.0;
                 let floor = if layout == "by column" {
-                    (77.0 + features * size / 2.0 + (61.0 + features * 4.0 / 2.0) / 4.0) / features
+                    (77.0 + features * size / 2.0 + (61.0 + features * y_size / 2.0) / 4.0) / features
                 } else {
                     let units = features * size / 8.0;
-                    (units * (2.0 * 77.0 / 32.0 + 6.0) + (units * 61.0 + features * 4.0 / 2.0) / 4.0) / features
+                    (units * (2.0 * 77.0 / 32.0 + 6.0) + (units * 61.0 + features * y_size / 2.0) / 4.0) / features
                 };
                 assert!((finite(row[7]) - floor).abs() < 0.01, "{row:?}");
                 // Over 1.3x the bound is marked (the table rounds: a ratio printed as 1.30 may be either side),

@@ -334,6 +334,29 @@ fn x_goes_per_nonzero_where_the_model_predicts_it_faster() {
     assert!(refused.contains("X per nonzero") && refused.contains("i8 and i16"), "{refused}");
 }
 
+/// `Y` in 16 bits as the model picks, or as fixed: an i8 call takes it when told to and computes the same product,
+/// a call whose model would take it does not when told not to, and a type whose kernels cannot is refused.
+#[test]
+fn y_in_16_bits_can_be_fixed_either_way() {
+    let a = random_graph::<i8>(301, 3, &[], 0, 1).map_values(|v| v / 48);
+    let x = random_dense::<i8>(301, 16, 5);
+    let plan = Plan::pygim(8, 1, 16);
+    let mut engine = PimSpmm::with_model(sim_set(1, 8, &[]), a.clone(), plan, slow_gather()).unwrap();
+    assert!(engine.y_in_16_bits(16));
+    engine.set_y_in_16_bits(Some(false)).unwrap();
+    assert!(!engine.y_in_16_bits(16));
+    let mut engine = PimSpmm::new(sim_set(1, 8, &[]), a.clone(), plan).unwrap();
+    assert!(!engine.y_in_16_bits(16));
+    engine.set_y_in_16_bits(Some(true)).unwrap();
+    assert!(engine.y_in_16_bits(16));
+    let y = engine.spmm(&x).unwrap();
+    expect_product(&a, &x, &y, "Y in 16 bits as fixed");
+    assert!(engine.report().to_string().contains("Y in 16 bits"), "{}", engine.report());
+    let mut i16_engine = PimSpmm::new(sim_set(1, 8, &[]), random_graph::<i16>(301, 3, &[], 0, 1), plan).unwrap();
+    let refused = i16_engine.set_y_in_16_bits(Some(true)).unwrap_err().to_string();
+    assert!(refused.contains("Y in 16 bits") && refused.contains("i8"), "{refused}");
+}
+
 /// The default model with a gather 100 times slower: on these few DPUs the engine takes Y in 16 bits, as it does
 /// on a full server, where the gather's bytes are shared by thousands of DPUs.
 fn slow_gather() -> HardwareModel {

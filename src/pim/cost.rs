@@ -337,6 +337,26 @@ pub struct CallLayout {
     pub y_16: bool,
 }
 
+/// What a call's layout is fixed to: each `None` leaves that choice to the model, each `Some` fixes it where the
+/// call's type and shape allow it ([`HardwareModel::call_layout`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LayoutChoice {
+    /// X per nonzero ([`CallLayout::x_per_nonzero`]).
+    pub x_per_nonzero: Option<bool>,
+    /// `Y` in 16 bits ([`CallLayout::y_16`]).
+    pub y_16: Option<bool>,
+}
+
+/// The values a layout's choice may take: `fixed` where `allowed`, both when not fixed, else the default `false`.
+fn choices(fixed: Option<bool>, allowed: bool) -> &'static [bool] {
+    match fixed {
+        Some(true) if allowed => &[true],
+        Some(_) => &[false],
+        None if allowed => &[false, true],
+        None => &[false],
+    }
+}
+
 /// Cycles of one DPU's kernel: the pipeline's and the DMA engine's, which overlap, and those in which the
 /// tasklets wait for the DMA engine together.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -751,7 +771,8 @@ impl HardwareModel {
         nr_dpus: usize,
     ) -> Prediction {
         // Q goes as SpMM's X by column: the SDDMM kernels address it by column.
-        let spmm = self.predict_laid_out::<T>(plan, tiles, 0, CallShape::plain(features), nr_dpus, Some(false));
+        let by_column = LayoutChoice { x_per_nonzero: Some(false), ..LayoutChoice::default() };
+        let spmm = self.predict_laid_out::<T>(plan, tiles, 0, CallShape::plain(features), nr_dpus, by_column);
         let padded = padded_features::<T>(features, plan.feature_groups as usize);
         let max = |f: &dyn Fn(&TileStats) -> usize| tiles.iter().map(f).max().unwrap_or(0);
         let p_bytes = max(&|tile| tile.rows) * padded * std::mem::size_of::<T>();
@@ -786,10 +807,10 @@ impl HardwareModel {
         call: CallShape,
         nr_dpus: usize,
     ) -> Prediction {
-        self.predict_laid_out::<T>(plan, tiles, nrows, call, nr_dpus, None)
+        self.predict_laid_out::<T>(plan, tiles, nrows, call, nr_dpus, LayoutChoice::default())
     }
 
-    /// As [`HardwareModel::predict`], X per nonzero or not as `x_per_nonzero` says (`None`: as the model picks).
+    /// As [`HardwareModel::predict`], laid out as `choice` fixes and the model picks otherwise.
     pub(crate) fn predict_laid_out<T: PimElement>(
         &self,
         plan: &Plan,
@@ -797,9 +818,9 @@ impl HardwareModel {
         nrows: usize,
         call: CallShape,
         nr_dpus: usize,
-        x_per_nonzero: Option<bool>,
+        choice: LayoutChoice,
     ) -> Prediction {
-        let (_, prediction) = self.fastest_layout::<T>(plan, tiles, call, nr_dpus, x_per_nonzero);
+        let (_, prediction) = self.fastest_layout::<T>(plan, tiles, call, nr_dpus, choice);
         let merge = self.host(nrows * call.features * std::mem::size_of::<T::Acc>() * plan.col_blocks as usize);
         Prediction { merge, ..prediction }
     }
@@ -810,17 +831,17 @@ impl HardwareModel {
     /// fastest. Writing a row in 16 bits costs its DPU about 3 instructions per sum and saves 2 bytes of the
     /// gather, which all DPUs share: on a server, 16 bits win unless a tile's rows are mostly wide. X per nonzero
     /// sends a row of X per nonzero rather than per column a block addresses, and spares the kernel a DMA per
-    /// nonzero: it wins at narrow widths, where that DMA outlasts the nonzero's multiply-adds. `x_per_nonzero`
-    /// fixes that choice (when allowed), `None` leaves it to the model.
+    /// nonzero: it wins at narrow widths, where that DMA outlasts the nonzero's multiply-adds. `choice` fixes
+    /// either (where allowed).
     pub(crate) fn call_layout<T: PimElement>(
         &self,
         plan: &Plan,
         tiles: &[TileStats],
         call: CallShape,
         nr_dpus: usize,
-        x_per_nonzero: Option<bool>,
+        choice: LayoutChoice,
     ) -> CallLayout {
-        self.fastest_layout::<T>(plan, tiles, call, nr_dpus, x_per_nonzero).0
+        self.fastest_layout::<T>(plan, tiles, call, nr_dpus, choice).0
     }
 
     /// The layout [`HardwareModel::call_layout`] picks and its prediction (without the merge).
@@ -830,7 +851,7 @@ impl HardwareModel {
         tiles: &[TileStats],
         call: CallShape,
         nr_dpus: usize,
-        x_per_nonzero: Option<bool>,
+        choice: LayoutChoice,
     ) -> (CallLayout, Prediction) {
         let padded = padded_head_features::<T>(call.features, plan.feature_groups as usize, call.heads);
         let max = |f: &dyn Fn(&TileStats) -> usize| tiles.iter().map(f).max().unwrap_or(0);
@@ -844,18 +865,9 @@ impl HardwareModel {
             call_bytes::<T>(matrix, x_rows, max(&|tile| tile.rows), padded) as u64 <= self.mram_bytes
         };
         let mut best: Option<(CallLayout, Prediction)> = None;
-        let x_choices: &[bool] = match x_per_nonzero {
-            Some(true) if x_per_nonzero_allowed => &[true],
-            Some(_) => &[false],
-            None if x_per_nonzero_allowed => &[false, true],
-            None => &[false],
-        };
-        for &x_per_nonzero in x_choices {
+        for &x_per_nonzero in choices(choice.x_per_nonzero, x_per_nonzero_allowed) {
             let send_x = self.send_x_time::<T>(plan, tiles, padded, x_per_nonzero, nr_dpus);
-            for y_16 in [false, true] {
-                if y_16 && !y_16_allowed {
-                    continue;
-                }
+            for &y_16 in choices(choice.y_16, y_16_allowed) {
                 let layout = CallLayout { x_per_nonzero, y_16 };
                 let (kernel, gather) = self.kernel_and_gather::<T>(plan, tiles, call, layout, nr_dpus);
                 let prediction = Prediction { send_x, kernel, gather, merge: Duration::ZERO };

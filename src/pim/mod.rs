@@ -152,8 +152,8 @@ pub struct PimSpmm<T: PimElement> {
     /// Whether the DPUs hold the values `A` was loaded with, whose sums the wide-row lists bound.
     loaded_values: bool,
     heap_bytes: usize,
-    /// Whether calls send X per nonzero, when fixed ([`PimSpmm::set_x_per_nonzero`]).
-    x_per_nonzero_set: Option<bool>,
+    /// The calls' layout where fixed ([`PimSpmm::set_x_per_nonzero`], [`PimSpmm::set_y_in_16_bits`]).
+    layout_set: cost::LayoutChoice,
     report: PimReport,
     phases: Vec<Phase>,
     y_layout: YLayout<T::Acc>,
@@ -291,7 +291,7 @@ impl<T: PimElement> PimSpmm<T> {
             exp2_table_sent: false,
             loaded_values: true,
             heap_bytes,
-            x_per_nonzero_set: None,
+            layout_set: cost::LayoutChoice::default(),
             report,
             phases: Vec::new(),
             y_layout: YLayout::Full,
@@ -308,8 +308,8 @@ impl<T: PimElement> PimSpmm<T> {
 
     /// Whether a call of `features` columns over the loaded values takes `Y` back in 16 bits: `i8`
     /// ([`PimElement::NARROW_Y`]) when the model predicts that faster, which it is on a server unless most of a
-    /// tile's rows are wide (may not fit 16 bits); not after new values ([`SpmmEngine::set_values`],
-    /// [`SpmmEngine::set_head_values`]).
+    /// tile's rows are wide (may not fit 16 bits), or as [`PimSpmm::set_y_in_16_bits`] says when set; not after
+    /// new values ([`SpmmEngine::set_values`], [`SpmmEngine::set_head_values`]).
     pub fn y_in_16_bits(&self, features: usize) -> bool {
         self.call_layout(features).y_16
     }
@@ -331,7 +331,21 @@ impl<T: PimElement> PimSpmm<T> {
                 format!("the {} kernels take X by column only (X per nonzero: i8 and i16)", T::NAME),
             ));
         }
-        self.x_per_nonzero_set = x_per_nonzero;
+        self.layout_set.x_per_nonzero = x_per_nonzero;
+        Ok(())
+    }
+
+    /// Fixes whether calls take `Y` in 16 bits ([`PimSpmm::y_in_16_bits`]); `None` leaves it to the model (the
+    /// default). `Some(true)` holds for the calls that can take `Y` so (over the loaded values, without
+    /// attention, within the MRAM), and is refused for a type whose kernels cannot (`Y` in 16 bits: i8).
+    pub fn set_y_in_16_bits(&mut self, y_16: Option<bool>) -> Result<()> {
+        if y_16 == Some(true) && T::NARROW_Y.is_none() {
+            return Err(Error::invalid(
+                "Y in 16 bits",
+                format!("the {} kernels write Y in accumulators only (Y in 16 bits: i8)", T::NAME),
+            ));
+        }
+        self.layout_set.y_16 = y_16;
         Ok(())
     }
 
@@ -341,7 +355,7 @@ impl<T: PimElement> PimSpmm<T> {
         let call = self.call_shape(features);
         let own_values = call.heads <= 1 && !call.attention && self.own_values();
         let stats = self.call_stats(own_values);
-        let layout = self.model.call_layout::<T>(&self.plan, &stats, call, self.set.nr_dpus(), self.x_per_nonzero_set);
+        let layout = self.model.call_layout::<T>(&self.plan, &stats, call, self.set.nr_dpus(), self.layout_set);
         cost::CallLayout { y_16: layout.y_16 && self.own_values(), ..layout }
     }
 
@@ -377,7 +391,7 @@ impl<T: PimElement> PimSpmm<T> {
         let own_values = call.heads <= 1 && !call.attention && self.own_values();
         let stats = self.call_stats(own_values);
         let nr_dpus = self.set.nr_dpus();
-        self.model.predict_laid_out::<T>(&self.plan, &stats, self.nrows, call, nr_dpus, self.x_per_nonzero_set)
+        self.model.predict_laid_out::<T>(&self.plan, &stats, self.nrows, call, nr_dpus, self.layout_set)
     }
 
     /// Whether calls run over the values `A` was loaded with: no values per head, no values set since.

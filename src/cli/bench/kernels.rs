@@ -1,7 +1,8 @@
 //! `pimgnn bench kernels`: each SpMM kernel on one simulated DPU against the DPU's lower bound (spmm_kernel.h):
 //! the instructions the kernel executes and the cycles the simulator models per multiply-add, next to the fewest
 //! instructions a multiply-add and a nonzero need on a DPU, by value type, format, feature width and layout of X
-//! (by column, and for `i8` and `i16` also per nonzero).
+//! (by column, and for `i8` and `i16` also per nonzero) and width of Y (in accumulators, and for `i8` also in 16
+//! bits).
 
 use std::time::Instant;
 
@@ -40,6 +41,10 @@ pub struct BenchKernelsArgs {
     /// Nonzeros per row.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1024))]
     row_nonzeros: u32,
+    /// Widths of Y, comma-separated: 32 (accumulators), 16 (the i8 kernels' rows in 16 bits, as servers take
+    /// them; other types only run at 32).
+    #[arg(long = "y-bits", value_delimiter = ',', default_value = "32,16")]
+    y_bits: Vec<YBits>,
     /// Tasklets (1 to 24); from 11 on the pipeline is full, and a cycle is an instruction.
     #[arg(long, default_value_t = 16, value_parser = pim_args::tasklets())]
     tasklets: u32,
@@ -64,6 +69,11 @@ impl KernelType {
         }
     }
 
+    /// Whether the type's kernels can write Y in 16 bits.
+    fn narrow_y(self) -> bool {
+        matches!(self, KernelType::I8) && i8::NARROW_Y.is_some()
+    }
+
     /// Whether the type's kernels can take X per nonzero.
     fn x_per_nonzero(self) -> bool {
         match self {
@@ -72,6 +82,48 @@ impl KernelType {
             KernelType::I16 => i16::X_PER_NONZERO,
             KernelType::I8 => i8::X_PER_NONZERO,
         }
+    }
+}
+
+/// How the kernels write Y.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum YBits {
+    /// In accumulators.
+    #[value(name = "32")]
+    Accumulators,
+    /// In 16 bits but for the wide rows (`PimSpmm::set_y_in_16_bits`).
+    #[value(name = "16")]
+    Narrow,
+}
+
+/// How one run lays out X and Y.
+#[derive(Clone, Copy, Debug)]
+struct Layout {
+    x_per_nonzero: bool,
+    y_16: bool,
+}
+
+impl Layout {
+    fn x_name(self) -> &'static str {
+        if self.x_per_nonzero {
+            "per nonzero"
+        } else {
+            "by column"
+        }
+    }
+
+    fn y_bits(self) -> u32 {
+        if self.y_16 {
+            16
+        } else {
+            32
+        }
+    }
+}
+
+impl std::fmt::Display for Layout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "X {}, Y in {} bits", self.x_name(), self.y_bits())
     }
 }
 
@@ -87,8 +139,8 @@ struct KernelRow {
 
 /// Runs the benchmark and prints its table.
 pub fn run(args: &BenchKernelsArgs) -> anyhow::Result<()> {
-    if args.features.is_empty() || args.dtype.is_empty() || args.format.is_empty() {
-        bail!("--features, --dtype and --format each need at least one value");
+    if args.features.is_empty() || args.dtype.is_empty() || args.format.is_empty() || args.y_bits.is_empty() {
+        bail!("--features, --dtype, --format and --y-bits each need at least one value");
     }
     let compiler = pim_args::kernels_compiler();
     println!(
@@ -102,6 +154,7 @@ pub fn run(args: &BenchKernelsArgs) -> anyhow::Result<()> {
     let mut table = table::with_header([
         "kernel",
         "X",
+        "Y bits",
         "F",
         "lower bound (MAC + nonzero's)",
         "instructions",
@@ -114,24 +167,26 @@ pub fn run(args: &BenchKernelsArgs) -> anyhow::Result<()> {
     for &dtype in &args.dtype {
         for &format in &args.format {
             for &features in &args.features {
-                for x_per_nonzero in [false, true] {
-                    if x_per_nonzero && !dtype.x_per_nonzero() {
-                        continue;
+                for y in args.y_bits.iter().filter(|&&y| y == YBits::Accumulators || dtype.narrow_y()) {
+                    for x_per_nonzero in [false, true] {
+                        if x_per_nonzero && !dtype.x_per_nonzero() {
+                            continue;
+                        }
+                        let layout = Layout { x_per_nonzero, y_16: *y == YBits::Narrow };
+                        let started = Instant::now();
+                        let row = match dtype {
+                            KernelType::F32 => measure::<f32>(args, format, features, layout),
+                            KernelType::I32 => measure::<i32>(args, format, features, layout),
+                            KernelType::I16 => measure::<i16>(args, format, features, layout),
+                            KernelType::I8 => measure::<i8>(args, format, features, layout),
+                        }
+                        .with_context(|| format!("{dtype:?} {format} kernel at {features} features, {layout}"))?;
+                        log::info!(
+                            "{dtype:?} {format} at F = {features}, {layout}: simulated in {:.1?}",
+                            started.elapsed()
+                        );
+                        table.add_row(table_row(&row, &format!("{} {format}", dtype.name()), layout, features));
                     }
-                    let layout = if x_per_nonzero { "per nonzero" } else { "by column" };
-                    let started = Instant::now();
-                    let row = match dtype {
-                        KernelType::F32 => measure::<f32>(args, format, features, x_per_nonzero),
-                        KernelType::I32 => measure::<i32>(args, format, features, x_per_nonzero),
-                        KernelType::I16 => measure::<i16>(args, format, features, x_per_nonzero),
-                        KernelType::I8 => measure::<i8>(args, format, features, x_per_nonzero),
-                    }
-                    .with_context(|| format!("{dtype:?} {format} kernel at {features} features, X {layout}"))?;
-                    log::info!(
-                        "{dtype:?} {format} at F = {features}, X {layout}: simulated in {:.1?}",
-                        started.elapsed()
-                    );
-                    table.add_row(table_row(&row, &format!("{} {format}", dtype.name()), layout, features));
                 }
             }
         }
@@ -144,7 +199,8 @@ pub fn run(args: &BenchKernelsArgs) -> anyhow::Result<()> {
          instructions). X by column: each nonzero reads its X row (a DMA per nonzero and chunk of features); per \
          nonzero: the host sends a row of X per nonzero in nonzero order, and the kernel reads them 32 at a time. \
          Modelled cycles: the simulator's for the whole launch (boot, merge and barrier included) over the \
-         multiply-adds. DMA floor: the DMA engine's cycles for the kernel's reads of X and writes of Y, which no \
+         multiply-adds. Y bits: Y in accumulators, or in 16 bits (i8: a row's sums packed before its write, as \
+         servers take Y; X per nonzero at 16 features is then over the goal, by its rows' packing). DMA floor: the DMA engine's cycles for the kernel's reads of X and writes of Y, which no \
          kernel with that layout goes below however few instructions it runs. Stack load/store: the simulated \
          kernel's stack accesses, charged as any load or store; most are spills of the host compiler's 16 \
          registers that a DPU's 24 may not need."
@@ -156,11 +212,12 @@ pub fn run(args: &BenchKernelsArgs) -> anyhow::Result<()> {
 }
 
 /// A table row of one kernel run.
-fn table_row(row: &KernelRow, kernel: &str, layout: &str, features: usize) -> [Cell; 10] {
+fn table_row(row: &KernelRow, kernel: &str, layout: Layout, features: usize) -> [Cell; 11] {
     let ratio = row.cycles / row.bound;
     [
         Cell::new(kernel),
-        Cell::new(layout),
+        Cell::new(layout.x_name()),
+        Cell::new(layout.y_bits()).set_alignment(CellAlignment::Right),
         Cell::new(features).set_alignment(CellAlignment::Right),
         Cell::new(format!("{:.2}", row.bound)).set_alignment(CellAlignment::Right),
         Cell::new(format!("{:.2}", row.instructions)).set_alignment(CellAlignment::Right),
@@ -197,8 +254,9 @@ fn measure<T: PimElement + From<i8>>(
     args: &BenchKernelsArgs,
     format: Format,
     features: usize,
-    x_per_nonzero: bool,
+    layout: Layout,
 ) -> anyhow::Result<KernelRow> {
+    let Layout { x_per_nonzero, y_16 } = layout;
     let a = matrix::<T>(args.rows, args.row_nonzeros)?;
     let macs = (a.nnz() * features) as f64;
     let plan = Plan {
@@ -215,12 +273,14 @@ fn measure<T: PimElement + From<i8>>(
     let rows = a.nrows();
     let mut engine = PimSpmm::new(set, a, plan)?;
     engine.set_x_per_nonzero(Some(x_per_nonzero))?;
+    engine.set_y_in_16_bits(Some(y_16))?;
     let values = (0..rows * features).map(|i| T::from((i % 5) as i8 - 2)).collect();
     let x = Dense::from_vec(rows, features, values)?;
     engine.spmm(&x)?;
     let stats = engine.launch_stats()?.context("the simulator gave no statistics")?;
     let model = HardwareModel::default();
-    let (x_bytes, y_bytes) = ((features * size_of::<T>()) as f64, (features * size_of::<T::Acc>()) as f64);
+    let y_value_bytes = if y_16 { size_of::<i16>() } else { size_of::<T::Acc>() };
+    let (x_bytes, y_bytes) = ((features * size_of::<T>()) as f64, (features * y_value_bytes) as f64);
     // By column, a DMA per nonzero and chunk of features (spmm_kernel.h), each with its fixed cycles, and one per
     // row and chunk of Y; per nonzero, X and the values READ_ENTRIES at a time per unit of 8 bytes of features,
     // and one per row and unit of Y.
