@@ -91,7 +91,9 @@
  * mram_write of half the bytes; a wide row goes in 32 bits to its place after Y, found by a cursor over the DPU's
  * wide-row list that moves with the rows (one 8-byte read per wide row). A row shared between tasklets is summed in
  * 32 bits and goes out the same way. On a server the gather's bytes, which all DPUs share, cost far more than the
- * pack's 3 instructions per sum; the host's model decides per call.
+ * pack's 3 instructions per sum; the host's model decides per call. The pack is a row's, outside the bound's inner
+ * loops: with rows of 8 nonzeros, i8 by column at 64 features runs 4.19 cycles per multiply-add against 3.83 in
+ * accumulators, and per nonzero at 16 features 5.01 against 4.68 (`pimgnn bench kernels --y-bits 32,16`).
  *
  * SDDMM: each tasklet walks its nonzeros once; per nonzero (i, j) it reads Q_j chunk by chunk into `incoming`
  * (and P_i into `row_sum`, once per row when the features fit one chunk) and sums the products in one accumulator,

@@ -338,7 +338,8 @@ pub struct CallLayout {
 }
 
 /// What a call's layout is fixed to: each `None` leaves that choice to the model, each `Some` fixes it where the
-/// call's type and shape allow it ([`HardwareModel::call_layout`]).
+/// call's type and shape allow it ([`PimSpmm::set_x_per_nonzero`](super::PimSpmm::set_x_per_nonzero),
+/// [`PimSpmm::set_y_in_16_bits`](super::PimSpmm::set_y_in_16_bits)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LayoutChoice {
     /// X per nonzero ([`CallLayout::x_per_nonzero`]).
