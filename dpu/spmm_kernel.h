@@ -56,14 +56,14 @@
  * nonzeros per row), against X by column:
  *
  *   type, F   by column (cycles, x bound)   per nonzero   DMA busy
- *   i8, 8     12.47 (2.85x)                 4.77 (1.09x)  99% -> 56%
- *   i8, 16    6.70  (1.82x)                 4.72 (1.28x)  99% -> 56%
+ *   i8, 8     12.58 (2.88x)                 4.73 (1.08x)  100% -> 56%
+ *   i8, 16    6.70  (1.82x)                 4.68 (1.27x)  99% -> 57%
  *   i16, 8    15.63 (1.51x)                 12.19 (1.17x) 83% -> 41%
  *   i16, 16   12.47 (1.29x)                 12.13 (1.25x) 57% -> 42%
  *
  * A COO block of these types has row pointers too (spmm_args.h), and both families count a row's nonzeros by them
  * (spmm_walk_units), so COO runs as CSR does: a walk over its indices that counted each row's entries cost 6 to 12.5
- * instructions per nonzero and unit more (i8 COO at 8 features 6.71 cycles, 1.53x the bound, now 4.76, 1.09x).
+ * instructions per nonzero and unit more (i8 COO at 8 features 6.71 cycles, 1.53x the bound, now 4.71, 1.08x).
  *
  * A row costs about 75 instructions per unit (its count, its run to the blocks' end, its sums cleared and stored,
  * the Y write), about 20 more in 16 bits (its sums packed: i8 at 8 and 16 features 5.05 and 5.01 cycles, 1.15x and
@@ -519,7 +519,7 @@ static inline enum spmm_row_addressing spmm_row_addressing(void) {
  * and are built once: the one by three times a shift (48, 96 or 192 features of i8) inline, whose rows of 48 or more
  * multiply-adds per nonzero hide the 2 instructions of a row's question, and the ones that multiply, whose every
  * nonzero costs a 7- or 30-instruction product, out of line. That keeps the i8 kernels in IRAM (i8 CSR, 16
- * tasklets: 3,491 instructions estimated from clang's code and 3,800 from gcc's, against a v1B's 3,968; 3,645 and
+ * tasklets: 3,527 instructions estimated from clang's code and 3,814 from gcc's, against a v1B's 3,968; 3,645 and
  * 4,017 with a build of the walk by three times a shift per width; 3,630 and 3,927 before the walk with X per nonzero
  * had a fast path of its own, spmm_walk_units). */
 enum spmm_y_width { SPMM_Y_ACC, SPMM_Y_16, SPMM_Y_AS_CALLED };
