@@ -923,16 +923,6 @@ static struct spmm_plain_rows spmm_plain_rows(const struct spmm_tasklet_work *wo
     return plain;
 }
 
-/* Writes a unit's sums in 16 bits to Y at heap offset `y_at`. */
-static inline __attribute__((always_inline)) void spmm_write_unit_narrow(uint32_t tasklet, const spmm_acc *sum,
-                                                                         uint32_t y_at) {
-    int16_t *narrow = incoming[tasklet].narrow;
-#define SPMM_NARROW_STEP(i) narrow[i] = (int16_t)sum[i];
-    SPMM_FOR_UNIT(SPMM_NARROW_STEP)
-#undef SPMM_NARROW_STEP
-    mram_write(narrow, (__mram_ptr void *)(spmm_heap() + y_at), SPMM_UNIT * (uint32_t)sizeof(int16_t));
-}
-
 /* The family's WRAM block for a walk over `tasklet`'s row pointers (SPMM_READ_BLOCK of 4-byte entries). */
 static void *spmm_row_ptr_block(uint32_t tasklet);
 
@@ -965,8 +955,10 @@ static __attribute__((noinline)) void spmm_walk_units(const struct spmm_tasklet_
         walked = stop;
         if (row - plain.first < plain.count)
             mram_write(sum, (__mram_ptr void *)(spmm_heap() + y_at), SPMM_UNIT * (uint32_t)sizeof(spmm_acc));
+#if SPMM_NARROW_Y
         else if (row - plain.narrow_first < plain.narrow_count && row != out.wide.row)
-            spmm_write_unit_narrow(tasklet, sum, y_at);
+            spmm_write_narrow(tasklet, sum, SPMM_NO_WIDE_ROW, y_at, pass->first, SPMM_UNIT);
+#endif
         else
             spmm_store(&out, tasklet, row, sum, y_at, pass->first, SPMM_UNIT, SPMM_Y_AS_CALLED);
         y_at += y_row_bytes;

@@ -41,11 +41,12 @@
 //!   nonzero in its block's order, cut into units of 8 bytes; a pass per unit walks the units and values 32 per
 //!   DMA and keeps a row's sums in registers. A nonzero costs its unit's multiply-adds and 4 instructions (its
 //!   value's load, the walks' advance and the loop's test, shared in pairs; both formats count a row's
-//!   nonzeros by the block's row pointers, which a COO block of these types has too), a row 70 per unit and 1 per feature of it (its count and run, its sums cleared
-//!   and stored, the write's call), in 16 bits as a row by column (below): fitted to the simulator's counts
-//!   (tests/pim_cost.rs: 0.98 to 1.02 of them at 4 to 64 features, 0.99 to 1.01 in 16 bits). The model takes X so in a call when that
-//!   predicts faster, the larger X it sends included: at narrow widths, where a nonzero's DMA of its X row
-//!   outlasts its multiply-adds.
+//!   nonzeros by the block's row pointers, which a COO block of these types has too), a row 70 per unit and
+//!   1 per feature of it (its count and run, its sums cleared and stored, the write's call), in 16 bits as a
+//!   row by column (below): fitted to the simulator's counts (tests/pim_cost.rs: 0.98 to 1.02 of them at 4 to
+//!   64 features, 0.99 to 1.01 in 16 bits). The model takes X so in a call when that predicts faster, the
+//!   larger X it sends included: at narrow widths, where a nonzero's DMA of its X row outlasts its
+//!   multiply-adds.
 //! - **`Y` in 16 bits** (`i8`): a row whose sums the host bounds within 16 bits costs 2.75 instructions more per
 //!   feature (its sums' load and 16-bit store; fitted to the simulator) and half the gather's bytes; a wide row
 //!   costs 25 and an 8-byte read of its list. The model takes `Y` so in a call when that predicts faster: on a

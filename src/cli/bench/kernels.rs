@@ -71,7 +71,12 @@ impl KernelType {
 
     /// Whether the type's kernels can write Y in 16 bits.
     fn narrow_y(self) -> bool {
-        matches!(self, KernelType::I8) && i8::NARROW_Y.is_some()
+        match self {
+            KernelType::F32 => f32::NARROW_Y.is_some(),
+            KernelType::I32 => i32::NARROW_Y.is_some(),
+            KernelType::I16 => i16::NARROW_Y.is_some(),
+            KernelType::I8 => i8::NARROW_Y.is_some(),
+        }
     }
 
     /// Whether the type's kernels can take X per nonzero.
@@ -200,8 +205,9 @@ pub fn run(args: &BenchKernelsArgs) -> anyhow::Result<()> {
          nonzero: the host sends a row of X per nonzero in nonzero order, and the kernel reads them 32 at a time. \
          Modelled cycles: the simulator's for the whole launch (boot, merge and barrier included) over the \
          multiply-adds. Y bits: Y in accumulators, or in 16 bits (i8: a row's sums packed before its write, as \
-         servers take Y; X per nonzero at 16 features is then over the goal, by its rows' packing). DMA floor: the DMA engine's cycles for the kernel's reads of X and writes of Y, which no \
-         kernel with that layout goes below however few instructions it runs. Stack load/store: the simulated \
+         servers take Y; the pack is a row's, outside the bound). DMA floor: the DMA engine's cycles for the \
+         kernel's reads of X and writes of Y, which no kernel with that layout goes below however few \
+         instructions it runs. Stack load/store: the simulated \
          kernel's stack accesses, charged as any load or store; most are spills of the host compiler's 16 \
          registers that a DPU's 24 may not need."
     );
