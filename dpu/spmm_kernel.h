@@ -997,6 +997,7 @@ static void spmm_merge(uint32_t tasklet) {
     const struct spmm_tasklet_work *work = &matrix.tasklets[tasklet];
     spmm_acc *sum = row_sum[tasklet];
     spmm_acc *other = incoming[tasklet].partial;
+    const uint32_t tasklet_stride = SPMM_MAX_PARTIALS * call.nr_features * (uint32_t)sizeof(spmm_acc);
     for (uint32_t slot = 0; slot < work->nr_partials; slot++) {
         if (!spmm_starts_chain(tasklet, slot))
             continue;
@@ -1006,12 +1007,14 @@ static void spmm_merge(uint32_t tasklet) {
             const uint32_t width = left < SPMM_FEATURE_CHUNK ? left : SPMM_FEATURE_CHUNK;
             const uint32_t bytes = width * (uint32_t)sizeof(spmm_acc);
             mram_read((__mram_ptr void *)(spmm_heap() + spmm_partial_at(tasklet, slot, first)), sum, bytes);
-            /* The chain goes on while the next tasklet's first partial is the same row. */
-            for (uint32_t next = tasklet + 1; next < NR_TASKLETS; next++) {
+            /* The chain goes on while the next tasklet's first partial is the same row; the next tasklet's first
+             * slot is a tasklet's slots further on. */
+            uint32_t at = spmm_partial_at(tasklet + 1, 0, first);
+            for (uint32_t next = tasklet + 1; next < NR_TASKLETS; next++, at += tasklet_stride) {
                 const struct spmm_tasklet_work *after = &matrix.tasklets[next];
                 if (after->nr_partials == 0 || after->partial_rows[0] != row)
                     break;
-                mram_read((__mram_ptr void *)(spmm_heap() + spmm_partial_at(next, 0, first)), other, bytes);
+                mram_read((__mram_ptr void *)(spmm_heap() + at), other, bytes);
                 for (uint32_t f = 0; f < width; f += SPMM_UNIT) {
 #define SPMM_ADD_STEP(i) sum[f + (i)] = SPMM_ADD(sum[f + (i)], other[f + (i)]);
                     SPMM_FOR_UNIT(SPMM_ADD_STEP)

@@ -76,6 +76,7 @@ fn one_dpu<T: pimgnn::Element>(format: Format, a: &Csr<T>) -> KernelTile {
         tasklets: 16,
         narrow_rows: 0,
         x_per_nonzero: false,
+        longest_row: a.row_ptr().windows(2).map(|row| (row[1] - row[0]) as usize).max().unwrap_or(0),
     }
 }
 
@@ -212,6 +213,73 @@ fn modelled_cycles_of_small_blocks_match_the_simulator() {
     }
     println!("model / simulator kernel cycles of small blocks:\n{}", lines.join("\n"));
     let band = band_for_the_kernels_compiler(0.8..=1.25);
+    assert!(ratios.iter().all(|ratio| band.contains(ratio)), "{}", lines.join("\n"));
+}
+
+/// One row over all 16 tasklets, as a hub row's piece of a 2,048-DPU plan is: after the barrier the first tasklet
+/// adds the other 15 partial sums alone, an instruction every 11 cycles, while the others wait; and each tasklet
+/// walks its own piece of the row. Without the chain in the model it predicted 0.65 (X per nonzero at 8 features)
+/// to 0.77 (256 features) of the simulator's cycles.
+#[test]
+fn a_row_shared_by_every_tasklet_is_merged_by_the_first() {
+    let row = 16 * 35;
+    let columns: Vec<u32> = (0..row).map(|k| (k * 37 % 1000) as u32).collect();
+    let a = Csr::new(1, 1000, vec![0, row as u32], columns, vec![1i8; row]).unwrap();
+    let mut lines = Vec::new();
+    let mut ratios = Vec::new();
+    for (features, x_per_nonzero) in [(8, true), (16, true), (16, false), (64, false), (256, false)] {
+        let mut engine = one_dpu_engine(a.clone(), Format::Csr);
+        engine.set_x_per_nonzero(Some(x_per_nonzero)).unwrap();
+        engine.set_y_in_16_bits(Some(false)).unwrap();
+        engine.spmm(&Dense::zeros(a.ncols(), features)).unwrap();
+        let (simulated, _) = engine.report().modelled_cycles.expect("simulator statistics");
+        let tile = KernelTile { x_per_nonzero, ..one_dpu(Format::Csr, &a) };
+        let ratio = HardwareModel::default().kernel_cycles::<i8>(tile, features).total() / simulated as f64;
+        let layout = if x_per_nonzero { "per nonzero" } else { "by column" };
+        lines.push(format!("F = {features}, X {layout}: {ratio:.3} of {simulated}"));
+        ratios.push(ratio);
+    }
+    println!("model / simulator kernel cycles, one row over 16 tasklets:\n{}", lines.join("\n"));
+    let band = band_for_the_kernels_compiler(0.8..=1.1);
+    assert!(ratios.iter().all(|ratio| band.contains(ratio)), "{}", lines.join("\n"));
+}
+
+/// Row blocks of the default R-MAT graph as a 2,048-DPU plan cuts it (about 500 nonzeros each, hub rows of up to
+/// 350 spread over a dozen tasklets), i8 in the X layouts the plans hardware would use take: per nonzero at 8 and
+/// 16 features, by column at 64. The model still misses part of each tasklet's fixed cost of walking a piece of
+/// a hub row (about 300 instructions, which tasklets of 35 nonzeros feel), so it predicts 0.77 to 0.93 of the
+/// simulator's cycles here (0.62 to 0.91 before it counted the merge's chain and the pieces of shared rows); the
+/// test keeps it from falling back.
+#[test]
+fn modelled_cycles_of_power_law_blocks_stay_near_the_simulator() {
+    let a = pimgnn::graph::rmat(100_000, 1_000_000, 42).map_values(|_| 1i8);
+    let row_ptr = a.row_ptr();
+    let units = |row: usize| row_ptr[row] as usize + row;
+    let total = units(a.nrows());
+    let block_start = |b: usize| (0..=a.nrows()).find(|&row| units(row) >= total * b / 2048).unwrap();
+    let mut lines = Vec::new();
+    let mut ratios = Vec::new();
+    for b in [0, 5, 50, 500, 1000, 2047] {
+        let block = a.row_range(block_start(b)..block_start(b + 1));
+        for (features, x_per_nonzero) in [(8, true), (16, true), (64, false)] {
+            let mut engine = one_dpu_engine(block.clone(), Format::Csr);
+            engine.set_x_per_nonzero(Some(x_per_nonzero)).unwrap();
+            engine.set_y_in_16_bits(Some(false)).unwrap();
+            engine.spmm(&Dense::zeros(block.ncols(), features)).unwrap();
+            let (simulated, _) = engine.report().modelled_cycles.expect("simulator statistics");
+            let tile = KernelTile { x_per_nonzero, ..one_dpu(Format::Csr, &block) };
+            let ratio = HardwareModel::default().kernel_cycles::<i8>(tile, features).total() / simulated as f64;
+            lines.push(format!(
+                "block {b} ({} rows, {} nonzeros), F = {features}{}: {ratio:.3} of {simulated}",
+                block.nrows(),
+                block.nnz(),
+                if x_per_nonzero { ", X per nonzero" } else { "" }
+            ));
+            ratios.push(ratio);
+        }
+    }
+    println!("model / simulator kernel cycles, R-MAT blocks:\n{}", lines.join("\n"));
+    let band = band_for_the_kernels_compiler(0.75..=1.1);
     assert!(ratios.iter().all(|ratio| band.contains(ratio)), "{}", lines.join("\n"));
 }
 

@@ -63,8 +63,15 @@
 //!   launch with no work), and each tasklet with work sets up for 180 instructions and 185 more per pass (its
 //!   work's read, its partial slots, its walks' starts), beside the pass starts' DMAs, which it overlaps. With them
 //!   blocks of 1 to 10 rows a tasklet, by 1 and 16 tasklets, are predicted at 0.86 to 1.21 of the simulator's
-//!   cycles, and R-MAT's blocks of 2,048-DPU plans at 0.68 to 0.90. Still missing: the imbalance between a small
-//!   block's tasklets on power-law rows.
+//!   cycles.
+//! - **Rows shared between tasklets**: each tasklet walks its own piece of a row its work's cut falls in, at a
+//!   row's cost. After the barrier the first tasklet of a row's chain adds the chain's partial sums alone, at an
+//!   instruction every 11 cycles and each read's latency in the open: a hub row spread over a dozen tasklets
+//!   makes the kernel's tail. The model takes the tile's longest row, spread over tasklets as their shares of the
+//!   work cut it, and ends the merge when that chain's or the DMA engine's work is done (38 instructions a partial
+//!   sum and 4.6 a feature, fitted to the simulator). A row over all 16 tasklets is predicted at 0.85 to 0.99 of
+//!   the simulator's cycles (0.65 to 0.77 without the chain), R-MAT's blocks of 2,048-DPU plans at 0.77 to 0.93
+//!   (i8, 8 to 64 features); the rest is each tasklet's fixed cost of a piece of a hub row, still missing.
 //! - **Host work** (building per-DPU X buffers, merging partial Y tiles) is memory-bound at
 //!   [`HardwareModel::host_bytes_per_second`], 5 GB/s by default: a conservative figure for copying scattered
 //!   rows on a few cores, not a measurement of a UPMEM server's host.
@@ -262,6 +269,12 @@ const LAUNCH_CYCLES: f64 = 8130.0;
 /// 10 rows of 1 to 8 nonzeros per tasklet, i8 at 16 and 64 features, both formats and X layouts.
 const TASKLET_INSTRUCTIONS: f64 = 180.0;
 const PASS_TASKLET_INSTRUCTIONS: f64 = 185.0;
+/// Instructions of the merge's first tasklet per partial sum of its chain after its own (the chain's test, the
+/// read's call, the adds' loop) and per feature of it (its sum's load, add and store): the simulator's modelled
+/// tail after the barrier of one DPU whose only row is spread over 16 tasklets, i8 with X per nonzero at 8
+/// features (920 cycles a partial) and by column at 64 (3,800).
+const MERGE_PARTIAL_INSTRUCTIONS: f64 = 38.0;
+const MERGE_FEATURE_INSTRUCTIONS: f64 = 4.6;
 /// With X per nonzero, instructions per nonzero and unit besides the unit's multiply-adds: the value's load,
 /// the pointers' advances and the loop's test, which the nonzeros share in pairs. Fitted with the two below.
 const UNIT_NONZERO_INSTRUCTIONS: f64 = 4.0;
@@ -325,6 +338,9 @@ pub struct KernelTile {
     /// [`PimElement::X_PER_NONZERO`]): the kernel then walks each unit of 8 bytes of features over the nonzeros in
     /// order, with no DMA per nonzero.
     pub x_per_nonzero: bool,
+    /// Nonzeros of the block's longest row. A row spread over several tasklets has its partial sums merged by the
+    /// first of them after the others are done: a hub row's merge is the kernel's tail.
+    pub longest_row: usize,
 }
 
 /// How a call lays out X and Y on the DPUs: what [`HardwareModel`] predicts fastest for a call (the engine
@@ -597,7 +613,8 @@ impl HardwareModel {
             cycles.compute += narrow_rows * NARROW_FEATURE_INSTRUCTIONS * width + wide_rows * WIDE_ROW_INSTRUCTIONS;
             cycles.compute += nz * (width * mac + nonzero)
                 + batches * (width * batch_feature + BATCH_INSTRUCTIONS)
-                + (rows - empty_rows) * (self.row_instructions - FIRST_BATCH_SAVED_PER_FEATURE * width)
+                + (Self::row_pieces(walks, nz, rows) - empty_rows)
+                    * (self.row_instructions - FIRST_BATCH_SAVED_PER_FEATURE * width)
                 + empty_rows * (MEMSET_FIXED_INSTRUCTIONS + MEMSET_WORD_INSTRUCTIONS * width);
         }
         cycles.compute /= self.issue_share(walks);
@@ -605,9 +622,10 @@ impl HardwareModel {
             Format::Csr => &[4.0, 4.0, VALUE_BYTES],
             Format::Coo => &[8.0, VALUE_BYTES],
         };
+        let chain = Self::longest_chain(walks, nz, rows, tile.longest_row as f64);
         for width in chunk_widths(features, set_features) {
-            let merge = self.merge_cycles(walks, width as f64);
-            cycles.dma += merge;
+            let (engine, merge) = self.merge_cycles(walks, chain, width as f64);
+            cycles.dma += engine;
             cycles.serial += self.pass_start_cycles(first_blocks, walks) + merge;
         }
         cycles
@@ -629,12 +647,44 @@ impl HardwareModel {
         walks * first_blocks.iter().map(|&bytes| block(bytes)).sum::<f64>()
     }
 
-    /// The DMA cycles of the merge after the barrier for a chunk of `width` features: for each of the `walks - 1`
-    /// rows a tasklet shares with the next, two partial sums read and their sum written (spmm_kernel.h's
-    /// spmm_merge), while the other tasklets wait.
-    fn merge_cycles(&self, walks: f64, width: f64) -> f64 {
+    /// The merge after the barrier of a chunk of `width` features (spmm_kernel.h's spmm_merge), as (DMA engine
+    /// cycles, cycles until it ends). Each of the `walks - 1` rows a tasklet shares with the next costs the engine
+    /// two partial sums read and their sum written. The first tasklet of a row's chain adds the chain's partials
+    /// one after another, alone in the pipeline: an instruction every 11 cycles, and every read's latency in the
+    /// open. `chain` is the longest chain's tasklets ([`Self::longest_chain`]); the merge ends when the engine
+    /// or that chain's first tasklet is done.
+    fn merge_cycles(&self, walks: f64, chain: f64, width: f64) -> (f64, f64) {
         let partial = width * 4.0 * self.dma_cycles_per_byte;
-        (walks - 1.0).max(0.0) * (2.0 * (self.dma_read_alpha + partial) + self.dma_write_alpha + partial)
+        let (read, write) = (self.dma_read_alpha + partial, self.dma_write_alpha + partial);
+        let engine = (walks - 1.0).max(0.0) * (2.0 * read + write);
+        if chain < 2.0 {
+            return (engine, engine);
+        }
+        let add = self.pipeline_tasklets * (MERGE_PARTIAL_INSTRUCTIONS + MERGE_FEATURE_INSTRUCTIONS * width);
+        (engine, engine.max(read + write + (chain - 1.0) * (read + add)))
+    }
+
+    /// The row pieces `walks` tasklets walk over a tile of `rows` rows with `nonzeros`: each row, and once more
+    /// each row a cut between two tasklets' work falls inside, which both walk (with two walks or more and any
+    /// nonzeros, the cuts fall inside rows).
+    fn row_pieces(walks: f64, nonzeros: f64, rows: f64) -> f64 {
+        if nonzeros > 0.0 {
+            rows + (walks - 1.0).max(0.0)
+        } else {
+            rows
+        }
+    }
+
+    /// The tasklets among `walks` that share a tile's longest row of `longest_row` nonzeros, expected: tasklets
+    /// take `nonzeros + rows` units of work each (a row costs one, a nonzero one more), so the row's units cross
+    /// a tasklet's boundary once per tasklet's share, wherever it starts. At least the pair of a row cut in two:
+    /// with two walks or more, the work's cuts fall inside rows.
+    fn longest_chain(walks: f64, nonzeros: f64, rows: f64, longest_row: f64) -> f64 {
+        if walks < 2.0 {
+            return 1.0;
+        }
+        let share = (nonzeros + rows) / walks;
+        (1.0 + (longest_row + 1.0) / share).clamp(2.0, walks)
     }
 
     /// Cycles of one DPU's kernel for `tile` over `features` padded features with X per nonzero: a pass per unit
@@ -658,14 +708,17 @@ impl HardwareModel {
                 + narrow_rows * (self.dma_write_alpha + self.dma_cycles_per_byte * unit * 2.0)
                 + wide_rows * (self.dma_read_alpha + self.dma_cycles_per_byte * 8.0),
             compute: nz * (unit * self.mac_cycles::<T>() + UNIT_NONZERO_INSTRUCTIONS)
-                + rows * (UNIT_ROW_INSTRUCTIONS + UNIT_ROW_FEATURE_INSTRUCTIONS * unit)
+                + Self::row_pieces(walks, nz, rows) * (UNIT_ROW_INSTRUCTIONS + UNIT_ROW_FEATURE_INSTRUCTIONS * unit)
                 + narrow_rows * NARROW_FEATURE_INSTRUCTIONS * unit
                 + wide_rows * WIDE_ROW_INSTRUCTIONS,
             ..KernelCycles::default()
         };
-        let merges: f64 = chunk_widths(features, features).map(|width| self.merge_cycles(walks, width as f64)).sum();
+        let chain = Self::longest_chain(walks, nz, rows, tile.longest_row as f64);
+        let (engine, merges) = chunk_widths(features, features)
+            .map(|width| self.merge_cycles(walks, chain, width as f64))
+            .fold((0.0, 0.0), |(engine, merges), (e, m)| (engine + e, merges + m));
         KernelCycles {
-            dma: units * pass.dma + merges,
+            dma: units * pass.dma + engine,
             compute: units * pass.compute / self.issue_share(walks),
             serial: units * self.pass_start_cycles(&first_blocks, walks) + merges,
             setup: walks * (TASKLET_INSTRUCTIONS + units * PASS_TASKLET_INSTRUCTIONS) / self.issue_share(walks),
@@ -933,6 +986,7 @@ impl HardwareModel {
                     tasklets: plan.tasklets,
                     narrow_rows: if layout.y_16 { rows - tile.wide_rows } else { 0 },
                     x_per_nonzero: layout.x_per_nonzero,
+                    longest_row: tile.longest_row,
                 };
                 let mut cycles = self.kernel_cycles_in_sets::<T>(shape, padded, set_features);
                 if attention {

@@ -89,6 +89,8 @@ pub(crate) struct TileStats {
     pub(crate) width: usize,
     /// Rows whose sums may not fit 16 bits ([`PimElement::NARROW_Y`]): every row of a type without a bound.
     pub(crate) wide_rows: usize,
+    /// Nonzeros of its longest row: how many tasklets may share a row, whose partial sums one of them merges.
+    pub(crate) longest_row: usize,
 }
 
 /// A tile ready for a DPU: its block of `A` with DPU-local columns, and which rows of `X` it needs.
@@ -270,14 +272,28 @@ impl Partition {
                                 .collect()
                         })
                         .collect();
-                    for &c in &a.col_idx()[first.block(rb).nonzeros.clone()] {
-                        let referenced = seen[c as usize] != rb as u32;
-                        seen[c as usize] = rb as u32;
-                        for (partition, tiles) in partitions.iter().zip(&mut tiles) {
-                            let cb = if tiles.len() == 1 { 0 } else { partition.col_block_of(c as usize) };
-                            let tile = &mut tiles[cb];
-                            tile.nonzeros += 1;
-                            tile.referenced += usize::from(referenced);
+                    // Per partition and column block, the nonzeros of the row at hand.
+                    let mut row_counts: Vec<Vec<usize>> = tiles.iter().map(|tiles| vec![0; tiles.len()]).collect();
+                    let block = first.block(rb);
+                    for r in block.rows.clone() {
+                        let start = (a.row_ptr()[r] as usize).max(block.nonzeros.start);
+                        let end = (a.row_ptr()[r + 1] as usize).min(block.nonzeros.end);
+                        for &c in &a.col_idx()[start..end] {
+                            let referenced = seen[c as usize] != rb as u32;
+                            seen[c as usize] = rb as u32;
+                            for ((partition, tiles), counts) in partitions.iter().zip(&mut tiles).zip(&mut row_counts) {
+                                let cb = if tiles.len() == 1 { 0 } else { partition.col_block_of(c as usize) };
+                                let tile = &mut tiles[cb];
+                                tile.nonzeros += 1;
+                                tile.referenced += usize::from(referenced);
+                                counts[cb] += 1;
+                            }
+                        }
+                        for (tiles, counts) in tiles.iter_mut().zip(&mut row_counts) {
+                            for (tile, count) in tiles.iter_mut().zip(counts.iter_mut()) {
+                                tile.longest_row = tile.longest_row.max(*count);
+                                *count = 0;
+                            }
                         }
                     }
                     for (partition, tiles) in partitions.iter().zip(&mut tiles) {
@@ -462,6 +478,7 @@ mod tests {
                         referenced: tile.x_rows.len(),
                         width: partition.cols(t % partition.col_blocks()).len(),
                         wide_rows: tile.wide_rows.len(),
+                        longest_row: tile.row_ptr.windows(2).map(|row| (row[1] - row[0]) as usize).max().unwrap_or(0),
                     })
                     .collect();
                 let cb = partition.col_blocks();
