@@ -178,6 +178,33 @@ fn modelled_kernel_cycles_match_the_simulator() {
     );
 }
 
+/// The model's kernel cycles over the simulator's, and the simulator's, for `a` whole on one DPU with `tasklets`
+/// tasklets at `features` columns, X by column or per nonzero as `x_per_nonzero` says, Y in accumulators.
+fn i8_cycles_over_simulated(
+    a: &Csr<i8>,
+    format: Format,
+    tasklets: u32,
+    features: usize,
+    x_per_nonzero: bool,
+) -> (f64, u64) {
+    let mut engine = one_dpu_engine_by(a.clone(), format, tasklets, HardwareModel::default());
+    engine.set_x_per_nonzero(Some(x_per_nonzero)).unwrap();
+    engine.set_y_in_16_bits(Some(false)).unwrap();
+    engine.spmm(&Dense::zeros(a.ncols(), features)).unwrap();
+    let (simulated, _) = engine.report().modelled_cycles.expect("simulator statistics");
+    let tile = KernelTile { tasklets, x_per_nonzero, ..one_dpu(format, a) };
+    (HardwareModel::default().kernel_cycles::<i8>(tile, features).total() / simulated as f64, simulated)
+}
+
+/// Prints `table` (a line and a model / simulator ratio each) under `title` and checks every ratio lies in the
+/// kernels' compiler's band for `clang_band`.
+fn assert_ratios_within(title: &str, clang_band: RangeInclusive<f64>, table: &[(String, f64)]) {
+    let lines: Vec<&str> = table.iter().map(|(line, _)| line.as_str()).collect();
+    println!("{title}:\n{}", lines.join("\n"));
+    let band = band_for_the_kernels_compiler(clang_band);
+    assert!(table.iter().all(|(_, ratio)| band.contains(ratio)), "{title}:\n{}", lines.join("\n"));
+}
+
 /// Small blocks, where a launch's own cycles (the DPU's boot) and each tasklet's set-up weigh as much as the
 /// nonzeros: from no rows and 1 row of 1 nonzero to 10 rows a tasklet, by 1 and 16 tasklets, i8 at 16 and 64
 /// features, X by column and per nonzero. The model's kernel cycles stay within 0.8 to 1.25 of the simulator's.
@@ -188,32 +215,24 @@ fn modelled_cycles_of_small_blocks_match_the_simulator() {
         let columns: Vec<u32> = (0..rows * row_nonzeros).map(|k| (k * 37 % 1000) as u32).collect();
         Csr::new(rows, 1000, row_ptr, columns, vec![1i8; rows * row_nonzeros]).unwrap()
     };
-    let mut lines = Vec::new();
-    let mut ratios = Vec::new();
+    let mut table = Vec::new();
     for (rows, row_nonzeros) in [(0, 0), (1, 1), (16, 1), (16, 8), (64, 1), (160, 1)] {
         for tasklets in [1, 16] {
             for (features, x_per_nonzero) in [(16, false), (16, true), (64, false)] {
                 for format in [Format::Csr, Format::Coo] {
                     let a = block(rows, row_nonzeros);
-                    let mut engine = one_dpu_engine_by(a.clone(), format, tasklets, HardwareModel::default());
-                    engine.set_x_per_nonzero(Some(x_per_nonzero)).unwrap();
-                    engine.spmm(&Dense::zeros(a.ncols(), features)).unwrap();
-                    let (simulated, _) = engine.report().modelled_cycles.expect("simulator statistics");
-                    let tile = KernelTile { tasklets, x_per_nonzero, ..one_dpu(format, &a) };
-                    let ratio = HardwareModel::default().kernel_cycles::<i8>(tile, features).total() / simulated as f64;
+                    let (ratio, simulated) = i8_cycles_over_simulated(&a, format, tasklets, features, x_per_nonzero);
                     let layout = if x_per_nonzero { "per nonzero" } else { "by column" };
-                    lines.push(format!(
+                    let line = format!(
                         "{format}, {rows} rows of {row_nonzeros}, {tasklets} tasklets, F = {features}, X {layout}: \
                          {ratio:.3} of {simulated}"
-                    ));
-                    ratios.push(ratio);
+                    );
+                    table.push((line, ratio));
                 }
             }
         }
     }
-    println!("model / simulator kernel cycles of small blocks:\n{}", lines.join("\n"));
-    let band = band_for_the_kernels_compiler(0.8..=1.25);
-    assert!(ratios.iter().all(|ratio| band.contains(ratio)), "{}", lines.join("\n"));
+    assert_ratios_within("model / simulator kernel cycles of small blocks", 0.8..=1.25, &table);
 }
 
 /// One row over all 16 tasklets, as a hub row's piece of a 2,048-DPU plan is: after the barrier the first tasklet
@@ -225,23 +244,13 @@ fn a_row_shared_by_every_tasklet_is_merged_by_the_first() {
     let row = 16 * 35;
     let columns: Vec<u32> = (0..row).map(|k| (k * 37 % 1000) as u32).collect();
     let a = Csr::new(1, 1000, vec![0, row as u32], columns, vec![1i8; row]).unwrap();
-    let mut lines = Vec::new();
-    let mut ratios = Vec::new();
+    let mut table = Vec::new();
     for (features, x_per_nonzero) in [(8, true), (16, true), (16, false), (64, false), (256, false)] {
-        let mut engine = one_dpu_engine(a.clone(), Format::Csr);
-        engine.set_x_per_nonzero(Some(x_per_nonzero)).unwrap();
-        engine.set_y_in_16_bits(Some(false)).unwrap();
-        engine.spmm(&Dense::zeros(a.ncols(), features)).unwrap();
-        let (simulated, _) = engine.report().modelled_cycles.expect("simulator statistics");
-        let tile = KernelTile { x_per_nonzero, ..one_dpu(Format::Csr, &a) };
-        let ratio = HardwareModel::default().kernel_cycles::<i8>(tile, features).total() / simulated as f64;
+        let (ratio, simulated) = i8_cycles_over_simulated(&a, Format::Csr, 16, features, x_per_nonzero);
         let layout = if x_per_nonzero { "per nonzero" } else { "by column" };
-        lines.push(format!("F = {features}, X {layout}: {ratio:.3} of {simulated}"));
-        ratios.push(ratio);
+        table.push((format!("F = {features}, X {layout}: {ratio:.3} of {simulated}"), ratio));
     }
-    println!("model / simulator kernel cycles, one row over 16 tasklets:\n{}", lines.join("\n"));
-    let band = band_for_the_kernels_compiler(0.8..=1.1);
-    assert!(ratios.iter().all(|ratio| band.contains(ratio)), "{}", lines.join("\n"));
+    assert_ratios_within("model / simulator kernel cycles, one row over 16 tasklets", 0.8..=1.1, &table);
 }
 
 /// Row blocks of the default R-MAT graph as a 2,048-DPU plan cuts it (about 500 nonzeros each, hub rows of up to
@@ -257,30 +266,21 @@ fn modelled_cycles_of_power_law_blocks_stay_near_the_simulator() {
     let units = |row: usize| row_ptr[row] as usize + row;
     let total = units(a.nrows());
     let block_start = |b: usize| (0..=a.nrows()).find(|&row| units(row) >= total * b / 2048).unwrap();
-    let mut lines = Vec::new();
-    let mut ratios = Vec::new();
+    let mut table = Vec::new();
     for b in [0, 5, 50, 500, 1000, 2047] {
         let block = a.row_range(block_start(b)..block_start(b + 1));
         for (features, x_per_nonzero) in [(8, true), (16, true), (64, false)] {
-            let mut engine = one_dpu_engine(block.clone(), Format::Csr);
-            engine.set_x_per_nonzero(Some(x_per_nonzero)).unwrap();
-            engine.set_y_in_16_bits(Some(false)).unwrap();
-            engine.spmm(&Dense::zeros(block.ncols(), features)).unwrap();
-            let (simulated, _) = engine.report().modelled_cycles.expect("simulator statistics");
-            let tile = KernelTile { x_per_nonzero, ..one_dpu(Format::Csr, &block) };
-            let ratio = HardwareModel::default().kernel_cycles::<i8>(tile, features).total() / simulated as f64;
-            lines.push(format!(
+            let (ratio, simulated) = i8_cycles_over_simulated(&block, Format::Csr, 16, features, x_per_nonzero);
+            let line = format!(
                 "block {b} ({} rows, {} nonzeros), F = {features}{}: {ratio:.3} of {simulated}",
                 block.nrows(),
                 block.nnz(),
                 if x_per_nonzero { ", X per nonzero" } else { "" }
-            ));
-            ratios.push(ratio);
+            );
+            table.push((line, ratio));
         }
     }
-    println!("model / simulator kernel cycles, R-MAT blocks:\n{}", lines.join("\n"));
-    let band = band_for_the_kernels_compiler(0.75..=1.1);
-    assert!(ratios.iter().all(|ratio| band.contains(ratio)), "{}", lines.join("\n"));
+    assert_ratios_within("model / simulator kernel cycles, R-MAT blocks", 0.75..=1.1, &table);
 }
 
 /// With `Y` taken in 16 bits (i8 values of 1, whose rows' sums all fit), the model's kernel cycles against the
