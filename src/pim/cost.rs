@@ -69,9 +69,14 @@
 //!   instruction every 11 cycles and each read's latency in the open: a hub row spread over a dozen tasklets
 //!   makes the kernel's tail. The model takes the tile's longest row, spread over tasklets as their shares of the
 //!   work cut it, and ends the merge when that chain's or the DMA engine's work is done (38 instructions a partial
-//!   sum and 4.6 a feature, fitted to the simulator). A row over all 16 tasklets is predicted at 0.85 to 0.99 of
-//!   the simulator's cycles (0.65 to 0.77 without the chain), R-MAT's blocks of 2,048-DPU plans at 0.77 to 0.93
-//!   (i8, 8 to 64 features); the rest is each tasklet's fixed cost of a piece of a hub row, still missing.
+//!   sum and 4.6 a feature, fitted to the simulator). The same row makes the tasklets' work unequal: those
+//!   within it run nonzeros only, the others the tile's other rows, whose walks cost more than a nonzero's
+//!   multiply-adds at narrow widths and less at wide ones, so all run at the shared issue rate until the lighter
+//!   are done and the heavier then at theirs ([`HardwareModel`]'s `issue_cycles`). A row over all 16 tasklets is
+//!   predicted at 0.85 to 0.99 of the simulator's cycles (0.65 to 0.77 without the chain); R-MAT's blocks of
+//!   2,048-DPU plans at 0.78 to 0.95 (i8, 8 to 64 features), and the slowest DPUs of `pimgnn bench spmm`'s
+//!   2,048-DPU plans at 0.81 to 1.05 (f32, i8 and i16 at 8 to 256 features; 0.57 to 1.01 without either). What is
+//!   left is each tasklet's fixed cost of a piece of a hub row, about 300 instructions.
 //! - **Host work** (building per-DPU X buffers, merging partial Y tiles) is memory-bound at
 //!   [`HardwareModel::host_bytes_per_second`], 5 GB/s by default: a conservative figure for copying scattered
 //!   rows on a few cores, not a measurement of a UPMEM server's host.
@@ -603,8 +608,16 @@ impl HardwareModel {
             launch: LAUNCH_CYCLES,
             ..KernelCycles::default()
         };
+        // The instructions of the tile's longest row: its nonzeros, and its walk by each tasklet sharing it.
+        let longest = tile.longest_row as f64;
+        let batch = (BATCH_BYTES / (FEATURE_CHUNK * std::mem::size_of::<T>())) as f64;
+        let mut longest_row_instructions = 0.0;
         for width in chunk_widths(features, set_features) {
             let width = width as f64;
+            longest_row_instructions += longest
+                * (width * mac + nonzero + (width * batch_feature + BATCH_INSTRUCTIONS) / batch)
+                + Self::longest_row_pieces(walks, nz + rows, longest)
+                    * (self.row_instructions - FIRST_BATCH_SAVED_PER_FEATURE * width);
             cycles.dma += nz * (self.dma_read_alpha + self.dma_cycles_per_byte * width * size);
             cycles.dma += walk_dma;
             cycles.dma += (rows - narrow_rows) * (self.dma_write_alpha + self.dma_cycles_per_byte * width * 4.0)
@@ -617,7 +630,7 @@ impl HardwareModel {
                     * (self.row_instructions - FIRST_BATCH_SAVED_PER_FEATURE * width)
                 + empty_rows * (MEMSET_FIXED_INSTRUCTIONS + MEMSET_WORD_INSTRUCTIONS * width);
         }
-        cycles.compute /= self.issue_share(walks);
+        cycles.compute = self.issue_cycles(walks, nz + rows, cycles.compute, longest, longest_row_instructions);
         let first_blocks: &[f64] = match format {
             Format::Csr => &[4.0, 4.0, VALUE_BYTES],
             Format::Coo => &[8.0, VALUE_BYTES],
@@ -664,6 +677,46 @@ impl HardwareModel {
         (engine, engine.max(read + write + (chain - 1.0) * (read + add)))
     }
 
+    /// Cycles the pipeline takes to issue `instructions` of `walks` tasklets that take equal shares of a tile's
+    /// `units` of work (a row one, a nonzero one more), `longest_row_instructions` of them the tile's longest row's
+    /// (of `longest_row` nonzeros). A tasklet issues every [`HardwareModel::pipeline_tasklets`] cycles and the
+    /// pipeline one instruction a cycle, so tasklets of equal work take `instructions / issue share`. But a row
+    /// walk costs more than a nonzero's multiply-adds at narrow widths and less at wide ones, so the tasklets within
+    /// a hub row and those holding the tile's other rows do unequal work: all run at the shared rate until the
+    /// lighter are done, then the heavier at theirs.
+    fn issue_cycles(
+        &self,
+        walks: f64,
+        units: f64,
+        instructions: f64,
+        longest_row: f64,
+        longest_row_instructions: f64,
+    ) -> f64 {
+        let share = units / walks;
+        let (hub_units, rest_units) = (longest_row + 1.0, units - longest_row - 1.0);
+        if walks < 2.0 || hub_units < share || rest_units <= 0.0 {
+            return instructions / self.issue_share(walks);
+        }
+        let per_hub_unit = longest_row_instructions / hub_units;
+        let per_rest_unit = (instructions - longest_row_instructions) / rest_units;
+        let hub_tasklet = share * per_hub_unit;
+        let rest_held = rest_units.min(share);
+        let rest_tasklet = rest_held * per_rest_unit + (share - rest_held) * per_hub_unit;
+        let (light, heavy, heavy_tasklets) = if rest_tasklet > hub_tasklet {
+            (hub_tasklet, rest_tasklet, (rest_units / share).max(1.0))
+        } else {
+            (rest_tasklet, hub_tasklet, hub_units / share)
+        };
+        let cycles_per_instruction = |tasklets: f64| tasklets.max(self.pipeline_tasklets);
+        light * cycles_per_instruction(walks) + (heavy - light) * cycles_per_instruction(heavy_tasklets)
+    }
+
+    /// The tasklets among `walks` sharing a tile of `units` units' longest row of `longest_row` nonzeros, each of
+    /// which walks its own piece of it.
+    fn longest_row_pieces(walks: f64, units: f64, longest_row: f64) -> f64 {
+        ((longest_row + 1.0) * walks / units + 1.0).min(walks)
+    }
+
     /// The row pieces `walks` tasklets walk over a tile of `rows` rows with `nonzeros`: each row, and once more
     /// each row a cut between two tasklets' work falls inside, which both walk (with two walks or more and any
     /// nonzeros, the cuts fall inside rows).
@@ -698,6 +751,10 @@ impl HardwareModel {
         let (nz, rows, narrow_rows, tasklets) = (nonzeros as f64, rows as f64, narrow_rows as f64, f64::from(tasklets));
         let wide_rows = if narrow_rows > 0.0 { rows - narrow_rows } else { 0.0 };
         let walks = tasklets.min(nz + rows);
+        let nonzero = unit * self.mac_cycles::<T>() + UNIT_NONZERO_INSTRUCTIONS;
+        let row = UNIT_ROW_INSTRUCTIONS + UNIT_ROW_FEATURE_INSTRUCTIONS * unit;
+        let longest = tile.longest_row as f64;
+        let longest_row_instructions = longest * nonzero + Self::longest_row_pieces(walks, nz + rows, longest) * row;
         // Both formats walk the block's row pointers and no indices (spmm_kernel.h's spmm_walk_units).
         let (index_dma, first_blocks) = (self.reads(rows, 4.0, walks), [4.0, VALUE_BYTES, 8.0]);
         let pass = KernelCycles {
@@ -707,8 +764,8 @@ impl HardwareModel {
                 + (rows - narrow_rows) * (self.dma_write_alpha + self.dma_cycles_per_byte * unit * 4.0)
                 + narrow_rows * (self.dma_write_alpha + self.dma_cycles_per_byte * unit * 2.0)
                 + wide_rows * (self.dma_read_alpha + self.dma_cycles_per_byte * 8.0),
-            compute: nz * (unit * self.mac_cycles::<T>() + UNIT_NONZERO_INSTRUCTIONS)
-                + Self::row_pieces(walks, nz, rows) * (UNIT_ROW_INSTRUCTIONS + UNIT_ROW_FEATURE_INSTRUCTIONS * unit)
+            compute: nz * nonzero
+                + Self::row_pieces(walks, nz, rows) * row
                 + narrow_rows * NARROW_FEATURE_INSTRUCTIONS * unit
                 + wide_rows * WIDE_ROW_INSTRUCTIONS,
             ..KernelCycles::default()
@@ -719,7 +776,13 @@ impl HardwareModel {
             .fold((0.0, 0.0), |(engine, merges), (e, m)| (engine + e, merges + m));
         KernelCycles {
             dma: units * pass.dma + engine,
-            compute: units * pass.compute / self.issue_share(walks),
+            compute: self.issue_cycles(
+                walks,
+                nz + rows,
+                units * pass.compute,
+                longest,
+                units * longest_row_instructions,
+            ),
             serial: units * self.pass_start_cycles(&first_blocks, walks) + merges,
             setup: walks * (TASKLET_INSTRUCTIONS + units * PASS_TASKLET_INSTRUCTIONS) / self.issue_share(walks),
             launch: LAUNCH_CYCLES,
