@@ -235,6 +235,17 @@ fn modelled_cycles_of_small_blocks_match_the_simulator() {
     assert_ratios_within("model / simulator kernel cycles of small blocks", 0.8..=1.25, &table);
 }
 
+/// [`i8_cycles_over_simulated`] of `a` in CSR with 16 tasklets for each (features, X per nonzero) of `calls`, as
+/// lines of a table with their ratios.
+fn i8_ratios_by_layout(a: &Csr<i8>, calls: &[(usize, bool)]) -> Vec<(String, f64)> {
+    let row = |&(features, x_per_nonzero): &(usize, bool)| {
+        let (ratio, simulated) = i8_cycles_over_simulated(a, Format::Csr, 16, features, x_per_nonzero);
+        let layout = if x_per_nonzero { "per nonzero" } else { "by column" };
+        (format!("F = {features}, X {layout}: {ratio:.3} of {simulated}"), ratio)
+    };
+    calls.iter().map(row).collect()
+}
+
 /// One row over all 16 tasklets, as a hub row's piece of a 2,048-DPU plan is: after the barrier the first tasklet
 /// adds the other 15 partial sums alone, an instruction every 11 cycles, while the others wait; and each tasklet
 /// walks its own piece of the row. Without the chain in the model it predicted 0.65 (X per nonzero at 8 features)
@@ -244,12 +255,8 @@ fn a_row_shared_by_every_tasklet_is_merged_by_the_first() {
     let row = 16 * 35;
     let columns: Vec<u32> = (0..row).map(|k| (k * 37 % 1000) as u32).collect();
     let a = Csr::new(1, 1000, vec![0, row as u32], columns, vec![1i8; row]).unwrap();
-    let mut table = Vec::new();
-    for (features, x_per_nonzero) in [(8, true), (16, true), (16, false), (64, false), (256, false)] {
-        let (ratio, simulated) = i8_cycles_over_simulated(&a, Format::Csr, 16, features, x_per_nonzero);
-        let layout = if x_per_nonzero { "per nonzero" } else { "by column" };
-        table.push((format!("F = {features}, X {layout}: {ratio:.3} of {simulated}"), ratio));
-    }
+    let calls = [(8, true), (16, true), (16, false), (64, false), (256, false)];
+    let table = i8_ratios_by_layout(&a, &calls);
     assert_ratios_within("model / simulator kernel cycles, one row over 16 tasklets", 0.8..=1.1, &table);
 }
 
@@ -264,12 +271,7 @@ fn short_rows_beside_a_hub_row_make_one_tasklet_the_busiest() {
     let nonzeros = short + hub;
     let columns: Vec<u32> = (0..nonzeros).map(|k| (k * 37 % 1000) as u32).collect();
     let a = Csr::new(short + 1, 1000, row_ptr, columns, vec![1i8; nonzeros]).unwrap();
-    let mut table = Vec::new();
-    for (features, x_per_nonzero) in [(8, true), (16, true), (16, false), (64, false)] {
-        let (ratio, simulated) = i8_cycles_over_simulated(&a, Format::Csr, 16, features, x_per_nonzero);
-        let layout = if x_per_nonzero { "per nonzero" } else { "by column" };
-        table.push((format!("F = {features}, X {layout}: {ratio:.3} of {simulated}"), ratio));
-    }
+    let table = i8_ratios_by_layout(&a, &[(8, true), (16, true), (16, false), (64, false)]);
     assert_ratios_within("model / simulator kernel cycles, short rows beside a hub row", 0.9..=1.1, &table);
 }
 
