@@ -86,8 +86,8 @@ struct spmm_coo_index {
  * One tasklet's work: nonzeros [nz_begin, nz_end) of the DPU's block, which lie in rows [row_begin, row_end); every
  * row of that range ends at or after nz_begin. Rows of that range without nonzeros are written as zeros. The rows
  * listed in partial_rows (at most the first and the last) are shared with the neighbouring tasklets: their sums go
- * to the tasklet's partial slots and are added up, in tasklet order, after a barrier. Every other row is written by this tasklet alone.
- * A tasklet with nothing to do has nz_begin == nz_end and row_begin == row_end.
+ * to the tasklet's partial slots and are added up, in tasklet order, after a barrier. Every other row is written by
+ * this tasklet alone. A tasklet with nothing to do has nz_begin == nz_end and row_begin == row_end.
  */
 struct spmm_tasklet_work {
     uint32_t nz_begin;

@@ -26,7 +26,7 @@
  *
  *   type  multiply-add bound                      with a nonzero's 11   executed   modelled cycles  DMA floor
  *   i8    3   (load the byte, mul_sl_sl, add)     3.17                  3.76       3.83  (1.21x)    2.07
- *   i16   9   (load, 7 of the 16-bit byte-        9.17                  10.17      10.19 (1.11x)    2.57
+ *   i16   9   (load, 7 of the 16-bit byte-        9.17                  10.29      10.31 (1.12x)    2.57
  *              multiply sequence, add)
  *   i32   32  (load, 30 of mul_step, add)         32.17                 34.56      34.59 (1.08x)    3.57
  *   f32   246 (load, software multiply 179        246.17                248.57     248.59 (1.01x)   3.57
@@ -58,8 +58,8 @@
  *   type, F   by column (cycles, x bound)   per nonzero   DMA busy
  *   i8, 8     12.58 (2.88x)                 4.73 (1.08x)  100% -> 56%
  *   i8, 16    6.70  (1.82x)                 4.68 (1.27x)  99% -> 57%
- *   i16, 8    15.63 (1.51x)                 12.19 (1.17x) 83% -> 41%
- *   i16, 16   12.47 (1.29x)                 12.13 (1.25x) 57% -> 42%
+ *   i16, 8    16.62 (1.60x)                 12.19 (1.17x) 78% -> 41%
+ *   i16, 16   12.93 (1.33x)                 12.13 (1.25x) 55% -> 42%
  *
  * A COO block of these types has row pointers too (spmm_args.h), and both families count a row's nonzeros by them
  * (spmm_walk_units), so COO runs as CSR does: a walk over its indices that counted each row's entries cost 6 to 12.5
@@ -519,7 +519,7 @@ static inline enum spmm_row_addressing spmm_row_addressing(void) {
  * and are built once: the one by three times a shift (48, 96 or 192 features of i8) inline, whose rows of 48 or more
  * multiply-adds per nonzero hide the 2 instructions of a row's question, and the ones that multiply, whose every
  * nonzero costs a 7- or 30-instruction product, out of line. That keeps the i8 kernels in IRAM (i8 CSR, 16
- * tasklets: 3,527 instructions estimated from clang's code and 3,814 from gcc's, against a v1B's 3,968; 3,645 and
+ * tasklets: 3,533 instructions estimated from clang's code and 3,820 from gcc's, against a v1B's 3,968; 3,645 and
  * 4,017 with a build of the walk by three times a shift per width; 3,630 and 3,927 before the walk with X per nonzero
  * had a fast path of its own, spmm_walk_units). */
 enum spmm_y_width { SPMM_Y_ACC, SPMM_Y_16, SPMM_Y_AS_CALLED };

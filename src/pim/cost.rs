@@ -205,10 +205,15 @@ const VALUE_READER_INSTRUCTIONS: f64 = 2.0;
 /// digit of the rest, counted with the rest uniform in [0, B) (on average (B - 1) / 2 nonzeros in log2(B) / 2
 /// batches), and every row with nonzeros at least one.
 fn batches<T>(nonzeros: f64, rows: f64) -> f64 {
-    let batch = (BATCH_BYTES / (FEATURE_CHUNK * std::mem::size_of::<T>())) as f64;
+    let batch = batch_nonzeros::<T>();
     let rows = rows.min(nonzeros);
     let estimate = (nonzeros - rows * (batch - 1.0) / 2.0) / batch + rows * batch.log2() / 2.0;
     estimate.max(rows)
+}
+
+/// Nonzeros of a full batch in `T`'s kernels: as many X chunks as [`BATCH_BYTES`] hold (spmm_kernel.h's SPMM_BATCH).
+fn batch_nonzeros<T>() -> f64 {
+    (BATCH_BYTES / (FEATURE_CHUNK * std::mem::size_of::<T>())) as f64
 }
 
 /// Rows of X a tile's DPU holds in a call that sends X by column: its column block's, or the columns its nonzeros
@@ -610,14 +615,14 @@ impl HardwareModel {
         };
         // The instructions of the tile's longest row: its nonzeros, and its walk by each tasklet sharing it.
         let longest = tile.longest_row as f64;
-        let batch = (BATCH_BYTES / (FEATURE_CHUNK * std::mem::size_of::<T>())) as f64;
+        let chain = Self::longest_chain(walks, nz + rows, longest);
+        let batch = batch_nonzeros::<T>();
         let mut longest_row_instructions = 0.0;
         for width in chunk_widths(features, set_features) {
             let width = width as f64;
             longest_row_instructions += longest
                 * (width * mac + nonzero + (width * batch_feature + BATCH_INSTRUCTIONS) / batch)
-                + Self::longest_row_pieces(walks, nz + rows, longest)
-                    * (self.row_instructions - FIRST_BATCH_SAVED_PER_FEATURE * width);
+                + chain * (self.row_instructions - FIRST_BATCH_SAVED_PER_FEATURE * width);
             cycles.dma += nz * (self.dma_read_alpha + self.dma_cycles_per_byte * width * size);
             cycles.dma += walk_dma;
             cycles.dma += (rows - narrow_rows) * (self.dma_write_alpha + self.dma_cycles_per_byte * width * 4.0)
@@ -635,7 +640,6 @@ impl HardwareModel {
             Format::Csr => &[4.0, 4.0, VALUE_BYTES],
             Format::Coo => &[8.0, VALUE_BYTES],
         };
-        let chain = Self::longest_chain(walks, nz, rows, tile.longest_row as f64);
         for width in chunk_widths(features, set_features) {
             let (engine, merge) = self.merge_cycles(walks, chain, width as f64);
             cycles.dma += engine;
@@ -711,12 +715,6 @@ impl HardwareModel {
         light * cycles_per_instruction(walks) + (heavy - light) * cycles_per_instruction(heavy_tasklets)
     }
 
-    /// The tasklets among `walks` sharing a tile of `units` units' longest row of `longest_row` nonzeros, each of
-    /// which walks its own piece of it.
-    fn longest_row_pieces(walks: f64, units: f64, longest_row: f64) -> f64 {
-        ((longest_row + 1.0) * walks / units + 1.0).min(walks)
-    }
-
     /// The row pieces `walks` tasklets walk over a tile of `rows` rows with `nonzeros`: each row, and once more
     /// each row a cut between two tasklets' work falls inside, which both walk (with two walks or more and any
     /// nonzeros, the cuts fall inside rows).
@@ -728,16 +726,15 @@ impl HardwareModel {
         }
     }
 
-    /// The tasklets among `walks` that share a tile's longest row of `longest_row` nonzeros, expected: tasklets
-    /// take `nonzeros + rows` units of work each (a row costs one, a nonzero one more), so the row's units cross
-    /// a tasklet's boundary once per tasklet's share, wherever it starts. At least the pair of a row cut in two:
-    /// with two walks or more, the work's cuts fall inside rows.
-    fn longest_chain(walks: f64, nonzeros: f64, rows: f64, longest_row: f64) -> f64 {
+    /// The tasklets among `walks` that share a tile's longest row of `longest_row` nonzeros, expected, each walking
+    /// its own piece of it: tasklets take equal shares of the tile's `units` of work (a row costs one, a nonzero
+    /// one more), so the row's units cross a tasklet's boundary once per share, wherever it starts. At least the
+    /// pair of a row cut in two: with two walks or more, the work's cuts fall inside rows.
+    fn longest_chain(walks: f64, units: f64, longest_row: f64) -> f64 {
         if walks < 2.0 {
             return 1.0;
         }
-        let share = (nonzeros + rows) / walks;
-        (1.0 + (longest_row + 1.0) / share).clamp(2.0, walks)
+        (1.0 + (longest_row + 1.0) * walks / units).clamp(2.0, walks)
     }
 
     /// Cycles of one DPU's kernel for `tile` over `features` padded features with X per nonzero: a pass per unit
@@ -754,7 +751,8 @@ impl HardwareModel {
         let nonzero = unit * self.mac_cycles::<T>() + UNIT_NONZERO_INSTRUCTIONS;
         let row = UNIT_ROW_INSTRUCTIONS + UNIT_ROW_FEATURE_INSTRUCTIONS * unit;
         let longest = tile.longest_row as f64;
-        let longest_row_instructions = longest * nonzero + Self::longest_row_pieces(walks, nz + rows, longest) * row;
+        let chain = Self::longest_chain(walks, nz + rows, longest);
+        let longest_row_instructions = longest * nonzero + chain * row;
         // Both formats walk the block's row pointers and no indices (spmm_kernel.h's spmm_walk_units).
         let (index_dma, first_blocks) = (self.reads(rows, 4.0, walks), [4.0, VALUE_BYTES, 8.0]);
         let pass = KernelCycles {
@@ -770,7 +768,6 @@ impl HardwareModel {
                 + wide_rows * WIDE_ROW_INSTRUCTIONS,
             ..KernelCycles::default()
         };
-        let chain = Self::longest_chain(walks, nz, rows, tile.longest_row as f64);
         let (engine, merges) = chunk_widths(features, features)
             .map(|width| self.merge_cycles(walks, chain, width as f64))
             .fold((0.0, 0.0), |(engine, merges), (e, m)| (engine + e, merges + m));
