@@ -277,10 +277,10 @@ fn short_rows_beside_a_hub_row_make_one_tasklet_the_busiest() {
 
 /// Row blocks of the default R-MAT graph as a 2,048-DPU plan cuts it (about 500 nonzeros each, hub rows of up to
 /// 350 spread over a dozen tasklets), i8 in the X layouts the plans hardware would use take: per nonzero at 8 and
-/// 16 features, by column at 64. The model still misses part of each tasklet's fixed cost of walking a piece of
-/// a hub row (about 300 instructions, which tasklets of 35 nonzeros feel), so it predicts 0.78 to 0.95 of the
-/// simulator's cycles here (0.62 to 0.91 before it counted the merge's chain, the pieces of shared rows and the
-/// tasklets' unequal work around a hub row); the test keeps it from falling back.
+/// 16 features, by column at 64. The model predicts 0.82 to 0.96 of the simulator's cycles here: 0.62 to 0.91
+/// before it counted the merge's chain, the pieces of shared rows and the tasklets' unequal work around a hub row,
+/// and 0.78 to 0.95 before it counted what a piece written to a partial slot costs beyond a row written to Y
+/// (about 120 instructions at 8 features, which tasklets of 35 nonzeros feel).
 #[test]
 fn modelled_cycles_of_power_law_blocks_stay_near_the_simulator() {
     let a = pimgnn::graph::rmat(100_000, 1_000_000, 42).map_values(|_| 1i8);
@@ -302,7 +302,7 @@ fn modelled_cycles_of_power_law_blocks_stay_near_the_simulator() {
             table.push((line, ratio));
         }
     }
-    assert_ratios_within("model / simulator kernel cycles, R-MAT blocks", 0.75..=1.1, &table);
+    assert_ratios_within("model / simulator kernel cycles, R-MAT blocks", 0.8..=1.25, &table);
 }
 
 /// With `Y` taken in 16 bits (i8 values of 1, whose rows' sums all fit), the model's kernel cycles against the

@@ -285,6 +285,13 @@ const PASS_TASKLET_INSTRUCTIONS: f64 = 185.0;
 /// features (920 cycles a partial) and by column at 64 (3,800).
 const MERGE_PARTIAL_INSTRUCTIONS: f64 = 38.0;
 const MERGE_FEATURE_INSTRUCTIONS: f64 = 4.6;
+/// Instructions of each row piece written to a partial slot (a row shared with another tasklet) beyond a row
+/// written to Y: per pass, its slot's address (a 32-bit multiply) and the store's test of the slot; per launch, the
+/// merge's test of whether the piece starts its row's chain. Measured as the simulator's instructions of a tasklet
+/// holding a 35-nonzero piece of a row shared by 16 tasklets less those of one holding a whole row of 35, i8: 124
+/// (X per nonzero at 8 features) and 158 (16), 90 (by column at 16 and 64) and 222 (256, four chunks).
+const SHARED_PIECE_PASS_INSTRUCTIONS: f64 = 40.0;
+const SHARED_PIECE_INSTRUCTIONS: f64 = 60.0;
 /// With X per nonzero, instructions per nonzero and unit besides the unit's multiply-adds: the value's load,
 /// the pointers' advances and the loop's test, which the nonzeros share in pairs. Fitted with the two below.
 const UNIT_NONZERO_INSTRUCTIONS: f64 = 4.0;
@@ -613,16 +620,20 @@ impl HardwareModel {
             launch: LAUNCH_CYCLES,
             ..KernelCycles::default()
         };
-        // The instructions of the tile's longest row: its nonzeros, and its walk by each tasklet sharing it.
+        // The instructions of the tile's longest row: its nonzeros, and its walk and partial sum by each tasklet
+        // sharing it.
         let longest = tile.longest_row as f64;
         let chain = Self::longest_chain(walks, nz + rows, longest);
+        let shared_pieces = Self::shared_pieces(walks, nz, rows, chain);
+        let chain_pieces = chain.min(shared_pieces);
         let batch = batch_nonzeros::<T>();
         let mut longest_row_instructions = 0.0;
         for width in chunk_widths(features, set_features) {
             let width = width as f64;
             longest_row_instructions += longest
                 * (width * mac + nonzero + (width * batch_feature + BATCH_INSTRUCTIONS) / batch)
-                + chain * (self.row_instructions - FIRST_BATCH_SAVED_PER_FEATURE * width);
+                + chain * (self.row_instructions - FIRST_BATCH_SAVED_PER_FEATURE * width)
+                + chain_pieces * SHARED_PIECE_PASS_INSTRUCTIONS;
             cycles.dma += nz * (self.dma_read_alpha + self.dma_cycles_per_byte * width * size);
             cycles.dma += walk_dma;
             cycles.dma += (rows - narrow_rows) * (self.dma_write_alpha + self.dma_cycles_per_byte * width * 4.0)
@@ -633,8 +644,11 @@ impl HardwareModel {
                 + batches * (width * batch_feature + BATCH_INSTRUCTIONS)
                 + (Self::row_pieces(walks, nz, rows) - empty_rows)
                     * (self.row_instructions - FIRST_BATCH_SAVED_PER_FEATURE * width)
-                + empty_rows * (MEMSET_FIXED_INSTRUCTIONS + MEMSET_WORD_INSTRUCTIONS * width);
+                + empty_rows * (MEMSET_FIXED_INSTRUCTIONS + MEMSET_WORD_INSTRUCTIONS * width)
+                + shared_pieces * SHARED_PIECE_PASS_INSTRUCTIONS;
         }
+        cycles.compute += shared_pieces * SHARED_PIECE_INSTRUCTIONS;
+        longest_row_instructions += chain_pieces * SHARED_PIECE_INSTRUCTIONS;
         cycles.compute = self.issue_cycles(walks, nz + rows, cycles.compute, longest, longest_row_instructions);
         let first_blocks: &[f64] = match format {
             Format::Csr => &[4.0, 4.0, VALUE_BYTES],
@@ -715,15 +729,33 @@ impl HardwareModel {
         light * cycles_per_instruction(walks) + (heavy - light) * cycles_per_instruction(heavy_tasklets)
     }
 
-    /// The row pieces `walks` tasklets walk over a tile of `rows` rows with `nonzeros`: each row, and once more
-    /// each row a cut between two tasklets' work falls inside, which both walk (with two walks or more and any
-    /// nonzeros, the cuts fall inside rows).
-    fn row_pieces(walks: f64, nonzeros: f64, rows: f64) -> f64 {
+    /// The cuts between `walks` tasklets' work that fall inside a row of a tile of `rows` rows with `nonzeros`,
+    /// expected: a cut falls at an even share of the tile's units (a row one, a nonzero one more), inside its row
+    /// unless at the row's own unit.
+    fn cuts_inside_rows(walks: f64, nonzeros: f64, rows: f64) -> f64 {
         if nonzeros > 0.0 {
-            rows + (walks - 1.0).max(0.0)
+            (walks - 1.0).max(0.0) * nonzeros / (nonzeros + rows)
         } else {
-            rows
+            0.0
         }
+    }
+
+    /// The row pieces `walks` tasklets walk over a tile of `rows` rows with `nonzeros`: each row, and once more
+    /// each cut inside a row, whose both sides are walked.
+    fn row_pieces(walks: f64, nonzeros: f64, rows: f64) -> f64 {
+        rows + Self::cuts_inside_rows(walks, nonzeros, rows)
+    }
+
+    /// The row pieces that `walks` tasklets over a tile of `rows` rows with `nonzeros` write to partial slots,
+    /// expected, the longest row's chain of `chain` tasklets among them: a cut inside a row makes both its sides
+    /// such pieces, but one inside a row already shared adds one piece, and the chain's `chain - 1` cuts share one
+    /// row.
+    fn shared_pieces(walks: f64, nonzeros: f64, rows: f64, chain: f64) -> f64 {
+        let cuts = Self::cuts_inside_rows(walks, nonzeros, rows);
+        if cuts == 0.0 {
+            return 0.0;
+        }
+        (2.0 * cuts - (chain - 2.0).max(0.0)).max(chain)
     }
 
     /// The tasklets among `walks` that share a tile's longest row of `longest_row` nonzeros, expected, each walking
@@ -752,7 +784,9 @@ impl HardwareModel {
         let row = UNIT_ROW_INSTRUCTIONS + UNIT_ROW_FEATURE_INSTRUCTIONS * unit;
         let longest = tile.longest_row as f64;
         let chain = Self::longest_chain(walks, nz + rows, longest);
-        let longest_row_instructions = longest * nonzero + chain * row;
+        let shared_pieces = Self::shared_pieces(walks, nz, rows, chain);
+        let chain_pieces = chain.min(shared_pieces);
+        let longest_row_instructions = longest * nonzero + chain * row + chain_pieces * SHARED_PIECE_PASS_INSTRUCTIONS;
         // Both formats walk the block's row pointers and no indices (spmm_kernel.h's spmm_walk_units).
         let (index_dma, first_blocks) = (self.reads(rows, 4.0, walks), [4.0, VALUE_BYTES, 8.0]);
         let pass = KernelCycles {
@@ -764,6 +798,7 @@ impl HardwareModel {
                 + wide_rows * (self.dma_read_alpha + self.dma_cycles_per_byte * 8.0),
             compute: nz * nonzero
                 + Self::row_pieces(walks, nz, rows) * row
+                + shared_pieces * SHARED_PIECE_PASS_INSTRUCTIONS
                 + narrow_rows * NARROW_FEATURE_INSTRUCTIONS * unit
                 + wide_rows * WIDE_ROW_INSTRUCTIONS,
             ..KernelCycles::default()
@@ -776,9 +811,9 @@ impl HardwareModel {
             compute: self.issue_cycles(
                 walks,
                 nz + rows,
-                units * pass.compute,
+                units * pass.compute + shared_pieces * SHARED_PIECE_INSTRUCTIONS,
                 longest,
-                units * longest_row_instructions,
+                units * longest_row_instructions + chain_pieces * SHARED_PIECE_INSTRUCTIONS,
             ),
             serial: units * self.pass_start_cycles(&first_blocks, walks) + merges,
             setup: walks * (TASKLET_INSTRUCTIONS + units * PASS_TASKLET_INSTRUCTIONS) / self.issue_share(walks),
