@@ -62,10 +62,14 @@
 //!   costs its own 8,130 cycles (the DPU's boot into `main` and the tasklets' way to the barrier: the simulator's
 //!   launch with no work), and each tasklet with work sets up for 180 instructions and 185 more per pass (its
 //!   work's read, its partial slots, its walks' starts), beside the pass starts' DMAs, which it overlaps. With them
-//!   blocks of 1 to 10 rows a tasklet, by 1 and 16 tasklets, are predicted at 0.86 to 1.21 of the simulator's
-//!   cycles.
+//!   blocks of 1 to 10 rows a tasklet, by 1 and 16 tasklets, are predicted at 0.92 to 1.22 of the simulator's
+//!   cycles (the highest where every tasklet holds whole rows, which an even cut of a tile rarely gives).
 //! - **Rows shared between tasklets**: each tasklet walks its own piece of a row its work's cut falls in, at a
-//!   row's cost. After the barrier the first tasklet of a row's chain adds the chain's partial sums alone, at an
+//!   row's cost. A cut falls inside a row as often as the tile's nonzeros weigh in its units (a row one, a
+//!   nonzero one more), and each piece of a row so cut goes to a partial slot, which costs 40 instructions a
+//!   pass (the slot's address, a 32-bit multiply, and the store's tests) and 60 a launch (the merge's test of
+//!   the chain) beyond a row written to `Y` (measured: a tasklet holding 35 nonzeros of a shared row against
+//!   one holding a whole row of 35, 90 to 222 instructions more at 8 to 256 features). After the barrier the first tasklet of a row's chain adds the chain's partial sums alone, at an
 //!   instruction every 11 cycles and each read's latency in the open: a hub row spread over a dozen tasklets
 //!   makes the kernel's tail. The model takes the tile's longest row, spread over tasklets as their shares of the
 //!   work cut it, and ends the merge when that chain's or the DMA engine's work is done (38 instructions a partial
@@ -73,10 +77,10 @@
 //!   within it run nonzeros only, the others the tile's other rows, whose walks cost more than a nonzero's
 //!   multiply-adds at narrow widths and less at wide ones, so all run at the shared issue rate until the lighter
 //!   are done and the heavier then at theirs ([`HardwareModel`]'s `issue_cycles`). A row over all 16 tasklets is
-//!   predicted at 0.85 to 0.99 of the simulator's cycles (0.65 to 0.77 without the chain); R-MAT's blocks of
-//!   2,048-DPU plans at 0.78 to 0.95 (i8, 8 to 64 features), and the slowest DPUs of `pimgnn bench spmm`'s
-//!   2,048-DPU plans at 0.81 to 1.05 (f32, i8 and i16 at 8 to 256 features; 0.57 to 1.01 without either). What is
-//!   left is each tasklet's fixed cost of a piece of a hub row, about 300 instructions.
+//!   predicted at 0.88 to 0.99 of the simulator's cycles (0.65 to 0.77 without the chain); R-MAT's blocks of
+//!   2,048-DPU plans at 0.82 to 0.96 (i8, 8 to 64 features), and the slowest DPUs of `pimgnn bench spmm`'s
+//!   2,048-DPU plans at 0.84 to 1.05 (f32, i8 and i16 at 8 to 256 features; 0.57 to 1.01 without the chain and
+//!   the tasklets' unequal work).
 //! - **Host work** (building per-DPU X buffers, merging partial Y tiles) is memory-bound at
 //!   [`HardwareModel::host_bytes_per_second`], 5 GB/s by default: a conservative figure for copying scattered
 //!   rows on a few cores, not a measurement of a UPMEM server's host.
@@ -85,7 +89,7 @@
 //! here is checked (`tests/pim_cost.rs`): the model's DMA cycles match the simulator's exact DMA count for the
 //! same kernel run within 3%, and its kernel cycles (compute and DMA) match the simulator's modelled cycles,
 //! which count the kernel's instructions with the DPU's software arithmetic and the DPU compiler's narrow
-//! multiplies, within 10% for every element type (0.97x to 1.07x on the test graph at 4, 8, 16, 48 and 64 features
+//! multiplies, within 10% for every element type (0.98x to 1.10x on the test graph at 4, 8, 16, 48 and 64 features
 //! for f32, i32, i16 and i8, CSR and COO). On the simulator the timing tables show the
 //! simulator's kernel time (`PimReport` also gives the model's). The model is deliberately simple and its
 //! parameters are public, so a measured server can replace them.
