@@ -38,8 +38,9 @@ pub(crate) enum OperandWidth {
 /// General-purpose registers tracked per instruction set (x86-64: 16; aarch64: x0 to x30).
 const TRACKED_REGISTERS: usize = 31;
 
-/// Stack slots tracked at once (x86-64 spills); a function spilling more narrow values loses the rest.
-const TRACKED_SLOTS: usize = 8;
+/// Stack slots tracked at once (x86-64 spills): GCC's build of the i8 SpMM batch spills eleven narrow values (its
+/// eight factors and three masked bits of its size). A function spilling more narrow values loses the rest.
+const TRACKED_SLOTS: usize = 16;
 
 /// What each tracked register certainly holds (an extended narrow value of that width, or anything), and which
 /// stack slots (by offset from the stack pointer) certainly hold one.

@@ -186,6 +186,28 @@ fn a_narrow_value_spilled_to_the_stack_stays_narrow_when_reloaded() {
     assert_eq!(x86(&X86_SPILLED), HashMap::from([(0x28, OperandWidth::Bits8), (0x34, OperandWidth::Bits8)]));
 }
 
+/// GCC spills a batch's eight factors and the masked bits of its size that it tests (three more narrow values)
+/// around the hook's calls: with 8 slots tracked, the i8 kernels' products by the last factors spilled counted
+/// as 32-bit multiplies, and a kernel built by GCC ran twice the instructions of clang's at 64 features.
+#[test]
+fn a_batch_of_factors_spilled_with_its_masked_size_stays_narrow() {
+    const SPILLED: u64 = 11;
+    let mut lines = Vec::new();
+    for k in 0..SPILLED {
+        lines.push(format!("{:x}:\tmovsbl {:#x}(%r13),%eax", 0x10 * k, k));
+        lines.push(format!("{:x}:\tmov    %eax,{:#x}(%rsp)", 0x10 * k + 8, 8 + 4 * k));
+    }
+    lines.push(format!("{:x}:\tcall   1000 <f+0x1000>", 0x10 * SPILLED));
+    let products = 0x10 * SPILLED + 0x10;
+    for k in 0..SPILLED {
+        lines.push(format!("{:x}:\tmovsbl {:#x}(%r14),%ecx", products + 0x10 * k, k));
+        lines.push(format!("{:x}:\timul   {:#x}(%rsp),%ecx", products + 0x10 * k + 8, 8 + 4 * k));
+    }
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let expected = (0..SPILLED).map(|k| (products + 0x10 * k + 8, OperandWidth::Bits8));
+    assert_eq!(x86(&lines), HashMap::from_iter(expected));
+}
+
 #[test]
 fn a_spill_slot_overwritten_or_moved_holds_anything() {
     let mut overwritten = X86_SPILLED;
