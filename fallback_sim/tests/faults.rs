@@ -454,6 +454,17 @@ fn unbounded_recursion_is_a_stack_overflow() {
     relaunch_behaving(&mut machine, depth(16), returned);
 }
 
+/// The harness runs on the tasklet's native stack below the kernel's frames (the block hook's slow path saves
+/// every register, the timing model's calls under it reach the tasklet switch): none of that counts against the
+/// tasklet's budget, so a kernel of a few bytes of frames passes strict mode with a 64-byte stack.
+#[test]
+fn the_harness_frames_below_a_kernel_do_not_count_against_its_stack() {
+    let program = build("stack_shallow", 16, &[("STACK_SIZE_DEFAULT", "64")]);
+    let mut machine = machine_with(Topology::new(1, 1), |config| config.strict = true);
+    machine.load(&[0], &program).unwrap();
+    machine.launch(&[0]).expect("no stack overflow reported");
+}
+
 // ---- Signals and the C library ---------------------------------------------------------------------------------
 
 /// DPU 1 executes an illegal instruction on a machine of `workers` worker processes: a signal fault, and the
