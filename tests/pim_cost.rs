@@ -262,8 +262,9 @@ fn a_row_shared_by_every_tasklet_is_merged_by_the_first() {
 
 /// A hub row beside short rows, like the slowest DPU of the 2,048-DPU plan for i8 at 8 features (R-MAT's rows from
 /// 6,506, one of 890 nonzeros among them): the short rows fall to the first tasklet, whose row walks make it the
-/// busiest while the others run the hub row's nonzeros, and it ends alone at an instruction every 11 cycles. Counting the tasklets' work as
-/// equal, the model predicted 0.77 and 0.79 of the simulator's cycles (X per nonzero at 8 and 16 features).
+/// busiest while the others run the hub row's nonzeros, and it ends alone at an instruction every 11 cycles.
+/// Counting the tasklets' work as equal, the model predicted 0.77 and 0.79 of the simulator's cycles (X per nonzero
+/// at 8 and 16 features).
 #[test]
 fn short_rows_beside_a_hub_row_make_one_tasklet_the_busiest() {
     let (short, hub) = (25, 890);

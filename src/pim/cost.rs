@@ -69,8 +69,9 @@
 //!   nonzero one more), and each piece of a row so cut goes to a partial slot, which costs 40 instructions a
 //!   pass (the slot's address, a 32-bit multiply, and the store's tests) and 60 a launch (the merge's test of
 //!   the chain) beyond a row written to `Y` (measured: a tasklet holding 35 nonzeros of a shared row against
-//!   one holding a whole row of 35, 90 to 222 instructions more at 8 to 256 features). After the barrier the first tasklet of a row's chain adds the chain's partial sums alone, at an
-//!   instruction every 11 cycles and each read's latency in the open: a hub row spread over a dozen tasklets
+//!   one holding a whole row of 35, 90 to 222 instructions more at 8 to 256 features). After the barrier the
+//!   first tasklet of a row's chain adds the chain's partial sums alone, at an instruction every 11 cycles and
+//!   each read's latency in the open: a hub row spread over a dozen tasklets
 //!   makes the kernel's tail. The model takes the tile's longest row, spread over tasklets as their shares of the
 //!   work cut it, and ends the merge when that chain's or the DMA engine's work is done (38 instructions a partial
 //!   sum and 4.6 a feature, fitted to the simulator). The same row makes the tasklets' work unequal: those
@@ -364,6 +365,27 @@ pub struct KernelTile {
     pub longest_row: usize,
 }
 
+/// How a tile's rows are shared between its tasklets, expected: the chain of tasklets over its longest row and the
+/// row pieces written to partial slots ([`HardwareModel`]'s `longest_chain` and `shared_pieces`).
+struct RowSharing {
+    /// Tasklets sharing the longest row (1 when a single tasklet walks the tile).
+    chain: f64,
+    /// Row pieces written to partial slots, the chain's among them.
+    pieces: f64,
+    /// The chain's pieces: `chain` when any row is shared, else none.
+    chain_pieces: f64,
+}
+
+impl RowSharing {
+    /// The sharing of a tile of `rows` rows with `nonzeros`, `longest_row` of them in its longest, by `walks`
+    /// tasklets.
+    fn of(walks: f64, nonzeros: f64, rows: f64, longest_row: f64) -> Self {
+        let chain = HardwareModel::longest_chain(walks, nonzeros + rows, longest_row);
+        let pieces = HardwareModel::shared_pieces(walks, nonzeros, rows, chain);
+        RowSharing { chain, pieces, chain_pieces: chain.min(pieces) }
+    }
+}
+
 /// How a call lays out X and Y on the DPUs: what [`HardwareModel`] predicts fastest for a call (the engine
 /// follows it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -627,9 +649,7 @@ impl HardwareModel {
         // The instructions of the tile's longest row: its nonzeros, and its walk and partial sum by each tasklet
         // sharing it.
         let longest = tile.longest_row as f64;
-        let chain = Self::longest_chain(walks, nz + rows, longest);
-        let shared_pieces = Self::shared_pieces(walks, nz, rows, chain);
-        let chain_pieces = chain.min(shared_pieces);
+        let RowSharing { chain, pieces: shared_pieces, chain_pieces } = RowSharing::of(walks, nz, rows, longest);
         let batch = batch_nonzeros::<T>();
         let mut longest_row_instructions = 0.0;
         for width in chunk_widths(features, set_features) {
@@ -787,9 +807,7 @@ impl HardwareModel {
         let nonzero = unit * self.mac_cycles::<T>() + UNIT_NONZERO_INSTRUCTIONS;
         let row = UNIT_ROW_INSTRUCTIONS + UNIT_ROW_FEATURE_INSTRUCTIONS * unit;
         let longest = tile.longest_row as f64;
-        let chain = Self::longest_chain(walks, nz + rows, longest);
-        let shared_pieces = Self::shared_pieces(walks, nz, rows, chain);
-        let chain_pieces = chain.min(shared_pieces);
+        let RowSharing { chain, pieces: shared_pieces, chain_pieces } = RowSharing::of(walks, nz, rows, longest);
         let longest_row_instructions = longest * nonzero + chain * row + chain_pieces * SHARED_PIECE_PASS_INSTRUCTIONS;
         // Both formats walk the block's row pointers and no indices (spmm_kernel.h's spmm_walk_units).
         let (index_dma, first_blocks) = (self.reads(rows, 4.0, walks), [4.0, VALUE_BYTES, 8.0]);
